@@ -1,0 +1,187 @@
+"""The exception hierarchy. Every error maps to a JSON-RPC error code.
+
+``McpError`` is what a peer answered (or what a handler raises to answer
+with); ``ProtocolError`` means the peer broke the protocol;
+``ConnectionClosed`` means the peer is gone; ``RequestTimeout`` means a
+request's own deadline passed (after we told the peer to cancel it).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any
+
+from ._types._base import Error
+
+
+class ErrorCode(IntEnum):
+    """JSON-RPC and MCP error codes."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    #: Local: the connection closed before an answer came (never sent on the wire).
+    CONNECTION_CLOSED = -32000
+    #: Local: the request's deadline passed (never sent on the wire).
+    REQUEST_TIMEOUT = -32001
+    #: Resource not found, 2025-11-25 and earlier (later revisions use -32602).
+    RESOURCE_NOT_FOUND = -32002
+    #: 2026-07-28: an HTTP header disagrees with the body.
+    HEADER_MISMATCH = -32020
+    #: 2026-07-28: the request needs a client capability the request did not declare.
+    MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+    #: 2026-07-28: the server does not speak the request's protocol version.
+    UNSUPPORTED_PROTOCOL_VERSION = -32022
+    #: 2025-11-25 only: the server needs a URL-mode elicitation first.
+    URL_ELICITATION_REQUIRED = -32042
+
+
+class McpError(Exception):
+    """An error with a JSON-RPC error object: raised for an error answer from the peer, and
+    raised by handlers to answer with one.
+
+    Args:
+        code: the JSON-RPC error code (see :class:`ErrorCode`).
+        message: a short human-readable description.
+        data: optional extra JSON data.
+    """
+
+    default_code: int = ErrorCode.INTERNAL_ERROR
+
+    def __init__(self, message: str, *, code: int | None = None, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = int(self.default_code if code is None else code)
+        self.message = message
+        self.data = data
+
+    @property
+    def error(self) -> Error:
+        """The JSON-RPC error object."""
+        return Error(code=self.code, message=self.message, data=self.data)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (type(self), self.message, self.code, self.data, self.__dict__))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, code={self.code})"
+
+    @classmethod
+    def from_error(cls, error: Error) -> McpError:
+        """The most specific exception for an error object received from a peer."""
+        if error.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION:
+            return UnsupportedProtocolVersion.from_data(error.message, error.data)
+        if error.code == ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY:
+            return MissingRequiredClientCapability.from_data(error.message, error.data)
+        return McpError(error.message, code=error.code, data=error.data)
+
+
+def _rebuild(
+    cls: type[McpError], message: str, code: int, data: Any, state: dict[str, Any]
+) -> McpError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, message)
+    err.__dict__.update(state)
+    err.code, err.message, err.data = code, message, data
+    return err
+
+
+class ProtocolError(McpError):
+    """The peer broke the protocol: a malformed message, a result of the wrong shape, a
+    version or capability it should not have used."""
+
+    default_code = ErrorCode.INVALID_REQUEST
+
+
+class ConnectionClosed(McpError):
+    """The connection to the peer is gone; no answer will come.
+
+    Attributes:
+        returncode: for a stdio server, its exit status if it has exited.
+        stderr_tail: for a stdio server, the last lines it wrote to stderr.
+    """
+
+    default_code = ErrorCode.CONNECTION_CLOSED
+
+    def __init__(
+        self,
+        message: str = "connection closed",
+        *,
+        code: int | None = None,
+        data: Any = None,
+        returncode: int | None = None,
+        stderr_tail: str | None = None,
+    ) -> None:
+        super().__init__(message, code=code, data=data)
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.returncode is not None:
+            text += f" (exit status {self.returncode})"
+        if self.stderr_tail:
+            text += f"; stderr ends with:\n{self.stderr_tail}"
+        return text
+
+
+class RequestTimeout(McpError):
+    """A request's deadline passed; the peer was told to cancel it."""
+
+    default_code = ErrorCode.REQUEST_TIMEOUT
+
+
+class UnsupportedProtocolVersion(McpError):
+    """The server does not speak the requested revision; ``supported`` lists what it does."""
+
+    default_code = ErrorCode.UNSUPPORTED_PROTOCOL_VERSION
+
+    def __init__(
+        self,
+        message: str = "Unsupported protocol version",
+        *,
+        supported: list[str],
+        requested: str | None,
+        code: int | None = None,
+    ) -> None:
+        super().__init__(
+            message, code=code, data={"supported": list(supported), "requested": requested}
+        )
+        self.supported = list(supported)
+        self.requested = requested
+
+    @classmethod
+    def from_data(cls, message: str, data: Any) -> UnsupportedProtocolVersion:
+        data = data if isinstance(data, dict) else {}
+        supported = data.get("supported")
+        requested = data.get("requested")
+        return cls(
+            message,
+            supported=[v for v in supported if isinstance(v, str)]
+            if isinstance(supported, list)
+            else [],
+            requested=requested if isinstance(requested, str) else None,
+        )
+
+
+class MissingRequiredClientCapability(McpError):
+    """The request needs client capabilities it did not declare (``required_capabilities``,
+    a client-capabilities object such as ``{"sampling": {}}``)."""
+
+    default_code = ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY
+
+    def __init__(
+        self,
+        message: str = "Missing required client capability",
+        *,
+        required_capabilities: dict[str, Any],
+        code: int | None = None,
+    ) -> None:
+        super().__init__(message, code=code, data={"requiredCapabilities": required_capabilities})
+        self.required_capabilities = required_capabilities
+
+    @classmethod
+    def from_data(cls, message: str, data: Any) -> MissingRequiredClientCapability:
+        required = data.get("requiredCapabilities") if isinstance(data, dict) else None
+        return cls(message, required_capabilities=required if isinstance(required, dict) else {})

@@ -1,0 +1,838 @@
+"""The sans-IO connection: one side of an MCP conversation, with no I/O and no Trio.
+
+Theory of operation
+-------------------
+
+A :class:`Connection` is fed JSON-RPC messages as they arrive
+(:meth:`~Connection.receive`) and asked for the messages to send
+(:meth:`~Connection.send_request`, :meth:`~Connection.send_notification`,
+:meth:`~Connection.respond`, ...). It returns plain data describing what
+happened; the Trio session engine acts on it. Because nothing here blocks,
+Hypothesis state machines drive it at full speed.
+
+It keeps:
+
+* the lifecycle phase (see :mod:`._lifecycle`) and the negotiated revision;
+* both sides' capabilities, checked before anything is sent (we never send
+  what the peer did not declare) and on arrival (a peer gets -32601 for a
+  method we did not declare);
+* the outstanding-request table: ids we allocated and not yet saw answered
+  (ids are unique among outstanding requests; a response to an unknown or
+  already-answered id is dropped and counted, never an error);
+* the progress-token table, so progress is routed to the request it
+  belongs to and dropped after that request ends;
+* the in-flight inbound requests, so a cancellation finds its handler and a
+  cancelled request is never answered.
+
+It answers by itself what needs no application: ``initialize``, ``ping``,
+``logging/setLevel``, ``server/discover``.
+
+Local misuse (sending what the peer did not declare, a request before the
+handshake) raises :class:`~trio_mcp.McpError` at the call site; what the
+*peer* got wrong comes back as a :class:`Reply` carrying the JSON-RPC error to
+send, and the conversation goes on.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any, Literal, TypeAlias
+
+import attrs
+
+from .. import _jsonrpc as rpc
+from .._errors import (
+    ErrorCode,
+    McpError,
+    ProtocolError,
+    UnsupportedProtocolVersion,
+)
+from .._types._base import (
+    LOGGING_LEVELS,
+    EmptyResult,
+    Implementation,
+    LoggingLevel,
+    ProgressToken,
+    RequestId,
+)
+from .._types._capabilities import ClientCapabilities, ServerCapabilities
+from .._types._converter import (
+    StructureError,
+    converter,
+    converter_for,
+    explain,
+    structure,
+    structure_hook,
+)
+from .._types._lifecycle import DiscoverResult, InitializeRequestParams, InitializeResult
+from .._types._methods import METHODS, MethodSpec, has_capability
+from .._types._mrtr import InputRequiredResult
+from .._types._notifications import ProgressNotificationParams
+from .._versions import (
+    LATEST_LEGACY_VERSION,
+    LEGACY_VERSIONS,
+    MODERN_VERSIONS,
+    SUPPORTED_VERSIONS,
+    allows_batches,
+)
+from ._envelope import (
+    PROGRESS_TOKEN,
+    SERVER_INFO,
+    Envelope,
+    declares_modern_version,
+    read_envelope,
+    write_envelope,
+)
+from ._events import (
+    CancelRequested,
+    Dispatch,
+    Dropped,
+    InboundRequest,
+    NotificationReceived,
+    OutboundRequest,
+    PeerCancelled,
+    ProgressReceived,
+    ReceiveEvent,
+    Reply,
+    ResponseReceived,
+    Statistics,
+)
+from ._lifecycle import Event, Phase, Role, accepts, may_send, next_phase
+
+__all__ = ["Connection"]
+
+Capabilities: TypeAlias = ClientCapabilities | ServerCapabilities
+_EMPTY_CLIENT_CAPABILITIES = ClientCapabilities()
+
+
+def _error(code: int, message: str, data: Any = None) -> McpError:
+    return McpError(message, code=code, data=data)
+
+
+# --- The connection ----------------------------------------------------------------------------
+
+
+class Connection:
+    """One side of an MCP conversation, without I/O.
+
+    Args:
+        role: ``"client"`` or ``"server"``.
+        info: our name and version.
+        capabilities: what we declare.
+        instructions: (server) guidance for the model, sent in the handshake.
+        versions: the revisions we accept, newest first.
+        cache_ttl_ms, cache_scope: (server) caching hints for ``server/discover``.
+        modern_version: (client) speak this modern revision from the start,
+            with no handshake.
+    """
+
+    def __init__(
+        self,
+        role: Role,
+        *,
+        info: Implementation,
+        capabilities: Capabilities | None = None,
+        instructions: str | None = None,
+        versions: Sequence[str] = SUPPORTED_VERSIONS,
+        cache_ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "public",
+        modern_version: str | None = None,
+    ) -> None:
+        unknown = [v for v in versions if v not in SUPPORTED_VERSIONS]
+        if unknown:
+            raise ValueError(
+                f"unsupported protocol versions {unknown}; we speak {SUPPORTED_VERSIONS}"
+            )
+        self.role: Role = role
+        self.info = info
+        if capabilities is None:
+            capabilities = ServerCapabilities() if role == "server" else ClientCapabilities()
+        self.capabilities: Capabilities = capabilities
+        self.instructions = instructions
+        self.versions = tuple(versions)
+        self.modern_versions = tuple(v for v in self.versions if v in MODERN_VERSIONS)
+        self.legacy_versions = tuple(v for v in self.versions if v in LEGACY_VERSIONS)
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
+        self.phase = Phase.NEW
+        #: The negotiated legacy revision, or the modern revision a client speaks.
+        self.version: str | None = None
+        self.peer_info: Implementation | None = None
+        self.peer_capabilities: Capabilities | None = None
+        self.peer_instructions: str | None = None
+        #: Legacy ``logging/setLevel``; ``None`` means the client never asked.
+        self.log_level: LoggingLevel | None = None
+        self._ids = itertools.count(1)
+        self._outbound: dict[RequestId, OutboundRequest] = {}
+        self._progress: dict[ProgressToken, OutboundRequest] = {}
+        self._inbound: dict[RequestId, InboundRequest] = {}
+        self._stats = Statistics()
+        self._envelope_cache: dict[str, dict[str, Any]] = {}
+        self._refusals: dict[tuple[str, str], McpError | None] = {}
+        self._send_problems: dict[tuple[str, str, int], str | None] = {}
+        if modern_version is not None:
+            self.use_modern(modern_version)
+
+    # -- state -------------------------------------------------------------------------------------
+
+    def statistics(self) -> Statistics:
+        return attrs.evolve(self._stats)
+
+    @property
+    def outstanding(self) -> int:
+        """How many of our requests await an answer."""
+        return len(self._outbound)
+
+    @property
+    def in_flight(self) -> int:
+        """How many of the peer's requests we are handling."""
+        return len(self._inbound)
+
+    @property
+    def allows_batches(self) -> bool:
+        return self.phase is Phase.OPERATING and allows_batches(self.version or "")
+
+    def _transition(self, event: Event) -> None:
+        after = next_phase(self.role, self.phase, event)
+        if after is None:
+            raise ProtocolError(f"{event.value!r} is not allowed in phase {self.phase.value!r}")
+        self.phase = after
+
+    def close(self) -> list[OutboundRequest]:
+        """Close: the outstanding requests are returned (their waiters should fail) and
+        forgotten; nothing more may be sent."""
+        pending = list(self._outbound.values())
+        self._outbound.clear()
+        self._progress.clear()
+        self.phase = Phase.CLOSED
+        return pending
+
+    def _write_version(self) -> str:
+        return self.version or LATEST_LEGACY_VERSION
+
+    # -- client: choosing the era ------------------------------------------------------------------
+
+    def use_modern(self, version: str) -> None:
+        """(client) Speak modern revision ``version``: no handshake, an envelope on each request."""
+        if version not in self.modern_versions:
+            raise ValueError(
+                f"{version!r} is not a modern revision we speak ({self.modern_versions})"
+            )
+        self._transition(Event.MODERN_REQUEST)
+        self.version = version
+
+    def envelope_params(self, params: dict[str, Any] | None, version: str) -> dict[str, Any]:
+        """(client) ``params`` with our modern envelope for ``version``."""
+        cached = self._envelope_cache.get(version)
+        if cached is None:
+            conv = converter_for(version)
+            cached = {
+                "caps": conv.unstructure(self.capabilities),
+                "info": conv.unstructure(self.info),
+            }
+            self._envelope_cache[version] = cached
+        return write_envelope(
+            params,
+            protocol_version=version,
+            client_capabilities=cached["caps"],
+            client_info=cached["info"],
+        )
+
+    def initialize_request(self, version: str | None = None) -> tuple[OutboundRequest, rpc.Request]:
+        """(client) The ``initialize`` request for legacy revision ``version`` (our newest by
+        default). Answer it with :meth:`complete_initialize`."""
+        version = version or self.legacy_versions[0]
+        if version not in self.legacy_versions:
+            raise ValueError(f"{version!r} is not a legacy revision we speak")
+        conv = converter_for(version)
+        params = conv.unstructure(
+            InitializeRequestParams(
+                protocol_version=version,
+                capabilities=self.capabilities,  # type: ignore[arg-type]
+                client_info=self.info,
+            )
+        )
+        self._transition(Event.SEND_INITIALIZE)
+        message = self._register(
+            "initialize", params, version, progress_token=None, cancellable=False
+        )
+        return self._outbound[message.id], message
+
+    def complete_initialize(
+        self, response: rpc.ResultResponse | rpc.ErrorResponse | rpc.InvalidMessage
+    ) -> tuple[InitializeResult, rpc.Notification]:
+        """(client) Take the answer to ``initialize``: returns the result and the
+        ``notifications/initialized`` to send.
+
+        Raises:
+            McpError: the server answered with an error (the connection is back in
+                phase ``NEW``).
+            UnsupportedProtocolVersion: the server chose a revision we do not speak.
+            ProtocolError: the answer is malformed.
+        """
+        if not isinstance(response, rpc.ResultResponse):
+            self._transition(Event.RECEIVE_INITIALIZE_ERROR)
+            if isinstance(response, rpc.ErrorResponse):
+                raise McpError.from_error(response.error)
+            raise ProtocolError(f"malformed answer to initialize: {response.reason}")
+        try:
+            result = structure(response.result, InitializeResult)
+        except StructureError as exc:
+            self._transition(Event.RECEIVE_INITIALIZE_ERROR)
+            raise ProtocolError(f"malformed initialize result: {exc}") from None
+        if result.protocol_version not in self.legacy_versions:
+            self._transition(Event.RECEIVE_INITIALIZE_ERROR)
+            raise UnsupportedProtocolVersion(
+                f"the server chose protocol version {result.protocol_version!r}, "
+                "which we do not speak",
+                supported=list(self.legacy_versions),
+                requested=result.protocol_version,
+            )
+        self._transition(Event.RECEIVE_INITIALIZE_RESULT)
+        self.version = result.protocol_version
+        self.peer_info = result.server_info
+        self.peer_capabilities = result.capabilities
+        self.peer_instructions = result.instructions
+        self._stats.notifications_sent += 1
+        return result, rpc.Notification("notifications/initialized", None)
+
+    def record_discovery(self, result: DiscoverResult) -> None:
+        """(client) Remember what ``server/discover`` said about a modern server."""
+        self.peer_capabilities = result.capabilities
+        self.peer_instructions = result.instructions
+        meta = result.meta or {}
+        raw_info = meta.get(SERVER_INFO)
+        if isinstance(raw_info, dict):
+            try:
+                self.peer_info = structure(raw_info, Implementation)
+            except StructureError:
+                pass
+
+    # -- sending -----------------------------------------------------------------------------------
+
+    def _check_can_send(self, method: str, spec: MethodSpec | None, version: str) -> None:
+        if self.phase is not Phase.OPERATING and not may_send(self.role, self.phase, method):
+            raise _error(
+                ErrorCode.INVALID_REQUEST,
+                f"cannot send {method!r} in phase {self.phase.value!r}"
+                + (" (initialize first)" if self.phase is Phase.NEW else ""),
+            )
+        if spec is None:
+            return
+        key = (method, version, id(self.peer_capabilities))
+        try:
+            problem = self._send_problems[key]
+        except KeyError:
+            problem = self._send_problems[key] = self._send_problem(method, spec, version)
+        if problem is not None:
+            raise _error(ErrorCode.METHOD_NOT_FOUND, problem)
+
+    def _send_problem(self, method: str, spec: MethodSpec, version: str) -> str | None:
+        if spec.sender not in (self.role, "both"):
+            return f"a {self.role} does not send {method!r}"
+        if not spec.in_version(version):
+            return f"protocol version {version} has no method {method!r}"
+        if (
+            spec.capability
+            and version >= spec.capability_since
+            and self.peer_capabilities is not None
+            and not has_capability(self.peer_capabilities, spec.capability)
+        ):
+            peer = "server" if self.role == "client" else "client"
+            return (
+                f"the {peer} did not declare the {'.'.join(spec.capability)!r} capability "
+                f"needed for {method!r}"
+            )
+        return None
+
+    def _register(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        version: str,
+        *,
+        progress_token: ProgressToken | None,
+        cancellable: bool,
+    ) -> rpc.Request:
+        id = next(self._ids)
+        spec = METHODS.get(method)
+        if progress_token is not None:
+            progress_token = id if progress_token is True else progress_token
+            if progress_token in self._progress:
+                raise ValueError(f"progress token {progress_token!r} is already in use")
+            params = dict(params) if params else {}
+            meta = dict(params.get("_meta") or ())
+            meta[PROGRESS_TOKEN] = progress_token
+            params["_meta"] = meta
+        pending = OutboundRequest(
+            id=id,
+            method=method,
+            spec=spec,
+            version=version,
+            progress_token=progress_token,
+            cancellable=cancellable and (spec is None or spec.cancellable),
+        )
+        self._outbound[id] = pending
+        if progress_token is not None:
+            self._progress[progress_token] = pending
+        self._stats.requests_sent += 1
+        return rpc.Request(id, method, params)
+
+    def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        progress_token: ProgressToken | bool | None = None,
+    ) -> tuple[OutboundRequest, rpc.Request]:
+        """Start a request: check we may send it, allocate its id, add the modern envelope.
+
+        ``progress_token=True`` asks for progress with the request id as the token.
+
+        Raises:
+            McpError: we may not send this now (phase, era, or the peer's capabilities).
+        """
+        spec = METHODS.get(method)
+        version = self._write_version()
+        if self.phase is Phase.NEW and self.role == "client" and method == "server/discover":
+            version = self.modern_versions[0] if self.modern_versions else version
+        else:
+            self._check_can_send(method, spec, version)
+        if self.role == "server" and self.phase is Phase.MODERN:
+            raise _error(
+                ErrorCode.INVALID_REQUEST,
+                "modern servers send no requests; return an InputRequiredResult instead",
+            )
+        if version in MODERN_VERSIONS and self.role == "client":
+            params = self.envelope_params(params, version)
+        message = self._register(
+            method,
+            params,
+            version,
+            progress_token=progress_token,
+            cancellable=True,
+        )
+        return self._outbound[message.id], message
+
+    def cancel(
+        self, request: OutboundRequest, reason: str | None = None
+    ) -> rpc.Notification | None:
+        """Give up on ``request``: it is forgotten (a late answer will be dropped). Returns the
+        ``notifications/cancelled`` to send, or ``None`` if it may not be cancelled
+        (``initialize``) or was already answered."""
+        if self._outbound.pop(request.id, None) is None:
+            return None
+        if request.progress_token is not None:
+            self._progress.pop(request.progress_token, None)
+        if not request.cancellable or self.phase is Phase.CLOSED:
+            return None
+        params: dict[str, Any] = {"requestId": request.id}
+        if reason is not None:
+            params["reason"] = reason
+        self._stats.notifications_sent += 1
+        return rpc.Notification("notifications/cancelled", params)
+
+    def forget(self, request: OutboundRequest) -> None:
+        """Forget ``request`` without telling the peer (the connection ended under it)."""
+        if self._outbound.pop(request.id, None) is not None and request.progress_token is not None:
+            self._progress.pop(request.progress_token, None)
+
+    def send_notification(
+        self, method: str, params: dict[str, Any] | None = None, *, version: str | None = None
+    ) -> rpc.Notification:
+        """Check we may send notification ``method`` now and build it.
+
+        Raises:
+            McpError: not allowed in this phase, revision, or by our declared capabilities.
+        """
+        spec = METHODS.get(method)
+        version = version or self._write_version()
+        if not may_send(self.role, self.phase, method):
+            raise _error(
+                ErrorCode.INVALID_REQUEST, f"cannot send {method!r} in phase {self.phase.value!r}"
+            )
+        if spec is not None:
+            if spec.sender not in (self.role, "both"):
+                raise _error(ErrorCode.METHOD_NOT_FOUND, f"a {self.role} does not send {method!r}")
+            if not spec.in_version(version):
+                raise _error(
+                    ErrorCode.METHOD_NOT_FOUND, f"protocol version {version} has no {method!r}"
+                )
+            # Notifications need *our* capability (listChanged, logging), declared to the peer.
+            if spec.capability and not has_capability(self.capabilities, spec.capability):
+                raise _error(
+                    ErrorCode.METHOD_NOT_FOUND,
+                    f"{method!r} needs the {'.'.join(spec.capability)!r} capability, which we did "
+                    "not declare",
+                )
+        self._stats.notifications_sent += 1
+        return rpc.Notification(method, params)
+
+    # -- answering the peer's requests ------------------------------------------------------------
+
+    def respond(self, request: InboundRequest, result: Any) -> rpc.ResultResponse | None:
+        """The answer to ``request`` (a result model or a plain dict), or ``None`` if the request
+        was cancelled or already answered: a cancelled request gets no answer."""
+        if request.finished or self._inbound.pop(request.id, None) is not request:
+            return None
+        request.finished = True
+        if request.cancelled:
+            return None
+        data = (
+            result if type(result) is dict else converter_for(request.version).unstructure(result)
+        )
+        if request.envelope is not None:
+            meta = data.get("_meta")
+            meta = dict(meta) if meta else {}
+            meta.setdefault(SERVER_INFO, self._info_for(request.version))
+            data["_meta"] = meta
+        return rpc.ResultResponse(request.id, data)
+
+    def respond_error(self, request: InboundRequest, error: McpError) -> rpc.ErrorResponse | None:
+        """The error answer to ``request``, or ``None`` if it was cancelled or already answered."""
+        if request.finished or self._inbound.pop(request.id, None) is not request:
+            return None
+        request.finished = True
+        if request.cancelled:
+            return None
+        self._stats.errors_replied += 1
+        return rpc.ErrorResponse(request.id, error.error)
+
+    def abandon(self, request: InboundRequest) -> None:
+        """Forget ``request`` without answering (its handler was cancelled)."""
+        if self._inbound.get(request.id) is request:
+            del self._inbound[request.id]
+        request.finished = True
+
+    def _info_for(self, version: str) -> dict[str, Any]:
+        cached = self._envelope_cache.get("info:" + version)
+        if cached is None:
+            cached = converter_for(version).unstructure(self.info)
+            self._envelope_cache["info:" + version] = cached
+        return cached
+
+    # -- receiving ---------------------------------------------------------------------------------
+
+    def receive(self, message: rpc.Message | rpc.InvalidMessage) -> ReceiveEvent:
+        """Take one message from the peer and say what to do about it."""
+        kind = type(message)
+        if kind is rpc.Request:
+            return self._receive_request(message)  # type: ignore[arg-type]
+        if kind is rpc.Notification:
+            return self._receive_notification(message)  # type: ignore[arg-type]
+        if kind is rpc.ResultResponse or kind is rpc.ErrorResponse:
+            return self._receive_response(message)  # type: ignore[arg-type]
+        assert isinstance(message, rpc.InvalidMessage)
+        self._stats.invalid_messages += 1
+        if message.response_id is not None and message.response_id in self._outbound:
+            return self._receive_response(message)
+        if message.reply is not None:
+            self._stats.errors_replied += 1
+            return Reply(message.reply)
+        return Dropped(message.reason)
+
+    def _receive_response(
+        self, message: rpc.ResultResponse | rpc.ErrorResponse | rpc.InvalidMessage
+    ) -> ReceiveEvent:
+        id = message.response_id if isinstance(message, rpc.InvalidMessage) else message.id
+        pending = self._outbound.pop(id, None) if id is not None else None
+        if pending is None:
+            self._stats.responses_dropped += 1
+            return Dropped(f"response to unknown or finished request {id!r}")
+        if pending.progress_token is not None:
+            self._progress.pop(pending.progress_token, None)
+        return ResponseReceived(pending, message)
+
+    def _reply_error(self, id: RequestId, error: McpError) -> Reply:
+        self._stats.errors_replied += 1
+        return Reply(rpc.ErrorResponse(id, error.error))
+
+    def _receive_request(self, message: rpc.Request) -> ReceiveEvent:
+        self._stats.requests_received += 1
+        id = message.id
+        method = message.method
+        params = message.params
+        phase = self.phase
+        if phase is Phase.CLOSED:
+            return Dropped("request after close")
+        if id in self._inbound:
+            return self._reply_error(
+                id, _error(ErrorCode.INVALID_REQUEST, f"request id {id!r} is already in use")
+            )
+        envelope: Envelope | None = None
+        # Which era does this request speak? A server in NEW takes a request with a modern
+        # envelope (or anything but the legacy handshake) as modern.
+        if self.role == "server" and (
+            phase is Phase.MODERN
+            or (
+                phase is Phase.NEW
+                and self.modern_versions
+                and (method not in ("initialize", "ping") or declares_modern_version(params))
+            )
+        ):
+            try:
+                envelope = read_envelope(params, self.modern_versions)
+            except McpError as exc:
+                return self._reply_error(id, exc)
+            version = envelope.protocol_version
+            if phase is Phase.NEW:
+                self._transition(Event.MODERN_REQUEST)
+        else:
+            version = self.version or LATEST_LEGACY_VERSION
+            if phase is not Phase.OPERATING and not accepts(self.role, phase, method):
+                return self._reply_error(
+                    id, _error(ErrorCode.INVALID_REQUEST, f"{method!r} before initialization")
+                )
+        refusal = self._refusal(method, version)
+        if refusal is not None:
+            return self._reply_error(id, refusal)
+        if method == "initialize" and self.role == "server":
+            return self._answer_initialize(message)
+        spec = METHODS.get(method)
+        typed: Any = params
+        if spec is not None and spec.params is not None:
+            try:
+                typed = structure_hook(spec.params)(
+                    params if params is not None else {}, spec.params
+                )
+            except Exception:  # noqa: BLE001 - explained below, off the fast path
+                why = explain(params if params is not None else {}, spec.params)
+                return self._reply_error(
+                    id, _error(ErrorCode.INVALID_PARAMS, f"Invalid params for {method}: {why}")
+                )
+        token = None
+        if params:
+            meta = params.get("_meta")
+            if type(meta) is dict:
+                token = meta.get(PROGRESS_TOKEN)
+                if token is not None and type(token) is not str and type(token) is not int:
+                    return self._reply_error(
+                        id,
+                        _error(
+                            ErrorCode.INVALID_PARAMS, "progressToken must be a string or an integer"
+                        ),
+                    )
+        request = InboundRequest(
+            id=id,
+            method=method,
+            params=typed,
+            raw_params=params,
+            spec=spec,
+            version=version,
+            envelope=envelope,
+            progress_token=token,
+        )
+        if method in _BUILTIN:
+            answer = self._answer_builtin(request)
+            if answer is not None:
+                return answer
+        self._inbound[id] = request
+        return Dispatch(request)
+
+    def _refusal(self, method: str, version: str) -> McpError | None:
+        """Cached :meth:`_refuse` (it depends only on method, revision and our capabilities)."""
+        key = (method, version)
+        try:
+            return self._refusals[key]
+        except KeyError:
+            spec = METHODS.get(method)
+            refusal = self._refusals[key] = (
+                None if spec is None else self._refuse(method, spec, version)
+            )
+            return refusal
+
+    def _refuse(self, method: str, spec: MethodSpec, version: str) -> McpError | None:
+        """Why we refuse a known method from the peer, if we do."""
+        if spec.sender == self.role or not spec.is_request:
+            return _error(ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}")
+        if not spec.in_version(version):
+            return _error(
+                ErrorCode.METHOD_NOT_FOUND,
+                f"Method not found: {method} (not in protocol version {version})",
+            )
+        if (
+            spec.capability
+            and version >= spec.capability_since
+            and not has_capability(self.capabilities, spec.capability)
+        ):
+            return _error(ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}")
+        return None
+
+    def _answer_initialize(self, message: rpc.Request) -> ReceiveEvent:
+        if self.phase is not Phase.NEW:
+            return self._reply_error(
+                message.id, _error(ErrorCode.INVALID_REQUEST, "initialize was already received")
+            )
+        try:
+            params = structure(
+                message.params if message.params is not None else {}, InitializeRequestParams
+            )
+        except StructureError as exc:
+            return self._reply_error(
+                message.id,
+                _error(ErrorCode.INVALID_PARAMS, f"Invalid params for initialize: {exc}"),
+            )
+        if not self.legacy_versions:
+            return self._reply_error(
+                message.id,
+                _error(
+                    ErrorCode.INVALID_REQUEST,
+                    "this server speaks only protocol versions "
+                    + ", ".join(self.modern_versions)
+                    + " (no initialize handshake)",
+                    {"supported": list(self.modern_versions), "requested": params.protocol_version},
+                ),
+            )
+        requested = params.protocol_version
+        version = requested if requested in self.legacy_versions else self.legacy_versions[0]
+        self._transition(Event.RECEIVE_INITIALIZE)
+        self.version = version
+        self.peer_info = params.client_info
+        self.peer_capabilities = params.capabilities
+        result = InitializeResult(
+            protocol_version=version,
+            capabilities=self.capabilities,  # type: ignore[arg-type]
+            server_info=self.info,
+            instructions=self.instructions,
+        )
+        return Reply(rpc.ResultResponse(message.id, converter_for(version).unstructure(result)))
+
+    def _answer_builtin(self, request: InboundRequest) -> Reply | None:
+        method = request.method
+        if method == "ping":
+            return Reply(rpc.ResultResponse(request.id, {}))
+        if method == "logging/setLevel" and self.role == "server":
+            self.log_level = request.params.level
+            return Reply(rpc.ResultResponse(request.id, {}))
+        if method == "server/discover" and self.role == "server":
+            result = DiscoverResult(
+                supported_versions=list(self.modern_versions),
+                capabilities=self.capabilities,  # type: ignore[arg-type]
+                instructions=self.instructions,
+                ttl_ms=self.cache_ttl_ms,
+                cache_scope=self.cache_scope,
+            )
+            self._inbound[request.id] = request
+            response = self.respond(request, result)
+            assert response is not None
+            return Reply(response)
+        return None
+
+    def _receive_notification(self, message: rpc.Notification) -> ReceiveEvent:
+        self._stats.notifications_received += 1
+        method = message.method
+        params = message.params
+        if method == "notifications/cancelled":
+            return self._receive_cancel(params)
+        if method == "notifications/progress":
+            return self._receive_progress(params)
+        spec = METHODS.get(method)
+        if spec is not None and (spec.sender == self.role or spec.is_request):
+            return Dropped(f"{method!r} is not a notification a {_peer(self.role)} sends")
+        if method == "notifications/initialized" and self.role == "server":
+            if self.phase is Phase.INITIALIZING:
+                self._transition(Event.RECEIVE_INITIALIZED)
+            return NotificationReceived(method, None, spec)
+        typed: Any = params
+        if spec is not None and spec.params is not None:
+            try:
+                typed = structure(params if params is not None else {}, spec.params)
+            except StructureError as exc:
+                self._stats.invalid_messages += 1
+                return Dropped(f"malformed {method}: {exc}")
+        return NotificationReceived(method, typed, spec)
+
+    def _receive_cancel(self, params: dict[str, Any] | None) -> ReceiveEvent:
+        request_id = params.get("requestId") if params else None
+        reason = params.get("reason") if params else None
+        reason = reason if type(reason) is str else None
+        inbound = self._inbound.get(request_id) if request_id is not None else None
+        if inbound is not None:
+            if inbound.spec is not None and not inbound.spec.cancellable:
+                self._stats.cancellations_ignored += 1
+                return Dropped(f"{inbound.method} cannot be cancelled")
+            inbound.cancelled = True
+            return CancelRequested(inbound, reason)
+        outbound = self._outbound.get(request_id) if request_id is not None else None
+        if (
+            outbound is not None
+            and self.role == "client"
+            and outbound.method == "subscriptions/listen"
+        ):
+            del self._outbound[outbound.id]
+            return PeerCancelled(outbound, reason)
+        self._stats.cancellations_ignored += 1
+        return Dropped(f"cancellation of unknown or finished request {request_id!r}")
+
+    def _receive_progress(self, params: dict[str, Any] | None) -> ReceiveEvent:
+        token = params.get("progressToken") if params else None
+        pending = self._progress.get(token) if token is not None else None
+        if pending is None:
+            self._stats.progress_dropped += 1
+            return Dropped(f"progress for unknown or finished token {token!r}")
+        try:
+            progress = structure(params, ProgressNotificationParams)
+        except StructureError as exc:
+            self._stats.progress_dropped += 1
+            return Dropped(f"malformed progress: {exc}")
+        return ProgressReceived(pending, progress)
+
+    # -- reading answers ---------------------------------------------------------------------------
+
+    def read_result(
+        self, request: OutboundRequest, result: dict[str, Any], model: type[Any] | None = None
+    ) -> Any:
+        """Read a result for ``request`` as ``model`` (the method's result type by default).
+
+        A modern ``resultType: "input_required"`` is read as :class:`InputRequiredResult`.
+
+        Raises:
+            ProtocolError: the result does not have the expected shape.
+        """
+        if model is None:
+            model = request.spec.result if request.spec is not None else None
+            if model is None:
+                return result
+        if result.get("resultType") == "input_required" and request.version in MODERN_VERSIONS:
+            model = InputRequiredResult
+        try:
+            return structure_hook(model)(result, model)
+        except Exception:
+            raise ProtocolError(
+                f"malformed result for {request.method}: {explain(result, model)}"
+            ) from None
+
+    # -- logging -----------------------------------------------------------------------------------
+
+    def wants_log(self, level: LoggingLevel, request: InboundRequest | None = None) -> bool:
+        """(server) Whether a log message at ``level`` may be sent now.
+
+        Modern: only for a request that set ``logLevel``, at or above it. Legacy: at or above
+        the level set with ``logging/setLevel`` (everything if it was never set), and only if
+        we declared the ``logging`` capability.
+        """
+        if request is not None and request.envelope is not None:
+            wanted = request.envelope.log_level
+            return wanted is not None and LOGGING_LEVELS.index(level) >= LOGGING_LEVELS.index(
+                wanted
+            )
+        if (
+            not isinstance(self.capabilities, ServerCapabilities)
+            or self.capabilities.logging is None
+        ):
+            return False
+        if self.phase not in (Phase.INITIALIZING, Phase.OPERATING, Phase.NEW):
+            return False
+        wanted = self.log_level
+        return wanted is None or LOGGING_LEVELS.index(level) >= LOGGING_LEVELS.index(wanted)
+
+
+_BUILTIN = frozenset({"initialize", "ping", "logging/setLevel", "server/discover"})
+
+
+def _peer(role: Role) -> Role:
+    return "server" if role == "client" else "client"
+
+
+_ = (converter, EmptyResult)

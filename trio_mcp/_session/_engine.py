@@ -1,0 +1,657 @@
+"""The Trio session engine: runs a sans-IO :class:`~trio_mcp.protocol.Connection` over a
+:class:`~trio_mcp.transports.MessageStream`.
+
+Resource handling
+-----------------
+
+A session's tasks live in a nursery its caller owns: :func:`open_session`
+opens one for the block, :func:`connect_session` uses yours. The session runs
+one receive loop and one notification task there, and one task per inbound
+request (each under its own cancel scope, registered by request id). Nothing
+outlives the nursery.
+
+Cancellation
+------------
+
+* The peer's ``notifications/cancelled`` cancels that request's scope; a
+  cancelled handler sends nothing.
+* When *your* wait for an answer is cancelled (a ``trio.move_on_after``, a
+  failing sibling task), the session tells the peer with
+  ``notifications/cancelled``, shielded and bounded by
+  ``cancel_send_timeout``, and forgets the request: a late answer is dropped.
+* Closing the session (:meth:`Session.aclose`, or leaving :func:`open_session`)
+  cancels every handler and fails every waiting request with
+  :exc:`~trio_mcp.ConnectionClosed`.
+
+When the peer goes away
+-----------------------
+
+End of input fails every outstanding request at once with
+:exc:`~trio_mcp.ConnectionClosed`: no answer can come any more. Handlers
+already running may finish and send their answers for ``drain_timeout``
+seconds (the output side may still work: ``printf ... | server`` gets every
+answer), then they are cancelled.
+
+Backpressure
+------------
+
+At most ``max_concurrent_requests`` inbound handlers run at once; beyond that
+the receive loop stops reading, and a fast peer waits. Notifications for the
+application queue in a channel of ``notification_buffer`` entries, handled in
+order by one task. Progress for one of our requests keeps the newest
+:data:`~._waiter.PROGRESS_BUFFER` unread updates.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Generic, TypeVar
+
+import trio
+
+from .. import _jsonrpc as rpc
+from .._errors import ConnectionClosed, ErrorCode, McpError, ProtocolError, RequestTimeout
+from .._protocol._connection import Connection
+from .._protocol._events import (
+    CancelRequested,
+    Dispatch,
+    Dropped,
+    InboundRequest,
+    NotificationReceived,
+    OutboundRequest,
+    PeerCancelled,
+    ProgressReceived,
+    Reply,
+    ResponseReceived,
+)
+from .._transports._stream import MessageStream
+from .._types._base import LoggingLevel, Request
+from .._types._converter import converter_for
+from .._types._notifications import LoggingMessageNotificationParams, ProgressNotificationParams
+from .._util import open_nursery_unwrapped
+from ._waiter import Waiter
+
+__all__ = [
+    "Call",
+    "NotificationHandler",
+    "RequestHandler",
+    "Session",
+    "connect_session",
+    "open_session",
+]
+
+log = logging.getLogger("trio_mcp.session")
+
+R = TypeVar("R")
+
+#: ``await handler(session, request)`` answers one inbound request: return a result model
+#: (or a plain dict), or raise :exc:`~trio_mcp.McpError` to answer with an error.
+RequestHandler = Callable[["Session", InboundRequest], Awaitable[Any]]
+#: ``await handler(session, method, params)`` takes one notification; ``params`` is typed
+#: for methods the protocol defines.
+NotificationHandler = Callable[["Session", str, Any], Awaitable[None]]
+#: Called with each progress update of a request.
+ProgressCallback = Callable[[ProgressNotificationParams], Awaitable[None] | None]
+
+
+class _Closed:
+    __slots__ = ("error",)
+
+    def __init__(self, error: McpError) -> None:
+        self.error = error
+
+
+async def _no_requests(session: Session, request: InboundRequest) -> Any:
+    raise McpError(f"Method not found: {request.method}", code=ErrorCode.METHOD_NOT_FOUND)
+
+
+async def _no_notifications(session: Session, method: str, params: Any) -> None:
+    log.debug("ignored notification %s", method)
+
+
+class Session:
+    """One MCP conversation: a protocol connection driven over a message stream.
+
+    Create it with :func:`open_session` or :func:`connect_session`.
+
+    Args:
+        stream: the transport.
+        connection: the protocol state (role, our info and capabilities).
+        handler: answers the peer's requests.
+        notification_handler: takes the peer's notifications (other than
+            cancellation and progress, which the session routes itself).
+        request_timeout: a default deadline in seconds for our requests
+            (``None``: only the caller's cancel scopes). Expiry raises
+            :exc:`~trio_mcp.RequestTimeout` after telling the peer to cancel.
+        cancel_send_timeout: how long telling the peer about a cancellation
+            may take (it runs shielded).
+        drain_timeout: after the peer's input ends, how long running handlers
+            may go on to send their answers.
+        max_concurrent_requests: the most inbound handlers at once.
+        notification_buffer: notifications queued for ``notification_handler``.
+    """
+
+    def __init__(
+        self,
+        stream: MessageStream,
+        connection: Connection,
+        *,
+        handler: RequestHandler | None = None,
+        notification_handler: NotificationHandler | None = None,
+        request_timeout: float | None = None,
+        cancel_send_timeout: float = 2.0,
+        drain_timeout: float = 10.0,
+        max_concurrent_requests: int = 256,
+        notification_buffer: int = 64,
+    ) -> None:
+        self.stream = stream
+        self.connection = connection
+        self._handler = handler or _no_requests
+        self._notification_handler = notification_handler or _no_notifications
+        self.request_timeout = request_timeout
+        self.cancel_send_timeout = cancel_send_timeout
+        self.drain_timeout = drain_timeout
+        self._slots = trio.Semaphore(max_concurrent_requests)
+        self._notifications_in, self._notifications_out = trio.open_memory_channel[tuple[str, Any]](
+            notification_buffer
+        )
+        self._waiters: dict[Any, Waiter] = {}
+        self._scopes: dict[Any, trio.CancelScope] = {}
+        self._run_scope = trio.CancelScope()
+        self._closed_error: ConnectionClosed | None = None
+        self._input_ended = False
+        self._finished = trio.Event()
+
+    # -- state ------------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """Whether nothing more can be sent."""
+        return self._closed_error is not None
+
+    @property
+    def input_ended(self) -> bool:
+        """Whether the peer's input has ended (no more answers or requests will come)."""
+        return self._input_ended
+
+    async def wait_finished(self) -> None:
+        """Block until the session's tasks have all ended (input over and handlers drained,
+        or the session closed)."""
+        await self._finished.wait()
+
+    # -- running ----------------------------------------------------------------------------------
+
+    async def _run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        try:
+            with self._run_scope:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._notification_worker)
+                    with trio.CancelScope() as handlers_scope:
+                        async with trio.open_nursery() as handlers:
+                            task_status.started()
+                            await self._receive_loop(handlers)
+                            handlers_scope.deadline = trio.current_time() + self.drain_timeout
+                    await self._notifications_in.aclose()
+        finally:
+            self._fail_all(self._closure("the connection closed"))
+            self._finished.set()
+
+    async def _receive_loop(self, handlers: trio.Nursery) -> None:
+        stream = self.stream
+        process = self._process
+        while True:
+            try:
+                item = await stream.receive()
+            except trio.EndOfChannel:
+                break
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                break
+            if type(item) is rpc.Batch:
+                await self._process_batch(item, handlers)
+            else:
+                await process(item, handlers)  # type: ignore[arg-type]
+        self._input_ended = True
+        self._fail_all(self._closure("the peer closed the connection"))
+
+    def _closure(self, message: str) -> ConnectionClosed:
+        details = getattr(self.stream, "close_details", None)
+        returncode, stderr_tail = details() if details is not None else (None, None)
+        return ConnectionClosed(message, returncode=returncode, stderr_tail=stderr_tail)
+
+    async def _process_batch(self, batch: rpc.Batch, handlers: trio.Nursery) -> None:
+        if not self.connection.allows_batches:
+            await self._send_quietly(
+                rpc.ErrorResponse(
+                    None,
+                    McpError(
+                        "Invalid Request: this protocol version has no JSON-RPC batches",
+                        code=ErrorCode.INVALID_REQUEST,
+                    ).error,
+                )
+            )
+            return
+        for item in batch.items:
+            await self._process(item, handlers)
+
+    async def _process(
+        self, message: rpc.Message | rpc.InvalidMessage, handlers: trio.Nursery
+    ) -> None:
+        event = self.connection.receive(message)
+        kind = type(event)
+        if kind is Dispatch:
+            try:
+                self._slots.acquire_nowait()
+            except trio.WouldBlock:
+                await self._slots.acquire()
+            handlers.start_soon(self._handle, event.request)  # type: ignore[union-attr,arg-type]
+        elif kind is ResponseReceived:
+            waiter = self._waiters.get(event.request.id)  # type: ignore[union-attr]
+            if waiter is not None:
+                waiter.deliver(event.response)  # type: ignore[union-attr]
+        elif kind is Reply:
+            await self._send_quietly(event.message)  # type: ignore[union-attr]
+        elif kind is CancelRequested:
+            scope = self._scopes.get(event.request.id)  # type: ignore[union-attr]
+            if scope is not None:
+                log.debug("peer cancelled request %r: %s", event.request.id, event.reason)  # type: ignore[union-attr]
+                scope.cancel()
+        elif kind is ProgressReceived:
+            waiter = self._waiters.get(event.request.id)  # type: ignore[union-attr]
+            if waiter is not None:
+                waiter.push_progress(event.progress)  # type: ignore[union-attr]
+        elif kind is NotificationReceived:
+            try:
+                await self._notifications_in.send((event.method, event.params))  # type: ignore[union-attr]
+            except trio.ClosedResourceError:
+                pass
+        elif kind is PeerCancelled:
+            waiter = self._waiters.get(event.request.id)  # type: ignore[union-attr]
+            if waiter is not None:
+                reason = event.reason or "no reason given"  # type: ignore[union-attr]
+                waiter.deliver(_Closed(ConnectionClosed(f"the peer ended the request: {reason}")))
+        else:
+            assert kind is Dropped
+            log.debug("dropped: %s", event.reason)  # type: ignore[union-attr]
+
+    async def _handle(self, request: InboundRequest) -> None:
+        try:
+            with trio.CancelScope() as scope:
+                self._scopes[request.id] = scope
+                try:
+                    result = await self._handler(self, request)
+                    message: rpc.Message | None = self.connection.respond(request, result)
+                except McpError as exc:
+                    message = self.connection.respond_error(request, exc)
+                except Exception:
+                    log.exception("handler for %s (id %r) failed", request.method, request.id)
+                    message = self.connection.respond_error(
+                        request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
+                    )
+                if message is not None:
+                    await self._send(message, related=request.id)
+        except ConnectionClosed:
+            pass
+        finally:
+            self._scopes.pop(request.id, None)
+            if not request.finished:
+                self.connection.abandon(request)
+            self._slots.release()
+
+    async def _notification_worker(self) -> None:
+        async with self._notifications_out:
+            async for method, params in self._notifications_out:
+                try:
+                    await self._notification_handler(self, method, params)
+                except Exception:
+                    log.exception("notification handler for %s failed", method)
+
+    def _fail_all(self, error: McpError) -> None:
+        for waiter in self._waiters.values():
+            waiter.deliver(_Closed(error))
+
+    # -- sending ----------------------------------------------------------------------------------
+
+    async def _send(self, message: rpc.Message, *, related: Any = None) -> None:
+        if self._closed_error is not None:
+            raise self._closed_error
+        try:
+            await self.stream.send(message, related=related)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            error = self._closure("the connection is closed")
+            self._closed_error = error
+            self._fail_all(error)
+            raise error from exc
+
+    async def _send_quietly(self, message: rpc.Message) -> None:
+        try:
+            await self._send(message)
+        except ConnectionClosed:
+            pass
+
+    @asynccontextmanager
+    async def open_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        progress: bool = False,
+        model: type[Any] | None = None,
+    ) -> AsyncIterator[Call[Any]]:
+        """Send a request whose lifetime is the ``async with`` block.
+
+        Inside the block, iterate the :class:`Call` for progress and await
+        :meth:`Call.result` for the answer. Leaving the block before the answer
+        came (an exception, a cancel scope, a ``break``) tells the peer to
+        cancel the request.
+
+        Blocks while sending. Raises :exc:`~trio_mcp.McpError` at once if the
+        request may not be sent (phase, era, or the peer's capabilities), and
+        :exc:`~trio_mcp.ConnectionClosed` if the connection is gone.
+        """
+        self._check_open()
+        pending, message = self.connection.send_request(
+            method, params, progress_token=True if progress else None
+        )
+        async with self.track(pending, message, progress=progress, model=model) as call:
+            yield call
+
+    def _check_open(self) -> None:
+        if self._closed_error is not None:
+            raise self._closed_error
+        if self._input_ended:
+            raise self._closure("the peer closed the connection")
+
+    @asynccontextmanager
+    async def track(
+        self,
+        pending: OutboundRequest,
+        message: rpc.Request,
+        *,
+        progress: bool = False,
+        model: type[Any] | None = None,
+    ) -> AsyncIterator[Call[Any]]:
+        """Send a request the connection already registered (``Connection.send_request`` or
+        ``Connection.initialize_request``) and track it for the block, as
+        :meth:`open_request` does."""
+        waiter = Waiter(progress=progress)
+        self._waiters[pending.id] = waiter
+        try:
+            await self._send(message)
+            yield Call(self, pending, waiter, model)
+        finally:
+            del self._waiters[pending.id]
+            if waiter.answer is None:
+                await self._cancel(pending, "the caller stopped waiting")
+            elif type(waiter.answer) is _Closed:
+                self.connection.forget(pending)
+
+    async def _cancel(self, pending: OutboundRequest, reason: str) -> None:
+        notification = self.connection.cancel(pending, reason)
+        if notification is None or self._closed_error is not None:
+            return
+        with trio.move_on_after(self.cancel_send_timeout, shield=True):
+            await self._send_quietly(notification)
+
+    async def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        model: type[Any] | None = None,
+    ) -> Any:
+        """Send a request and wait for its answer.
+
+        Returns the result read as ``model`` (by default the method's result
+        type; a plain dict for methods the protocol does not define). A modern
+        ``input_required`` answer is returned as
+        :class:`~trio_mcp.types.InputRequiredResult`.
+
+        Blocks until the answer. Cancelling the wait (put it in a
+        ``trio.fail_after`` for a deadline) tells the peer to cancel.
+        ``on_progress`` (sync or async) is called with each progress update,
+        in this task, before the answer is returned.
+
+        Raises:
+            McpError: the peer answered with an error, or the request may not be sent.
+            RequestTimeout: the session's ``request_timeout`` passed.
+            ConnectionClosed: the connection ended before the answer.
+            ProtocolError: the answer was malformed.
+        """
+        timeout = self.request_timeout
+        if timeout is None or timeout == math.inf:
+            return await self._request(method, params, on_progress, model)
+        try:
+            with trio.fail_after(timeout):
+                return await self._request(method, params, on_progress, model)
+        except trio.TooSlowError:
+            raise RequestTimeout(f"{method} timed out after {timeout} s") from None
+
+    async def _request(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        on_progress: ProgressCallback | None,
+        model: type[Any] | None,
+    ) -> Any:
+        # open_request() without the context-manager layers: this is the hot path.
+        self._check_open()
+        pending, message = self.connection.send_request(
+            method, params, progress_token=True if on_progress is not None else None
+        )
+        waiter = Waiter(progress=on_progress is not None)
+        self._waiters[pending.id] = waiter
+        try:
+            await self._send(message)
+            while waiter.answer is None:
+                await waiter.wait()
+                while waiter.progress:
+                    result = on_progress(waiter.progress.popleft())  # type: ignore[misc]
+                    if result is not None:
+                        await result
+        finally:
+            del self._waiters[pending.id]
+            if waiter.answer is None:
+                await self._cancel(pending, "the caller stopped waiting")
+            elif type(waiter.answer) is _Closed:
+                self.connection.forget(pending)
+        return _read_answer(self.connection, pending, waiter.answer, model)
+
+    async def request(
+        self, request: Request[R], *, on_progress: ProgressCallback | None = None
+    ) -> R:
+        """Send a typed request (``types.CallToolRequest(params=...)``) and return its typed
+        result; see :meth:`send_request`."""
+        params = getattr(request, "params", None)
+        raw = None if params is None else converter_for(self._write_version()).unstructure(params)
+        method: str = request.method  # type: ignore[attr-defined]
+        return await self.send_request(  # type: ignore[no-any-return]
+            method, raw, on_progress=on_progress, model=request.result_model
+        )
+
+    def _write_version(self) -> str:
+        return self.connection._write_version()
+
+    async def send_notification(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        related: InboundRequest | None = None,
+    ) -> None:
+        """Send a notification (``related``: the inbound request it belongs to, if any).
+
+        Raises:
+            McpError: it may not be sent now (phase, revision, our capabilities).
+            ConnectionClosed: the connection is gone.
+        """
+        version = related.version if related is not None else None
+        notification = self.connection.send_notification(method, params, version=version)
+        await self._send(notification, related=related.id if related is not None else None)
+
+    async def notify(self, notification: Any, *, related: InboundRequest | None = None) -> None:
+        """Send a typed notification (``types.ToolListChangedNotification()``)."""
+        version = related.version if related is not None else self._write_version()
+        params = getattr(notification, "params", None)
+        raw = None if params is None else converter_for(version).unstructure(params)
+        await self.send_notification(notification.method, raw, related=related)
+
+    async def send_progress(
+        self,
+        request: InboundRequest,
+        progress: float,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> bool:
+        """Report progress on ``request`` if its sender asked for progress and it is still
+        running. Returns whether a notification was sent."""
+        token = request.progress_token
+        if token is None or request.finished or request.cancelled or self.closed:
+            await trio.lowlevel.checkpoint()
+            return False
+        params = converter_for(request.version).unstructure(
+            ProgressNotificationParams(
+                progress_token=token, progress=progress, total=total, message=message
+            )
+        )
+        await self.send_notification("notifications/progress", params, related=request)
+        return True
+
+    async def log(
+        self,
+        level: LoggingLevel,
+        data: Any,
+        *,
+        logger: str | None = None,
+        related: InboundRequest | None = None,
+    ) -> bool:
+        """(server) Send a log message if the client wants this level (see
+        :meth:`Connection.wants_log`). Returns whether it was sent."""
+        if not self.connection.wants_log(level, related) or self.closed:
+            await trio.lowlevel.checkpoint()
+            return False
+        params = converter_for(related.version if related else self._write_version()).unstructure(
+            LoggingMessageNotificationParams(level=level, data=data, logger=logger)
+        )
+        await self.send_notification("notifications/message", params, related=related)
+        return True
+
+    # -- closing ----------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close the stream, cancel every handler, and fail every waiting request with
+        :exc:`~trio_mcp.ConnectionClosed`. Idempotent; closes even when cancelled."""
+        if self._closed_error is None:
+            self._closed_error = ConnectionClosed("the session was closed")
+            self._fail_all(self._closed_error)
+        self.connection.close()
+        self._run_scope.cancel()
+        await self.stream.aclose()
+
+
+class Call(Generic[R]):
+    """A request in flight (see :meth:`Session.open_request`).
+
+    ``async for update in call`` yields its progress until the answer arrives;
+    ``await call.result()`` waits for the answer.
+    """
+
+    def __init__(
+        self, session: Session, pending: OutboundRequest, waiter: Waiter, model: type[Any] | None
+    ) -> None:
+        self._session = session
+        self.request = pending
+        self._waiter = waiter
+        self._model = model
+
+    @property
+    def id(self) -> Any:
+        return self.request.id
+
+    def __aiter__(self) -> Call[R]:
+        if self._waiter.progress is None:
+            raise RuntimeError("this request was not sent with progress=True")
+        return self
+
+    async def __anext__(self) -> ProgressNotificationParams:
+        waiter = self._waiter
+        await waiter.wait()
+        if waiter.progress:
+            update: ProgressNotificationParams = waiter.progress.popleft()
+            await trio.lowlevel.checkpoint_if_cancelled()
+            return update
+        raise StopAsyncIteration
+
+    async def answer(self) -> rpc.ResultResponse | rpc.ErrorResponse | rpc.InvalidMessage:
+        """Block until the answer; return it as it came (unread).
+
+        Raises:
+            ConnectionClosed: the connection ended first.
+        """
+        waiter = self._waiter
+        while waiter.answer is None:
+            await waiter.wait()
+            if waiter.progress:
+                waiter.progress.clear()
+        await trio.lowlevel.checkpoint_if_cancelled()
+        answer = waiter.answer
+        if type(answer) is _Closed:
+            raise answer.error
+        return answer  # type: ignore[no-any-return]
+
+    async def result(self) -> R:
+        """Block until the answer; return it read as the result model.
+
+        Raises:
+            McpError: the peer answered with an error.
+            ConnectionClosed: the connection ended first.
+            ProtocolError: the answer was malformed.
+        """
+        answer = await self.answer()
+        return _read_answer(self._session.connection, self.request, answer, self._model)  # type: ignore[no-any-return]
+
+
+def _read_answer(
+    connection: Connection, pending: OutboundRequest, answer: Any, model: type[Any] | None
+) -> Any:
+    kind = type(answer)
+    if kind is rpc.ResultResponse:
+        return connection.read_result(pending, answer.result, model)
+    if kind is rpc.ErrorResponse:
+        raise McpError.from_error(answer.error)
+    if kind is _Closed:
+        raise answer.error
+    raise ProtocolError(f"malformed answer to {pending.method}: {answer.reason}")
+
+
+async def connect_session(
+    nursery: trio.Nursery, stream: MessageStream, connection: Connection, **options: Any
+) -> Session:
+    """Start a :class:`Session` whose tasks run in ``nursery`` (yours to own).
+
+    Returns once the session is receiving. Close it with :meth:`Session.aclose`;
+    until then the nursery will not exit. Options are :class:`Session`'s.
+    """
+    session = Session(stream, connection, **options)
+    await nursery.start(session._run)
+    return session
+
+
+@asynccontextmanager
+async def open_session(
+    stream: MessageStream, connection: Connection, **options: Any
+) -> AsyncIterator[Session]:
+    """Run a :class:`Session` for the duration of the block.
+
+    Entering blocks until the session receives; leaving closes it (cancelling
+    its handlers and failing waiting requests). Options are :class:`Session`'s.
+    """
+    async with open_nursery_unwrapped() as nursery:
+        session = await connect_session(nursery, stream, connection, **options)
+        try:
+            yield session
+        finally:
+            await session.aclose()

@@ -1,0 +1,48 @@
+"""Where a task waiting for an answer gets it, with the request's progress on the side."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+import trio
+
+#: How many progress updates wait for a slow consumer before the oldest are dropped.
+PROGRESS_BUFFER = 32
+
+
+class Waiter:
+    """A one-shot answer slot plus a bounded, lossy queue of progress updates.
+
+    The session's receive loop never blocks on it: progress beyond
+    :data:`PROGRESS_BUFFER` unread updates drops the oldest (progress is a
+    hint; the latest matters), and the answer is never dropped.
+    """
+
+    __slots__ = ("_lot", "answer", "dropped_progress", "progress")
+
+    def __init__(self, *, progress: bool) -> None:
+        self._lot = trio.lowlevel.ParkingLot()
+        self.answer: Any = None
+        self.progress: deque[Any] | None = deque(maxlen=PROGRESS_BUFFER) if progress else None
+        self.dropped_progress = 0
+
+    def deliver(self, answer: Any) -> None:
+        if self.answer is None:
+            self.answer = answer
+            self._lot.unpark_all()
+
+    def push_progress(self, update: Any) -> None:
+        if self.progress is None or self.answer is not None:
+            self.dropped_progress += 1
+            return
+        if len(self.progress) == self.progress.maxlen:
+            self.dropped_progress += 1
+        self.progress.append(update)
+        self._lot.unpark_all()
+
+    async def wait(self) -> None:
+        """Block until the answer or a progress update is there (checkpoints only if it
+        has to wait)."""
+        while self.answer is None and not self.progress:
+            await self._lot.park()

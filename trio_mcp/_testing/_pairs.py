@@ -1,0 +1,73 @@
+"""Two sessions joined in memory: the harness most tests start from."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import attrs
+
+from .._protocol._connection import Connection
+from .._session._engine import Session, connect_session
+from .._transports._memory import memory_stream_pair
+from .._types._base import Implementation
+from .._types._capabilities import ClientCapabilities, ServerCapabilities
+from .._util import open_nursery_unwrapped
+
+
+@attrs.frozen
+class SessionPair:
+    client: Session
+    server: Session
+
+
+@asynccontextmanager
+async def memory_session_pair(
+    *,
+    client_capabilities: ClientCapabilities | None = None,
+    server_capabilities: ServerCapabilities | None = None,
+    client_options: dict[str, Any] | None = None,
+    server_options: dict[str, Any] | None = None,
+    buffer: int = 64,
+    initialize: bool = True,
+    modern: bool = False,
+) -> AsyncIterator[SessionPair]:
+    """A client session and a server session over in-memory streams.
+
+    With ``initialize`` the legacy handshake is done before the block starts;
+    with ``modern`` the client speaks the latest modern revision instead.
+    ``buffer=0`` gives the lockstep variant, where every send waits for the
+    peer to receive.
+    """
+    client_stream, server_stream = memory_stream_pair(buffer)
+    client_conn = Connection(
+        "client",
+        info=Implementation(name="test-client", version="0"),
+        capabilities=client_capabilities or ClientCapabilities(),
+    )
+    server_conn = Connection(
+        "server",
+        info=Implementation(name="test-server", version="0"),
+        capabilities=server_capabilities or ServerCapabilities(),
+    )
+    async with open_nursery_unwrapped() as nursery:
+        server = await connect_session(
+            nursery, server_stream, server_conn, **(server_options or {})
+        )
+        client = await connect_session(
+            nursery, client_stream, client_conn, **(client_options or {})
+        )
+        try:
+            if modern:
+                client_conn.use_modern(client_conn.modern_versions[0])
+            elif initialize:
+                pending, message = client_conn.initialize_request()
+                async with client.track(pending, message) as call:
+                    answer = await call.answer()
+                _, note = client_conn.complete_initialize(answer)
+                await client._send(note)
+            yield SessionPair(client, server)
+        finally:
+            await client.aclose()
+            await server.aclose()

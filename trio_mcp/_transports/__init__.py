@@ -1,0 +1,1 @@
+"""Implementations of the transports (see :mod:`trio_mcp.transports`)."""

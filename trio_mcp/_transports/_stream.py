@@ -1,0 +1,59 @@
+"""The one interface every transport implements: a stream of JSON-RPC messages."""
+
+from __future__ import annotations
+
+import abc
+from typing import TypeAlias
+
+import trio
+
+from .._jsonrpc import Batch, InvalidMessage, Message
+from .._types._base import RequestId
+
+Received: TypeAlias = Message | Batch | InvalidMessage
+
+
+class MessageStream(trio.abc.AsyncResource):
+    """A bidirectional stream of JSON-RPC messages.
+
+    Contract (checked by :func:`trio_mcp.testing.check_transport`):
+
+    * :meth:`send` may be called from several tasks at once; messages are
+      written whole, one after another, in the order the calls got through.
+      It blocks while the peer is not reading (backpressure, never an
+      unbounded buffer).
+    * :meth:`receive` is called by one task at a time. It returns whatever
+      arrived: a message, a :class:`~trio_mcp.jsonrpc.Batch`, or an
+      :class:`~trio_mcp.jsonrpc.InvalidMessage` for bytes that were not a
+      valid message (the stream goes on).
+    * When the peer closes its side, :meth:`receive` raises
+      :exc:`trio.EndOfChannel` (again on every later call). When the peer
+      vanishes abruptly it raises :exc:`trio.BrokenResourceError`, and so does
+      :meth:`send` when nothing can be delivered any more.
+    * After :meth:`aclose`, both raise :exc:`trio.ClosedResourceError`.
+      ``aclose`` is idempotent and, like every ``aclose`` in Trio, closes even
+      when cancelled.
+    """
+
+    @abc.abstractmethod
+    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+        """Send one message.
+
+        ``related`` names the request this message answers or belongs to
+        (a response, a request's progress). Transports that carry each request
+        on its own channel (Streamable HTTP) use it to pick the channel; others
+        ignore it.
+        """
+
+    @abc.abstractmethod
+    async def receive(self) -> Received:
+        """Wait for the next message from the peer."""
+
+    def __aiter__(self) -> MessageStream:
+        return self
+
+    async def __anext__(self) -> Received:
+        try:
+            return await self.receive()
+        except trio.EndOfChannel:
+            raise StopAsyncIteration from None

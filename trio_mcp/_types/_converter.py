@@ -1,0 +1,517 @@
+"""The one cattrs converter (orjson preconf) and its per-revision writers.
+
+Reading (``structure``) is the same for every revision and strict about JSON
+types: a string is never silently made from a number, a list never from a
+string. Unknown keys are ignored, so newer peers are tolerated.
+
+Writing (``unstructure``) is per revision: attributes a class marks with
+``__since__``/``__until__`` are left out for a peer on a revision that does
+not have them, so newer features never reach an older peer.
+
+Unions on the wire are told apart by a dict lookup on their tag (``type``,
+``method``, ``mode``) rather than by trying each member in turn.
+"""
+
+from __future__ import annotations
+
+import functools
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar, get_args, get_origin
+
+import attrs
+from cattrs import Converter, transform_error
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+from cattrs.preconf.orjson import make_converter
+
+from . import (
+    _base,
+    _capabilities,
+    _completion,
+    _content,
+    _elicitation,
+    _lifecycle,
+    _mrtr,
+    _notifications,
+    _prompts,
+    _resources,
+    _roots,
+    _sampling,
+    _subscriptions,
+    _tasks,
+    _tools,
+)
+
+T = TypeVar("T")
+
+_MODULES = (
+    _base,
+    _capabilities,
+    _completion,
+    _content,
+    _elicitation,
+    _lifecycle,
+    _mrtr,
+    _notifications,
+    _prompts,
+    _resources,
+    _roots,
+    _sampling,
+    _subscriptions,
+    _tasks,
+    _tools,
+)
+
+__all__ = [
+    "StructureError",
+    "converter",
+    "converter_for",
+    "explain",
+    "structure",
+    "structure_hook",
+    "unstructure",
+    "wire_name",
+]
+
+
+class StructureError(ValueError):
+    """A value did not match the model it was read as; ``str()`` says where and why."""
+
+
+# --- Names on the wire ----------------------------------------------------------------------
+
+
+def _merged(cls: type, attr: str) -> Mapping[str, str]:
+    merged: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        merged.update(klass.__dict__.get(attr, {}))
+    return merged
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def wire_name(cls: type, attribute: str) -> str:
+    """The JSON key of ``cls.attribute`` on the wire."""
+    if attribute == "meta":
+        return "_meta"
+    return _merged(cls, "__wire_names__").get(attribute) or _camel(attribute)
+
+
+def _present_in(cls: type, attribute: str, version: str | None) -> bool:
+    if version is None:
+        return True
+    since = _merged(cls, "__since__").get(attribute)
+    until = _merged(cls, "__until__").get(attribute)
+    return (since is None or version >= since) and (until is None or version <= until)
+
+
+# --- Strict primitives ----------------------------------------------------------------------
+
+
+def _expect(kind: str, value: object) -> StructureError:
+    return StructureError(f"expected {kind}, got {type(value).__name__} {value!r:.60}")
+
+
+def _structure_str(value: object, _: object) -> str:
+    if type(value) is str:
+        return value
+    raise _expect("a string", value)
+
+
+def _structure_int(value: object, _: object) -> int:
+    if type(value) is int:
+        return value
+    if type(value) is float and value.is_integer():
+        return int(value)
+    raise _expect("an integer", value)
+
+
+def _structure_float(value: object, _: object) -> float:
+    if type(value) is float or type(value) is int:
+        return value
+    raise _expect("a number", value)
+
+
+def _structure_bool(value: object, _: object) -> bool:
+    if type(value) is bool:
+        return value
+    raise _expect("a boolean", value)
+
+
+def _structure_any(value: object, _: object) -> Any:
+    return value
+
+
+def _structure_json_object(value: object, _: object) -> dict[str, Any]:
+    if type(value) is dict:
+        return value
+    raise _expect("an object", value)
+
+
+def _structure_request_id(value: object, _: object) -> str | int:
+    if type(value) is str or type(value) is int:
+        return value
+    raise _expect("a string or an integer", value)
+
+
+def _structure_elicited_value(value: object, _: object) -> object:
+    if type(value) in (str, int, float, bool):
+        return value
+    if type(value) is list and all(type(item) is str for item in value):
+        return value
+    raise _expect("a string, number, boolean or list of strings", value)
+
+
+# --- Tagged unions --------------------------------------------------------------------------
+
+
+def _tagged(
+    conv: Converter, key: str, members: Mapping[str, type], default: type | None = None
+) -> Callable[[Any, Any], Any]:
+    table = {tag: conv.get_structure_hook(member) for tag, member in members.items()}
+    fallback = conv.get_structure_hook(default) if default is not None else None
+    expected = ", ".join(sorted(members))
+
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is not dict:
+            raise _expect("an object", value)
+        hook = table.get(value.get(key))  # type: ignore[arg-type]
+        if hook is None:
+            if fallback is None or key in value:
+                raise StructureError(
+                    f"unknown {key} {value.get(key)!r}; expected one of {expected}"
+                )
+            hook = fallback
+        return hook(value, None)
+
+    return structure
+
+
+def _by_type_tag(*members: type) -> dict[str, type]:
+    return {str(attrs.fields_dict(m)["type"].default): m for m in members}
+
+
+def _resource_contents(conv: Converter) -> Callable[[Any, Any], Any]:
+    text = conv.get_structure_hook(_content.TextResourceContents)
+    blob = conv.get_structure_hook(_content.BlobResourceContents)
+
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is not dict:
+            raise _expect("an object", value)
+        if "text" in value:
+            return text(value, None)
+        if "blob" in value:
+            return blob(value, None)
+        raise StructureError("resource contents need either 'text' or 'blob'")
+
+    return structure
+
+
+def _input_response(conv: Converter) -> Callable[[Any, Any], Any]:
+    elicit = conv.get_structure_hook(_elicitation.ElicitResult)
+    roots = conv.get_structure_hook(_roots.ListRootsResult)
+    sample = conv.get_structure_hook(_sampling.CreateMessageResult)
+
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is not dict:
+            raise _expect("an object", value)
+        if "action" in value:
+            return elicit(value, None)
+        if "roots" in value:
+            return roots(value, None)
+        return sample(value, None)
+
+    return structure
+
+
+def _primitive_schema(conv: Converter) -> Callable[[Any, Any], Any]:
+    e = _elicitation
+    hooks: dict[type, Callable[[Any, Any], Any]] = {
+        cls: conv.get_structure_hook(cls)
+        for cls in (
+            e.StringSchema,
+            e.NumberSchema,
+            e.BooleanSchema,
+            e.UntitledSingleSelectEnumSchema,
+            e.TitledSingleSelectEnumSchema,
+            e.LegacyTitledEnumSchema,
+            e.UntitledMultiSelectEnumSchema,
+            e.TitledMultiSelectEnumSchema,
+        )
+    }
+
+    def pick(value: dict[str, Any]) -> type:
+        kind = value.get("type")
+        if kind == "array":
+            items = value.get("items")
+            return (
+                e.TitledMultiSelectEnumSchema
+                if isinstance(items, dict) and "anyOf" in items
+                else e.UntitledMultiSelectEnumSchema
+            )
+        if kind in ("number", "integer"):
+            return e.NumberSchema
+        if kind == "boolean":
+            return e.BooleanSchema
+        if "oneOf" in value:
+            return e.TitledSingleSelectEnumSchema
+        if "enumNames" in value:
+            return e.LegacyTitledEnumSchema
+        if "enum" in value:
+            return e.UntitledSingleSelectEnumSchema
+        return e.StringSchema
+
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is not dict:
+            raise _expect("an object", value)
+        return hooks[pick(value)](value, None)
+
+    return structure
+
+
+def _content_or_list(conv: Converter, block: Any) -> Callable[[Any, Any], Any]:
+    one = conv.get_structure_hook(block)
+    many = conv.get_structure_hook(list[block])
+
+    def structure(value: Any, _: Any) -> Any:
+        return many(value, None) if type(value) is list else one(value, None)
+
+    return structure
+
+
+# --- attrs classes ---------------------------------------------------------------------------
+
+
+def _structure_factory(conv: Converter) -> Callable[[type], Callable[[Any, Any], Any]]:
+    def factory(cls: type) -> Callable[[Any, Any], Any]:
+        overrides = {a.name: override(rename=wire_name(cls, a.name)) for a in attrs.fields(cls)}
+        inner: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
+        name = cls.__name__
+
+        def structure(value: Any, _: Any) -> Any:
+            if type(value) is not dict:
+                raise _expect(f"an object ({name})", value)
+            return inner(value, cls)
+
+        return structure
+
+    return factory
+
+
+def _unstructure_factory(
+    conv: Converter, version: str | None
+) -> Callable[[type], Callable[[Any], Any]]:
+    def factory(cls: type) -> Callable[[Any], Any]:
+        overrides = {}
+        for a in attrs.fields(cls):
+            if not _present_in(cls, a.name, version):
+                overrides[a.name] = override(omit=True)
+            else:
+                overrides[a.name] = override(
+                    rename=wire_name(cls, a.name), omit_if_default=a.default is None
+                )
+        return make_dict_unstructure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
+
+    return factory
+
+
+def _is_list(tp: Any) -> bool:
+    return get_origin(tp) is list
+
+
+def _strict_list_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any], Any]]:
+    def factory(tp: Any) -> Callable[[Any, Any], Any]:
+        (item_type,) = get_args(tp) or (Any,)
+        item = conv.get_structure_hook(item_type)
+
+        def structure(value: Any, _: Any) -> list[Any]:
+            if type(value) is not list:
+                raise _expect("an array", value)
+            return [item(v, item_type) for v in value]
+
+        return structure
+
+    return factory
+
+
+def _is_str_dict(tp: Any) -> bool:
+    return get_origin(tp) is dict and get_args(tp)[:1] == (str,)
+
+
+def _strict_dict_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any], Any]]:
+    def factory(tp: Any) -> Callable[[Any, Any], Any]:
+        value_type = get_args(tp)[1]
+        if value_type is Any:
+            return _structure_json_object
+        item = conv.get_structure_hook(value_type)
+
+        def structure(value: Any, _: Any) -> dict[str, Any]:
+            if type(value) is not dict:
+                raise _expect("an object", value)
+            return {k: item(v, value_type) for k, v in value.items()}
+
+        return structure
+
+    return factory
+
+
+def _resolve_all() -> None:
+    for module in _MODULES:
+        for obj in vars(module).values():
+            if isinstance(obj, type) and attrs.has(obj) and obj.__module__ == module.__name__:
+                attrs.resolve_types(obj, globalns=_namespace())
+
+
+@functools.cache
+def _namespace() -> dict[str, Any]:
+    ns: dict[str, Any] = {}
+    for module in _MODULES:
+        ns.update(vars(module))
+    return ns
+
+
+def _build(*, detailed: bool) -> Converter:
+    _resolve_all()
+    conv = make_converter(detailed_validation=detailed, prefer_attrib_converters=False)
+    conv.register_structure_hook(str, _structure_str)
+    conv.register_structure_hook(int, _structure_int)
+    conv.register_structure_hook(float, _structure_float)
+    conv.register_structure_hook(bool, _structure_bool)
+    conv.register_structure_hook(typing.Any, _structure_any)
+    conv.register_structure_hook(_base.RequestId, _structure_request_id)
+    conv.register_structure_hook(str | int | float | bool | list[str], _structure_elicited_value)
+    conv.register_structure_hook_factory(_is_list, _strict_list_factory(conv))
+    conv.register_structure_hook_factory(_is_str_dict, _strict_dict_factory(conv))
+    conv.register_structure_hook_factory(attrs.has, _structure_factory(conv))
+    conv.register_unstructure_hook_factory(attrs.has, _unstructure_factory(conv, None))
+
+    c, s, e = _content, _sampling, _elicitation
+    content_block = _tagged(
+        conv,
+        "type",
+        _by_type_tag(
+            c.TextContent, c.ImageContent, c.AudioContent, c.ResourceLink, c.EmbeddedResource
+        ),
+    )
+    conv.register_structure_hook(c.ContentBlock, content_block)
+    sampling_block = _tagged(
+        conv,
+        "type",
+        _by_type_tag(
+            c.TextContent, c.ImageContent, c.AudioContent, c.ToolUseContent, c.ToolResultContent
+        ),
+    )
+    conv.register_structure_hook(c.SamplingMessageContentBlock, sampling_block)
+    conv.register_structure_hook(
+        c.SamplingMessageContentBlock | list[c.SamplingMessageContentBlock],
+        _content_or_list(conv, c.SamplingMessageContentBlock),
+    )
+    conv.register_structure_hook(c.AnyResourceContents, _resource_contents(conv))
+    conv.register_structure_hook(
+        _completion.PromptReference | _completion.ResourceTemplateReference,
+        _tagged(
+            conv,
+            "type",
+            _by_type_tag(_completion.PromptReference, _completion.ResourceTemplateReference),
+        ),
+    )
+    conv.register_structure_hook(
+        e.ElicitRequestParams,
+        _tagged(
+            conv,
+            "mode",
+            {"form": e.ElicitRequestFormParams, "url": e.ElicitRequestURLParams},
+            default=e.ElicitRequestFormParams,
+        ),
+    )
+    conv.register_structure_hook(
+        _mrtr.InputRequest,
+        _tagged(
+            conv,
+            "method",
+            {
+                "sampling/createMessage": s.CreateMessageRequest,
+                "roots/list": _roots.ListRootsRequest,
+                "elicitation/create": e.ElicitRequest,
+            },
+        ),
+    )
+    conv.register_structure_hook(_mrtr.InputResponse, _input_response(conv))
+    conv.register_structure_hook(e.PrimitiveSchemaDefinition, _primitive_schema(conv))
+    return conv
+
+
+#: Reads any model; writes every attribute (no revision filtering).
+converter: Converter = _build(detailed=False)
+#: The same, collecting where each error is: used to explain a failure, never on the fast path.
+_explainer: Converter = _build(detailed=True)
+
+
+@functools.cache
+def converter_for(version: str) -> Converter:
+    """The converter that writes for a peer on ``version`` (reading is the same)."""
+    conv = converter.copy()
+    conv.register_unstructure_hook_factory(attrs.has, _unstructure_factory(conv, version))
+    return conv
+
+
+def structure_hook(cls: Any) -> Callable[[Any, Any], Any]:
+    """The fast structure function for ``cls`` (call it as ``hook(value, cls)``).
+
+    It raises whatever it raises on bad input; use :func:`explain` for a
+    message. Hot paths use this to skip the converter's dispatch.
+    """
+    hook = _hooks.get(cls)
+    if hook is None:
+        hook = _hooks[cls] = converter.get_structure_hook(cls)
+    return hook
+
+
+_hooks: dict[Any, Callable[[Any, Any], Any]] = {}
+
+
+def structure(value: Any, cls: type[T]) -> T:
+    """Read ``value`` (decoded JSON) as ``cls``.
+
+    Raises:
+        StructureError: the value does not fit; the message names the place.
+    """
+    try:
+        return converter.structure(value, cls)
+    except Exception as exc:
+        raise StructureError(explain(value, cls)) from exc
+
+
+def explain(value: Any, cls: Any) -> str:
+    """Why ``value`` does not structure as ``cls``: each problem with its JSON path."""
+    try:
+        _explainer.structure(value, cls)
+    except ClassValidationError as exc:
+        return "; ".join(transform_error(exc, format_exception=_format))
+    except Exception as exc:
+        return _format(exc, cls)
+    return f"value does not fit {getattr(cls, '__name__', cls)}"
+
+
+def _format(exc: BaseException, type_: Any) -> str:
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    if isinstance(exc, StructureError):
+        return str(exc)
+    if isinstance(exc, ForbiddenExtraKeysError):
+        return f"unexpected fields {sorted(exc.extra_fields)}"
+    name = getattr(type_, "__name__", None) or str(type_)
+    return f"invalid value, expected {name}: {exc}"
+
+
+def unstructure(value: Any, version: str | None = None) -> Any:
+    """Write a model as plain JSON data for a peer on ``version`` (all fields if ``None``)."""
+    conv = converter if version is None else converter_for(version)
+    return conv.unstructure(value)
+
+
+_ = Literal  # re-exported typing helpers keep mypy quiet about unused imports

@@ -1,0 +1,54 @@
+"""``subscriptions/listen`` (2026-07-28): one long-lived request whose answer is a stream
+of change notifications."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import attrs
+
+from ._base import MetaObject, Notification, NotificationParams, Request, RequestParams, Result
+
+
+@attrs.frozen(kw_only=True)
+class SubscriptionFilter:
+    """Which notifications a client wants. Absent means "not this kind"."""
+
+    tools_list_changed: bool | None = None
+    prompts_list_changed: bool | None = None
+    resources_list_changed: bool | None = None
+    resource_subscriptions: list[str] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SubscriptionsListenRequestParams(RequestParams):
+    notifications: SubscriptionFilter
+
+
+@attrs.frozen(kw_only=True)
+class SubscriptionsListenResult(Result):
+    """Sent when the server ends the stream gracefully; ``_meta`` names the subscription."""
+
+    meta: MetaObject | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SubscriptionsListenRequest(Request[SubscriptionsListenResult]):
+    method: Literal["subscriptions/listen"] = "subscriptions/listen"
+    params: SubscriptionsListenRequestParams
+    result_model = SubscriptionsListenResult
+
+
+@attrs.frozen(kw_only=True)
+class SubscriptionsAcknowledgedNotificationParams(NotificationParams):
+    notifications: SubscriptionFilter
+
+
+@attrs.frozen(kw_only=True)
+class SubscriptionsAcknowledgedNotification(Notification):
+    """The first message of a subscription: what the server agreed to send."""
+
+    method: Literal["notifications/subscriptions/acknowledged"] = (
+        "notifications/subscriptions/acknowledged"
+    )
+    params: SubscriptionsAcknowledgedNotificationParams

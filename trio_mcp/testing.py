@@ -1,0 +1,14 @@
+"""Helpers for testing code that uses trio_mcp (and for testing trio_mcp itself)."""
+
+from ._testing._pairs import (
+    SessionPair as SessionPair,
+)
+from ._testing._pairs import (
+    memory_session_pair as memory_session_pair,
+)
+from ._transports._memory import (
+    MemoryMessageStream as MemoryMessageStream,
+)
+from ._transports._memory import (
+    memory_stream_pair as memory_stream_pair,
+)
