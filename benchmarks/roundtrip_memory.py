@@ -33,6 +33,7 @@ ECHO_ARGS = {"text": "hello, world"}
 
 # --- the floor: a minimal hand-written JSON-RPC loop on Trio ------------------------------------
 
+
 async def floor_roundtrips(calls: int) -> float:
     """µs per call for the hand-written loop."""
     c2s_send, c2s_recv = trio.open_memory_channel[bytes](64)
@@ -60,10 +61,16 @@ async def floor_roundtrips(calls: int) -> float:
 
     async def call(i: int) -> Any:
         event = pending[i] = trio.Event()
-        await c2s_send.send(orjson.dumps({
-            "jsonrpc": "2.0", "id": i, "method": "tools/call",
-            "params": {"name": "echo", "arguments": ECHO_ARGS},
-        }))
+        await c2s_send.send(
+            orjson.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": i,
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": ECHO_ARGS},
+                }
+            )
+        )
         await event.wait()
         return results.pop(i)
 
@@ -81,15 +88,20 @@ async def floor_roundtrips(calls: int) -> float:
 
 # --- trio_mcp ---------------------------------------------------------------------------------
 
+
 async def trio_mcp_roundtrips(calls: int, *, modern: bool) -> float:
     async def handler(session: Any, request: Any) -> types.CallToolResult:
-        return types.CallToolResult(content=[types.TextContent(text=request.params.arguments["text"])])
+        return types.CallToolResult(
+            content=[types.TextContent(text=request.params.arguments["text"])]
+        )
 
     caps = types.ServerCapabilities(tools=types.ToolsCapability())
     async with memory_session_pair(
         server_capabilities=caps, server_options={"handler": handler}, modern=modern
     ) as pair:
-        request = types.CallToolRequest(params=types.CallToolRequestParams(name="echo", arguments=ECHO_ARGS))
+        request = types.CallToolRequest(
+            params=types.CallToolRequestParams(name="echo", arguments=ECHO_ARGS)
+        )
         start = time.perf_counter()
         for _ in range(calls):
             result = await pair.client.request(request)
@@ -99,7 +111,9 @@ async def trio_mcp_roundtrips(calls: int, *, modern: bool) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--calls", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print one JSON line")

@@ -1,5 +1,11 @@
 """Helpers for testing code that uses trio_mcp (and for testing trio_mcp itself)."""
 
+from ._testing._check_transport import (
+    PairMaker as PairMaker,
+)
+from ._testing._check_transport import (
+    check_transport as check_transport,
+)
 from ._testing._pairs import (
     SessionPair as SessionPair,
 )

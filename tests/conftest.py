@@ -1,0 +1,46 @@
+"""Shared fixtures. Paths to the spec schemas are optional: checks that need them skip
+(and only they) when ../shared is absent."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC_DIR = Path(os.environ.get("TRIO_MCP_SPEC_DIR", ROOT.parent / "shared" / "spec"))
+
+settings.register_profile(
+    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "deep", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", max_examples=30, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+SCHEMA_FILES = {
+    "2026-07-28": "schema-2026-07-28.json",
+    "2025-11-25": "schema-2025-11-25.json",
+    "2025-06-18": "schema-2025-06-18.json",
+}
+
+
+def load_schema(version: str) -> dict[str, Any] | None:
+    path = SPEC_DIR / SCHEMA_FILES[version]
+    if not path.exists():
+        return None
+    return json.loads(path.read_text())  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def spec_schema(request: pytest.FixtureRequest) -> dict[str, Any]:
+    version = request.param
+    schema = load_schema(version)
+    if schema is None:
+        pytest.skip(f"the spec schemas are not at {SPEC_DIR}")
+    return schema

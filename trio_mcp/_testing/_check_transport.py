@@ -1,0 +1,279 @@
+"""A public conformance check for transports, in the spirit of
+``trio.testing.check_two_way_stream``: any :class:`~trio_mcp.transports.MessageStream`
+implementation should pass it."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any, TypeAlias
+
+import trio
+
+from .. import _jsonrpc as rpc
+from .._transports._stream import MessageStream
+from .._types._base import Error
+
+PairMaker: TypeAlias = Callable[
+    [], AbstractAsyncContextManager[tuple[MessageStream, MessageStream]]
+]
+
+__all__ = ["PairMaker", "check_transport"]
+
+
+def _samples(tag: str) -> list[rpc.Message]:
+    return [
+        rpc.Request(1, "tools/call", {"name": "echo", "arguments": {"text": f"{tag} ünïcödé ✓"}}),
+        rpc.Request(f"id-{tag}", "ping", None),
+        rpc.Notification("notifications/progress", {"progressToken": 1, "progress": 0.5}),
+        rpc.Notification("notifications/initialized", None),
+        rpc.ResultResponse(1, {"content": [{"type": "text", "text": "line\nbreak"}]}),
+        rpc.ErrorResponse(2, Error(code=-32601, message="Method not found", data={"m": tag})),
+        rpc.ErrorResponse(None, Error(code=-32700, message="Parse error")),
+    ]
+
+
+async def _expect(stream: MessageStream, expected: rpc.Message) -> None:
+    got = await stream.receive()
+    if got != expected:
+        raise AssertionError(f"sent {expected!r}, received {got!r}")
+
+
+async def check_transport(
+    maker: PairMaker,
+    clogged_maker: PairMaker | None = None,
+    *,
+    large_message_bytes: int = 1 << 20,
+    wait: float = 10.0,
+    send_raw: Callable[[MessageStream, bytes], Awaitable[None]] | None = None,
+) -> None:
+    """Check that the streams ``maker`` yields behave as
+    :class:`~trio_mcp.transports.MessageStream` promises.
+
+    Args:
+        maker: ``async with maker() as (a, b)`` gives two connected streams;
+            the context manager owns whatever runs them (servers, processes).
+        clogged_maker: the same, but with no buffering, so a ``send`` blocks
+            until the peer receives (checks backpressure and cancelled sends).
+        large_message_bytes: the size of the large message to pass intact.
+        wait: a bound, in seconds, on each check, so a broken transport fails
+            instead of hanging.
+        send_raw: how to put raw bytes on ``a``'s wire, to check that invalid
+            input arrives as :class:`~trio_mcp.jsonrpc.InvalidMessage` and the
+            stream goes on (skipped if ``None``).
+
+    The checks wait briefly for a few things (a task to block, a flood to
+    stall): about a second in all on a real clock, nothing under
+    ``autojump_clock``.
+
+    Raises:
+        AssertionError: the first contract the transport breaks.
+    """
+    checks: list[Callable[[MessageStream, MessageStream], Awaitable[None]]] = [
+        _check_round_trip,
+        _check_concurrent_senders,
+        _check_large_message(large_message_bytes),
+        _check_cancelled_receive_loses_nothing,
+        _check_close_semantics,
+        _check_close_wakes_receiver,
+        _check_peer_close_after_messages,
+    ]
+    if send_raw is not None:
+        checks.append(_check_invalid_input(send_raw))
+    for check in checks:
+        with trio.fail_after(wait):
+            async with maker() as (a, b):
+                await check(a, b)
+    if clogged_maker is not None:
+        for clogged in (_check_backpressure, _check_cancelled_send_is_whole):
+            with trio.fail_after(wait):
+                async with clogged_maker() as (a, b):
+                    await clogged(a, b)
+
+
+async def _check_round_trip(a: MessageStream, b: MessageStream) -> None:
+    for sender, receiver, tag in ((a, b, "a"), (b, a, "b")):
+        for message in _samples(tag):
+            await sender.send(message, related=1)
+            await _expect(receiver, message)
+    async with trio.open_nursery() as nursery:
+        # both directions at once
+        async def pump(sender: MessageStream, tag: str) -> None:
+            for message in _samples(tag):
+                await sender.send(message)
+
+        nursery.start_soon(pump, a, "x")
+        nursery.start_soon(pump, b, "y")
+        for message in _samples("x"):
+            await _expect(b, message)
+        for message in _samples("y"):
+            await _expect(a, message)
+
+
+async def _check_concurrent_senders(a: MessageStream, b: MessageStream) -> None:
+    tasks, per_task = 8, 20
+    expected = sorted(
+        repr(rpc.Notification("test/burst", {"task": t, "n": n, "pad": "x" * (100 * t)}))
+        for t in range(tasks)
+        for n in range(per_task)
+    )
+    received: list[Any] = []
+
+    async def sender(t: int) -> None:
+        for n in range(per_task):
+            await a.send(
+                rpc.Notification("test/burst", {"task": t, "n": n, "pad": "x" * (100 * t)})
+            )
+
+    async with trio.open_nursery() as nursery:
+        for t in range(tasks):
+            nursery.start_soon(sender, t)
+        for _ in range(tasks * per_task):
+            received.append(await b.receive())
+    if sorted(repr(m) for m in received) != expected:
+        raise AssertionError("concurrent sends lost, split or corrupted messages")
+    for t in range(tasks):
+        order = [m.params["n"] for m in received if m.params["task"] == t]
+        if order != sorted(order):
+            raise AssertionError(f"one task's sends arrived out of order: {order}")
+
+
+def _check_large_message(size: int) -> Callable[[MessageStream, MessageStream], Awaitable[None]]:
+    async def check(a: MessageStream, b: MessageStream) -> None:
+        big = rpc.ResultResponse(7, {"content": [{"type": "text", "text": "é" * (size // 2)}]})
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(a.send, big)
+            await _expect(b, big)
+
+    check.__name__ = "_check_large_message"
+    return check
+
+
+async def _check_cancelled_receive_loses_nothing(a: MessageStream, b: MessageStream) -> None:
+    with trio.move_on_after(0.05):
+        await b.receive()
+        raise AssertionError("receive returned with nothing sent")
+    message = rpc.Notification("after/cancel", {"ok": True})
+    await a.send(message)
+    await _expect(b, message)
+
+
+async def _check_close_semantics(a: MessageStream, b: MessageStream) -> None:
+    await a.aclose()
+    await a.aclose()  # idempotent
+    for op in (lambda: a.send(rpc.Notification("x", None)), a.receive):
+        try:
+            await op()
+        except trio.ClosedResourceError:
+            pass
+        else:
+            raise AssertionError("a closed stream must raise ClosedResourceError")
+    # The peer sees the end: receive ends, and sending never hangs.
+    try:
+        got = await b.receive()
+    except (trio.EndOfChannel, trio.BrokenResourceError):
+        pass
+    else:
+        raise AssertionError(f"after the peer closed, received {got!r}")
+    try:
+        await b.receive()
+    except (trio.EndOfChannel, trio.BrokenResourceError):
+        pass
+    else:
+        raise AssertionError("the end of the stream must be reported again on a later receive")
+    with trio.move_on_after(1):
+        try:
+            for _ in range(10):
+                await b.send(rpc.Notification("into/the/void", None))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+
+async def _check_close_wakes_receiver(a: MessageStream, b: MessageStream) -> None:
+    outcome: list[BaseException] = []
+
+    async def blocked_receive() -> None:
+        try:
+            await a.receive()
+        except (trio.ClosedResourceError, trio.EndOfChannel, trio.BrokenResourceError) as exc:
+            outcome.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(blocked_receive)
+        await trio.sleep(0.05)  # let it block (real transports have I/O tasks of their own)
+        await a.aclose()
+    if not outcome:
+        raise AssertionError("closing a stream must wake a task blocked in receive")
+
+
+async def _check_peer_close_after_messages(a: MessageStream, b: MessageStream) -> None:
+    messages = _samples("tail")
+    for message in messages:
+        await a.send(message)
+    await a.aclose()
+    for message in messages:
+        await _expect(b, message)
+    try:
+        await b.receive()
+    except (trio.EndOfChannel, trio.BrokenResourceError):
+        return
+    raise AssertionError("messages sent before close must arrive, then the end")
+
+
+def _check_invalid_input(
+    send_raw: Callable[[MessageStream, bytes], Awaitable[None]],
+) -> Callable[[MessageStream, MessageStream], Awaitable[None]]:
+    async def check(a: MessageStream, b: MessageStream) -> None:
+        await send_raw(a, b'{"jsonrpc": "2.0", "id": 1, "method": ')
+        got = await b.receive()
+        if (
+            not isinstance(got, rpc.InvalidMessage)
+            or got.reply is None
+            or got.reply.error.code != -32700
+        ):
+            raise AssertionError(
+                f"invalid JSON must arrive as a -32700 InvalidMessage, got {got!r}"
+            )
+        message = rpc.Notification("still/alive", None)
+        await a.send(message)
+        await _expect(b, message)
+
+    check.__name__ = "_check_invalid_input"
+    return check
+
+
+async def _check_backpressure(a: MessageStream, b: MessageStream) -> None:
+    sent = 0
+
+    async def flood() -> None:
+        nonlocal sent
+        while True:
+            await a.send(rpc.Notification("flood", {"n": sent, "pad": "x" * 4096}))
+            sent += 1
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flood)
+        await trio.sleep(0.2)
+        stalled_at = sent
+        await trio.sleep(0.2)
+        if sent != stalled_at or sent > 10_000:
+            raise AssertionError(f"send must block while the peer does not read (sent {sent})")
+        first = await b.receive()
+        if not isinstance(first, rpc.Notification) or first.params != {"n": 0, "pad": "x" * 4096}:
+            raise AssertionError(f"first flooded message arrived as {first!r}")
+        nursery.cancel_scope.cancel()
+
+
+async def _check_cancelled_send_is_whole(a: MessageStream, b: MessageStream) -> None:
+    with trio.move_on_after(0.1):
+        while True:
+            await a.send(rpc.Notification("maybe", {"pad": "y" * 65536}))
+    after = rpc.Notification("after", {"ok": True})
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(a.send, after)
+        while True:
+            got = await b.receive()
+            if got == after:
+                break
+            if got != rpc.Notification("maybe", {"pad": "y" * 65536}):
+                raise AssertionError(f"a cancelled send left a broken message: {got!r:.200}")
