@@ -798,7 +798,7 @@ class Connection:
             model = InputRequiredResult
         try:
             return structure_hook(model)(result, model)
-        except Exception:
+        except Exception:  # noqa: BLE001 - explained off the fast path
             raise ProtocolError(
                 f"malformed result for {request.method}: {explain(result, model)}"
             ) from None

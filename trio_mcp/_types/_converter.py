@@ -492,7 +492,7 @@ def explain(value: Any, cls: Any) -> str:
         _explainer.structure(value, cls)
     except ClassValidationError as exc:
         return "; ".join(transform_error(exc, format_exception=_format))
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure is explained
         return _format(exc, cls)
     return f"value does not fit {getattr(cls, '__name__', cls)}"
 
