@@ -6,6 +6,7 @@ from ._testing._check_transport import (
 from ._testing._check_transport import (
     check_transport as check_transport,
 )
+from ._testing._connect import connect as connect
 from ._testing._pairs import (
     SessionPair as SessionPair,
 )

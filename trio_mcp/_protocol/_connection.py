@@ -163,6 +163,8 @@ class Connection:
         self.peer_instructions: str | None = None
         #: Legacy ``logging/setLevel``; ``None`` means the client never asked.
         self.log_level: LoggingLevel | None = None
+        #: (client, modern era) the ``logLevel`` every request asks for.
+        self.request_log_level: LoggingLevel | None = None
         self._ids = itertools.count(1)
         self._outbound: dict[RequestId, OutboundRequest] = {}
         self._progress: dict[ProgressToken, OutboundRequest] = {}
@@ -174,7 +176,7 @@ class Connection:
         if modern_version is not None:
             self.use_modern(modern_version)
 
-    # -- state -------------------------------------------------------------------------------------
+    # -- state ------------------------------------------------------------------------------
 
     def statistics(self) -> Statistics:
         return attrs.evolve(self._stats)
@@ -211,7 +213,7 @@ class Connection:
     def _write_version(self) -> str:
         return self.version or LATEST_LEGACY_VERSION
 
-    # -- client: choosing the era ------------------------------------------------------------------
+    # -- client: choosing the era -----------------------------------------------------------
 
     def use_modern(self, version: str) -> None:
         """(client) Speak modern revision ``version``: no handshake, an envelope on each request."""
@@ -237,6 +239,7 @@ class Connection:
             protocol_version=version,
             client_capabilities=cached["caps"],
             client_info=cached["info"],
+            log_level=self.request_log_level,
         )
 
     def initialize_request(self, version: str | None = None) -> tuple[OutboundRequest, rpc.Request]:
@@ -309,7 +312,7 @@ class Connection:
             except StructureError:
                 pass
 
-    # -- sending -----------------------------------------------------------------------------------
+    # -- sending ----------------------------------------------------------------------------
 
     def _check_can_send(self, method: str, spec: MethodSpec | None, version: str) -> None:
         if self.phase is not Phase.OPERATING and not may_send(self.role, self.phase, method):
@@ -469,7 +472,7 @@ class Connection:
         self._stats.notifications_sent += 1
         return rpc.Notification(method, params)
 
-    # -- answering the peer's requests ------------------------------------------------------------
+    # -- answering the peer's requests ------------------------------------------------------
 
     def respond(self, request: InboundRequest, result: Any) -> rpc.ResultResponse | None:
         """The answer to ``request`` (a result model or a plain dict), or ``None`` if the request
@@ -512,7 +515,7 @@ class Connection:
             self._envelope_cache["info:" + version] = cached
         return cached
 
-    # -- receiving ---------------------------------------------------------------------------------
+    # -- receiving --------------------------------------------------------------------------
 
     def receive(self, message: rpc.Message | rpc.InvalidMessage) -> ReceiveEvent:
         """Take one message from the peer and say what to do about it."""
@@ -778,7 +781,7 @@ class Connection:
             return Dropped(f"malformed progress: {exc}")
         return ProgressReceived(pending, progress)
 
-    # -- reading answers ---------------------------------------------------------------------------
+    # -- reading answers --------------------------------------------------------------------
 
     def read_result(
         self, request: OutboundRequest, result: dict[str, Any], model: type[Any] | None = None
@@ -803,7 +806,7 @@ class Connection:
                 f"malformed result for {request.method}: {explain(result, model)}"
             ) from None
 
-    # -- logging -----------------------------------------------------------------------------------
+    # -- logging ----------------------------------------------------------------------------
 
     def wants_log(self, level: LoggingLevel, request: InboundRequest | None = None) -> bool:
         """(server) Whether a log message at ``level`` may be sent now.

@@ -132,6 +132,9 @@ class Session:
             may go on to send their answers.
         max_concurrent_requests: the most inbound handlers at once.
         notification_buffer: notifications queued for ``notification_handler``.
+        on_input_ended: called (synchronously) when the peer's input ends, before
+            running handlers drain; a server uses it to end long-lived requests
+            such as subscriptions.
     """
 
     def __init__(
@@ -146,6 +149,7 @@ class Session:
         drain_timeout: float = 10.0,
         max_concurrent_requests: int = 256,
         notification_buffer: int = 64,
+        on_input_ended: Callable[[], None] | None = None,
     ) -> None:
         self.stream = stream
         self.connection = connection
@@ -164,8 +168,9 @@ class Session:
         self._closed_error: ConnectionClosed | None = None
         self._input_ended = False
         self._finished = trio.Event()
+        self._on_input_ended = on_input_ended
 
-    # -- state ------------------------------------------------------------------------------------
+    # -- state ------------------------------------------------------------------------------
 
     @property
     def closed(self) -> bool:
@@ -182,7 +187,7 @@ class Session:
         or the session closed)."""
         await self._finished.wait()
 
-    # -- running ----------------------------------------------------------------------------------
+    # -- running ----------------------------------------------------------------------------
 
     async def _run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         try:
@@ -215,6 +220,8 @@ class Session:
                 await process(item, handlers)  # type: ignore[arg-type]
         self._input_ended = True
         self._fail_all(self._closure("the peer closed the connection"))
+        if self._on_input_ended is not None:
+            self._on_input_ended()
 
     def _closure(self, message: str) -> ConnectionClosed:
         details = getattr(self.stream, "close_details", None)
@@ -312,7 +319,7 @@ class Session:
         for waiter in self._waiters.values():
             waiter.deliver(_Closed(error))
 
-    # -- sending ----------------------------------------------------------------------------------
+    # -- sending ----------------------------------------------------------------------------
 
     async def _send(self, message: rpc.Message, *, related: Any = None) -> None:
         if self._closed_error is not None:
@@ -372,10 +379,12 @@ class Session:
         *,
         progress: bool = False,
         model: type[Any] | None = None,
+        notify_cancel: bool = True,
     ) -> AsyncIterator[Call[Any]]:
         """Send a request the connection already registered (``Connection.send_request`` or
         ``Connection.initialize_request``) and track it for the block, as
-        :meth:`open_request` does."""
+        :meth:`open_request` does. With ``notify_cancel=False`` a request abandoned
+        unanswered is forgotten without telling the peer (an era probe)."""
         waiter = Waiter(progress=progress)
         self._waiters[pending.id] = waiter
         try:
@@ -383,9 +392,9 @@ class Session:
             yield Call(self, pending, waiter, model)
         finally:
             del self._waiters[pending.id]
-            if waiter.answer is None:
+            if waiter.answer is None and notify_cancel:
                 await self._cancel(pending, "the caller stopped waiting")
-            elif type(waiter.answer) is _Closed:
+            elif waiter.answer is None or type(waiter.answer) is _Closed:
                 self.connection.forget(pending)
 
     async def _cancel(self, pending: OutboundRequest, reason: str) -> None:
@@ -539,7 +548,7 @@ class Session:
         await self.send_notification("notifications/message", params, related=related)
         return True
 
-    # -- closing ----------------------------------------------------------------------------------
+    # -- closing ----------------------------------------------------------------------------
 
     async def aclose(self) -> None:
         """Close the stream, cancel every handler, and fail every waiting request with

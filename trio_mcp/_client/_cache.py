@@ -1,0 +1,56 @@
+"""Client-side caching of modern results by their ``ttlMs`` hint (2026-07-28).
+
+Entries are keyed by method and the parameters that affect the result (the
+cursor of a list page, the URI of a read). Freshness is measured on the
+Trio clock, so tests drive it with ``MockClock``. A list-changed or
+resource-updated notification invalidates the matching entries at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+__all__ = ["ResultCache"]
+
+_LIST_METHODS = {
+    "tools": ("tools/list",),
+    "prompts": ("prompts/list",),
+    "resources": ("resources/list", "resources/templates/list"),
+}
+
+
+class ResultCache:
+    def __init__(self, *, max_entries: int = 256) -> None:
+        self._entries: dict[tuple[str, str], tuple[float, Any]] = {}
+        self.max_entries = max_entries
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, method: str, key: str) -> Any | None:
+        entry = self._entries.get((method, key))
+        if entry is None or trio.current_time() >= entry[0]:
+            self.misses += 1
+            return None
+        self.hits += 1
+        return entry[1]
+
+    def put(self, method: str, key: str, result: Any) -> None:
+        ttl_ms = getattr(result, "ttl_ms", None)
+        if not ttl_ms or ttl_ms <= 0:
+            return
+        if len(self._entries) >= self.max_entries:
+            self._entries.pop(next(iter(self._entries)))
+        self._entries[(method, key)] = (trio.current_time() + ttl_ms / 1000, result)
+
+    def invalidate_list(self, kind: str) -> None:
+        for method in _LIST_METHODS.get(kind, ()):
+            for entry in [k for k in self._entries if k[0] == method]:
+                del self._entries[entry]
+
+    def invalidate_resource(self, uri: str) -> None:
+        self._entries.pop(("resources/read", uri), None)
+
+    def clear(self) -> None:
+        self._entries.clear()

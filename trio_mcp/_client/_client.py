@@ -1,0 +1,753 @@
+"""The :class:`Client`: a typed API over a session with one MCP server, in either era."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import math
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Literal, TypeAlias, TypeVar
+
+import trio
+
+from .. import _jsonrpc as rpc
+from .._errors import ErrorCode, McpError, ProtocolError, UnsupportedProtocolVersion
+from .._protocol._connection import Connection
+from .._protocol._envelope import SUBSCRIPTION_ID
+from .._protocol._era import EraCache, judge_probe
+from .._protocol._events import InboundRequest
+from .._protocol._lifecycle import Phase
+from .._session._engine import ProgressCallback, Session, connect_session
+from .._transports._stream import MessageStream
+from .._types._base import Implementation, LoggingLevel, Request
+from .._types._capabilities import (
+    ClientCapabilities,
+    ElicitationCapability,
+    RootsCapability,
+    SamplingCapability,
+    ServerCapabilities,
+)
+from .._types._completion import (
+    CompleteResult,
+    Completion,
+    PromptReference,
+    ResourceTemplateReference,
+)
+from .._types._converter import converter_for, structure
+from .._types._elicitation import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
+from .._types._lifecycle import DiscoverResult
+from .._types._mrtr import InputRequiredResult
+from .._types._notifications import LoggingMessageNotificationParams
+from .._types._prompts import GetPromptResult, ListPromptsResult, Prompt
+from .._types._resources import (
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+)
+from .._types._roots import ListRootsResult, Root
+from .._types._sampling import CreateMessageRequestParams, CreateMessageResult
+from .._types._subscriptions import SubscriptionFilter
+from .._types._tools import CallToolResult, ListToolsResult, Tool
+from .._util import open_nursery_unwrapped
+from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS, Era
+from ._cache import ResultCache
+from ._listen import Change, Listener
+
+__all__ = [
+    "Client",
+    "ElicitationHandler",
+    "LogHandler",
+    "RootsHandler",
+    "SamplingHandler",
+    "connect_client",
+    "open_client",
+]
+
+log = logging.getLogger("trio_mcp.client")
+
+T = TypeVar("T")
+
+#: Answers ``sampling/createMessage``.
+SamplingHandler: TypeAlias = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
+#: Answers ``roots/list``.
+RootsHandler: TypeAlias = Callable[[], Awaitable[Sequence[Root]]]
+#: Answers ``elicitation/create`` (form or URL mode).
+ElicitationHandler: TypeAlias = Callable[
+    [ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[ElicitResult]
+]
+#: Receives the server's log messages.
+LogHandler: TypeAlias = Callable[[LoggingMessageNotificationParams], Awaitable[None] | None]
+
+_LIST_CHANGED = {
+    "notifications/tools/list_changed": "tools",
+    "notifications/prompts/list_changed": "prompts",
+    "notifications/resources/list_changed": "resources",
+}
+
+
+class Client:
+    """A connected MCP client. Create it with :func:`open_client` (or a transport's own
+    ``open_*_client``); every method blocks until the server answers, and cancelling the
+    call cancels the request on the server.
+
+    Attributes:
+        session: the underlying :class:`~trio_mcp.session.Session`.
+        era: ``"modern"`` or ``"legacy"``.
+        protocol_version: the revision in use.
+        server_info, server_capabilities, instructions: what the server said.
+    """
+
+    def __init__(
+        self,
+        *,
+        sampling: SamplingHandler | None = None,
+        roots: RootsHandler | None = None,
+        elicitation: ElicitationHandler | None = None,
+        on_log: LogHandler | None = None,
+        cache: bool = True,
+        max_input_rounds: int = 8,
+        validate_output: bool = True,
+    ) -> None:
+        self._sampling = sampling
+        self._roots = roots
+        self._elicitation = elicitation
+        self._on_log = on_log
+        self.cache = ResultCache() if cache else None
+        self.max_input_rounds = max_input_rounds
+        self.validate_output = validate_output
+        self._output_schemas: dict[str, Any] = {}
+        self._validators: dict[str, Any] = {}
+        self._listeners: set[Listener] = set()
+        self._listeners_by_id: dict[Any, Listener] = {}
+        self.session: Session
+        self.discovery: DiscoverResult | None = None
+
+    # -- what we declare --------------------------------------------------------------------
+
+    def capabilities(
+        self, *, sampling_tools: bool = False, elicitation_modes: Sequence[str] = ("form",)
+    ) -> ClientCapabilities:
+        return ClientCapabilities(
+            sampling=(
+                SamplingCapability(tools={} if sampling_tools else None)
+                if self._sampling is not None
+                else None
+            ),
+            roots=RootsCapability(list_changed=True) if self._roots is not None else None,
+            elicitation=(
+                ElicitationCapability(
+                    form={} if "form" in elicitation_modes else None,
+                    url={} if "url" in elicitation_modes else None,
+                )
+                if self._elicitation is not None
+                else None
+            ),
+        )
+
+    # -- state ------------------------------------------------------------------------------
+
+    @property
+    def connection(self) -> Connection:
+        return self.session.connection
+
+    @property
+    def protocol_version(self) -> str:
+        assert self.connection.version is not None
+        return self.connection.version
+
+    @property
+    def era(self) -> Era:
+        return "modern" if self.protocol_version in MODERN_VERSIONS else "legacy"
+
+    @property
+    def server_info(self) -> Implementation | None:
+        return self.connection.peer_info
+
+    @property
+    def server_capabilities(self) -> ServerCapabilities:
+        caps = self.connection.peer_capabilities
+        return caps if isinstance(caps, ServerCapabilities) else ServerCapabilities()
+
+    @property
+    def instructions(self) -> str | None:
+        return self.connection.peer_instructions
+
+    # -- opening ----------------------------------------------------------------------------
+
+    async def _open(
+        self,
+        *,
+        protocol_version: str | None,
+        probe_timeout: float,
+        handshake_timeout: float,
+        era_cache: EraCache | None,
+        peer: str | None,
+    ) -> None:
+        conn = self.connection
+        if protocol_version is not None:
+            if protocol_version not in SUPPORTED_VERSIONS:
+                raise ValueError(f"unsupported protocol version {protocol_version!r}")
+            if protocol_version in MODERN_VERSIONS:
+                await self._open_modern(protocol_version, handshake_timeout)
+            else:
+                await self._initialize(protocol_version, handshake_timeout)
+            return
+        remembered = era_cache.get(peer) if era_cache is not None and peer is not None else None
+        if remembered is not None:
+            era, version = remembered
+            if era == "modern" and version in conn.modern_versions:
+                await self._open_modern(version, handshake_timeout)
+            else:
+                await self._initialize(conn.legacy_versions[0], handshake_timeout)
+            return
+        if conn.modern_versions:
+            verdict = await self._probe(probe_timeout)
+        else:
+            verdict = None
+        if verdict is not None and verdict.era == "modern":
+            assert verdict.version is not None
+            if verdict.discovery is not None:
+                conn.use_modern(verdict.version)
+                conn.record_discovery(verdict.discovery)
+                self.discovery = verdict.discovery
+            else:
+                await self._open_modern(verdict.version, handshake_timeout)
+        else:
+            if not conn.legacy_versions:
+                raise UnsupportedProtocolVersion(
+                    "the server speaks no modern protocol version, and we speak no legacy one",
+                    supported=[],
+                    requested=conn.modern_versions[0],
+                )
+            await self._initialize(conn.legacy_versions[0], handshake_timeout)
+        if era_cache is not None and peer is not None:
+            era_cache.remember(
+                peer, self.era, self.protocol_version if self.era == "modern" else None
+            )
+
+    async def _probe(self, limit: float) -> Any:
+        """Send ``server/discover`` before any handshake and judge the era (stdio's way)."""
+        conn = self.connection
+        pending, message = conn.send_request("server/discover", None)
+        answer = None
+        async with self.session.track(pending, message, notify_cancel=False) as call:
+            with trio.move_on_after(limit):
+                answer = await call.answer()
+        return judge_probe(answer, conn.modern_versions)
+
+    async def _open_modern(self, version: str, limit: float) -> None:
+        conn = self.connection
+        conn.use_modern(version)
+        with trio.fail_after(limit):
+            try:
+                result = await self.session.send_request(
+                    "server/discover", None, model=DiscoverResult
+                )
+            except UnsupportedProtocolVersion as exc:
+                raise UnsupportedProtocolVersion(
+                    f"the server does not speak {version}",
+                    supported=exc.supported,
+                    requested=version,
+                ) from None
+        conn.record_discovery(result)
+        self.discovery = result
+
+    async def _initialize(self, version: str, limit: float) -> None:
+        conn = self.connection
+        pending, message = conn.initialize_request(version)
+        with trio.fail_after(limit):
+            async with self.session.track(pending, message) as call:
+                answer = await call.answer()
+        _, initialized = conn.complete_initialize(answer)
+        await self.session._send(initialized)
+
+    # -- answering the server ---------------------------------------------------------------
+
+    async def _handle_request(self, session: Session, request: InboundRequest) -> Any:
+        return await self._answer(request.method, request.params)
+
+    async def _answer(self, method: str, params: Any) -> Any:
+        if method == "sampling/createMessage" and self._sampling is not None:
+            return await self._sampling(params)
+        if method == "roots/list" and self._roots is not None:
+            return ListRootsResult(roots=list(await self._roots()))
+        if method == "elicitation/create" and self._elicitation is not None:
+            return await self._elicitation(params)
+        raise McpError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
+
+    async def _on_notification(self, session: Session, method: str, params: Any) -> None:
+        if method == "notifications/message":
+            if self._on_log is not None:
+                outcome = self._on_log(params)
+                if inspect.isawaitable(outcome):
+                    await outcome
+            else:
+                log.log(_python_level(params.level), "server: %s", params.data)
+            return
+        subscription = _subscription_id(params)
+        kind = _LIST_CHANGED.get(method)
+        if kind is not None:
+            if self.cache is not None:
+                self.cache.invalidate_list(kind)
+            self._output_schemas.clear() if kind == "tools" else None
+            self._route(Change(kind), subscription)  # type: ignore[arg-type]
+        elif method == "notifications/resources/updated":
+            if self.cache is not None:
+                self.cache.invalidate_resource(params.uri)
+            self._route(Change("updated", params.uri), subscription)
+        elif method == "notifications/subscriptions/acknowledged":
+            listener = self._listeners_by_id.get(subscription)
+            if listener is not None:
+                listener.acknowledge(params.notifications)
+
+    def _route(self, change: Change, subscription: Any) -> None:
+        if subscription is not None:
+            listener = self._listeners_by_id.get(subscription)
+            if listener is not None and listener.wants(change):
+                listener.deliver(change)
+            return
+        for listener in list(self._listeners):
+            if listener.wants(change):
+                listener.deliver(change)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    async def _request(
+        self, request: Request[T], *, on_progress: ProgressCallback | None = None
+    ) -> T:
+        return await self.session.request(request, on_progress=on_progress)
+
+    async def _send(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        model: type[T],
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> T:
+        result: T = await self.session.send_request(
+            method, params, on_progress=on_progress, model=model
+        )
+        return result
+
+    def _write(self, value: Any) -> Any:
+        return converter_for(self.protocol_version).unstructure(value)
+
+    async def ping(self) -> None:
+        """Check the server is alive (legacy era; a modern server answers ``server/discover``)."""
+        if self.era == "modern":
+            await self._send("server/discover", None, DiscoverResult)
+        else:
+            await self._send("ping", None, dict)
+
+    async def _with_inputs(
+        self,
+        method: str,
+        params: dict[str, Any],
+        model: type[T],
+        on_progress: ProgressCallback | None = None,
+    ) -> T:
+        """Send a request; answer each ``InputRequiredResult`` with our handlers and retry
+        (a new request id, the same ``requestState``), for at most ``max_input_rounds``."""
+        current = params
+        for _ in range(self.max_input_rounds + 1):
+            result = await self._send(method, current, model, on_progress=on_progress)
+            if not isinstance(result, InputRequiredResult):
+                return result
+            responses = {}
+            for key, request in (result.input_requests or {}).items():
+                answer = await self._answer(request.method, request.params)
+                responses[key] = self._write(answer)
+            current = dict(params)
+            if responses:
+                current["inputResponses"] = responses
+            if result.request_state is not None:
+                current["requestState"] = result.request_state
+        raise McpError(
+            f"{method}: the server still wanted input after {self.max_input_rounds} rounds",
+            code=ErrorCode.INTERNAL_ERROR,
+        )
+
+    # -- tools ------------------------------------------------------------------------------
+
+    async def list_tools_page(self, cursor: str | None = None) -> ListToolsResult:
+        """One page of ``tools/list`` (served from the cache while fresh)."""
+        result = await self._cached_list("tools/list", cursor, ListToolsResult)
+        for tool in result.tools:
+            self._remember_output_schema(tool)
+        return result
+
+    async def list_tools(self) -> list[Tool]:
+        """Every tool, following pagination."""
+        return await self._all(self.list_tools_page, "tools")
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult:
+        """Call a tool. Blocks until it finishes (answering any input the server asks for).
+
+        ``on_progress`` receives progress updates. A tool that fails returns a
+        result with ``is_error`` set; it does not raise.
+
+        Raises:
+            McpError: a protocol error (unknown tool, ...).
+            ProtocolError: the server's structured content breaks the tool's
+                ``outputSchema``.
+        """
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        result = await self._with_inputs("tools/call", params, CallToolResult, on_progress)
+        if self.validate_output and not result.is_error:
+            await self._check_output(name, result)
+        return result
+
+    def _remember_output_schema(self, tool: Tool) -> None:
+        self._output_schemas[tool.name] = tool.output_schema
+        self._validators.pop(tool.name, None)
+
+    async def _check_output(self, name: str, result: CallToolResult) -> None:
+        if name not in self._output_schemas and self.server_capabilities.tools is not None:
+            try:
+                await self.list_tools()
+            except McpError:
+                return
+        schema = self._output_schemas.get(name)
+        if schema is None:
+            return
+        if result.structured_content is None:
+            raise ProtocolError(
+                f"tool {name!r} declares an outputSchema but returned no structured content"
+            )
+        validator = self._validators.get(name)
+        if validator is None:
+            from .._server._jsonschema import SchemaValidator
+
+            try:
+                validator = self._validators[name] = SchemaValidator(schema)
+            except ValueError as exc:
+                raise ProtocolError(f"tool {name!r} has an invalid outputSchema: {exc}") from None
+        problems = validator.errors(result.structured_content)
+        if problems:
+            raise ProtocolError(
+                f"tool {name!r} returned structured content that breaks its outputSchema: "
+                + "; ".join(problems)
+            )
+
+    # -- resources --------------------------------------------------------------------------
+
+    async def list_resources_page(self, cursor: str | None = None) -> ListResourcesResult:
+        return await self._cached_list("resources/list", cursor, ListResourcesResult)
+
+    async def list_resources(self) -> list[Resource]:
+        return await self._all(self.list_resources_page, "resources")
+
+    async def list_resource_templates_page(
+        self, cursor: str | None = None
+    ) -> ListResourceTemplatesResult:
+        return await self._cached_list(
+            "resources/templates/list", cursor, ListResourceTemplatesResult
+        )
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return await self._all(self.list_resource_templates_page, "resource_templates")
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read a resource (served from the cache while fresh, in the modern era).
+
+        Raises:
+            McpError: not found (-32602; -32002 from older servers), or another error.
+        """
+        if self.cache is not None:
+            cached = self.cache.get("resources/read", uri)
+            if cached is not None:
+                await trio.lowlevel.checkpoint()
+                return cached  # type: ignore[no-any-return]
+        result = await self._with_inputs("resources/read", {"uri": uri}, ReadResourceResult)
+        if self.cache is not None and self.era == "modern":
+            self.cache.put("resources/read", uri, result)
+        return result
+
+    # -- prompts ----------------------------------------------------------------------------
+
+    async def list_prompts_page(self, cursor: str | None = None) -> ListPromptsResult:
+        return await self._cached_list("prompts/list", cursor, ListPromptsResult)
+
+    async def list_prompts(self) -> list[Prompt]:
+        return await self._all(self.list_prompts_page, "prompts")
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> GetPromptResult:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return await self._with_inputs("prompts/get", params, GetPromptResult)
+
+    # -- completion and logging -------------------------------------------------------------
+
+    async def complete(
+        self,
+        ref: PromptReference | ResourceTemplateReference,
+        argument: str,
+        value: str,
+        *,
+        context: Mapping[str, str] | None = None,
+    ) -> Completion:
+        """Completion candidates for ``argument`` of a prompt or resource template."""
+        params: dict[str, Any] = {
+            "ref": self._write(ref),
+            "argument": {"name": argument, "value": value},
+        }
+        if context is not None:
+            params["context"] = {"arguments": dict(context)}
+        result = await self._send("completion/complete", params, CompleteResult)
+        return result.completion
+
+    async def set_log_level(self, level: LoggingLevel) -> None:
+        """Ask for server log messages at ``level`` and above.
+
+        Legacy era: ``logging/setLevel``. Modern era: every later request carries
+        ``logLevel`` (the server logs only for requests that ask).
+        """
+        if self.era == "modern":
+            self.connection.request_log_level = level
+            await trio.lowlevel.checkpoint()
+            return
+        await self._send("logging/setLevel", {"level": level}, dict)
+
+    async def notify_roots_changed(self) -> None:
+        """Tell a legacy server our roots changed (modern servers ask each time)."""
+        if self.era == "modern":
+            await trio.lowlevel.checkpoint()
+            return
+        await self.session.send_notification("notifications/roots/list_changed")
+
+    # -- subscriptions ----------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+    ) -> AsyncIterator[Listener]:
+        """Change notifications for the duration of the block.
+
+        Modern era: one ``subscriptions/listen`` request, open for the block
+        (entering waits for the server's acknowledgement; leaving cancels it).
+        Legacy era: list changes arrive unasked; ``resources/subscribe`` is sent
+        for each URI on entry and ``resources/unsubscribe`` on exit.
+        """
+        wanted = SubscriptionFilter(
+            tools_list_changed=tools or None,
+            prompts_list_changed=prompts or None,
+            resources_list_changed=resources or None,
+            resource_subscriptions=list(resource_uris) or None,
+        )
+        listener = Listener(wanted)
+        try:
+            if self.era == "modern":
+                params = {"notifications": self._write(wanted)}
+                async with self.session.open_request("subscriptions/listen", params) as call:
+                    self._listeners_by_id[call.id] = listener
+                    async with trio.open_nursery() as nursery:
+
+                        async def await_end() -> None:
+                            try:
+                                await call.result()
+                            except McpError as exc:
+                                log.debug("subscription ended: %s", exc)
+                            finally:
+                                listener.end()
+
+                        nursery.start_soon(await_end)
+                        await listener.wait_acknowledged()
+                        yield listener
+                        nursery.cancel_scope.cancel()
+            else:
+                self._listeners.add(listener)
+                subscribed = []
+                try:
+                    for uri in resource_uris:
+                        await self._send("resources/subscribe", {"uri": uri}, dict)
+                        subscribed.append(uri)
+                    listener.acknowledge(wanted)
+                    yield listener
+                finally:
+                    with (
+                        trio.CancelScope(shield=True),
+                        trio.move_on_after(self.session.cancel_send_timeout),
+                    ):
+                        for uri in subscribed:
+                            try:
+                                await self._send("resources/unsubscribe", {"uri": uri}, dict)
+                            except McpError:
+                                break
+        finally:
+            self._listeners.discard(listener)
+            self._listeners_by_id = {
+                k: v for k, v in self._listeners_by_id.items() if v is not listener
+            }
+            listener.close()
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    async def _cached_list(self, method: str, cursor: str | None, model: type[T]) -> T:
+        key = cursor or ""
+        if self.cache is not None:
+            cached = self.cache.get(method, key)
+            if cached is not None:
+                await trio.lowlevel.checkpoint()
+                return cached  # type: ignore[no-any-return]
+        params = {"cursor": cursor} if cursor is not None else None
+        result = await self._send(method, params, model)
+        if self.cache is not None and self.era == "modern":
+            self.cache.put(method, key, result)
+        return result
+
+    async def _all(self, page: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
+        items: list[Any] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        while True:
+            result = await page(cursor)
+            items.extend(getattr(result, field))
+            cursor = result.next_cursor
+            if cursor is None:
+                return items
+            if cursor in seen:
+                raise ProtocolError(f"the server repeated cursor {cursor!r}")
+            seen.add(cursor)
+
+    async def aclose(self) -> None:
+        """Close the session (its transport decides what that means for the server)."""
+        await self.session.aclose()
+
+
+def _subscription_id(params: Any) -> Any:
+    meta = getattr(params, "meta", None)
+    if isinstance(meta, dict):
+        return meta.get(SUBSCRIPTION_ID)
+    return None
+
+
+def _python_level(level: str) -> int:
+    return {
+        "debug": logging.DEBUG,
+        "info": logging.INFO,
+        "notice": logging.INFO,
+        "warning": logging.WARNING,
+        "error": logging.ERROR,
+    }.get(level, logging.CRITICAL)
+
+
+async def connect_client(
+    nursery: trio.Nursery,
+    stream: MessageStream,
+    *,
+    name: str = "trio-mcp",
+    version: str = "0.1.0",
+    sampling: SamplingHandler | None = None,
+    sampling_tools: bool = False,
+    roots: RootsHandler | None = None,
+    elicitation: ElicitationHandler | None = None,
+    elicitation_modes: Sequence[Literal["form", "url"]] = ("form",),
+    on_log: LogHandler | None = None,
+    protocol_version: str | None = None,
+    versions: Sequence[str] = SUPPORTED_VERSIONS,
+    probe_timeout: float = 5.0,
+    handshake_timeout: float = 30.0,
+    era_cache: EraCache | None = None,
+    peer: str | None = None,
+    cache: bool = True,
+    max_input_rounds: int = 8,
+    validate_output: bool = True,
+    **session_options: Any,
+) -> Client:
+    """Open a :class:`Client` over ``stream`` whose tasks run in ``nursery`` (yours).
+
+    Blocks through the opening: with ``protocol_version`` that revision is
+    used (no probing); otherwise the era is detected (a ``server/discover``
+    probe, falling back to ``initialize`` on any non-modern answer or after
+    ``probe_timeout`` seconds), remembered in ``era_cache`` under ``peer``.
+
+    Args:
+        sampling, roots, elicitation: handlers for what servers ask of clients;
+            each declares its capability.
+        sampling_tools: declare ``sampling.tools``.
+        elicitation_modes: the elicitation modes declared.
+        on_log: receives server log messages (default: the ``logging`` module).
+        probe_timeout: seconds to wait for the probe's answer (``math.inf``: forever).
+        handshake_timeout: seconds the opening may take (``math.inf``: forever).
+        cache: honour the caching hints of modern results.
+        max_input_rounds: how many ``InputRequiredResult`` rounds one call may take.
+        validate_output: check structured content against each tool's ``outputSchema``.
+        session_options: options of :class:`~trio_mcp.session.Session`.
+
+    Raises:
+        McpError: the server refused the handshake.
+        UnsupportedProtocolVersion: no revision in common.
+        trio.TooSlowError: the opening took longer than ``handshake_timeout``.
+    """
+    client = Client(
+        sampling=sampling,
+        roots=roots,
+        elicitation=elicitation,
+        on_log=on_log,
+        cache=cache,
+        max_input_rounds=max_input_rounds,
+        validate_output=validate_output,
+    )
+    connection = Connection(
+        "client",
+        info=Implementation(name=name, version=version),
+        capabilities=client.capabilities(
+            sampling_tools=sampling_tools, elicitation_modes=elicitation_modes
+        ),
+        versions=versions,
+    )
+    client.session = await connect_session(
+        nursery,
+        stream,
+        connection,
+        handler=client._handle_request,
+        notification_handler=client._on_notification,
+        **session_options,
+    )
+    try:
+        await client._open(
+            protocol_version=protocol_version,
+            probe_timeout=probe_timeout,
+            handshake_timeout=handshake_timeout,
+            era_cache=era_cache,
+            peer=peer,
+        )
+    except BaseException:
+        await client.session.aclose()
+        raise
+    return client
+
+
+@asynccontextmanager
+async def open_client(stream: MessageStream, **options: Any) -> AsyncIterator[Client]:
+    """A :class:`Client` over ``stream`` for the duration of the block (see
+    :func:`connect_client` for the options). Leaving the block closes the session."""
+    async with open_nursery_unwrapped() as nursery:
+        client = await connect_client(nursery, stream, **options)
+        try:
+            yield client
+        finally:
+            await client.aclose()
+
+
+_ = (rpc, Phase, LEGACY_VERSIONS, math, structure)

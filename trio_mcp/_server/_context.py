@@ -1,0 +1,351 @@
+"""The :class:`Context` a handler receives: its request, progress, logging, and what it can
+ask of the client (elicitation, sampling, roots) in either era.
+
+Asking the client
+-----------------
+
+In the legacy era, :meth:`Context.elicit` and friends send a request to the
+client and wait for the answer. In the modern era (2026-07-28) servers send
+no requests: the handler's call raises an internal signal that unwinds it,
+the server answers the client with an ``InputRequiredResult``, and the
+client retries the request with the answers. On the retry **the handler runs
+again from the top**, and the same question (the same ``key``; by default
+the n-th question asked) now returns its answer at once. So in the modern
+era, work a handler does before asking is repeated on each round: ask
+first, or make that work idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import trio
+
+from .._errors import ErrorCode, McpError, MissingRequiredClientCapability
+from .._protocol._events import InboundRequest
+from .._session._engine import Session
+from .._types._base import Implementation, LoggingLevel, Request
+from .._types._capabilities import ClientCapabilities
+from .._types._content import SamplingMessageContentBlock, TextContent
+from .._types._converter import structure
+from .._types._elicitation import (
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+)
+from .._types._methods import MRTR_METHODS
+from .._types._roots import ListRootsRequest, Root
+from .._types._sampling import (
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ModelPreferences,
+    SamplingMessage,
+    ToolChoice,
+)
+from .._types._tools import Tool
+from .._versions import MODERN_VERSIONS, Era
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+__all__ = ["Context", "InputRequired", "Inputs"]
+
+
+class InputRequired(BaseException):
+    """Unwinds a modern-era handler that needs input from the client.
+
+    A ``BaseException`` (like ``trio.Cancelled``) so ``except Exception`` in
+    handler code does not swallow it.
+    """
+
+    def __init__(self, requests: dict[str, Request[Any]]) -> None:
+        super().__init__(f"input required: {', '.join(requests)}")
+        self.requests = requests
+
+
+@attrs.define
+class Inputs:
+    """A modern request's answers so far (from ``requestState`` and ``inputResponses``)."""
+
+    answers: dict[str, Any]
+    round: int = 0
+    asked: int = 0
+
+
+def _capability_needed(request: Request[Any]) -> dict[str, Any] | None:
+    """The client capability (as a capabilities object) ``request`` needs, with what it
+    must contain."""
+    if isinstance(request, ElicitRequest):
+        if isinstance(request.params, ElicitRequestURLParams):
+            return {"elicitation": {"url": {}}}
+        return {"elicitation": {}}
+    if isinstance(request, CreateMessageRequest):
+        if request.params.tools or request.params.tool_choice:
+            return {"sampling": {"tools": {}}}
+        return {"sampling": {}}
+    if isinstance(request, ListRootsRequest):
+        return {"roots": {}}
+    return None
+
+
+def _has(capabilities: ClientCapabilities | None, needed: dict[str, Any]) -> bool:
+    if capabilities is None:
+        return False
+    ((name, inner),) = needed.items()
+    cap = getattr(capabilities, name, None)
+    if cap is None:
+        return False
+    if name == "elicitation":
+        # An empty elicitation capability means form mode only.
+        if "url" in inner:
+            return cap.url is not None
+        return cap.form is not None or cap.url is None
+    return all(getattr(cap, key, None) is not None for key in inner)
+
+
+class Context:
+    """What a handler can do besides returning its result.
+
+    Ask for it by annotating a parameter with ``Context``::
+
+        @server.tool()
+        async def fetch(url: str, ctx: Context) -> str:
+            await ctx.info(f"fetching {url}")
+            ...
+
+    The context is valid while the handler runs.
+    """
+
+    def __init__(
+        self, server: Server, session: Session, request: InboundRequest, inputs: Inputs | None
+    ) -> None:
+        self.server = server
+        self.session = session
+        self.request = request
+        self._inputs = inputs
+
+    # -- what the request says --------------------------------------------------------------
+
+    @property
+    def request_id(self) -> Any:
+        return self.request.id
+
+    @property
+    def method(self) -> str:
+        return self.request.method
+
+    @property
+    def protocol_version(self) -> str:
+        """The revision this request is answered in."""
+        return self.request.version
+
+    @property
+    def era(self) -> Era:
+        return "modern" if self.request.version in MODERN_VERSIONS else "legacy"
+
+    @property
+    def client_info(self) -> Implementation | None:
+        if self.request.envelope is not None:
+            return self.request.envelope.client_info
+        return self.session.connection.peer_info
+
+    @property
+    def client_capabilities(self) -> ClientCapabilities | None:
+        if self.request.envelope is not None:
+            return self.request.envelope.client_capabilities
+        caps = self.session.connection.peer_capabilities
+        return caps if isinstance(caps, ClientCapabilities) else None
+
+    @property
+    def round(self) -> int:
+        """Modern era: how many times this request was retried with input (0 at first)."""
+        return self._inputs.round if self._inputs is not None else 0
+
+    # -- progress and logging ---------------------------------------------------------------
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress, if the client asked for it (otherwise a no-op).
+
+        Blocks while the notification is sent.
+        """
+        await self.session.send_progress(self.request, progress, total, message)
+
+    async def log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> None:
+        """Send a log message to the client, if it wants this level.
+
+        Legacy era: at or above the level set with ``logging/setLevel``. Modern
+        era: only if this request set ``logLevel``, and on this request's
+        stream only. Blocks while the notification is sent.
+        """
+        await self.session.log(level, data, logger=logger, related=self.request)
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("info", data, logger=logger)
+
+    async def notice(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("notice", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("error", data, logger=logger)
+
+    # -- asking the client ------------------------------------------------------------------
+
+    async def ask(self, requests: Mapping[str, Request[Any]]) -> dict[str, Any]:
+        """Ask the client several things at once; returns the typed answers by key.
+
+        Legacy era: the requests go out together and this blocks until all are
+        answered. Modern era: see the module notes (the handler is re-run).
+
+        Raises:
+            MissingRequiredClientCapability: the client did not declare a capability
+                one of the requests needs (nothing is sent).
+            McpError: the client answered one of them with an error (legacy era).
+        """
+        requests = dict(requests)
+        capabilities = self.client_capabilities
+        missing: dict[str, Any] = {}
+        for request in requests.values():
+            needed = _capability_needed(request)
+            if needed is not None and not _has(capabilities, needed):
+                missing.update(needed)
+        if missing:
+            await trio.lowlevel.checkpoint()
+            raise MissingRequiredClientCapability(
+                f"the client did not declare {', '.join(missing)} support, "
+                "which this request needs",
+                required_capabilities=missing,
+            )
+        if self.era == "legacy":
+            return await self._ask_legacy(requests)
+        return await self._ask_modern(requests)
+
+    async def _ask_legacy(self, requests: dict[str, Request[Any]]) -> dict[str, Any]:
+        answers: dict[str, Any] = {}
+
+        async def one(key: str, request: Request[Any]) -> None:
+            answers[key] = await self.session.request(request)
+
+        if len(requests) == 1:
+            ((key, request),) = requests.items()
+            await one(key, request)
+        else:
+            async with trio.open_nursery() as nursery:
+                for key, request in requests.items():
+                    nursery.start_soon(one, key, request)
+        return answers
+
+    async def _ask_modern(self, requests: dict[str, Request[Any]]) -> dict[str, Any]:
+        await trio.lowlevel.checkpoint()
+        if self._inputs is None or self.request.method not in MRTR_METHODS:
+            raise McpError(
+                f"{self.request.method} cannot ask the client for input in protocol version "
+                f"{self.request.version}",
+                code=ErrorCode.INTERNAL_ERROR,
+            )
+        unanswered = {k: r for k, r in requests.items() if k not in self._inputs.answers}
+        if unanswered:
+            raise InputRequired(unanswered)
+        answers = {}
+        for key, request in requests.items():
+            try:
+                answers[key] = structure(self._inputs.answers[key], request.result_model)
+            except ValueError as exc:
+                raise McpError(
+                    f"Invalid params: inputResponses[{key!r}]: {exc}", code=ErrorCode.INVALID_PARAMS
+                ) from None
+        return answers
+
+    def _next_key(self, key: str | None) -> str:
+        if key is not None:
+            return key
+        if self._inputs is None:
+            self._inputs = Inputs(answers={})
+        self._inputs.asked += 1
+        return f"input-{self._inputs.asked}"
+
+    async def _ask_one(self, request: Request[Any], key: str | None) -> Any:
+        key = self._next_key(key)
+        return (await self.ask({key: request}))[key]
+
+    async def elicit(
+        self, message: str, schema: Mapping[str, Any], *, key: str | None = None
+    ) -> ElicitResult:
+        """Ask the user for structured input (form mode).
+
+        ``schema`` is the requested JSON Schema: a flat object of primitive
+        properties (strings, numbers, booleans, enums), as the spec restricts.
+        Returns the user's answer: ``accept`` with ``content``, ``decline`` or
+        ``cancel``.
+        """
+        requested = dict(schema)
+        requested.setdefault("type", "object")
+        params = ElicitRequestFormParams(message=message, requested_schema=requested)
+        result: ElicitResult = await self._ask_one(ElicitRequest(params=params), key)
+        return result
+
+    async def elicit_url(self, message: str, url: str, *, key: str | None = None) -> ElicitResult:
+        """Ask the user to complete an interaction at ``url``, out of band (URL mode).
+
+        In the legacy era (2025-11-25) an ``elicitationId`` is generated and
+        :meth:`Server.complete_elicitation` announces completion. In the modern
+        era the client retries once the user is done.
+        """
+        import secrets
+
+        elicitation_id = secrets.token_urlsafe(12) if self.era == "legacy" else None
+        params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
+        result: ElicitResult = await self._ask_one(ElicitRequest(params=params), key)
+        return result
+
+    async def sample(
+        self,
+        messages: str | Sequence[SamplingMessage],
+        *,
+        max_tokens: int,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        stop_sequences: Sequence[str] | None = None,
+        model_preferences: ModelPreferences | None = None,
+        tools: Sequence[Tool] | None = None,
+        tool_choice: ToolChoice | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        key: str | None = None,
+    ) -> CreateMessageResult:
+        """Ask the client's model for a completion (``sampling/createMessage``).
+
+        ``messages`` may be a plain string (one user message). ``tools`` needs a
+        client that declared ``sampling.tools``.
+        """
+        if isinstance(messages, str):
+            content: SamplingMessageContentBlock = TextContent(text=messages)
+            messages = [SamplingMessage(role="user", content=content)]
+        params = CreateMessageRequestParams(
+            messages=list(messages),
+            max_tokens=max_tokens,
+            system_prompt=system_prompt,
+            temperature=temperature,
+            stop_sequences=list(stop_sequences) if stop_sequences is not None else None,
+            model_preferences=model_preferences,
+            tools=list(tools) if tools is not None else None,
+            tool_choice=tool_choice,
+            metadata=dict(metadata) if metadata is not None else None,
+        )
+        result: CreateMessageResult = await self._ask_one(CreateMessageRequest(params=params), key)
+        return result
+
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
+        """The client's roots (``roots/list``)."""
+        result = await self._ask_one(ListRootsRequest(), key)
+        return list(result.roots)

@@ -1,0 +1,334 @@
+"""Answering one connection's requests: the method handlers of a :class:`Server`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from .._errors import ErrorCode, McpError
+from .._protocol._envelope import SUBSCRIPTION_ID
+from .._protocol._events import InboundRequest
+from .._protocol._lifecycle import Phase
+from .._session._engine import Session
+from .._types._base import EmptyResult
+from .._types._completion import CompleteResult, Completion, PromptReference
+from .._types._converter import converter_for
+from .._types._mrtr import InputRequiredResult
+from .._types._prompts import GetPromptResult, ListPromptsResult
+from .._types._resources import (
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ReadResourceResult,
+)
+from .._types._subscriptions import SubscriptionFilter, SubscriptionsListenResult
+from .._types._tools import CallToolResult, ListToolsResult
+from .._versions import MODERN_VERSIONS
+from ._context import Context, InputRequired, Inputs
+from ._pagination import paginate
+from ._request_state import binding_of
+from ._resources import not_found
+from ._subscriptions import Change, Subscriber
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+__all__ = ["Dispatcher"]
+
+Handler = Callable[[Context, Any], Awaitable[Any]]
+
+_NOTIFICATION_FOR = {
+    "tools": "notifications/tools/list_changed",
+    "prompts": "notifications/prompts/list_changed",
+    "resources": "notifications/resources/list_changed",
+}
+
+
+class Dispatcher:
+    """The request and notification handlers of one served connection."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        #: Legacy ``resources/subscribe``: the URIs this connection subscribed to.
+        self.subscribed_uris: set[str] = set()
+        self.legacy_subscriber: Subscriber | None = None
+        #: Open ``subscriptions/listen`` streams of this connection.
+        self._listening: set[Subscriber] = set()
+        self._handlers: dict[str, Handler] = {
+            "tools/list": self._list_tools,
+            "tools/call": self._call_tool,
+            "resources/list": self._list_resources,
+            "resources/templates/list": self._list_templates,
+            "resources/read": self._read_resource,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
+            "prompts/list": self._list_prompts,
+            "prompts/get": self._get_prompt,
+            "completion/complete": self._complete,
+            "subscriptions/listen": self._listen,
+        }
+
+    # -- entry points (Session callbacks) ---------------------------------------------------
+
+    async def handle(self, session: Session, request: InboundRequest) -> Any:
+        handler = self._handlers.get(request.method)
+        if handler is None:
+            custom = self.server._custom_methods.get(request.method)
+            if custom is None:
+                raise McpError(
+                    f"Method not found: {request.method}", code=ErrorCode.METHOD_NOT_FOUND
+                )
+            return await custom(Context(self.server, session, request, None), request.params)
+        return await handler(Context(self.server, session, request, None), request.params)
+
+    async def on_notification(self, session: Session, method: str, params: Any) -> None:
+        callback = self.server._notification_callbacks.get(method)
+        if callback is not None:
+            await callback(params)
+
+    # -- modern multi round-trip requests ---------------------------------------------------
+
+    async def _gathering_input(
+        self, ctx: Context, params: Any, run: Callable[[Context], Awaitable[Any]]
+    ) -> Any:
+        """Run ``run`` with the request's answers so far; if it asks for more, answer with an
+        ``InputRequiredResult`` carrying the questions and a sealed ``requestState``."""
+        request = ctx.request
+        if request.version not in MODERN_VERSIONS:
+            return await run(ctx)
+        sealer = self.server._sealer
+        binding = binding_of(request.method, request.raw_params)
+        inputs = Inputs(answers={})
+        if params.request_state is not None:
+            state = sealer.open(params.request_state, binding=binding)
+            inputs.answers = dict(state.answers)
+            inputs.round = state.round
+            responses = params.input_responses or {}
+            if not isinstance(responses, dict):
+                raise McpError(
+                    "Invalid params: inputResponses must be an object",
+                    code=ErrorCode.INVALID_PARAMS,
+                )
+            for key in state.pending:
+                if key in responses:
+                    inputs.answers[key] = responses[key]
+        ctx = Context(self.server, ctx.session, request, inputs)
+        try:
+            return await run(ctx)
+        except InputRequired as need:
+            state_token = sealer.seal(
+                binding=binding,
+                answers=inputs.answers,
+                pending=tuple(need.requests),
+                round=inputs.round + 1,
+            )
+            return InputRequiredResult(
+                input_requests=need.requests,  # type: ignore[arg-type]
+                request_state=state_token,
+            )
+
+    # -- tools ------------------------------------------------------------------------------
+
+    def _cache_hints(self, ctx: Context, ttl_ms: int | None = None) -> dict[str, Any]:
+        return {
+            "ttl_ms": self.server.cache_ttl_ms if ttl_ms is None else ttl_ms,
+            "cache_scope": self.server.cache_scope,
+        }
+
+    async def _list_tools(self, ctx: Context, params: Any) -> ListToolsResult:
+        await trio.lowlevel.checkpoint()
+        tools = [spec.tool for spec in self.server._tools.values()]
+        page, cursor = paginate("tools", tools, params.cursor, self.server.page_size)
+        return ListToolsResult(tools=page, next_cursor=cursor, **self._cache_hints(ctx))
+
+    async def _call_tool(self, ctx: Context, params: Any) -> CallToolResult | InputRequiredResult:
+        spec = self.server._tools.get(params.name)
+        if spec is None:
+            await trio.lowlevel.checkpoint()
+            raise McpError(f"Unknown tool: {params.name}", code=ErrorCode.INVALID_PARAMS)
+        arguments = params.arguments
+        return await self._gathering_input(ctx, params, lambda c: spec.call(arguments, c))  # type: ignore[no-any-return]
+
+    # -- resources --------------------------------------------------------------------------
+
+    async def _list_resources(self, ctx: Context, params: Any) -> ListResourcesResult:
+        resources = [spec.resource for spec in self.server._resources.values()]
+        for directory in self.server._directories:
+            resources.extend(directory.list_resources())
+        await trio.lowlevel.checkpoint()
+        page, cursor = paginate("resources", resources, params.cursor, self.server.page_size)
+        return ListResourcesResult(resources=page, next_cursor=cursor, **self._cache_hints(ctx))
+
+    async def _list_templates(self, ctx: Context, params: Any) -> ListResourceTemplatesResult:
+        await trio.lowlevel.checkpoint()
+        templates = [spec.template for spec in self.server._templates]
+        page, cursor = paginate("templates", templates, params.cursor, self.server.page_size)
+        return ListResourceTemplatesResult(
+            resource_templates=page, next_cursor=cursor, **self._cache_hints(ctx)
+        )
+
+    async def _read_resource(
+        self, ctx: Context, params: Any
+    ) -> ReadResourceResult | InputRequiredResult:
+        uri = params.uri
+
+        async def read(c: Context) -> ReadResourceResult:
+            static = self.server._resources.get(uri)
+            if static is not None:
+                contents = await static.read(c)
+                return ReadResourceResult(contents=contents, **self._cache_hints(c, static.ttl_ms))
+            for template in self.server._templates:
+                kwargs = template.match(uri)
+                if kwargs is not None:
+                    contents = await template.read(uri, kwargs, c)
+                    return ReadResourceResult(
+                        contents=contents, **self._cache_hints(c, template.ttl_ms)
+                    )
+            for directory in self.server._directories:
+                found = await directory.read(uri)
+                if found is not None:
+                    return ReadResourceResult(contents=found, **self._cache_hints(c))
+            raise not_found(uri, c.request.version)
+
+        return await self._gathering_input(ctx, params, read)  # type: ignore[no-any-return]
+
+    async def _subscribe(self, ctx: Context, params: Any) -> EmptyResult:
+        await trio.lowlevel.checkpoint()
+        self.subscribed_uris.add(params.uri)
+        if self.legacy_subscriber is not None:
+            self.legacy_subscriber.uris.add(params.uri)
+        return EmptyResult()
+
+    async def _unsubscribe(self, ctx: Context, params: Any) -> EmptyResult:
+        await trio.lowlevel.checkpoint()
+        self.subscribed_uris.discard(params.uri)
+        if self.legacy_subscriber is not None:
+            self.legacy_subscriber.uris.discard(params.uri)
+        return EmptyResult()
+
+    # -- prompts ----------------------------------------------------------------------------
+
+    async def _list_prompts(self, ctx: Context, params: Any) -> ListPromptsResult:
+        await trio.lowlevel.checkpoint()
+        prompts = [spec.prompt for spec in self.server._prompts.values()]
+        page, cursor = paginate("prompts", prompts, params.cursor, self.server.page_size)
+        return ListPromptsResult(prompts=page, next_cursor=cursor, **self._cache_hints(ctx))
+
+    async def _get_prompt(self, ctx: Context, params: Any) -> GetPromptResult | InputRequiredResult:
+        spec = self.server._prompts.get(params.name)
+        if spec is None:
+            await trio.lowlevel.checkpoint()
+            raise McpError(
+                f"Invalid params: unknown prompt {params.name!r}", code=ErrorCode.INVALID_PARAMS
+            )
+        arguments = params.arguments
+        return await self._gathering_input(ctx, params, lambda c: spec.get(arguments, c))  # type: ignore[no-any-return]
+
+    # -- completion -------------------------------------------------------------------------
+
+    async def _complete(self, ctx: Context, params: Any) -> CompleteResult:
+        ref = params.ref
+        if isinstance(ref, PromptReference):
+            if ref.name not in self.server._prompts:
+                await trio.lowlevel.checkpoint()
+                raise McpError(
+                    f"Invalid params: unknown prompt {ref.name!r}", code=ErrorCode.INVALID_PARAMS
+                )
+            key = ("prompt", ref.name, params.argument.name)
+        else:
+            if not any(t.template.uri_template == ref.uri for t in self.server._templates):
+                await trio.lowlevel.checkpoint()
+                raise McpError(
+                    f"Invalid params: unknown resource template {ref.uri!r}",
+                    code=ErrorCode.INVALID_PARAMS,
+                )
+            key = ("resource", ref.uri, params.argument.name)
+        completer = self.server._completers.get(key)
+        if completer is None:
+            await trio.lowlevel.checkpoint()
+            return CompleteResult(completion=Completion(values=[], total=0, has_more=False))
+        context = (params.context.arguments if params.context is not None else None) or {}
+        return CompleteResult(completion=await completer.complete(params.argument.value, context))
+
+    # -- subscriptions (modern) -------------------------------------------------------------
+
+    async def _listen(self, ctx: Context, params: Any) -> SubscriptionsListenResult:
+        """Acknowledge, then forward the changes the client asked for until it cancels (or the
+        server shuts down: then answer, which ends the subscription gracefully)."""
+        wanted: SubscriptionFilter = params.notifications
+        capabilities = self.server.capabilities()
+        resources_caps = capabilities.resources
+        agreed = SubscriptionFilter(
+            tools_list_changed=True if wanted.tools_list_changed and capabilities.tools else None,
+            prompts_list_changed=True
+            if wanted.prompts_list_changed and capabilities.prompts
+            else None,
+            resources_list_changed=True
+            if wanted.resources_list_changed and resources_caps
+            else None,
+            resource_subscriptions=(
+                list(wanted.resource_subscriptions)
+                if wanted.resource_subscriptions and resources_caps and resources_caps.subscribe
+                else None
+            ),
+        )
+        session, request = ctx.session, ctx.request
+        tag = {SUBSCRIPTION_ID: request.id}
+        conv = converter_for(request.version)
+        await session.send_notification(
+            "notifications/subscriptions/acknowledged",
+            {"_meta": tag, "notifications": conv.unstructure(agreed)},
+            related=request,
+        )
+        with self.server._hub.subscribe(
+            tools=bool(agreed.tools_list_changed),
+            prompts=bool(agreed.prompts_list_changed),
+            resources=bool(agreed.resources_list_changed),
+            uris=set(agreed.resource_subscriptions or ()),
+        ) as subscriber:
+            self._listening.add(subscriber)
+            try:
+                async for change in subscriber.receive:
+                    method, notification_params = _notification_for(change)
+                    await session.send_notification(
+                        method, {**notification_params, "_meta": tag}, related=request
+                    )
+            finally:
+                self._listening.discard(subscriber)
+        return SubscriptionsListenResult(meta=dict(tag))
+
+    def end_subscriptions(self) -> None:
+        """End this connection's ``subscriptions/listen`` streams gracefully (its input
+        ended, so nobody will cancel them)."""
+        for subscriber in list(self._listening):
+            subscriber.send.close()
+
+    # -- legacy change notifications --------------------------------------------------------
+
+    async def forward_changes(self, session: Session) -> None:
+        """(legacy sessions) Send list changes and subscribed resource updates, for as long as
+        the session runs. Runs in the session's nursery."""
+        capabilities = session.connection.capabilities
+        with self.server._hub.subscribe(
+            tools=bool(getattr(capabilities, "tools", None)),
+            prompts=bool(getattr(capabilities, "prompts", None)),
+            resources=bool(getattr(capabilities, "resources", None)),
+            uris=self.subscribed_uris,
+        ) as subscriber:
+            self.legacy_subscriber = subscriber
+            async for change in subscriber.receive:
+                if session.connection.phase not in (Phase.OPERATING, Phase.INITIALIZING):
+                    continue  # modern connections get changes on subscriptions/listen only
+                method, params = _notification_for(change)
+                try:
+                    await session.send_notification(method, params or None)
+                except McpError:
+                    pass  # e.g. a capability we did not declare: nothing to send
+
+
+def _notification_for(change: Change) -> tuple[str, dict[str, Any]]:
+    kind, what = change
+    if kind == "updated":
+        return "notifications/resources/updated", {"uri": what}
+    return _NOTIFICATION_FOR[what], {}

@@ -1,0 +1,63 @@
+"""Validating JSON against a JSON Schema given verbatim (a tool's own ``inputSchema`` or
+``outputSchema``), with the ``jsonschema`` library.
+
+Imported lazily: servers whose tools are typed Python functions never load
+it. Remote ``$ref`` are never fetched (the spec forbids it by default): a
+reference that is not inside the schema fails validation. The dialect is
+the schema's ``$schema`` or, by default, 2020-12.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["SchemaValidator"]
+
+
+class SchemaValidator:
+    """A compiled validator for one schema.
+
+    Raises:
+        ValueError: (at construction) the schema itself is invalid, or its
+            dialect is not supported.
+    """
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        try:
+            import jsonschema  # type: ignore[import-untyped]
+            import referencing
+            import referencing.exceptions
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise RuntimeError(
+                "validating a verbatim JSON Schema needs the 'jsonschema' package "
+                "(pip install 'trio-mcp[schema]')"
+            ) from exc
+
+        def refuse(uri: str) -> Any:
+            raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+        schema = dict(schema)
+        dialect = schema.get("$schema", "https://json-schema.org/draft/2020-12/schema")
+        cls = jsonschema.validators.validator_for({"$schema": dialect}, default=None)
+        if cls is None:
+            raise ValueError(f"unsupported JSON Schema dialect {dialect!r}")
+        try:
+            cls.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f"invalid JSON Schema: {exc.message}") from None
+        registry: Any = referencing.Registry(retrieve=refuse)  # type: ignore[call-arg]
+        self._validator = cls(schema, registry=registry)
+        self._errors = (jsonschema.ValidationError, referencing.exceptions.Unresolvable)
+
+    def errors(self, value: Any) -> list[str]:
+        """Every way ``value`` fails the schema (empty if it conforms)."""
+        try:
+            found = sorted(self._validator.iter_errors(value), key=lambda e: list(e.path))
+        except self._errors as exc:
+            return [f"cannot validate: {exc}"]
+        messages = []
+        for error in found[:5]:
+            where = "/".join(str(p) for p in error.absolute_path)
+            messages.append(f"{where}: {error.message}" if where else error.message)
+        return messages

@@ -1,0 +1,329 @@
+"""Resources: static ones, families named by URI templates, and a directory of files."""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import mimetypes
+import os
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, get_args, get_origin, get_type_hints
+
+import attrs
+import trio
+
+from .._errors import ErrorCode, McpError
+from .._types._base import Icon
+from .._types._content import (
+    Annotations,
+    BlobResourceContents,
+    ResourceContents,
+    TextResourceContents,
+)
+from .._types._resources import Resource, ResourceTemplate
+from ._context import Context
+from ._results import dumps_text, to_json
+from ._signature import docstring_summary
+from ._uritemplate import UriTemplate
+
+__all__ = ["DirectoryResources", "ResourceSpec", "TemplateSpec", "contents_for", "not_found"]
+
+Reader = Callable[..., Awaitable[Any] | Any]
+
+
+def not_found(uri: str, version: str) -> McpError:
+    """The resource-not-found error of ``version``: -32002 up to 2025-11-25, -32602 after."""
+    code = ErrorCode.RESOURCE_NOT_FOUND if version <= "2025-11-25" else ErrorCode.INVALID_PARAMS
+    return McpError(f"Resource not found: {uri}", code=code, data={"uri": uri})
+
+
+def contents_for(
+    uri: str, value: Any, mime_type: str | None
+) -> list[TextResourceContents | BlobResourceContents]:
+    """Resource contents for what a reader returned: ``str`` is text, ``bytes`` a blob,
+    contents objects pass as they are, lists are several contents, anything else is JSON."""
+    if isinstance(value, (TextResourceContents, BlobResourceContents)):
+        return [value]
+    if isinstance(value, str):
+        return [TextResourceContents(uri=uri, text=value, mime_type=mime_type or "text/plain")]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return [
+            BlobResourceContents.from_bytes(
+                uri, bytes(value), mime_type or "application/octet-stream"
+            )
+        ]
+    if isinstance(value, list) and all(isinstance(v, ResourceContents) for v in value):
+        return list(value)
+    return [
+        TextResourceContents(
+            uri=uri, text=dumps_text(to_json(value)), mime_type=mime_type or "application/json"
+        )
+    ]
+
+
+async def _call(fn: Reader, kwargs: dict[str, Any]) -> Any:
+    value = fn(**kwargs)
+    if inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+def _context_parameter(fn: Callable[..., Any]) -> str | None:
+    hints = get_type_hints(fn)
+    for name, hint in hints.items():
+        if isinstance(hint, type) and issubclass(hint, Context):
+            return name
+    return None
+
+
+@attrs.define(eq=False)
+class ResourceSpec:
+    """A resource with a fixed URI."""
+
+    resource: Resource
+    fn: Reader
+    context_parameter: str | None
+    ttl_ms: int | None = None
+
+    @classmethod
+    def from_function(
+        cls,
+        uri: str,
+        fn: Reader,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Annotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        ttl_ms: int | None = None,
+    ) -> ResourceSpec:
+        resource = Resource(
+            uri=uri,
+            name=name or str(getattr(fn, "__name__", uri)),
+            title=title,
+            description=description if description is not None else docstring_summary(fn),
+            mime_type=mime_type,
+            size=size,
+            annotations=annotations,
+            icons=list(icons) if icons is not None else None,
+            meta=dict(meta) if meta is not None else None,
+        )
+        return cls(resource, fn, _context_parameter(fn), ttl_ms)
+
+    async def read(self, context: Context) -> list[TextResourceContents | BlobResourceContents]:
+        kwargs = {self.context_parameter: context} if self.context_parameter else {}
+        value = await _call(self.fn, kwargs)
+        return contents_for(self.resource.uri, value, self.resource.mime_type)
+
+
+@attrs.define(eq=False)
+class TemplateSpec:
+    """A family of resources named by an RFC 6570 URI template; the function's parameters
+    take the template's variables (converted to their annotated types: ``int``,
+    ``float``, ``bool``, ``str``, enums, lists of these for exploded variables)."""
+
+    template: ResourceTemplate
+    parsed: UriTemplate
+    fn: Reader
+    converters: dict[str, Callable[[Any], Any]]
+    context_parameter: str | None
+    ttl_ms: int | None = None
+
+    @classmethod
+    def from_function(
+        cls,
+        uri_template: str,
+        fn: Reader,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        annotations: Annotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        ttl_ms: int | None = None,
+    ) -> TemplateSpec:
+        parsed = UriTemplate(uri_template)
+        hints = get_type_hints(fn)
+        parameters = inspect.signature(fn).parameters
+        context_parameter = _context_parameter(fn)
+        converters = {}
+        for variable in parsed.variables:
+            if variable not in parameters:
+                raise TypeError(
+                    f"{getattr(fn, '__name__', fn)!r} must take a parameter {variable!r} for the "
+                    f"template variable in {uri_template!r}"
+                )
+            converters[variable] = _from_text(hints.get(variable, str))
+        for param in parameters.values():
+            if (
+                param.name not in converters
+                and param.name != context_parameter
+                and param.default is inspect.Parameter.empty
+            ):
+                raise TypeError(f"parameter {param.name!r} is not a variable of {uri_template!r}")
+        template = ResourceTemplate(
+            uri_template=uri_template,
+            name=name or str(getattr(fn, "__name__", uri_template)),
+            title=title,
+            description=description if description is not None else docstring_summary(fn),
+            mime_type=mime_type,
+            annotations=annotations,
+            icons=list(icons) if icons is not None else None,
+            meta=dict(meta) if meta is not None else None,
+        )
+        return cls(template, parsed, fn, converters, context_parameter, ttl_ms)
+
+    def match(self, uri: str) -> dict[str, Any] | None:
+        """Keyword arguments for ``uri``, or ``None`` if it is not of this family.
+
+        Raises:
+            McpError: -32602 when the URI matches but a variable does not convert.
+        """
+        values = self.parsed.match(uri)
+        if values is None:
+            return None
+        kwargs = {}
+        for name, value in values.items():
+            try:
+                kwargs[name] = self.converters[name](value)
+            except (ValueError, TypeError) as exc:
+                raise McpError(
+                    f"Invalid params: {name}={value!r} in {uri}: {exc}",
+                    code=ErrorCode.INVALID_PARAMS,
+                ) from None
+        return kwargs
+
+    async def read(
+        self, uri: str, kwargs: dict[str, Any], context: Context
+    ) -> list[TextResourceContents | BlobResourceContents]:
+        if self.context_parameter:
+            kwargs = {**kwargs, self.context_parameter: context}
+        value = await _call(self.fn, kwargs)
+        return contents_for(uri, value, self.template.mime_type)
+
+
+def _from_text(hint: Any) -> Callable[[Any], Any]:
+    """Convert a template variable's text to ``hint``."""
+    origin = get_origin(hint)
+    args = get_args(hint)
+    if origin in (list, tuple, Sequence):
+        item = _from_text(args[0] if args else str)
+        return lambda value: [item(v) for v in (value if isinstance(value, list) else [value])]
+    if args and type(None) in args:
+        inner = _from_text(next(a for a in args if a is not type(None)))
+        return inner
+    if hint is int:
+        return lambda value: int(value)
+    if hint is float:
+        return lambda value: float(value)
+    if hint is bool:
+
+        def to_bool(value: str) -> bool:
+            if value.lower() in ("true", "1", "yes"):
+                return True
+            if value.lower() in ("false", "0", "no"):
+                return False
+            raise ValueError("expected true or false")
+
+        return to_bool
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return lambda value: hint(value)
+    return lambda value: value if isinstance(value, str) else ",".join(value)
+
+
+class DirectoryResources:
+    """The files under a directory as resources (``file://`` URIs by default).
+
+    Reads never leave ``root``: paths are resolved, symlinks included, and a
+    URI that resolves outside the root (``..``, a link pointing out, an
+    absolute path) is not found. Files are read in a worker-free way with
+    ``trio.Path``; large files are refused beyond ``max_bytes``.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        uri_prefix: str | None = None,
+        max_bytes: int = 16 * 1024 * 1024,
+        pattern: str = "**/*",
+    ) -> None:
+        self.root = Path(root).resolve(strict=True)
+        if not self.root.is_dir():
+            raise NotADirectoryError(str(self.root))
+        self.uri_prefix = uri_prefix if uri_prefix is not None else self.root.as_uri() + "/"
+        self.max_bytes = max_bytes
+        self.pattern = pattern
+
+    def path_for(self, uri: str) -> Path | None:
+        """The file ``uri`` names inside the root, or ``None``."""
+        if not uri.startswith(self.uri_prefix):
+            return None
+        from urllib.parse import unquote
+
+        relative = unquote(uri[len(self.uri_prefix) :])
+        if not relative or relative.startswith(("/", "\\")) or "\x00" in relative:
+            return None
+        candidate = (self.root / relative).resolve()
+        if candidate != self.root and self.root not in candidate.parents:
+            return None
+        return candidate if candidate.is_file() else None
+
+    def uri_for(self, path: Path) -> str:
+        from urllib.parse import quote
+
+        return self.uri_prefix + quote(path.relative_to(self.root).as_posix())
+
+    def list_resources(self) -> list[Resource]:
+        found = []
+        for path in sorted(self.root.glob(self.pattern)):
+            resolved = path.resolve()
+            if not resolved.is_file() or (
+                resolved != self.root and self.root not in resolved.parents
+            ):
+                continue
+            mime, _ = mimetypes.guess_type(path.name)
+            found.append(
+                Resource(
+                    uri=self.uri_for(path),
+                    name=path.relative_to(self.root).as_posix(),
+                    mime_type=mime,
+                    size=resolved.stat().st_size,
+                )
+            )
+        return found
+
+    async def read(self, uri: str) -> list[TextResourceContents | BlobResourceContents] | None:
+        path = self.path_for(uri)
+        if path is None:
+            await trio.lowlevel.checkpoint()
+            return None
+        size = (await trio.Path(path).stat()).st_size
+        if size > self.max_bytes:
+            raise McpError(
+                f"{uri} is {size} bytes; this server reads at most {self.max_bytes}",
+                code=ErrorCode.INVALID_PARAMS,
+            )
+        data = await trio.Path(path).read_bytes()
+        mime, _ = mimetypes.guess_type(path.name)
+        if (
+            mime is None
+            or mime.startswith("text/")
+            or mime in ("application/json", "application/xml")
+        ):
+            try:
+                return [
+                    TextResourceContents(
+                        uri=uri, text=data.decode("utf-8"), mime_type=mime or "text/plain"
+                    )
+                ]
+            except UnicodeDecodeError:
+                pass
+        return [BlobResourceContents.from_bytes(uri, data, mime or "application/octet-stream")]

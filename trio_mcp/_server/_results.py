@@ -1,0 +1,71 @@
+"""Turning what handlers return into content, and Python values into JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import orjson
+
+from .._types._content import (
+    AudioContent,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+)
+
+__all__ = ["CONTENT_TYPES", "to_content", "to_json"]
+
+CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+
+
+def to_json(value: Any) -> Any:
+    """A JSON value for ``value``: attrs classes and dataclasses become objects, enums
+    their values, tuples and sets arrays.
+
+    Raises:
+        TypeError: something with no JSON form.
+    """
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value.value if isinstance(value, enum.Enum) else value
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [to_json(v) for v in value]
+    if attrs.has(type(value)):
+        return {a.name: to_json(getattr(value, a.name)) for a in attrs.fields(type(value))}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    raise TypeError(f"{type(value).__name__} has no JSON form")
+
+
+def to_content(value: Any) -> list[Any]:
+    """Content blocks for a handler's return value: text for strings, content blocks as
+    they are, lists flattened, anything else as its JSON text."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [TextContent(text=value)]
+    if isinstance(value, CONTENT_TYPES):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        blocks: list[Any] = []
+        for item in value:
+            if isinstance(item, str):
+                blocks.append(TextContent(text=item))
+            elif isinstance(item, CONTENT_TYPES):
+                blocks.append(item)
+            else:
+                blocks.append(TextContent(text=dumps_text(to_json(item))))
+        return blocks
+    return [TextContent(text=dumps_text(to_json(value)))]
+
+
+def dumps_text(value: Any) -> str:
+    return orjson.dumps(value).decode("utf-8")

@@ -1,0 +1,453 @@
+"""The :class:`Server`: what it offers (tools, resources, prompts, completions) and serving
+it over a message stream."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
+
+import trio
+
+from .._protocol._connection import Connection
+from .._session._engine import connect_session
+from .._transports._stream import MessageStream
+from .._types._base import Icon, Implementation
+from .._types._capabilities import (
+    PromptsCapability,
+    ResourcesCapability,
+    ServerCapabilities,
+    ToolsCapability,
+)
+from .._types._content import Annotations
+from .._types._tools import ToolAnnotations
+from .._versions import SUPPORTED_VERSIONS
+from ._completion import Completer, CompleterSpec
+from ._context import Context
+from ._dispatch import Dispatcher
+from ._prompts import PromptSpec
+from ._request_state import RequestStateSealer
+from ._resources import DirectoryResources, ResourceSpec, TemplateSpec
+from ._subscriptions import Hub
+from ._tools import ToolSpec
+from ._uritemplate import UriTemplate
+
+__all__ = ["Server"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Server:
+    """An MCP server: register what it offers, then serve it over any transport.
+
+    ::
+
+        server = Server("weather", version="1.0")
+
+        @server.tool()
+        async def forecast(city: str, days: int = 3) -> str:
+            \"\"\"The forecast for a city.\"\"\"
+            return f"sunny in {city} for {days} days"
+
+    The same server answers both protocol eras on the same connection or
+    endpoint: ``initialize``-handshake clients (2024-11-05 to 2025-11-25) and
+    stateless 2026-07-28 clients. Handlers do not need to care which.
+
+    Args:
+        name, version, title, description, website_url, icons: what the server
+            says about itself (``serverInfo``).
+        instructions: guidance for the model on using this server.
+        tools, resources, prompts: declare the capability even while nothing is
+            registered (for servers that add things later); by default each is
+            declared once something is registered before a connection starts.
+        logging: declare the ``logging`` capability (on by default).
+        page_size: items per page of every list.
+        cache_ttl_ms, cache_scope: the caching hints of modern list and read
+            results (2026-07-28); 0 means "immediately stale".
+        secret: the key that seals ``requestState`` (16+ bytes). Servers behind a
+            load balancer must share it; by default each process draws one.
+        request_state_ttl: seconds a ``requestState`` stays valid.
+        versions: the protocol revisions to accept.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        version: str = "0.0.0",
+        title: str | None = None,
+        description: str | None = None,
+        website_url: str | None = None,
+        icons: Sequence[Icon] | None = None,
+        instructions: str | None = None,
+        tools: bool | None = None,
+        resources: bool | None = None,
+        prompts: bool | None = None,
+        logging: bool = True,
+        page_size: int = 100,
+        cache_ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "public",
+        secret: bytes | None = None,
+        request_state_ttl: float = 600.0,
+        versions: Sequence[str] = SUPPORTED_VERSIONS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.info = Implementation(
+            name=name,
+            version=version,
+            title=title,
+            description=description,
+            website_url=website_url,
+            icons=list(icons) if icons is not None else None,
+        )
+        self.instructions = instructions
+        self._declare = {"tools": tools, "resources": resources, "prompts": prompts}
+        self._logging = logging
+        self.page_size = page_size
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
+        self.versions = tuple(versions)
+        self._sealer = RequestStateSealer(
+            secret or os.urandom(32), ttl=request_state_ttl, clock=clock
+        )
+        self._tools: dict[str, ToolSpec] = {}
+        self._resources: dict[str, ResourceSpec] = {}
+        self._templates: list[TemplateSpec] = []
+        self._directories: list[DirectoryResources] = []
+        self._prompts: dict[str, PromptSpec] = {}
+        self._completers: dict[tuple[str, str, str], CompleterSpec] = {}
+        self._custom_methods: dict[str, Callable[[Context, Any], Awaitable[Any]]] = {}
+        self._notification_callbacks: dict[str, Callable[[Any], Awaitable[None]]] = {}
+        self._hub = Hub()
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    def __repr__(self) -> str:
+        resources = len(self._resources) + len(self._templates)
+        return (
+            f"<Server {self.info.name!r} {len(self._tools)} tools, {resources} resources, "
+            f"{len(self._prompts)} prompts>"
+        )
+
+    # -- capabilities -----------------------------------------------------------------------
+
+    def capabilities(self) -> ServerCapabilities:
+        """What this server declares now (each connection takes it when it starts)."""
+
+        def declared(kind: str, present: bool) -> bool:
+            choice = self._declare[kind]
+            return present if choice is None else choice
+
+        has_resources = bool(self._resources or self._templates or self._directories)
+        return ServerCapabilities(
+            tools=ToolsCapability(list_changed=True)
+            if declared("tools", bool(self._tools))
+            else None,
+            resources=(
+                ResourcesCapability(subscribe=True, list_changed=True)
+                if declared("resources", has_resources)
+                else None
+            ),
+            prompts=PromptsCapability(list_changed=True)
+            if declared("prompts", bool(self._prompts))
+            else None,
+            completions={} if (self._prompts or self._templates or self._completers) else None,
+            logging={} if self._logging else None,
+        )
+
+    # -- tools ------------------------------------------------------------------------------
+
+    def tool(
+        self,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        structured: bool | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a tool: ``@server.tool()``.
+
+        The tool's name is the function's unless ``name`` is given; its
+        description is the docstring's first paragraph; its input schema comes
+        from the parameters' type hints (see :func:`trio_mcp.server.Field`), or
+        is ``input_schema`` verbatim. A parameter annotated :class:`Context`
+        receives the request's context. See :class:`~trio_mcp.server.ToolSpec`
+        for how return values become results.
+        """
+
+        options = {
+            "name": name,
+            "title": title,
+            "description": description,
+            "input_schema": input_schema,
+            "output_schema": output_schema,
+            "structured": structured,
+            "annotations": annotations,
+            "icons": icons,
+            "meta": meta,
+        }
+
+        def register(fn: F) -> F:
+            self.add_tool(fn, **options)
+            return fn
+
+        return register
+
+    def add_tool(self, fn: Callable[..., Any] | ToolSpec, /, **options: Any) -> ToolSpec:
+        """Add (or replace) a tool at any time; connected clients that asked are told the
+        list changed."""
+        spec = fn if isinstance(fn, ToolSpec) else ToolSpec.from_function(fn, **options)
+        self._tools[spec.name] = spec
+        self._hub.publish(("list_changed", "tools"))
+        return spec
+
+    def remove_tool(self, name: str) -> None:
+        """Remove a tool; connected clients that asked are told the list changed.
+
+        Raises:
+            KeyError: no tool has that name.
+        """
+        del self._tools[name]
+        self._hub.publish(("list_changed", "tools"))
+
+    # -- resources --------------------------------------------------------------------------
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Annotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        ttl_ms: int | None = None,
+    ) -> Callable[[F], F]:
+        """Register a resource reader (a decorator).
+
+        A ``uri`` with ``{variables}`` is an RFC 6570 template: the function's
+        parameters of the same names receive the variables, converted to their
+        annotated types. The function returns ``str`` (text), ``bytes`` (a blob),
+        contents objects, or anything JSON (sent as ``application/json``).
+        """
+
+        def register(fn: F) -> F:
+            if UriTemplate(uri).is_template:
+                self.add_resource_template(
+                    TemplateSpec.from_function(
+                        uri,
+                        fn,
+                        name=name,
+                        title=title,
+                        description=description,
+                        mime_type=mime_type,
+                        annotations=annotations,
+                        icons=icons,
+                        meta=meta,
+                        ttl_ms=ttl_ms,
+                    )
+                )
+            else:
+                self.add_resource(
+                    ResourceSpec.from_function(
+                        uri,
+                        fn,
+                        name=name,
+                        title=title,
+                        description=description,
+                        mime_type=mime_type,
+                        size=size,
+                        annotations=annotations,
+                        icons=icons,
+                        meta=meta,
+                        ttl_ms=ttl_ms,
+                    )
+                )
+            return fn
+
+        return register
+
+    def add_resource(self, spec: ResourceSpec) -> None:
+        self._resources[spec.resource.uri] = spec
+        self._hub.publish(("list_changed", "resources"))
+
+    def remove_resource(self, uri: str) -> None:
+        del self._resources[uri]
+        self._hub.publish(("list_changed", "resources"))
+
+    def add_resource_template(self, spec: TemplateSpec) -> None:
+        self._templates = [
+            t for t in self._templates if t.template.uri_template != spec.template.uri_template
+        ]
+        self._templates.append(spec)
+        self._hub.publish(("list_changed", "resources"))
+
+    def add_directory(
+        self, root: str | os.PathLike[str], *, uri_prefix: str | None = None, **options: Any
+    ) -> DirectoryResources:
+        """Offer the files under ``root`` as resources (never anything outside it)."""
+        directory = DirectoryResources(root, uri_prefix=uri_prefix, **options)
+        self._directories.append(directory)
+        self._hub.publish(("list_changed", "resources"))
+        return directory
+
+    def notify_resource_updated(self, uri: str) -> None:
+        """Tell subscribed clients that ``uri`` changed (never blocks)."""
+        self._hub.publish(("updated", uri))
+
+    def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> None:
+        """Tell clients that asked that a list changed (for lists you manage yourself)."""
+        self._hub.publish(("list_changed", kind))
+
+    # -- prompts and completion -------------------------------------------------------------
+
+    def prompt(
+        self,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a prompt (a decorator). Its ``str`` parameters are its arguments; it
+        returns a string (one user message), messages, content, or a GetPromptResult."""
+
+        def register(fn: F) -> F:
+            self.add_prompt(
+                PromptSpec.from_function(
+                    fn, name=name, title=title, description=description, icons=icons, meta=meta
+                )
+            )
+            return fn
+
+        return register
+
+    def add_prompt(self, spec: PromptSpec) -> None:
+        self._prompts[spec.name] = spec
+        self._hub.publish(("list_changed", "prompts"))
+
+    def remove_prompt(self, name: str) -> None:
+        del self._prompts[name]
+        self._hub.publish(("list_changed", "prompts"))
+
+    def completion(
+        self, *, argument: str, prompt: str | None = None, resource_template: str | None = None
+    ) -> Callable[[Completer], Completer]:
+        """Register a completer for one prompt argument or template variable (a decorator).
+
+        The function takes ``(value, context)`` (what the user typed, and the
+        arguments already resolved) and returns candidate strings; at most 100
+        are sent, with ``total`` and ``hasMore`` telling the rest.
+        """
+        if (prompt is None) == (resource_template is None):
+            raise TypeError("give exactly one of prompt= or resource_template=")
+        key = (
+            ("prompt", prompt, argument)
+            if prompt is not None
+            else ("resource", resource_template, argument)
+        )
+
+        def register(fn: Completer) -> Completer:
+            self._completers[key] = CompleterSpec(fn)  # type: ignore[index]
+            return fn
+
+        return register
+
+    # -- extension points -------------------------------------------------------------------
+
+    def method(self, name: str) -> Callable[[F], F]:
+        """Answer a method the protocol does not define (experimental or vendor methods);
+        the function takes ``(context, params)`` and returns a result dict."""
+
+        def register(fn: F) -> F:
+            self._custom_methods[name] = fn
+            return fn
+
+        return register
+
+    def on_notification(self, method: str) -> Callable[[F], F]:
+        """Call ``fn(params)`` for each notification ``method`` from clients (for instance
+        ``notifications/roots/list_changed``)."""
+
+        def register(fn: F) -> F:
+            self._notification_callbacks[method] = fn
+            return fn
+
+        return register
+
+    # -- serving ----------------------------------------------------------------------------
+
+    def connection(self) -> Connection:
+        """A new protocol connection for one client, with this server's current capabilities."""
+        return Connection(
+            "server",
+            info=self.info,
+            capabilities=self.capabilities(),
+            instructions=self.instructions,
+            versions=self.versions,
+            cache_ttl_ms=self.cache_ttl_ms,
+            cache_scope=self.cache_scope,
+        )
+
+    async def serve(
+        self,
+        stream: MessageStream,
+        *,
+        task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
+        **session_options: Any,
+    ) -> None:
+        """Serve one client over ``stream`` until its input ends and running requests drain
+        (or this call is cancelled).
+
+        ``task_status.started()`` reports the :class:`~trio_mcp.session.Session`.
+        Options are :class:`~trio_mcp.session.Session`'s (``drain_timeout``,
+        ``max_concurrent_requests``, ...).
+
+        Resource handling: the session's tasks run in a nursery of this call;
+        the stream is closed when it returns.
+        """
+        dispatcher = Dispatcher(self)
+        async with trio.open_nursery() as nursery:
+            subscriptions_scope = trio.CancelScope()
+
+            def input_ended() -> None:
+                subscriptions_scope.cancel()
+                dispatcher.end_subscriptions()
+
+            session = await connect_session(
+                nursery,
+                stream,
+                self.connection(),
+                handler=dispatcher.handle,
+                notification_handler=dispatcher.on_notification,
+                on_input_ended=input_ended,
+                **session_options,
+            )
+
+            async def forward() -> None:
+                with subscriptions_scope:
+                    await dispatcher.forward_changes(session)
+
+            nursery.start_soon(forward)
+            task_status.started(session)
+            try:
+                await session.wait_finished()
+            finally:
+                subscriptions_scope.cancel()
+                await session.aclose()
+
+    def shutdown(self) -> None:
+        """End every ``subscriptions/listen`` stream gracefully (they answer and close)."""
+        self._hub.close()

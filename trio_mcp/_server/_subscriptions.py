@@ -1,0 +1,96 @@
+"""Fan-out of change notifications to whoever subscribed: legacy sessions (list changes,
+``resources/subscribe``) and modern ``subscriptions/listen`` streams.
+
+Publishing never blocks: each subscriber has a small bounded queue. Change
+notifications are idempotent hints ("the list changed"), so when a slow
+subscriber's queue is full, another identical hint is already pending and
+the new one is dropped (and counted).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal, TypeAlias
+
+import attrs
+import trio
+
+__all__ = ["Change", "Hub", "Subscriber"]
+
+ListKind: TypeAlias = Literal["tools", "prompts", "resources"]
+#: ("list_changed", kind) or ("updated", uri)
+Change: TypeAlias = tuple[str, str]
+
+QUEUE = 16
+
+
+@attrs.define(eq=False)
+class Subscriber:
+    tools: bool
+    prompts: bool
+    resources: bool
+    uris: set[str]
+    send: trio.MemorySendChannel[Change]
+    receive: trio.MemoryReceiveChannel[Change]
+    dropped: int = 0
+
+    def wants(self, change: Change) -> bool:
+        kind, what = change
+        if kind == "updated":
+            return what in self.uris
+        return bool(getattr(self, what))
+
+    def offer(self, change: Change) -> None:
+        try:
+            self.send.send_nowait(change)
+        except trio.WouldBlock:
+            self.dropped += 1
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+
+class Hub:
+    """Who wants which changes."""
+
+    def __init__(self) -> None:
+        self._subscribers: set[Subscriber] = set()
+        self.closed = False
+
+    @contextmanager
+    def subscribe(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        uris: set[str] | None = None,
+    ) -> Iterator[Subscriber]:
+        """A subscriber for the ``with`` block; iterate ``subscriber.receive`` for changes.
+        The iteration ends when the hub closes (a graceful end)."""
+        send, receive = trio.open_memory_channel[Change](QUEUE)
+        subscriber = Subscriber(tools, prompts, resources, set(uris or ()), send, receive)
+        if self.closed:
+            send.close()
+        self._subscribers.add(subscriber)
+        try:
+            yield subscriber
+        finally:
+            self._subscribers.discard(subscriber)
+            send.close()
+            receive.close()
+
+    def publish(self, change: Change) -> None:
+        for subscriber in list(self._subscribers):
+            if subscriber.wants(change):
+                subscriber.offer(change)
+
+    def close(self) -> None:
+        """End every subscription gracefully (server shutdown)."""
+        self.closed = True
+        for subscriber in list(self._subscribers):
+            subscriber.send.close()
+
+    @property
+    def count(self) -> int:
+        return len(self._subscribers)

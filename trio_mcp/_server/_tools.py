@@ -1,0 +1,267 @@
+"""Tools: a registered function, its schemas, and calling it."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, get_type_hints
+
+import attrs
+
+from .._errors import McpError
+from .._types._base import Icon
+from .._types._content import TextContent
+from .._types._tools import CallToolResult, Tool, ToolAnnotations
+from ._context import Context, InputRequired
+from ._jsonschema import SchemaValidator
+from ._results import CONTENT_TYPES, dumps_text, to_content, to_json
+from ._signature import Signature, docstring_summary
+from ._typeschema import Reader, SchemaError, ValueInvalid, compile_type
+
+__all__ = ["ToolError", "ToolSpec", "validate_tool_name"]
+
+log = logging.getLogger("trio_mcp.server")
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_UNSTRUCTURED = (str, type(None), CallToolResult, *CONTENT_TYPES)
+
+
+class ToolError(Exception):
+    """Raise from a tool to report a failure the model should see (``isError: true``),
+    with exactly this message."""
+
+
+def validate_tool_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise ValueError(
+            f"invalid tool name {name!r}: use 1 to 128 characters of A-Z, a-z, 0-9, '_', '-', '.'"
+        )
+    return name
+
+
+def error_result(message: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(text=message)], is_error=True)
+
+
+@attrs.frozen(kw_only=True)
+class _Output:
+    """How a tool's return value becomes structured content."""
+
+    schema: dict[str, Any]
+    #: Checks a JSON value against the schema (typed returns) ...
+    reader: Reader | None = None
+    #: ... or a verbatim schema's validator.
+    validator: SchemaValidator | None = None
+    #: Whether the value is wrapped as ``{"result": value}`` (non-object outputs).
+    wrap: bool = False
+
+
+@attrs.define(eq=False)
+class ToolSpec:
+    """A tool as registered: its definition and how to call it."""
+
+    tool: Tool
+    fn: Callable[..., Awaitable[Any] | Any]
+    signature: Signature | None
+    input_validator: SchemaValidator | None
+    output: _Output | None
+
+    @property
+    def name(self) -> str:
+        return self.tool.name
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        structured: bool | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: Sequence[Icon] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> ToolSpec:
+        """Build a tool from a function.
+
+        The input schema comes from the parameters' type hints unless
+        ``input_schema`` is given (kept exactly as given; arguments are then
+        validated against it with ``jsonschema`` and passed as keyword
+        arguments). The output is structured when the return annotation is
+        structured data (not ``str``, content blocks or ``CallToolResult``), or
+        when ``output_schema`` is given; ``structured=False`` turns it off.
+
+        Raises:
+            ValueError: an invalid name or schema.
+            SchemaError: a type hint with no JSON Schema form.
+        """
+        tool_name = validate_tool_name(name or fn.__name__)
+        signature = Signature.of(fn, context_type=Context)
+        input_validator = None
+        if input_schema is not None:
+            schema = dict(input_schema)
+            input_validator = SchemaValidator(schema)
+        else:
+            schema = signature.input_schema
+        output = _output_for(fn, output_schema, structured)
+        tool = Tool(
+            name=tool_name,
+            title=title,
+            description=description if description is not None else docstring_summary(fn),
+            input_schema=schema,
+            output_schema=output.schema if output is not None else None,
+            annotations=annotations,
+            icons=list(icons) if icons is not None else None,
+            meta=dict(meta) if meta is not None else None,
+        )
+        return cls(tool, fn, signature, input_validator, output)
+
+    async def call(self, arguments: Mapping[str, Any] | None, context: Context) -> CallToolResult:
+        """Run the tool. Bad arguments, a raised exception or output that breaks the output
+        schema give an ``isError`` result; an :exc:`McpError` propagates as a protocol
+        error; cancellation propagates."""
+        assert self.signature is not None
+        try:
+            if self.input_validator is not None:
+                _raise_problems(self.input_validator.errors(dict(arguments or {})))
+                known = {p.name for p in self.signature.parameters}
+                kwargs = {
+                    k: v
+                    for k, v in (arguments or {}).items()
+                    if k in known or self.signature.accepts_extra
+                }
+            else:
+                kwargs = self.signature.bind(arguments)
+        except ValueInvalid as exc:
+            return error_result(f"Invalid arguments for tool {self.name}: {exc}")
+        if self.signature.context_parameter is not None:
+            kwargs[self.signature.context_parameter] = context
+        try:
+            value = self.fn(**kwargs)
+            if hasattr(value, "__await__"):
+                value = await value
+        except (McpError, InputRequired):
+            raise
+        except ToolError as exc:
+            return error_result(str(exc))
+        except Exception as exc:
+            log.info("tool %s raised %r", self.name, exc, exc_info=True)
+            return error_result(f"Error executing tool {self.name}: {exc or type(exc).__name__}")
+        return self.convert(value)
+
+    def convert(self, value: Any) -> CallToolResult:
+        """The result for a return value (checked against the output schema, if any)."""
+        if isinstance(value, CallToolResult):
+            if self.output is not None and value.is_error is not True:
+                problem = self._check_output(value.structured_content)
+                if problem:
+                    return error_result(problem)
+            return value
+        if self.output is None:
+            try:
+                return CallToolResult(content=to_content(value))
+            except TypeError as exc:
+                return error_result(f"tool {self.name} returned {exc}")
+        try:
+            data = to_json(value)
+        except TypeError as exc:
+            return error_result(f"tool {self.name} returned {exc}")
+        structured = {"result": data} if self.output.wrap else data
+        problem = self._check_output(structured)
+        if problem:
+            return error_result(problem)
+        return CallToolResult(
+            content=[TextContent(text=dumps_text(structured))], structured_content=structured
+        )
+
+    def _check_output(self, structured: Any) -> str | None:
+        assert self.output is not None
+        if structured is None:
+            return f"tool {self.name} declares an outputSchema but returned no structured content"
+        if self.output.validator is not None:
+            problems = self.output.validator.errors(structured)
+            if problems:
+                return (
+                    f"tool {self.name} returned output that breaks its outputSchema: "
+                    + "; ".join(problems)
+                )
+            return None
+        assert self.output.reader is not None
+        try:
+            self.output.reader(structured)
+        except ValueInvalid as exc:
+            return f"tool {self.name} returned output that breaks its outputSchema: {exc}"
+        return None
+
+
+def _raise_problems(problems: list[str]) -> None:
+    if problems:
+        raise ValueInvalid("; ".join(problems))
+
+
+def _output_for(
+    fn: Callable[..., Any], output_schema: Mapping[str, Any] | None, structured: bool | None
+) -> _Output | None:
+    if structured is False:
+        return None
+    if output_schema is not None:
+        schema = dict(output_schema)
+        return _Output(schema=schema, validator=SchemaValidator(schema))
+    try:
+        annotation = get_type_hints(fn, include_extras=True).get("return", Any)
+    except Exception:  # noqa: BLE001 - unresolvable annotations: treat as unstructured
+        return None
+    if _is_unstructured(annotation) and structured is not True:
+        return None
+    defs: dict[str, Any] = {}
+    schema, reader = compile_type(annotation, defs)
+    if schema.get("$ref", "").startswith("#/$defs/"):
+        name = schema["$ref"].removeprefix("#/$defs/")
+        target = defs[name]
+        if target.get("type") == "object":
+            root = dict(target)
+            others = {k: v for k, v in defs.items() if k != name}
+            if others:
+                root["$defs"] = others
+            return _Output(schema=root, reader=reader)
+    if schema.get("type") == "object":
+        root = dict(schema)
+        if defs:
+            root["$defs"] = defs
+        return _Output(schema=root, reader=reader)
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": schema},
+        "required": ["result"],
+    }
+    if defs:
+        wrapped["$defs"] = defs
+
+    def read_wrapped(value: Any) -> Any:
+        if type(value) is not dict or "result" not in value:
+            raise ValueInvalid("expected an object with 'result'")
+        return reader(value["result"])
+
+    return _Output(schema=wrapped, reader=read_wrapped, wrap=True)
+
+
+def _is_unstructured(annotation: Any) -> bool:
+    import types
+    from typing import Union, get_args, get_origin
+
+    if annotation is Any or annotation is object:
+        return True
+    if isinstance(annotation, type) and issubclass(annotation, _UNSTRUCTURED):
+        return True
+    origin = get_origin(annotation)
+    if origin in (list, tuple, Sequence) or origin in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not Ellipsis]
+        return bool(args) and all(_is_unstructured(a) for a in args)
+    return False
+
+
+_ = SchemaError
