@@ -7,8 +7,11 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import attrs
+import trio
+import trio.lowlevel
 
 from .._protocol._connection import Connection
+from .._protocol._lifecycle import Phase
 from .._session._engine import Session, connect_session
 from .._transports._memory import memory_stream_pair
 from .._types._base import Implementation
@@ -67,6 +70,9 @@ async def memory_session_pair(
                     answer = await call.answer()
                 _, note = client_conn.complete_initialize(answer)
                 await client._send(note)
+                while server_conn.phase is not Phase.OPERATING:
+                    # let the server take notifications/initialized
+                    await trio.lowlevel.checkpoint()
             yield SessionPair(client, server)
         finally:
             await client.aclose()

@@ -1,0 +1,530 @@
+"""The sans-IO core: lifecycle, version negotiation, capabilities, envelopes, tables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from trio_mcp import jsonrpc
+from trio_mcp import protocol as p
+from trio_mcp import types as t
+from trio_mcp.jsonrpc import ErrorCode, McpError, UnsupportedProtocolVersion
+
+INFO = t.Implementation(name="x", version="1")
+MODERN = "2026-07-28"
+
+
+def client(**kw: Any) -> p.Connection:
+    return p.Connection("client", info=INFO, **kw)
+
+
+def server(**kw: Any) -> p.Connection:
+    kw.setdefault(
+        "capabilities", t.ServerCapabilities(tools=t.ToolsCapability(list_changed=True), logging={})
+    )
+    return p.Connection("server", info=INFO, **kw)
+
+
+def wire(message: jsonrpc.Message) -> jsonrpc.Message | jsonrpc.Batch | jsonrpc.InvalidMessage:
+    return jsonrpc.parse(jsonrpc.dumps(message))
+
+
+def handshake(c: p.Connection, s: p.Connection, version: str | None = None) -> t.InitializeResult:
+    _, request = c.initialize_request(version)
+    reply = s.receive(wire(request))
+    assert isinstance(reply, p.Reply)
+    answer = c.receive(wire(reply.message))
+    assert isinstance(answer, p.ResponseReceived)
+    result, initialized = c.complete_initialize(answer.response)
+    s.receive(wire(initialized))
+    return result
+
+
+def error_of(event: p.ReceiveEvent) -> tuple[int, Any]:
+    assert isinstance(event, p.Reply), event
+    assert isinstance(event.message, jsonrpc.ErrorResponse), event.message
+    return event.message.error.code, event.message.error.data
+
+
+def envelope(version: str = MODERN, **extra: Any) -> dict[str, Any]:
+    meta = {p.PROTOCOL_VERSION: version, p.CLIENT_CAPABILITIES: {}}
+    meta.update(extra)
+    return {"_meta": meta}
+
+
+# -- legacy lifecycle ---------------------------------------------------------------------------
+
+
+def test_handshake_moves_both_sides_to_operating() -> None:
+    c, s = client(), server()
+    assert c.phase is s.phase is p.Phase.NEW
+    result = handshake(c, s)
+    assert result.protocol_version == p.LATEST_LEGACY_VERSION
+    assert c.phase is s.phase is p.Phase.OPERATING
+    assert c.version == s.version == p.LATEST_LEGACY_VERSION
+    assert c.peer_info == INFO and s.peer_info == INFO
+
+
+@pytest.mark.parametrize("version", p.LEGACY_VERSIONS)
+def test_server_echoes_a_supported_requested_version(version: str) -> None:
+    c, s = client(), server()
+    assert handshake(c, s, version).protocol_version == version
+    assert s.version == version
+
+
+@pytest.mark.parametrize("requested", ["2024-01-01", "1.0", "", "2099-01-01", MODERN])
+def test_server_offers_its_latest_legacy_version_otherwise(requested: str) -> None:
+    s = server()
+    reply = s.receive(
+        jsonrpc.Request(
+            1,
+            "initialize",
+            {
+                "protocolVersion": requested,
+                "capabilities": {},
+                "clientInfo": {"name": "c", "version": "1"},
+            },
+        )
+    )
+    assert isinstance(reply, p.Reply) and isinstance(reply.message, jsonrpc.ResultResponse)
+    assert reply.message.result["protocolVersion"] == p.LATEST_LEGACY_VERSION
+
+
+def test_client_refuses_a_version_it_does_not_speak() -> None:
+    c = client()
+    pending, _ = c.initialize_request()
+    with pytest.raises(UnsupportedProtocolVersion) as raised:
+        c.complete_initialize(
+            jsonrpc.ResultResponse(
+                pending.id,
+                {
+                    "protocolVersion": "1999-01-01",
+                    "capabilities": {},
+                    "serverInfo": {"name": "s", "version": "1"},
+                },
+            )
+        )
+    assert raised.value.requested == "1999-01-01"
+    assert c.phase is p.Phase.NEW  # may retry or fall back
+
+
+def test_client_surfaces_an_initialize_error() -> None:
+    c = client()
+    pending, _ = c.initialize_request()
+    with pytest.raises(McpError) as raised:
+        c.complete_initialize(
+            jsonrpc.ErrorResponse(pending.id, t.Error(code=-32602, message="nope"))
+        )
+    assert raised.value.code == -32602
+    assert c.phase is p.Phase.NEW
+
+
+def test_malformed_initialize_params_get_invalid_params() -> None:
+    s = server()
+    assert (
+        error_of(s.receive(jsonrpc.Request(1, "initialize", {"protocolVersion": 5})))[0] == -32602
+    )
+    assert s.phase is p.Phase.NEW
+
+
+def test_only_the_handshake_and_ping_before_initialization() -> None:
+    legacy_only = server(versions=p.LEGACY_VERSIONS)
+    assert (
+        error_of(legacy_only.receive(jsonrpc.Request(1, "tools/list", None)))[0]
+        == ErrorCode.INVALID_REQUEST
+    )
+    ping = legacy_only.receive(jsonrpc.Request(2, "ping", None))
+    assert isinstance(ping, p.Reply) and ping.message == jsonrpc.ResultResponse(2, {})
+    # A dual-era server reads a request without a handshake as a modern one missing its envelope.
+    assert (
+        error_of(server().receive(jsonrpc.Request(1, "tools/list", None)))[0]
+        == ErrorCode.INVALID_PARAMS
+    )
+
+
+def test_a_second_initialize_is_refused() -> None:
+    c, s = client(), server()
+    handshake(c, s)
+    again = s.receive(
+        jsonrpc.Request(
+            99,
+            "initialize",
+            {
+                "protocolVersion": p.LATEST_LEGACY_VERSION,
+                "capabilities": {},
+                "clientInfo": {"name": "c", "version": "1"},
+            },
+        )
+    )
+    assert error_of(again)[0] == ErrorCode.INVALID_REQUEST
+    assert s.phase is p.Phase.OPERATING
+
+
+def test_client_may_not_send_requests_before_initializing() -> None:
+    c = client()
+    with pytest.raises(McpError, match="initialize first"):
+        c.send_request("tools/list")
+    c.send_request("ping")  # allowed
+
+
+def test_server_serves_a_client_that_forgot_initialized() -> None:
+    c, s = client(), server()
+    _, request = c.initialize_request()
+    reply = s.receive(wire(request))
+    assert isinstance(reply, p.Reply)
+    assert s.phase is p.Phase.INITIALIZING
+    assert isinstance(s.receive(jsonrpc.Request(5, "tools/list", None)), p.Dispatch)
+
+
+# -- capabilities -------------------------------------------------------------------------------------
+
+
+def test_server_refuses_methods_it_did_not_declare() -> None:
+    c, s = client(), server(capabilities=t.ServerCapabilities())
+    handshake(c, s)
+    for method in (
+        "tools/list",
+        "tools/call",
+        "prompts/list",
+        "resources/read",
+        "completion/complete",
+        "logging/setLevel",
+    ):
+        assert (
+            error_of(s.receive(jsonrpc.Request(1, method, {"name": "x", "uri": "u"})))[0] == -32601
+        )
+
+
+def test_client_never_sends_what_the_server_did_not_declare() -> None:
+    c, s = client(), server(capabilities=t.ServerCapabilities(tools=t.ToolsCapability()))
+    handshake(c, s)
+    c.send_request("tools/list")
+    with pytest.raises(McpError, match="prompts") as raised:
+        c.send_request("prompts/list")
+    assert raised.value.code == -32601
+    with pytest.raises(McpError, match="subscribe"):
+        c.send_request("resources/subscribe", {"uri": "x"})
+
+
+def test_notifications_need_our_own_capability() -> None:
+    c, s = (
+        client(),
+        server(capabilities=t.ServerCapabilities(tools=t.ToolsCapability(list_changed=False))),
+    )
+    handshake(c, s)
+    with pytest.raises(McpError, match="listChanged"):
+        s.send_notification("notifications/tools/list_changed")
+    with pytest.raises(McpError, match="logging"):
+        s.send_notification("notifications/message", {"level": "info", "data": 1})
+
+
+def test_server_requests_need_the_clients_capability() -> None:
+    c = client(capabilities=t.ClientCapabilities(roots=t.RootsCapability()))
+    s = server()
+    handshake(c, s)
+    s.send_request("roots/list")
+    with pytest.raises(McpError, match="sampling"):
+        s.send_request("sampling/createMessage", {"messages": [], "maxTokens": 1})
+    # and a client refuses what it did not declare
+    assert (
+        error_of(
+            c.receive(
+                jsonrpc.Request(1, "sampling/createMessage", {"messages": [], "maxTokens": 1})
+            )
+        )[0]
+        == -32601
+    )
+
+
+def test_completion_needs_no_capability_with_2024_11_05_peers() -> None:
+    c, s = client(), server(capabilities=t.ServerCapabilities(prompts=t.PromptsCapability()))
+    handshake(c, s, "2024-11-05")
+    c.send_request(
+        "completion/complete",
+        {"ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}},
+    )
+    c2, s2 = client(), server(capabilities=t.ServerCapabilities(prompts=t.PromptsCapability()))
+    handshake(c2, s2, "2025-11-25")
+    with pytest.raises(McpError):
+        c2.send_request("completion/complete", {})
+
+
+def test_methods_outside_the_negotiated_version_are_refused() -> None:
+    c, s = (
+        client(capabilities=t.ClientCapabilities(elicitation=t.ElicitationCapability())),
+        server(),
+    )
+    handshake(c, s, "2025-03-26")
+    with pytest.raises(McpError, match="has no method"):
+        s.send_request("elicitation/create", {"message": "m", "requestedSchema": {}})
+    assert error_of(s.receive(jsonrpc.Request(1, "server/discover", None)))[0] == -32601
+
+
+# -- the modern envelope --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        None,
+        {},
+        {"_meta": "x"},
+        {"_meta": {p.CLIENT_CAPABILITIES: {}}},
+        {"_meta": {p.PROTOCOL_VERSION: 2026, p.CLIENT_CAPABILITIES: {}}},
+        {"_meta": {p.PROTOCOL_VERSION: MODERN}},
+        {"_meta": {p.PROTOCOL_VERSION: MODERN, p.CLIENT_CAPABILITIES: []}},
+        {"_meta": {p.PROTOCOL_VERSION: MODERN, p.CLIENT_CAPABILITIES: {"roots": 5}}},
+        {
+            "_meta": {
+                p.PROTOCOL_VERSION: MODERN,
+                p.CLIENT_CAPABILITIES: {},
+                p.CLIENT_INFO: {"name": 1},
+            }
+        },
+        {"_meta": {p.PROTOCOL_VERSION: MODERN, p.CLIENT_CAPABILITIES: {}, p.LOG_LEVEL: "loud"}},
+    ],
+)
+def test_malformed_envelopes_get_invalid_params(params: Any) -> None:
+    assert error_of(server().receive(jsonrpc.Request(7, "server/discover", params)))[0] == -32602
+
+
+@pytest.mark.parametrize("version", ["v999.0.0", "2025-11-25", "2027-01-01"])
+def test_unsupported_versions_list_what_we_support(version: str) -> None:
+    s = server()
+    code, data = error_of(s.receive(jsonrpc.Request(301, "server/discover", envelope(version))))
+    assert code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION
+    assert data == {"supported": list(p.MODERN_VERSIONS), "requested": version}
+    discovered = s.receive(jsonrpc.Request(1, "server/discover", envelope()))
+    assert isinstance(discovered, p.Reply) and isinstance(
+        discovered.message, jsonrpc.ResultResponse
+    )
+    assert set(data["supported"]) <= set(discovered.message.result["supportedVersions"])
+
+
+def test_discover_answers_with_identity_capabilities_and_cache_hints() -> None:
+    s = server(instructions="hello", cache_ttl_ms=5000, cache_scope="private")
+    reply = s.receive(jsonrpc.Request("d", "server/discover", envelope()))
+    assert isinstance(reply, p.Reply) and isinstance(reply.message, jsonrpc.ResultResponse)
+    result = reply.message.result
+    assert result["resultType"] == "complete"
+    assert result["supportedVersions"] == list(p.MODERN_VERSIONS)
+    assert result["capabilities"] == {"tools": {"listChanged": True}, "logging": {}}
+    assert result["instructions"] == "hello"
+    assert (result["ttlMs"], result["cacheScope"]) == (5000, "private")
+    assert result["_meta"][p.SERVER_INFO] == {"name": "x", "version": "1"}
+
+
+def test_client_info_is_optional_and_legacy_methods_are_unknown_to_modern_requests() -> None:
+    s = server()
+    assert isinstance(s.receive(jsonrpc.Request(1, "tools/list", envelope())), p.Dispatch)
+    for method in ("initialize", "ping", "logging/setLevel", "resources/subscribe"):
+        assert error_of(s.receive(jsonrpc.Request(2, method, envelope())))[0] == -32601
+
+
+def test_modern_requests_carry_the_envelope_and_the_result_names_the_server() -> None:
+    c, s = client(modern_version=MODERN), server()
+    c.log_level = None
+    c.request_log_level = "warning"
+    pending, request = c.send_request("tools/call", {"name": "echo"})
+    meta = request.params["_meta"]  # type: ignore[index]
+    assert meta[p.PROTOCOL_VERSION] == MODERN and meta[p.CLIENT_INFO] == {
+        "name": "x",
+        "version": "1",
+    }
+    assert meta[p.LOG_LEVEL] == "warning"
+    event = s.receive(wire(request))
+    assert isinstance(event, p.Dispatch)
+    assert event.request.envelope is not None and event.request.envelope.log_level == "warning"
+    response = s.respond(event.request, t.CallToolResult(content=[]))
+    assert response is not None
+    assert response.result == {
+        "resultType": "complete",
+        "content": [],
+        "_meta": {p.SERVER_INFO: {"name": "x", "version": "1"}},
+    }
+    read = c.read_result(pending, response.result)
+    assert isinstance(read, t.CallToolResult)
+
+
+def test_a_modern_server_sends_no_requests() -> None:
+    s = server()
+    s.receive(jsonrpc.Request(1, "tools/list", envelope()))
+    assert s.phase is p.Phase.MODERN
+    with pytest.raises(McpError, match="InputRequiredResult"):
+        s.send_request("sampling/createMessage", {})
+
+
+# -- the tables of requests in flight --------------------------------------------------------------
+
+
+def test_ids_are_unique_among_outstanding_requests() -> None:
+    c, s = client(), server()
+    handshake(c, s)
+    ids = {c.send_request("tools/list")[0].id for _ in range(50)}
+    assert len(ids) == 50
+    assert c.outstanding == 50
+
+
+def test_unknown_and_late_responses_are_dropped_and_counted() -> None:
+    c, s = client(), server()
+    handshake(c, s)
+    assert isinstance(c.receive(jsonrpc.ResultResponse(12345, {})), p.Dropped)
+    pending, _ = c.send_request("tools/list")
+    assert c.cancel(pending) is not None
+    assert isinstance(c.receive(jsonrpc.ResultResponse(pending.id, {"tools": []})), p.Dropped)
+    assert c.statistics().responses_dropped == 2
+
+
+def test_duplicate_inbound_ids_are_refused_while_the_first_runs() -> None:
+    c, s = client(), server()
+    handshake(c, s)
+    first = s.receive(jsonrpc.Request(5, "tools/list", None))
+    assert isinstance(first, p.Dispatch)
+    assert (
+        error_of(s.receive(jsonrpc.Request(5, "tools/list", None)))[0] == ErrorCode.INVALID_REQUEST
+    )
+    assert s.respond(first.request, t.ListToolsResult(tools=[])) is not None
+    assert isinstance(s.receive(jsonrpc.Request(5, "tools/list", None)), p.Dispatch)  # free again
+
+
+def test_cancelled_requests_are_never_answered() -> None:
+    c, s = client(), server()
+    handshake(c, s)
+    dispatch = s.receive(jsonrpc.Request(8, "tools/list", None))
+    assert isinstance(dispatch, p.Dispatch)
+    cancel = s.receive(
+        jsonrpc.Notification("notifications/cancelled", {"requestId": 8, "reason": "bored"})
+    )
+    assert isinstance(cancel, p.CancelRequested) and cancel.reason == "bored"
+    assert s.respond(dispatch.request, t.ListToolsResult(tools=[])) is None
+    assert s.respond_error(dispatch.request, McpError("x")) is None
+    # cancelling something unknown or finished is ignored
+    assert isinstance(
+        s.receive(jsonrpc.Notification("notifications/cancelled", {"requestId": 8})), p.Dropped
+    )
+    assert isinstance(s.receive(jsonrpc.Notification("notifications/cancelled", {})), p.Dropped)
+
+
+def test_initialize_cannot_be_cancelled() -> None:
+    c, s = client(), server()
+    pending, request = c.initialize_request()
+    assert c.cancel(pending) is None  # nothing is sent
+    c2 = client()
+    _, request2 = c2.initialize_request()
+    reply = s.receive(wire(request2))
+    assert isinstance(reply, p.Reply)  # answered at once; a cancel for it is ignored
+    assert isinstance(
+        s.receive(jsonrpc.Notification("notifications/cancelled", {"requestId": request2.id})),
+        p.Dropped,
+    )
+
+
+def test_progress_is_routed_to_its_request_and_dropped_after() -> None:
+    c, s = client(), server()
+    handshake(c, s)
+    pending, request = c.send_request("tools/list", progress_token=True)
+    assert request.params == {"_meta": {"progressToken": pending.id}}
+    dispatch = s.receive(wire(request))
+    assert isinstance(dispatch, p.Dispatch) and dispatch.request.progress_token == pending.id
+    progress = c.receive(
+        jsonrpc.Notification(
+            "notifications/progress", {"progressToken": pending.id, "progress": 1, "total": 2}
+        )
+    )
+    assert isinstance(progress, p.ProgressReceived) and progress.request is pending
+    response = s.respond(dispatch.request, t.ListToolsResult(tools=[]))
+    assert response is not None
+    assert isinstance(c.receive(wire(response)), p.ResponseReceived)
+    late = c.receive(
+        jsonrpc.Notification("notifications/progress", {"progressToken": pending.id, "progress": 2})
+    )
+    assert isinstance(late, p.Dropped)
+    assert c.statistics().progress_dropped == 1
+
+
+def test_a_bad_progress_token_is_refused() -> None:
+    c, s = client(), server()
+    handshake(c, s)
+    assert (
+        error_of(s.receive(jsonrpc.Request(1, "tools/list", {"_meta": {"progressToken": [1]}})))[0]
+        == -32602
+    )
+
+
+def test_closing_fails_every_outstanding_request_and_refuses_more() -> None:
+    c, s = client(), server()
+    handshake(c, s)
+    sent = [c.send_request("tools/list")[0] for _ in range(3)]
+    assert c.close() == sent
+    assert c.outstanding == 0
+    with pytest.raises(McpError):
+        c.send_request("tools/list")
+    assert isinstance(s.close(), list) and isinstance(
+        s.receive(jsonrpc.Request(1, "ping", None)), p.Dropped
+    )
+
+
+def test_logging_levels() -> None:
+    c, s = client(), server()
+    handshake(c, s)
+    assert s.wants_log("debug")  # never set: everything
+    set_level = s.receive(jsonrpc.Request(3, "logging/setLevel", {"level": "warning"}))
+    assert isinstance(set_level, p.Reply)
+    assert s.log_level == "warning"
+    assert not s.wants_log("info") and s.wants_log("error")
+    modern = server()
+    asked = modern.receive(jsonrpc.Request(1, "tools/list", envelope(**{p.LOG_LEVEL: "info"})))
+    silent = modern.receive(jsonrpc.Request(2, "tools/list", envelope()))
+    assert isinstance(asked, p.Dispatch) and isinstance(silent, p.Dispatch)
+    assert modern.wants_log("info", asked.request) and not modern.wants_log("debug", asked.request)
+    assert not modern.wants_log("emergency", silent.request)
+
+
+# -- era detection ---------------------------------------------------------------------------------
+
+
+def discover_result(versions: list[str]) -> jsonrpc.ResultResponse:
+    return jsonrpc.ResultResponse(
+        1, {"supportedVersions": versions, "capabilities": {}, "ttlMs": 0, "cacheScope": "public"}
+    )
+
+
+def test_judging_the_probe() -> None:
+    modern = p.judge_probe(discover_result([MODERN]), p.MODERN_VERSIONS)
+    assert (modern.era, modern.version) == ("modern", MODERN) and modern.discovery is not None
+    by_error = p.judge_probe(
+        jsonrpc.ErrorResponse(
+            1, t.Error(code=-32022, message="x", data={"supported": [MODERN], "requested": "y"})
+        ),
+        p.MODERN_VERSIONS,
+    )
+    assert (by_error.era, by_error.version) == ("modern", MODERN)
+    for legacy_answer in (
+        None,
+        jsonrpc.ErrorResponse(1, t.Error(code=-32601, message="no")),
+        jsonrpc.ErrorResponse(1, t.Error(code=-32602, message="no")),
+        jsonrpc.ErrorResponse(1, t.Error(code=-32600, message="not initialized")),
+        jsonrpc.ResultResponse(1, {"weird": True}),
+        jsonrpc.ErrorResponse(1, t.Error(code=-32022, message="x", data="garbage")),
+    ):
+        assert p.judge_probe(legacy_answer, p.MODERN_VERSIONS).era == "legacy"
+    with pytest.raises(UnsupportedProtocolVersion):
+        p.judge_probe(discover_result(["2030-01-01"]), p.MODERN_VERSIONS)
+
+
+def test_the_era_cache_remembers_per_peer() -> None:
+    cache = p.EraCache()
+    cache.remember("python server.py", "modern", MODERN)
+    assert cache.get("python server.py") == ("modern", MODERN)
+    assert cache.get("other") is None
+    cache.forget("python server.py")
+    assert cache.get("python server.py") is None
+
+
+def test_the_lifecycle_diagram_is_drawn_from_the_tables() -> None:
+    diagram = p.mermaid("server")
+    assert "new --> initializing: receive initialize" in diagram
+    assert "initializing --> operating: receive initialized" in diagram
+    assert "new --> modern: modern request" in diagram
+    assert p.next_phase("server", p.Phase.OPERATING, p.Event.RECEIVE_INITIALIZE) is None

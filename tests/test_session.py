@@ -1,0 +1,444 @@
+"""The Trio session engine: cancellation both ways, progress, timeouts, closing, bad input,
+backpressure. Time is a MockClock: nothing sleeps for real."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from trio_mcp import jsonrpc
+from trio_mcp import types as t
+from trio_mcp.jsonrpc import ConnectionClosed, McpError, RequestTimeout
+from trio_mcp.protocol import Connection, InboundRequest
+from trio_mcp.session import Session, connect_session, open_session
+from trio_mcp.testing import MemoryMessageStream, memory_session_pair, memory_stream_pair
+
+CAPS = t.ServerCapabilities(tools=t.ToolsCapability(), logging={})
+
+
+class Recorder:
+    """A handler that records what happened to each request."""
+
+    def __init__(self) -> None:
+        self.started: list[Any] = []
+        self.cancelled: list[Any] = []
+        self.finished: list[Any] = []
+        self.release = trio.Event()
+
+    async def handle(self, session: Session, request: InboundRequest) -> Any:
+        if request.method != "tools/call":
+            raise McpError(f"Method not found: {request.method}", code=-32601)
+        self.started.append(request.id)
+        name = request.params.name
+        try:
+            if name == "wait":
+                await self.release.wait()
+            elif name == "forever":
+                await trio.sleep_forever()
+            elif name == "progress":
+                for step in range(5):
+                    await session.send_progress(request, step, 5, f"step {step}")
+            elif name == "fail":
+                raise McpError("it failed", code=-32099 + 0, data={"why": "asked to"})
+            elif name == "crash":
+                raise ZeroDivisionError("boom")
+        except trio.Cancelled:
+            self.cancelled.append(request.id)
+            raise
+        self.finished.append(request.id)
+        return t.CallToolResult(content=[t.TextContent(text=str(name))])
+
+
+def call(name: str) -> t.CallToolRequest:
+    return t.CallToolRequest(params=t.CallToolRequestParams(name=name))
+
+
+@pytest.fixture(params=["legacy", "modern"])
+def era(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def test_request_and_result(era: str, autojump_clock: trio.testing.MockClock) -> None:
+    recorder = Recorder()
+    async with memory_session_pair(
+        server_capabilities=CAPS,
+        server_options={"handler": recorder.handle},
+        modern=era == "modern",
+    ) as pair:
+        result = await pair.client.request(call("echo"))
+        assert result.content == [t.TextContent(text="echo")]
+        with pytest.raises(McpError) as raised:
+            await pair.client.request(call("fail"))
+        assert (raised.value.code, raised.value.data) == (-32099, {"why": "asked to"})
+        with pytest.raises(McpError) as crashed:
+            await pair.client.request(call("crash"))
+        assert (
+            crashed.value.code == -32603 and "boom" not in crashed.value.message
+        )  # no internals leak
+        assert (await pair.client.request(call("echo"))).content[
+            0
+        ].text == "echo"  # the session goes on
+
+
+async def test_caller_cancellation_cancels_the_handler_and_drops_the_late_answer(
+    era: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    recorder = Recorder()
+    async with memory_session_pair(
+        server_capabilities=CAPS,
+        server_options={"handler": recorder.handle},
+        modern=era == "modern",
+    ) as pair:
+        with trio.move_on_after(5) as scope:
+            await pair.client.request(call("forever"))
+        assert scope.cancelled_caught
+        await trio.testing.wait_all_tasks_blocked()
+        assert recorder.cancelled == recorder.started  # the server's handler scope was cancelled
+        assert pair.server.connection.in_flight == 0
+        assert pair.client.connection.outstanding == 0
+        assert pair.server.connection.statistics().errors_replied == 0  # and nothing answered it
+        assert (await pair.client.request(call("echo"))).content[0].text == "echo"
+
+
+async def test_a_late_answer_after_cancelling_is_dropped(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    client_stream, server_stream = memory_stream_pair()
+    connection = Connection(
+        "client", info=t.Implementation(name="c", version="0"), modern_version="2026-07-28"
+    )
+    async with open_session(client_stream, connection) as session:
+        with trio.move_on_after(1):
+            await session.request(call("slow"))
+        request = await server_stream.receive()
+        cancel = await server_stream.receive()
+        assert isinstance(request, jsonrpc.Request)
+        assert cancel == jsonrpc.Notification(
+            "notifications/cancelled",
+            {"requestId": request.id, "reason": "the caller stopped waiting"},
+        )
+        # The server's answer crossed the cancellation: it arrives late, and is dropped.
+        await server_stream.send(jsonrpc.ResultResponse(request.id, {"content": []}))
+        await trio.testing.wait_all_tasks_blocked()
+        assert session.connection.statistics().responses_dropped == 1
+        assert session.connection.outstanding == 0
+
+        async def answer_next() -> None:
+            nxt = await server_stream.receive()
+            assert isinstance(nxt, jsonrpc.Request) and nxt.id != request.id
+            await server_stream.send(
+                jsonrpc.ResultResponse(nxt.id, {"content": [{"type": "text", "text": "ok"}]})
+            )
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(answer_next)
+            assert (await session.request(call("again"))).content[0].text == "ok"
+
+
+async def test_peer_cancellation_cancels_only_that_request(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    recorder = Recorder()
+    async with memory_session_pair(
+        server_capabilities=CAPS, server_options={"handler": recorder.handle}
+    ) as pair:
+        results: dict[str, Any] = {}
+
+        async def run(name: str, scope: trio.CancelScope) -> None:
+            with scope:
+                results[name] = await pair.client.request(call(name))
+
+        forever_scope = trio.CancelScope()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run, "wait", trio.CancelScope())
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(run, "forever", forever_scope)
+            await trio.testing.wait_all_tasks_blocked()
+            assert len(recorder.started) == 2
+            forever_scope.cancel()
+            await trio.testing.wait_all_tasks_blocked()
+            assert recorder.cancelled == [recorder.started[1]]
+            assert recorder.finished == []
+            recorder.release.set()
+        assert results["wait"].content[0].text == "wait"
+        assert "forever" not in results
+        assert recorder.finished == [recorder.started[0]]
+
+
+async def test_progress_callback_and_iterator(
+    era: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    recorder = Recorder()
+    async with memory_session_pair(
+        server_capabilities=CAPS,
+        server_options={"handler": recorder.handle},
+        modern=era == "modern",
+    ) as pair:
+        seen: list[float] = []
+        result = await pair.client.request(
+            call("progress"), on_progress=lambda p: seen.append(p.progress)
+        )
+        assert seen == [0, 1, 2, 3, 4]
+        assert result.content[0].text == "progress"
+        params = t.converter_for(pair.client.connection.version or "").unstructure(
+            call("progress").params
+        )
+        async with pair.client.open_request(
+            "tools/call", params, progress=True, model=t.CallToolResult
+        ) as request:
+            updates = [update.message async for update in request]
+            final = await request.result()
+        assert updates == [f"step {i}" for i in range(5)]
+        assert final.content[0].text == "progress"
+        # Progress for a request that asked for none is not sent.
+        assert (await pair.client.request(call("progress"))).content[0].text == "progress"
+        stats = pair.client.connection.statistics()
+        assert stats.progress_dropped == 0
+
+
+async def test_session_request_timeout_cancels_then_raises(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    recorder = Recorder()
+    async with memory_session_pair(
+        server_capabilities=CAPS,
+        server_options={"handler": recorder.handle},
+        client_options={"request_timeout": 3},
+    ) as pair:
+        before = trio.current_time()
+        with pytest.raises(RequestTimeout):
+            await pair.client.request(call("forever"))
+        assert trio.current_time() - before == pytest.approx(3)
+        await trio.testing.wait_all_tasks_blocked()
+        assert recorder.cancelled == recorder.started
+
+
+async def test_peer_going_away_fails_every_pending_request_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    recorder = Recorder()
+    async with memory_session_pair(
+        server_capabilities=CAPS, server_options={"handler": recorder.handle}
+    ) as pair:
+        outcomes: list[BaseException] = []
+
+        async def waiting() -> None:
+            try:
+                await pair.client.request(call("forever"))
+            except ConnectionClosed as exc:
+                outcomes.append(exc)
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(3):
+                nursery.start_soon(waiting)
+            await trio.testing.wait_all_tasks_blocked()
+            start = trio.current_time()
+            await pair.server.aclose()
+        assert len(outcomes) == 3 and trio.current_time() == start
+        with pytest.raises(ConnectionClosed):
+            await pair.client.request(call("echo"))
+
+
+async def test_input_end_drains_running_handlers_then_cancels(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    client_stream, server_stream = memory_stream_pair()
+    recorder = Recorder()
+    connection = Connection(
+        "server",
+        info=t.Implementation(name="s", version="0"),
+        capabilities=CAPS,
+        versions=["2025-11-25"],
+    )
+    async with trio.open_nursery() as nursery:
+        session = await connect_session(
+            nursery, server_stream, connection, handler=recorder.handle, drain_timeout=10
+        )
+        await client_stream.send(
+            jsonrpc.Request(
+                1,
+                "initialize",
+                {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "c", "version": "1"},
+                },
+            )
+        )
+        await client_stream.receive()
+        await client_stream.send(jsonrpc.Notification("notifications/initialized"))
+        await client_stream.send(jsonrpc.Request(2, "tools/call", {"name": "wait"}))
+        await client_stream.send(jsonrpc.Request(3, "tools/call", {"name": "forever"}))
+        await trio.testing.wait_all_tasks_blocked()
+        await client_stream._send_channel.aclose()  # input ends; the output still works
+        await trio.sleep(1)
+        recorder.release.set()
+        answer = await client_stream.receive()  # the running request still answers
+        assert isinstance(answer, jsonrpc.ResultResponse) and answer.id == 2
+        start = trio.current_time()
+        await session.wait_finished()
+        assert trio.current_time() - start == pytest.approx(
+            9
+        )  # "forever" was cancelled at the deadline
+        assert recorder.cancelled == [3]
+        await session.aclose()
+
+
+async def test_bad_input_gets_errors_and_the_session_goes_on(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    recorder = Recorder()
+    async with memory_session_pair(
+        server_capabilities=CAPS, server_options={"handler": recorder.handle}
+    ) as pair:
+        raw = pair.client.stream
+        assert isinstance(raw, MemoryMessageStream)
+        peer = pair.client
+        # Talk to the server underneath the client session: swap in a raw reader.
+        replies: list[Any] = []
+        original = peer.connection.receive
+
+        def capture(message: Any) -> Any:
+            replies.append(message)
+            return original(message)
+
+        peer.connection.receive = capture  # type: ignore[method-assign]
+        for data in (
+            b"{not json",
+            b"[]",
+            b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":5}}',
+            b'{"jsonrpc":"2.0","id":10,"method":"nope/nope"}',
+            b'[{"jsonrpc":"2.0","id":11,"method":"ping"}]',
+        ):
+            await raw.send_raw(data)
+        await trio.testing.wait_all_tasks_blocked()
+        codes = [r.error.code for r in replies if isinstance(r, jsonrpc.ErrorResponse)]
+        assert codes == [
+            -32700,
+            -32600,
+            -32602,
+            -32601,
+            -32600,
+        ]  # batches are not allowed in 2025-11-25
+        assert (await peer.request(call("echo"))).content[0].text == "echo"
+
+
+async def test_handlers_beyond_the_limit_wait_and_backpressure_reaches_the_sender(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    recorder = Recorder()
+    async with memory_session_pair(
+        server_capabilities=CAPS,
+        server_options={"handler": recorder.handle, "max_concurrent_requests": 2},
+        buffer=1,
+    ) as pair:
+        async with trio.open_nursery() as nursery:
+            for _ in range(6):
+                nursery.start_soon(pair.client.request, call("wait"))
+            await trio.testing.wait_all_tasks_blocked()
+            assert len(recorder.started) == 2  # the rest wait in the bounded channel, or in send
+            recorder.release.set()
+        assert len(recorder.finished) == 6
+
+
+async def test_open_session_leaves_nothing_running(autojump_clock: trio.testing.MockClock) -> None:
+    recorder = Recorder()
+    a, b = memory_stream_pair()
+    server_conn = Connection(
+        "server", info=t.Implementation(name="s", version="0"), capabilities=CAPS
+    )
+    before = (
+        len(trio.lowlevel.current_root_task().child_nurseries[0].child_tasks)
+        if trio.lowlevel.current_root_task().child_nurseries
+        else 0
+    )
+    async with open_session(b, server_conn, handler=recorder.handle) as session:
+        await a.send(
+            jsonrpc.Request(
+                1,
+                "tools/call",
+                {
+                    "name": "forever",
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                    },
+                },
+            )
+        )
+        await trio.testing.wait_all_tasks_blocked()
+        assert recorder.started == [1]
+    # leaving the block cancelled the handler and closed the stream
+    assert recorder.cancelled == [1]
+    assert session.closed
+    await session.wait_finished()
+    with pytest.raises(trio.EndOfChannel):
+        await a.receive()
+    await session.aclose()  # idempotent
+    after = (
+        len(trio.lowlevel.current_root_task().child_nurseries[0].child_tasks)
+        if trio.lowlevel.current_root_task().child_nurseries
+        else 0
+    )
+    assert after == before
+
+
+async def test_exceptions_from_the_block_are_not_wrapped(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    a, b = memory_stream_pair()
+    connection = Connection("server", info=t.Implementation(name="s", version="0"))
+    with pytest.raises(KeyError):
+        async with open_session(b, connection):
+            raise KeyError("mine")
+
+
+async def test_notifications_reach_the_handler_in_order(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    received: list[str] = []
+
+    async def on_notification(session: Session, method: str, params: Any) -> None:
+        await trio.sleep(0.01)
+        received.append(method)
+
+    caps = t.ServerCapabilities(
+        tools=t.ToolsCapability(list_changed=True), prompts=t.PromptsCapability(list_changed=True)
+    )
+    async with memory_session_pair(
+        server_capabilities=caps, client_options={"notification_handler": on_notification}
+    ) as pair:
+        for method in [
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+        ] * 3:
+            await pair.server.send_notification(method)
+        await trio.sleep(1)
+    assert (
+        received == ["notifications/tools/list_changed", "notifications/prompts/list_changed"] * 3
+    )
+
+
+async def test_log_messages_respect_the_level(autojump_clock: trio.testing.MockClock) -> None:
+    logs: list[Any] = []
+
+    async def on_notification(session: Session, method: str, params: Any) -> None:
+        logs.append((params.level, params.data))
+
+    async def handler(session: Session, request: InboundRequest) -> Any:
+        for level in ("debug", "info", "error"):
+            await session.log(level, f"{level} message", related=request)  # type: ignore[arg-type]
+        return t.CallToolResult(content=[])
+
+    async with memory_session_pair(
+        server_capabilities=CAPS,
+        server_options={"handler": handler},
+        client_options={"notification_handler": on_notification},
+    ) as pair:
+        await pair.client.request(t.SetLevelRequest(params=t.SetLevelRequestParams(level="info")))
+        await pair.client.request(call("x"))
+        await trio.testing.wait_all_tasks_blocked()
+    assert logs == [("info", "info message"), ("error", "error message")]
