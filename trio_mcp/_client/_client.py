@@ -428,7 +428,7 @@ class Client:
             )
         validator = self._validators.get(name)
         if validator is None:
-            from .._server._jsonschema import SchemaValidator
+            from .._jsonschema import SchemaValidator
 
             try:
                 validator = self._validators[name] = SchemaValidator(schema)

@@ -1,0 +1,119 @@
+"""The layout is the architecture: checks that keep it so."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "trio_mcp"
+PUBLIC = sorted(
+    p for p in PACKAGE.glob("*.py") if not p.name.startswith("_") or p.name == "__init__.py"
+)
+
+
+@pytest.mark.parametrize("path", PUBLIC, ids=lambda p: p.name)
+def test_public_modules_only_reexport(path: Path) -> None:
+    tree = ast.parse(path.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # the docstring
+        assert isinstance(node, ast.ImportFrom), f"{path.name}:{node.lineno} is not a re-export"
+        assert node.level == 1 and node.module and node.module.startswith("_"), (
+            f"{path.name}:{node.lineno} must import from a private module"
+        )
+        for alias in node.names:
+            assert alias.asname == alias.name, f"{path.name}: write `{alias.name} as {alias.name}`"
+
+
+@pytest.mark.parametrize("path", PUBLIC, ids=lambda p: p.name)
+def test_every_reexport_resolves(path: Path) -> None:
+    name = "trio_mcp" if path.name == "__init__.py" else f"trio_mcp.{path.stem}"
+    module = importlib.import_module(name)
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                assert getattr(module, alias.name) is not None
+
+
+def test_the_sans_io_core_imports_no_trio() -> None:
+    code = (
+        "import sys\n"
+        "import trio_mcp.types, trio_mcp.jsonrpc, trio_mcp.protocol\n"
+        "bad = sorted(m for m in sys.modules if m == 'trio' or m.startswith(('trio.', 'trio_mcp._session', 'trio_mcp._transports')))\n"
+        "assert not bad, bad\n"
+    )
+    # trio_mcp/__init__ pulls in the Trio layers, so import the core modules without it.
+    run = subprocess.run(
+        [sys.executable, "-c", "import importlib.util, sys\n" + _without_package_init() + code],
+        capture_output=True,
+        text=True,
+        cwd=PACKAGE.parent,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+
+
+def _without_package_init() -> str:
+    # Load the package object without executing its __init__ (which imports the Trio layers).
+    return (
+        "import types as _t\n"
+        f"pkg = _t.ModuleType('trio_mcp'); pkg.__path__ = [{str(PACKAGE)!r}]; sys.modules['trio_mcp'] = pkg\n"
+    )
+
+
+LAYERS = {
+    # module prefix -> private modules it must not import
+    "_types": (
+        "_jsonrpc",
+        "_protocol",
+        "_session",
+        "_transports",
+        "_server",
+        "_client",
+        "_testing",
+    ),
+    "_jsonrpc": ("_protocol", "_session", "_transports", "_server", "_client", "_testing"),
+    "_protocol": ("_session", "_transports", "_server", "_client", "_testing"),
+    "_session": ("_server", "_client", "_testing"),
+    "_transports": ("_session", "_server", "_client", "_testing"),
+    "_server": ("_client", "_testing"),
+    "_client": ("_server", "_testing"),
+    "_jsonschema": (
+        "_types",
+        "_jsonrpc",
+        "_protocol",
+        "_session",
+        "_transports",
+        "_server",
+        "_client",
+    ),
+}
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_dependencies_point_downward(layer: str) -> None:
+    forbidden = LAYERS[layer]
+    files = (
+        [PACKAGE / f"{layer}.py"]
+        if (PACKAGE / f"{layer}.py").exists()
+        else list((PACKAGE / layer).glob("*.py"))
+    )
+    assert files
+    for path in files:
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module:
+                top = node.module.split(".")[0]
+                if node.level == 1 and path.parent != PACKAGE:
+                    continue  # a sibling inside the same layer
+                assert top not in forbidden, f"{path.relative_to(PACKAGE)} imports {node.module}"
+
+
+def test_the_package_is_typed() -> None:
+    assert (PACKAGE / "py.typed").exists()
