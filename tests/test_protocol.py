@@ -6,9 +6,7 @@ from typing import Any
 
 import pytest
 
-from trio_mcp import jsonrpc
-from trio_mcp import protocol as p
-from trio_mcp import types as t
+from trio_mcp import jsonrpc, protocol as p, types as t
 from trio_mcp.jsonrpc import ErrorCode, McpError, UnsupportedProtocolVersion
 
 INFO = t.Implementation(name="x", version="1")

@@ -9,8 +9,7 @@ import pytest
 import trio
 import trio.testing
 
-from trio_mcp import jsonrpc
-from trio_mcp import types as t
+from trio_mcp import jsonrpc, types as t
 from trio_mcp.jsonrpc import ConnectionClosed, McpError, RequestTimeout
 from trio_mcp.protocol import Connection, InboundRequest
 from trio_mcp.session import Session, connect_session, open_session

@@ -2,20 +2,14 @@
 
 from ._testing._check_transport import (
     PairMaker as PairMaker,
-)
-from ._testing._check_transport import (
     check_transport as check_transport,
 )
 from ._testing._connect import connect as connect
 from ._testing._pairs import (
     SessionPair as SessionPair,
-)
-from ._testing._pairs import (
     memory_session_pair as memory_session_pair,
 )
 from ._transports._memory import (
     MemoryMessageStream as MemoryMessageStream,
-)
-from ._transports._memory import (
     memory_stream_pair as memory_stream_pair,
 )

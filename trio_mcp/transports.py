@@ -2,13 +2,9 @@
 
 from ._transports._memory import (
     MemoryMessageStream as MemoryMessageStream,
-)
-from ._transports._memory import (
     memory_stream_pair as memory_stream_pair,
 )
 from ._transports._stream import (
     MessageStream as MessageStream,
-)
-from ._transports._stream import (
     Received as Received,
 )

@@ -10,11 +10,11 @@ from typing import Any, get_type_hints
 import attrs
 
 from .._errors import McpError
+from .._jsonschema import SchemaValidator
 from .._types._base import Icon
 from .._types._content import TextContent
 from .._types._tools import CallToolResult, Tool, ToolAnnotations
 from ._context import Context, InputRequired
-from .._jsonschema import SchemaValidator
 from ._results import CONTENT_TYPES, dumps_text, to_content, to_json
 from ._signature import Signature, docstring_summary
 from ._typeschema import Reader, SchemaError, ValueInvalid, compile_type

@@ -13,17 +13,19 @@ from typing import Any, Final, Literal, TypeAlias
 import attrs
 
 from .._versions import FIRST_MODERN_VERSION, LATEST_LEGACY_VERSION
-from . import _completion as co
-from . import _elicitation as el
-from . import _lifecycle as lc
-from . import _notifications as no
-from . import _prompts as pr
-from . import _resources as rs
-from . import _roots as ro
-from . import _sampling as sa
-from . import _subscriptions as su
-from . import _tasks as ta
-from . import _tools as to
+from . import (
+    _completion as co,
+    _elicitation as el,
+    _lifecycle as lc,
+    _notifications as no,
+    _prompts as pr,
+    _resources as rs,
+    _roots as ro,
+    _sampling as sa,
+    _subscriptions as su,
+    _tasks as ta,
+    _tools as to,
+)
 
 Sender: TypeAlias = Literal["client", "server", "both"]
 
