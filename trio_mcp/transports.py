@@ -21,6 +21,24 @@ from ._transports._memory import (
 from ._transports._memory import (
     memory_stream_pair as memory_stream_pair,
 )
+from ._transports._process import (
+    INHERITED_ENVIRONMENT as INHERITED_ENVIRONMENT,
+)
+from ._transports._process import (
+    ProcessMessageStream as ProcessMessageStream,
+)
+from ._transports._process import (
+    connect_process_stream as connect_process_stream,
+)
+from ._transports._process import (
+    default_environment as default_environment,
+)
+from ._transports._process import (
+    open_process_stream as open_process_stream,
+)
+from ._transports._stderr import (
+    DEFAULT_STDERR_TAIL_LINES as DEFAULT_STDERR_TAIL_LINES,
+)
 from ._transports._stream import (
     MessageStream as MessageStream,
 )

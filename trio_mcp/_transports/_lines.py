@@ -138,6 +138,7 @@ class LineMessageStream(MessageStream):
         self._discarding = False  # inside an oversized line
         self._at_eof = False
         self._receiving = False
+        self._receive_done: trio.Event | None = None  # set when the current receive returns
         self._receive_scope: trio.CancelScope | None = None
         # writing and closing
         self._writer_scope = trio.CancelScope()
@@ -213,6 +214,7 @@ class LineMessageStream(MessageStream):
         if self._receiving:
             raise trio.BusyResourceError("another task is already receiving from this stream")
         self._receiving = True
+        done = self._receive_done = trio.Event()
         try:
             # Nothing is consumed before this point, so a cancellation here loses nothing;
             # after it, only the read itself may be cancelled (and it consumes nothing then).
@@ -240,6 +242,8 @@ class LineMessageStream(MessageStream):
                     return item
         finally:
             self._receiving = False
+            self._receive_done = None
+            done.set()
 
     async def _read(self) -> bytes | bytearray:
         with trio.CancelScope() as scope:
@@ -309,6 +313,15 @@ class LineMessageStream(MessageStream):
 
     async def _close(self, flush_deadline: float) -> None:
         """Close, giving the writer until ``flush_deadline`` to write what is queued."""
+        try:
+            await self._close_sending(flush_deadline)
+        finally:
+            await trio.aclose_forcefully(self._receive_stream)
+
+    async def _close_sending(self, flush_deadline: float) -> None:
+        """Close for our user and close the send stream (after the writer wrote what is
+        queued, or at ``flush_deadline``), but leave the receive stream open for
+        :meth:`_discard_input`."""
         if self._closed:
             await trio.lowlevel.checkpoint()
             return
@@ -322,7 +335,18 @@ class LineMessageStream(MessageStream):
         finally:
             self._writer_scope.cancel()
             await trio.aclose_forcefully(self._send_stream)
-            await trio.aclose_forcefully(self._receive_stream)
+
+    async def _discard_input(self) -> None:
+        """After :meth:`_close_sending`: read and drop whatever the peer still writes, until
+        its end (a peer blocked writing to us can then go on and exit). Cancel it to stop.
+        """
+        if self._receive_done is not None:
+            await self._receive_done.wait()  # the woken receiver has let go of the stream
+        try:
+            while await self._receive_stream.receive_some(_READ_SIZE):
+                pass
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
 
 
 async def connect_line_stream(
