@@ -39,6 +39,12 @@ from ._transports._process import (
 from ._transports._stderr import (
     DEFAULT_STDERR_TAIL_LINES as DEFAULT_STDERR_TAIL_LINES,
 )
+from ._transports._stdio_server import (
+    connect_stdio_server_stream as connect_stdio_server_stream,
+)
+from ._transports._stdio_server import (
+    open_stdio_server_stream as open_stdio_server_stream,
+)
 from ._transports._stream import (
     MessageStream as MessageStream,
 )
