@@ -139,10 +139,11 @@ async def test_a_peer_that_stops_reading_blocks_senders_then_is_terminated() -> 
             await stream.send(rpc.Notification("flood", {"pad": "x" * 4096}))
             sent += 1
 
-    sending = Outcome()
+    sending, receiving = Outcome(), Outcome()
     async with trio.open_nursery() as nursery:
         async with open_process_stream(peer("stops_reading"), grace=GRACE) as stream:
             pids = await started(stream)
+            nursery.start_soon(receiving.run, stream.receive)
             nursery.start_soon(sending.run, lambda: flood(stream))
             await trio.sleep(0.3)
             stalled_at = sent
@@ -155,6 +156,7 @@ async def test_a_peer_that_stops_reading_blocks_senders_then_is_terminated() -> 
     # The queued messages could not be flushed: that took the first step's grace, then
     # SIGTERM ended the peer.
     assert isinstance(sending.error, trio.ClosedResourceError)
+    assert isinstance(receiving.error, trio.ClosedResourceError)
     assert stream.returncode == -signal.SIGTERM
     assert GRACE <= elapsed <= GRACE + SLACK
     assert [pid for pid in pids if alive(pid)] == []
@@ -298,6 +300,33 @@ async def test_stderr_goes_to_logging_by_default(caplog: pytest.LogCaptureFixtur
         f"[pid {stream.pid}] starting work on ping",
         f"[pid {stream.pid}] fatal: out of cheese",
     ]
+
+
+@pytest.mark.slow
+async def test_an_error_in_the_stderr_handler_propagates_after_the_child_is_shut_down() -> None:
+    class HandlerFailed(Exception):
+        pass
+
+    calls: list[str] = []
+
+    def handler(line: str) -> None:
+        calls.append(line)
+        raise HandlerFailed(line)
+
+    streams: list[ProcessMessageStream] = []
+
+    async def run() -> None:
+        async with open_process_stream(peer("dies_midstream"), stderr=handler) as stream:
+            streams.append(stream)
+            await stream.send(rpc.Request(1, "ping"))
+            await trio.sleep_forever()
+
+    start = trio.current_time()
+    with trio.fail_after(5), pytest.raises(HandlerFailed, match="starting work on ping"):
+        await run()
+    assert streams[0].returncode == 3
+    assert calls == ["starting work on ping"]  # the drain stopped at the error
+    assert trio.current_time() - start < SLACK  # nothing waited for the dead drain
 
 
 # -- starting -----------------------------------------------------------------------------------

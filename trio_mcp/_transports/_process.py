@@ -41,6 +41,7 @@ import math
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
@@ -159,7 +160,7 @@ class ProcessMessageStream(MessageStream):
             raise
 
     async def aclose(self) -> None:
-        """Run the shutdown ladder (see :mod:`trio_mcp.transports`) and wait until it is done.
+        """Run the shutdown ladder (see :func:`open_process_stream`) and wait until it is done.
 
         Blocks for at most ``2 * grace + kill_timeout`` seconds, shielded from
         cancellation (a cancelled caller still gets the child killed, then
@@ -342,6 +343,8 @@ async def connect_process_stream(
         the ladder has reaped the child, so the nursery cannot exit while the
         child lives.
     """
+    if sys.platform == "win32":  # pragma: no cover
+        raise NotImplementedError("stdio child processes need POSIX process groups")
     if not command:
         raise ValueError("command is empty")
     argv = [os.fspath(part) for part in command]
@@ -423,6 +426,10 @@ async def open_process_stream(
             message says which and where it was looked for.
         PermissionError: the command is not executable.
         ValueError: ``command`` is empty, or a timeout is negative.
+        NotImplementedError: on Windows (no process groups or signals; not
+            supported yet).
+        Exception: whatever the ``stderr`` handler raises, once the child
+            has been shut down.
 
     Error handling:
         The child exiting is not an error here: ``receive`` reports

@@ -65,29 +65,28 @@ class StderrDrain:
 
     async def run(self, stream: trio.abc.ReceiveStream) -> None:
         """Read ``stream`` until its end (or until it is closed, or this is cancelled).
-        Sets :attr:`done` when finished."""
-        pending = bytearray()
+        Sets :attr:`done` when finished, however it finishes."""
+        pending = bytearray()  # the start of a line whose end has not come yet
         try:
             while True:
                 try:
                     data = await stream.receive_some(_READ_SIZE)
                 except (trio.ClosedResourceError, trio.BrokenResourceError):
-                    break
+                    data = b""
                 if not data:
-                    break
+                    if pending:
+                        self._emit(pending)
+                    return
                 pending += data
-                start = 0
-                while (newline := pending.find(b"\n", start)) >= 0:
-                    while newline - start > MAX_STDERR_LINE:
-                        self._emit(pending[start : start + MAX_STDERR_LINE])
-                        start += MAX_STDERR_LINE
-                    self._emit(pending[start:newline])
-                    start = newline + 1
-                del pending[:start]
-                while len(pending) > MAX_STDERR_LINE:
-                    self._emit(pending[:MAX_STDERR_LINE])
-                    del pending[:MAX_STDERR_LINE]
+                # Each piece leaves the buffer before the handler sees it (deleting from
+                # the front of a bytearray is cheap), so a failing handler never gets a
+                # line twice.
+                while (newline := pending.find(b"\n", 0, MAX_STDERR_LINE + 1)) >= 0 or len(
+                    pending
+                ) > MAX_STDERR_LINE:
+                    end = newline if newline >= 0 else MAX_STDERR_LINE
+                    line = bytes(pending[:end])
+                    del pending[: end + 1 if newline >= 0 else end]
+                    self._emit(line)
         finally:
-            if pending:
-                self._emit(pending)
             self.done.set()
