@@ -351,9 +351,15 @@ async def connect_process_stream(
     full_env = default_environment()
     if env is not None:
         full_env.update(env)
+    # Checked here, before the spawn, so that nothing can fail between the spawn and the
+    # supervising task taking charge of the child.
     for name, value in (("grace", grace), ("kill_timeout", kill_timeout), ("exit_wait", exit_wait)):
         if math.isnan(value) or value < 0:
             raise ValueError(f"{name} must be a non-negative number of seconds")
+    if max_message_size < 1:
+        raise ValueError("max_message_size must be at least 1")
+    if send_buffer < 0 or stderr_tail_lines < 0:
+        raise ValueError("send_buffer and stderr_tail_lines must not be negative")
     stream: ProcessMessageStream = await nursery.start(
         partial(
             _run_process_stream,
@@ -425,7 +431,7 @@ async def open_process_stream(
         FileNotFoundError: the command (or ``cwd``) does not exist; the
             message says which and where it was looked for.
         PermissionError: the command is not executable.
-        ValueError: ``command`` is empty, or a timeout is negative.
+        ValueError: ``command`` is empty, or a timeout or size is negative.
         NotImplementedError: on Windows (no process groups or signals; not
             supported yet).
         Exception: whatever the ``stderr`` handler raises, once the child
