@@ -9,7 +9,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_lifecycle_reference_matches_the_tables() -> None:
-    spec = importlib.util.spec_from_file_location("generate", ROOT / "docs" / "reference" / "generate.py")
+    spec = importlib.util.spec_from_file_location(
+        "generate", ROOT / "docs" / "reference" / "generate.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

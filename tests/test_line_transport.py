@@ -11,8 +11,7 @@ from contextlib import asynccontextmanager
 import pytest
 import trio
 import trio.testing
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from trio.lowlevel import FdStream
 
 from trio_mcp import jsonrpc as rpc

@@ -2,17 +2,9 @@
 
 from ._transports._lines import (
     DEFAULT_MAX_MESSAGE_SIZE as DEFAULT_MAX_MESSAGE_SIZE,
-)
-from ._transports._lines import (
     DEFAULT_SEND_BUFFER as DEFAULT_SEND_BUFFER,
-)
-from ._transports._lines import (
     LineMessageStream as LineMessageStream,
-)
-from ._transports._lines import (
     connect_line_stream as connect_line_stream,
-)
-from ._transports._lines import (
     open_line_stream as open_line_stream,
 )
 from ._transports._memory import (
@@ -21,17 +13,9 @@ from ._transports._memory import (
 )
 from ._transports._process import (
     INHERITED_ENVIRONMENT as INHERITED_ENVIRONMENT,
-)
-from ._transports._process import (
     ProcessMessageStream as ProcessMessageStream,
-)
-from ._transports._process import (
     connect_process_stream as connect_process_stream,
-)
-from ._transports._process import (
     default_environment as default_environment,
-)
-from ._transports._process import (
     open_process_stream as open_process_stream,
 )
 from ._transports._stderr import (
@@ -39,8 +23,6 @@ from ._transports._stderr import (
 )
 from ._transports._stdio_server import (
     connect_stdio_server_stream as connect_stdio_server_stream,
-)
-from ._transports._stdio_server import (
     open_stdio_server_stream as open_stdio_server_stream,
 )
 from ._transports._stream import (

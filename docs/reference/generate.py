@@ -1,6 +1,6 @@
 """Regenerate docs/reference/lifecycle.md from the protocol tables.
 
-    python docs/reference/generate.py
+python docs/reference/generate.py
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ def render() -> str:
         f"| {spec.since} | {spec.until or '—'} | {'.'.join(spec.capability) or '—'} |"
         for name, spec in METHODS.items()
     ]
-    return f"""# Lifecycle reference
+    return (
+        f"""# Lifecycle reference
 
 Generated from the tables in `trio_mcp/_protocol/_lifecycle.py` and
 `trio_mcp/_types/_methods.py` by `python docs/reference/generate.py`; a test fails when this
@@ -50,7 +51,9 @@ page and the tables disagree.
 
 | role | phase | may send | accepts from the peer |
 |---|---|---|---|
-""" + "\n".join(phases) + """
+"""
+        + "\n".join(phases)
+        + """
 
 ## Methods
 
@@ -58,7 +61,10 @@ The receiver must have declared the capability (for notifications: the sender).
 
 | method | kind | sent by | since | until | capability |
 |---|---|---|---|---|---|
-""" + "\n".join(methods) + "\n"
+"""
+        + "\n".join(methods)
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

@@ -448,6 +448,12 @@ class Server:
                 subscriptions_scope.cancel()
                 await session.aclose()
 
+    async def run_stdio(self, **options: Any) -> None:
+        """Serve one client over stdin/stdout; see :func:`trio_mcp.server.run_stdio`."""
+        from ._stdio import run_stdio
+
+        await run_stdio(self, **options)
+
     def shutdown(self) -> None:
         """End every ``subscriptions/listen`` stream gracefully (they answer and close)."""
         self._hub.close()
