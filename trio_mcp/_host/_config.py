@@ -58,7 +58,7 @@ def parse_config(config: Mapping[str, Any]) -> dict[str, ServerConfig]:
     parsed: dict[str, ServerConfig] = {}
     for name, entry in servers.items():
         if not isinstance(entry, Mapping):
-            raise ValueError(f"server {name!r}: expected an object")
+            raise ValueError(f"server {name!r}: expected an object")  # noqa: TRY004 - bad config
         if "url" in entry:
             parsed[name] = HttpServerConfig(url=str(entry["url"]), headers=entry.get("headers"))
         elif "command" in entry:
