@@ -66,7 +66,7 @@ def parse_config(config: Mapping[str, Any]) -> dict[str, ServerConfig]:
             argv = shlex.split(command) if isinstance(command, str) else list(command)
             args: Sequence[str] = entry.get("args") or ()
             parsed[name] = StdioServerConfig(
-                command=[*argv, *args],
+                command=(*argv, *args),
                 env=entry.get("env"),
                 cwd=entry.get("cwd"),
                 grace=float(entry.get("grace", 2.0)),
