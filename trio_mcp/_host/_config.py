@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 import attrs
@@ -14,11 +14,15 @@ __all__ = ["HttpServerConfig", "ServerConfig", "StdioServerConfig", "parse_confi
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
+def _argv(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(str(part) for part in value)
+
+
 @attrs.frozen(kw_only=True)
 class StdioServerConfig:
     """A server the host starts as a child process."""
 
-    command: tuple[str, ...] = attrs.field(converter=tuple)
+    command: tuple[str, ...] = attrs.field(converter=_argv)
     env: Mapping[str, str] | None = None
     cwd: str | None = None
     #: Seconds for each step of the shutdown ladder.
