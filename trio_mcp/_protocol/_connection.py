@@ -64,6 +64,7 @@ from .._types._converter import (
     explain,
     structure,
     structure_hook,
+    unstructure_hook,
 )
 from .._types._lifecycle import DiscoverResult, InitializeRequestParams, InitializeResult
 from .._types._methods import METHODS, MethodSpec, has_capability
@@ -482,9 +483,10 @@ class Connection:
         request.finished = True
         if request.cancelled:
             return None
-        data = (
-            result if type(result) is dict else converter_for(request.version).unstructure(result)
-        )
+        if type(result) is dict:
+            data = result
+        else:
+            data = unstructure_hook(request.version, type(result))(result)
         if request.envelope is not None:
             meta = data.get("_meta")
             meta = dict(meta) if meta else {}

@@ -207,6 +207,7 @@ class Session:
     async def _receive_loop(self, handlers: trio.Nursery) -> None:
         stream = self.stream
         process = self._process
+        receive_nowait = stream.receive_nowait
         while True:
             try:
                 item = await stream.receive()
@@ -214,10 +215,17 @@ class Session:
                 break
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 break
-            if type(item) is rpc.Batch:
-                await self._process_batch(item, handlers)
-            else:
-                await process(item, handlers)  # type: ignore[arg-type]
+            while True:
+                if type(item) is rpc.Batch:
+                    await self._process_batch(item, handlers)
+                else:
+                    await process(item, handlers)  # type: ignore[arg-type]
+                # Take what already arrived with it before yielding, so the handlers of a
+                # burst start together and their answers leave in one write.
+                try:
+                    item = receive_nowait()
+                except trio.WouldBlock:
+                    break
         self._input_ended = True
         self._fail_all(self._closure("the peer closed the connection"))
         if self._on_input_ended is not None:

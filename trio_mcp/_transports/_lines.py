@@ -245,6 +245,20 @@ class LineMessageStream(MessageStream):
             self._receive_done = None
             done.set()
 
+    def receive_nowait(self) -> Received:
+        """The next message if one is already buffered; never reads from the byte stream.
+
+        Raises:
+            trio.WouldBlock: nothing complete is buffered (or the stream is closed, at its
+                end, or another task is receiving): call :meth:`receive`.
+        """
+        if self._receiving or self._closed or self._at_eof:
+            raise trio.WouldBlock
+        item = self._next_from_buffer()
+        if item is None:
+            raise trio.WouldBlock
+        return item
+
     async def _read(self) -> bytes | bytearray:
         with trio.CancelScope() as scope:
             self._receive_scope = scope

@@ -39,6 +39,12 @@ class MemoryMessageStream(MessageStream):
     async def receive(self) -> Received:
         return parse(await self._receive_channel.receive())
 
+    def receive_nowait(self) -> Received:
+        try:
+            return parse(self._receive_channel.receive_nowait())
+        except (trio.EndOfChannel, trio.ClosedResourceError, trio.BrokenResourceError):
+            raise trio.WouldBlock from None
+
     async def aclose(self) -> None:
         await self._send_channel.aclose()
         await self._receive_channel.aclose()

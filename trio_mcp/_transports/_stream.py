@@ -49,6 +49,18 @@ class MessageStream(trio.abc.AsyncResource):
     async def receive(self) -> Received:
         """Wait for the next message from the peer."""
 
+    def receive_nowait(self) -> Received:
+        """The next message if it has already arrived, without waiting.
+
+        Streams that read in chunks hold several messages at once; taking them
+        all before yielding lets a server start their handlers together (and
+        batch their answers). The default never has one ready.
+
+        Raises:
+            trio.WouldBlock: nothing is ready; use :meth:`receive`.
+        """
+        raise trio.WouldBlock
+
     def __aiter__(self) -> MessageStream:
         return self
 

@@ -15,6 +15,7 @@ Unions on the wire are told apart by a dict lookup on their tag (``type``,
 from __future__ import annotations
 
 import functools
+import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, get_args, get_origin
@@ -71,6 +72,7 @@ __all__ = [
     "structure",
     "structure_hook",
     "unstructure",
+    "unstructure_hook",
     "wire_name",
 ]
 
@@ -359,6 +361,28 @@ def _strict_dict_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any]
     return factory
 
 
+def _is_optional(tp: Any) -> bool:
+    args = get_args(tp)
+    return (
+        get_origin(tp) in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args
+    )
+
+
+def _optional_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any], Any]]:
+    """``X | None`` with ``X``'s hook resolved once (cattrs would dispatch on every call)."""
+
+    def factory(tp: Any) -> Callable[[Any, Any], Any]:
+        (inner,) = [arg for arg in get_args(tp) if arg is not type(None)]
+        hook = conv.get_structure_hook(inner)
+
+        def structure(value: Any, _: Any) -> Any:
+            return None if value is None else hook(value, inner)
+
+        return structure
+
+    return factory
+
+
 def _resolve_all() -> None:
     for module in _MODULES:
         for obj in vars(module).values():
@@ -384,6 +408,7 @@ def _build(*, detailed: bool) -> Converter:
     conv.register_structure_hook(typing.Any, _structure_any)
     conv.register_structure_hook(_base.RequestId, _structure_request_id)
     conv.register_structure_hook(str | int | float | bool | list[str], _structure_elicited_value)
+    conv.register_structure_hook_factory(_is_optional, _optional_factory(conv))
     conv.register_structure_hook_factory(_is_list, _strict_list_factory(conv))
     conv.register_structure_hook_factory(_is_str_dict, _strict_dict_factory(conv))
     conv.register_structure_hook_factory(attrs.has, _structure_factory(conv))
@@ -506,6 +531,19 @@ def _format(exc: BaseException, type_: Any) -> str:
         return f"unexpected fields {sorted(exc.extra_fields)}"
     name = getattr(type_, "__name__", None) or str(type_)
     return f"invalid value, expected {name}: {exc}"
+
+
+def unstructure_hook(version: str, cls: type) -> Callable[[Any], Any]:
+    """The function that writes ``cls`` for a peer on ``version`` (cached: hot paths skip the
+    converter's dispatch)."""
+    key = (version, cls)
+    hook = _unstructure_hooks.get(key)
+    if hook is None:
+        hook = _unstructure_hooks[key] = converter_for(version).get_unstructure_hook(cls)
+    return hook
+
+
+_unstructure_hooks: dict[tuple[str, type], Callable[[Any], Any]] = {}
 
 
 def unstructure(value: Any, version: str | None = None) -> Any:
