@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import inspect
 import re
 from collections.abc import Callable, Mapping
@@ -72,8 +73,9 @@ class Signature:
             if "description" not in schema and param.name in descriptions:
                 schema["description"] = descriptions[param.name]
             is_required = param.default is _NO_DEFAULT
-            if not is_required and _jsonable(param.default):
-                schema["default"] = param.default
+            default = _as_json(param.default) if not is_required else _NOT_JSON
+            if default is not _NOT_JSON:
+                schema["default"] = default
             properties[param.name] = schema
             if is_required:
                 required.append(param.name)
@@ -111,12 +113,20 @@ def _is_context(hint: Any, context_type: type) -> bool:
     return isinstance(hint, type) and issubclass(hint, context_type)
 
 
-def _jsonable(value: Any) -> bool:
-    return (
-        value is None
-        or isinstance(value, (str, int, float, bool))
-        or (isinstance(value, (list, tuple)) and all(_jsonable(v) for v in value))
-    )
+_NOT_JSON = object()
+
+
+def _as_json(value: Any) -> Any:
+    """A default value as JSON for the schema (enum members as their values), or
+    ``_NOT_JSON`` for a default with no JSON form (it is then left out of the schema)."""
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, (list, tuple)):
+        items = [_as_json(v) for v in value]
+        return _NOT_JSON if any(i is _NOT_JSON for i in items) else items
+    return _NOT_JSON
 
 
 _ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters):\s*$")
