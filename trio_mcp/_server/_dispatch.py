@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import trio
 
 from .._errors import ErrorCode, McpError
@@ -29,6 +30,7 @@ from ._context import Context, InputRequired, Inputs
 from ._pagination import paginate
 from ._request_state import binding_of
 from ._resources import not_found
+from ._results import downgrade_content
 from ._subscriptions import Change, Subscriber
 
 if TYPE_CHECKING:
@@ -148,7 +150,12 @@ class Dispatcher:
             await trio.lowlevel.checkpoint()
             raise McpError(f"Unknown tool: {params.name}", code=ErrorCode.INVALID_PARAMS)
         arguments = params.arguments
-        return await self._gathering_input(ctx, params, lambda c: spec.call(arguments, c))  # type: ignore[no-any-return]
+        result = await self._gathering_input(ctx, params, lambda c: spec.call(arguments, c))
+        if isinstance(result, CallToolResult):
+            content = downgrade_content(result.content, ctx.protocol_version)
+            if content is not result.content:
+                result = attrs.evolve(result, content=content)
+        return result  # type: ignore[no-any-return]
 
     # -- resources --------------------------------------------------------------------------
 
@@ -223,7 +230,16 @@ class Dispatcher:
                 f"Invalid params: unknown prompt {params.name!r}", code=ErrorCode.INVALID_PARAMS
             )
         arguments = params.arguments
-        return await self._gathering_input(ctx, params, lambda c: spec.get(arguments, c))  # type: ignore[no-any-return]
+        result = await self._gathering_input(ctx, params, lambda c: spec.get(arguments, c))
+        if isinstance(result, GetPromptResult):
+            contents = downgrade_content([m.content for m in result.messages], ctx.protocol_version)
+            if any(c is not m.content for c, m in zip(contents, result.messages, strict=True)):
+                messages = [
+                    m if c is m.content else attrs.evolve(m, content=c)
+                    for c, m in zip(contents, result.messages, strict=True)
+                ]
+                result = attrs.evolve(result, messages=messages)
+        return result  # type: ignore[no-any-return]
 
     # -- completion -------------------------------------------------------------------------
 
