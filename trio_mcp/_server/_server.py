@@ -279,18 +279,42 @@ class Server:
         return register
 
     def add_resource(self, spec: ResourceSpec) -> None:
+        """Add (or replace) a resource; connected clients that asked are told the list
+        changed."""
         self._resources[spec.resource.uri] = spec
         self._hub.publish(("list_changed", "resources"))
 
     def remove_resource(self, uri: str) -> None:
+        """Remove a resource; connected clients that asked are told the list changed.
+
+        Raises:
+            KeyError: no resource has that URI.
+        """
         del self._resources[uri]
         self._hub.publish(("list_changed", "resources"))
 
     def add_resource_template(self, spec: TemplateSpec) -> None:
+        """Add (or replace) a resource template; connected clients that asked are told the
+        list changed."""
         self._templates = [
             t for t in self._templates if t.template.uri_template != spec.template.uri_template
         ]
         self._templates.append(spec)
+        self._hub.publish(("list_changed", "resources"))
+
+    def remove_resource_template(self, uri_template: str) -> None:
+        """Remove a resource template (and its completers); connected clients that asked are
+        told the list changed.
+
+        Raises:
+            KeyError: no template is registered with that URI template.
+        """
+        kept = [t for t in self._templates if t.template.uri_template != uri_template]
+        if len(kept) == len(self._templates):
+            raise KeyError(uri_template)
+        self._templates = kept
+        for key in [k for k in self._completers if k[:2] == ("resource", uri_template)]:
+            del self._completers[key]
         self._hub.publish(("list_changed", "resources"))
 
     def add_directory(
@@ -301,6 +325,15 @@ class Server:
         self._directories.append(directory)
         self._hub.publish(("list_changed", "resources"))
         return directory
+
+    def remove_directory(self, directory: DirectoryResources) -> None:
+        """Stop offering a directory that :meth:`add_directory` returned.
+
+        Raises:
+            ValueError: it is not offered.
+        """
+        self._directories.remove(directory)
+        self._hub.publish(("list_changed", "resources"))
 
     def notify_resource_updated(self, uri: str) -> None:
         """Tell subscribed clients that ``uri`` changed (never blocks)."""
@@ -335,11 +368,21 @@ class Server:
         return register
 
     def add_prompt(self, spec: PromptSpec) -> None:
+        """Add (or replace) a prompt; connected clients that asked are told the list
+        changed."""
         self._prompts[spec.name] = spec
         self._hub.publish(("list_changed", "prompts"))
 
     def remove_prompt(self, name: str) -> None:
+        """Remove a prompt (and its completers); connected clients that asked are told the
+        list changed.
+
+        Raises:
+            KeyError: no prompt has that name.
+        """
         del self._prompts[name]
+        for key in [k for k in self._completers if k[:2] == ("prompt", name)]:
+            del self._completers[key]
         self._hub.publish(("list_changed", "prompts"))
 
     def completion(
