@@ -4,20 +4,17 @@ from __future__ import annotations
 
 import inspect
 import logging
-import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Literal, TypeAlias, TypeVar
 
 import trio
 
-from .. import _jsonrpc as rpc
 from .._errors import ErrorCode, McpError, ProtocolError, UnsupportedProtocolVersion
 from .._protocol._connection import Connection
 from .._protocol._envelope import SUBSCRIPTION_ID
 from .._protocol._era import EraCache, judge_probe
 from .._protocol._events import InboundRequest
-from .._protocol._lifecycle import Phase
 from .._session._engine import ProgressCallback, Session, connect_session
 from .._transports._stream import MessageStream
 from .._types._base import Implementation, LoggingLevel, Request
@@ -29,12 +26,15 @@ from .._types._capabilities import (
     ServerCapabilities,
 )
 from .._types._completion import (
+    CompleteRequestParams,
     CompleteResult,
     Completion,
+    CompletionArgument,
+    CompletionContext,
     PromptReference,
     ResourceTemplateReference,
 )
-from .._types._converter import converter_for, structure
+from .._types._converter import converter_for
 from .._types._elicitation import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 from .._types._lifecycle import DiscoverResult
 from .._types._mrtr import InputRequiredResult
@@ -52,7 +52,7 @@ from .._types._sampling import CreateMessageRequestParams, CreateMessageResult
 from .._types._subscriptions import SubscriptionFilter
 from .._types._tools import CallToolResult, ListToolsResult, Tool
 from .._util import open_nursery_unwrapped
-from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS, Era
+from .._versions import MODERN_VERSIONS, SUPPORTED_VERSIONS, Era
 from ._cache import ResultCache
 from ._listen import Change, Listener
 
@@ -501,13 +501,18 @@ class Client:
         *,
         context: Mapping[str, str] | None = None,
     ) -> Completion:
-        """Completion candidates for ``argument`` of a prompt or resource template."""
-        params: dict[str, Any] = {
-            "ref": self._write(ref),
-            "argument": {"name": argument, "value": value},
-        }
-        if context is not None:
-            params["context"] = {"arguments": dict(context)}
+        """Completion candidates for ``argument`` of a prompt or resource template.
+
+        ``context`` (the arguments already resolved) is sent to servers of 2025-06-18
+        and later; older revisions have no such field.
+        """
+        params = self._write(
+            CompleteRequestParams(
+                ref=ref,
+                argument=CompletionArgument(name=argument, value=value),
+                context=CompletionContext(arguments=dict(context)) if context is not None else None,
+            )
+        )
         result = await self._send("completion/complete", params, CompleteResult)
         return result.completion
 
@@ -748,6 +753,3 @@ async def open_client(stream: MessageStream, **options: Any) -> AsyncIterator[Cl
             yield client
         finally:
             await client.aclose()
-
-
-_ = (rpc, Phase, LEGACY_VERSIONS, math, structure)
