@@ -33,10 +33,16 @@ class RecordingStream(MessageStream):
     def __init__(self, inner: MessageStream) -> None:
         self.inner = inner
         self.sent: list[rpc.Message] = []
+        #: The ``related`` request id of each message in :attr:`sent`.
+        self.related: list[Any] = []
 
     async def send(self, message: rpc.Message, *, related: Any = None) -> None:
         self.sent.append(message)
+        self.related.append(related)
         await self.inner.send(message, related=related)
+
+    def related_to(self, message: rpc.Message) -> Any:
+        return next(r for m, r in zip(self.sent, self.related, strict=True) if m is message)
 
     async def receive(self) -> Any:
         return await self.inner.receive()

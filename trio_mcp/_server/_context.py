@@ -181,8 +181,14 @@ class Context:
 
         Legacy era: at or above the level set with ``logging/setLevel``. Modern
         era: only if this request set ``logLevel``, and on this request's
-        stream only. Blocks while the notification is sent.
+        stream only. Either way nothing is sent by a server created with
+        ``logging=False`` (it did not declare the capability). Blocks while the
+        notification is sent.
         """
+        capabilities = self.session.connection.capabilities
+        if getattr(capabilities, "logging", None) is None:
+            await trio.lowlevel.checkpoint()
+            return
         await self.session.log(level, data, logger=logger, related=self.request)
 
     async def debug(self, data: Any, *, logger: str | None = None) -> None:
