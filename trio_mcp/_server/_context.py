@@ -17,6 +17,7 @@ first, or make that work idempotent.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -105,6 +106,45 @@ def _has(capabilities: ClientCapabilities | None, needed: dict[str, Any]) -> boo
             return cap.url is not None
         return cap.form is not None or cap.url is None
     return all(getattr(cap, key, None) is not None for key in inner)
+
+
+_PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean"})
+
+
+def _check_form_schema(schema: Mapping[str, Any]) -> None:
+    """Refuse a form-mode schema the spec does not allow (nested objects, arrays of
+    anything but enum choices), before anything is sent.
+
+    Raises:
+        ValueError: what is wrong.
+    """
+    if schema.get("type") != "object":
+        raise ValueError("an elicitation schema must be an object schema")
+    properties = schema.get("properties", {})
+    for name, prop in dict(properties).items():
+        kind = prop.get("type") if isinstance(prop, Mapping) else None
+        if kind in _PRIMITIVE_TYPES:
+            continue
+        items = prop.get("items") if kind == "array" else None
+        if isinstance(items, Mapping) and ("enum" in items or "anyOf" in items):
+            continue
+        raise ValueError(
+            f"elicitation property {name!r} must be a string, number, integer, boolean, or an "
+            "array of enum choices (form mode allows flat objects of primitives only)"
+        )
+
+
+def _schema_problems(schema: Mapping[str, Any], value: Any) -> list[str]:
+    """How ``value`` breaks ``schema`` (empty when it conforms, or when ``jsonschema`` is
+    not installed)."""
+    try:
+        from ._jsonschema import SchemaValidator
+
+        return SchemaValidator(schema).errors(value)
+    except RuntimeError:  # pragma: no cover - jsonschema is not installed
+        return []
+    except ValueError as exc:
+        return [str(exc)]
 
 
 class Context:
@@ -286,34 +326,84 @@ class Context:
         return (await self.ask({key: request}))[key]
 
     async def elicit(
-        self, message: str, schema: Mapping[str, Any], *, key: str | None = None
+        self,
+        message: str,
+        schema: Mapping[str, Any],
+        *,
+        key: str | None = None,
+        validate: bool = True,
     ) -> ElicitResult:
         """Ask the user for structured input (form mode).
 
-        ``schema`` is the requested JSON Schema: a flat object of primitive
-        properties (strings, numbers, booleans, enums), as the spec restricts.
+        ``schema`` is the requested JSON Schema: a flat object whose properties are
+        primitives (``string``, ``number``, ``integer``, ``boolean``) or enums
+        (single-select ``string`` with ``enum`` or ``oneOf``; multi-select ``array``
+        whose ``items`` have ``enum`` or ``anyOf``), as the spec restricts. Defaults
+        (``"default"``) are passed to the client for pre-filling.
+
         Returns the user's answer: ``accept`` with ``content``, ``decline`` or
-        ``cancel``.
+        ``cancel``. With ``validate`` an accepted ``content`` is checked against
+        ``schema`` (needs ``jsonschema``; skipped when it is not installed).
+
+        Raises:
+            ValueError: ``schema`` is not a flat object of primitive properties.
+            MissingRequiredClientCapability: the client cannot do form elicitation.
+            McpError: -32602 if the answer does not match ``schema``.
         """
         requested = dict(schema)
         requested.setdefault("type", "object")
+        _check_form_schema(requested)
         params = ElicitRequestFormParams(message=message, requested_schema=requested)
         result: ElicitResult = await self._ask_one(ElicitRequest(params=params), key)
+        if validate and result.action == "accept" and result.content is not None:
+            problems = _schema_problems(requested, result.content)
+            if problems:
+                raise McpError(
+                    "Invalid params: the elicitation answer does not match the requested "
+                    "schema: " + "; ".join(problems),
+                    code=ErrorCode.INVALID_PARAMS,
+                )
         return result
 
-    async def elicit_url(self, message: str, url: str, *, key: str | None = None) -> ElicitResult:
+    async def elicit_url(
+        self,
+        message: str,
+        url: str,
+        *,
+        elicitation_id: str | None = None,
+        key: str | None = None,
+    ) -> ElicitResult:
         """Ask the user to complete an interaction at ``url``, out of band (URL mode).
 
-        In the legacy era (2025-11-25) an ``elicitationId`` is generated and
-        :meth:`Server.complete_elicitation` announces completion. In the modern
-        era the client retries once the user is done.
-        """
-        import secrets
+        The answer says whether the user agreed to go there (``accept``), not that
+        the interaction is done. In the legacy era (2025-11-25) the request carries
+        an ``elicitationId`` (``elicitation_id``, or a random one); when the
+        interaction is done, announce it with :meth:`elicitation_complete` and that
+        id. In the modern era the client retries once the user is done.
 
-        elicitation_id = secrets.token_urlsafe(12) if self.era == "legacy" else None
-        params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
+        Raises:
+            MissingRequiredClientCapability: the client did not declare ``elicitation.url``.
+        """
+        if self.era == "legacy" and elicitation_id is None:
+            elicitation_id = secrets.token_urlsafe(12)
+        params = ElicitRequestURLParams(
+            message=message,
+            url=url,
+            elicitation_id=elicitation_id if self.era == "legacy" else None,
+        )
         result: ElicitResult = await self._ask_one(ElicitRequest(params=params), key)
         return result
+
+    async def elicitation_complete(self, elicitation_id: str) -> None:
+        """(legacy era, 2025-11-25) Tell the client that the URL-mode elicitation
+        ``elicitation_id`` finished (``notifications/elicitation/complete``). A no-op
+        in other revisions. Blocks while the notification is sent."""
+        if self.era == "modern" or self.protocol_version < "2025-11-25":
+            await trio.lowlevel.checkpoint()
+            return
+        await self.session.send_notification(
+            "notifications/elicitation/complete", {"elicitationId": elicitation_id}
+        )
 
     async def sample(
         self,

@@ -119,16 +119,23 @@ class Dispatcher:
         try:
             return await run(ctx)
         except InputRequired as need:
-            state_token = sealer.seal(
-                binding=binding,
-                answers=inputs.answers,
-                pending=tuple(need.requests),
-                round=inputs.round + 1,
-            )
-            return InputRequiredResult(
-                input_requests=need.requests,  # type: ignore[arg-type]
-                request_state=state_token,
-            )
+            requests = need.requests
+        except BaseExceptionGroup as group:
+            # Questions asked by several tasks of a nursery in the handler.
+            found = _input_required_in(group)
+            if found is None:
+                raise
+            requests = found
+        state_token = sealer.seal(
+            binding=binding,
+            answers=inputs.answers,
+            pending=tuple(requests),
+            round=inputs.round + 1,
+        )
+        return InputRequiredResult(
+            input_requests=requests,  # type: ignore[arg-type]
+            request_state=state_token,
+        )
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -341,6 +348,22 @@ class Dispatcher:
                     await session.send_notification(method, params or None)
                 except McpError:
                     pass  # e.g. a capability we did not declare: nothing to send
+
+
+def _input_required_in(group: BaseExceptionGroup[BaseException]) -> dict[str, Any] | None:
+    """The questions of a group made only of :class:`InputRequired` (merged), else ``None``."""
+    requests: dict[str, Any] = {}
+    for exc in group.exceptions:
+        if isinstance(exc, InputRequired):
+            requests.update(exc.requests)
+        elif isinstance(exc, BaseExceptionGroup):
+            inner = _input_required_in(exc)
+            if inner is None:
+                return None
+            requests.update(inner)
+        else:
+            return None
+    return requests
 
 
 def _notification_for(change: Change) -> tuple[str, dict[str, Any]]:
