@@ -4,7 +4,7 @@ the test writes itself (to control ``requestState``, ``_meta`` and the like)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -35,10 +35,14 @@ class RecordingStream(MessageStream):
         self.sent: list[rpc.Message] = []
         #: The ``related`` request id of each message in :attr:`sent`.
         self.related: list[Any] = []
+        #: Called with each message as it is sent (to act at an exact moment).
+        self.on_send: Callable[[rpc.Message], None] | None = None
 
     async def send(self, message: rpc.Message, *, related: Any = None) -> None:
         self.sent.append(message)
         self.related.append(related)
+        if self.on_send is not None:
+            self.on_send(message)
         await self.inner.send(message, related=related)
 
     def related_to(self, message: rpc.Message) -> Any:

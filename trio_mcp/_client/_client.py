@@ -81,6 +81,9 @@ ElicitationHandler: TypeAlias = Callable[
 #: Receives the server's log messages.
 LogHandler: TypeAlias = Callable[[LoggingMessageNotificationParams], Awaitable[None] | None]
 
+#: Queued (locally, never sent) behind a subscription's notifications when its answer came.
+_LISTEN_ENDED = "trio_mcp/subscription-ended"
+
 _LIST_CHANGED = {
     "notifications/tools/list_changed": "tools",
     "notifications/prompts/list_changed": "prompts",
@@ -279,6 +282,11 @@ class Client:
         raise McpError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
 
     async def _on_notification(self, session: Session, method: str, params: Any) -> None:
+        if method == _LISTEN_ENDED:
+            ended = self._listeners_by_id.get(params)
+            if ended is not None:
+                ended.end()
+            return
         if method == "notifications/message":
             if self._on_log is not None:
                 outcome = self._on_log(params)
@@ -563,22 +571,30 @@ class Client:
         try:
             if self.era == "modern":
                 params = {"notifications": self._write(wanted)}
-                async with self.session.open_request("subscriptions/listen", params) as call:
-                    self._listeners_by_id[call.id] = listener
-                    async with trio.open_nursery() as nursery:
+                # Register the listener before sending: the acknowledgement may be routed
+                # while the send is still returning.
+                self.session._check_open()
+                pending, message = self.connection.send_request("subscriptions/listen", params)
+                self._listeners_by_id[pending.id] = listener
+                async with (
+                    self.session.track(pending, message) as call,
+                    open_nursery_unwrapped() as nursery,
+                ):
 
-                        async def await_end() -> None:
-                            try:
-                                await call.result()
-                            except McpError as exc:
-                                log.debug("subscription ended: %s", exc)
-                            finally:
-                                listener.end()
+                    async def await_end() -> None:
+                        try:
+                            await call.result()
+                        except McpError as exc:
+                            log.debug("subscription %r ended: %s", pending.id, exc)
+                            listener.error = exc
+                        await self._end_after_queued_notifications(pending.id, listener)
 
-                        nursery.start_soon(await_end)
-                        await listener.wait_acknowledged()
-                        yield listener
-                        nursery.cancel_scope.cancel()
+                    nursery.start_soon(await_end)
+                    await listener.wait_acknowledged()
+                    if listener.acknowledged is None and listener.error is not None:
+                        raise listener.error
+                    yield listener
+                    nursery.cancel_scope.cancel()
             else:
                 self._listeners.add(listener)
                 subscribed = []
@@ -604,6 +620,15 @@ class Client:
                 k: v for k, v in self._listeners_by_id.items() if v is not listener
             }
             listener.close()
+
+    async def _end_after_queued_notifications(self, subscription: Any, listener: Listener) -> None:
+        """End ``listener`` once the notifications that arrived before its answer are
+        delivered: they wait in the session's notification queue, which the answer
+        bypassed. A marker queued behind them ends it in order."""
+        try:
+            await self.session._notifications_in.send((_LISTEN_ENDED, subscription))
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            listener.end()
 
     # -- helpers ----------------------------------------------------------------------------
 

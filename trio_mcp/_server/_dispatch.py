@@ -299,11 +299,8 @@ class Dispatcher:
         session, request = ctx.session, ctx.request
         tag = {SUBSCRIPTION_ID: request.id}
         conv = converter_for(request.version)
-        await session.send_notification(
-            "notifications/subscriptions/acknowledged",
-            {"_meta": tag, "notifications": conv.unstructure(agreed)},
-            related=request,
-        )
+        # Subscribe before acknowledging, so no change between the two is lost; the
+        # acknowledgement still goes out before any change notification.
         with self.server._hub.subscribe(
             tools=bool(agreed.tools_list_changed),
             prompts=bool(agreed.prompts_list_changed),
@@ -312,6 +309,11 @@ class Dispatcher:
         ) as subscriber:
             self._listening.add(subscriber)
             try:
+                await session.send_notification(
+                    "notifications/subscriptions/acknowledged",
+                    {"_meta": tag, "notifications": conv.unstructure(agreed)},
+                    related=request,
+                )
                 async for change in subscriber.receive:
                     method, notification_params = _notification_for(change)
                     await session.send_notification(
