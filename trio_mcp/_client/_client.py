@@ -357,14 +357,15 @@ class Client:
         params: dict[str, Any],
         model: type[T],
         on_progress: ProgressCallback | None = None,
-    ) -> T:
+    ) -> tuple[T, int]:
         """Send a request; answer each ``InputRequiredResult`` with our handlers and retry
-        (a new request id, the same ``requestState``), for at most ``max_input_rounds``."""
+        (a new request id, the same ``requestState``), for at most ``max_input_rounds``.
+        Returns the final result and how many retries it took."""
         current = params
-        for _ in range(self.max_input_rounds + 1):
+        for retries in range(self.max_input_rounds + 1):
             result = await self._send(method, current, model, on_progress=on_progress)
             if not isinstance(result, InputRequiredResult):
-                return result
+                return result, retries
             responses = {}
             for key, request in (result.input_requests or {}).items():
                 answer = await self._answer(request.method, request.params)
@@ -412,7 +413,7 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        result = await self._with_inputs("tools/call", params, CallToolResult, on_progress)
+        result, _ = await self._with_inputs("tools/call", params, CallToolResult, on_progress)
         if self.validate_output and not result.is_error:
             await self._check_output(name, result)
         return result
@@ -478,8 +479,11 @@ class Client:
             if cached is not None:
                 await trio.lowlevel.checkpoint()
                 return cached  # type: ignore[no-any-return]
-        result = await self._with_inputs("resources/read", {"uri": uri}, ReadResourceResult)
-        if self.cache is not None and self.era == "modern":
+        result, retries = await self._with_inputs(
+            "resources/read", {"uri": uri}, ReadResourceResult
+        )
+        # A result that took input depends on more than the URI: never cached.
+        if self.cache is not None and self.era == "modern" and retries == 0:
             self.cache.put("resources/read", uri, result)
         return result
 
@@ -497,7 +501,8 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return await self._with_inputs("prompts/get", params, GetPromptResult)
+        result, _ = await self._with_inputs("prompts/get", params, GetPromptResult)
+        return result
 
     # -- completion and logging -------------------------------------------------------------
 
@@ -633,14 +638,22 @@ class Client:
     # -- helpers ----------------------------------------------------------------------------
 
     async def _cached_list(self, method: str, cursor: str | None, model: type[T]) -> T:
-        key = cursor or ""
+        """One page of a list, from the cache while fresh (modern era). Each page is cached
+        under its own cursor; a cursor the server refuses discards every cached page of
+        that list."""
+        key = "" if cursor is None else "cursor:" + cursor
         if self.cache is not None:
             cached = self.cache.get(method, key)
             if cached is not None:
                 await trio.lowlevel.checkpoint()
                 return cached  # type: ignore[no-any-return]
         params = {"cursor": cursor} if cursor is not None else None
-        result = await self._send(method, params, model)
+        try:
+            result = await self._send(method, params, model)
+        except McpError:
+            if self.cache is not None and cursor is not None:
+                self.cache.invalidate_method(method)
+            raise
         if self.cache is not None and self.era == "modern":
             self.cache.put(method, key, result)
         return result
