@@ -146,3 +146,38 @@ async def open_raw(
             yield RawPeer(session, connection, client_stream, server_stream)
         finally:
             await session.aclose()
+
+
+@asynccontextmanager
+async def open_scripted(
+    answers: dict[str, Any],
+    version: str,
+    *,
+    capabilities: Any = None,
+    **client_options: Any,
+) -> AsyncIterator[Client]:
+    """A :class:`Client` talking to a fake server whose answer to each method is
+    ``answers[method]`` (a result dict, or a function of the request's params). For
+    testing what the client does with answers a real server would not give."""
+    from trio_mcp.types import ServerCapabilities, ToolsCapability
+
+    async def handler(session: Session, request: Any) -> Any:
+        answer = answers[request.method]
+        return answer(request.params) if callable(answer) else answer
+
+    client_end, server_end = memory_stream_pair()
+    connection = Connection(
+        "server",
+        info=Implementation(name="scripted", version="0"),
+        capabilities=capabilities or ServerCapabilities(tools=ToolsCapability()),
+    )
+    async with trio.open_nursery() as nursery:
+        server = await connect_session(nursery, server_end, connection, handler=handler)
+        client = await connect_client(
+            nursery, client_end, protocol_version=version, **client_options
+        )
+        try:
+            yield client
+        finally:
+            await client.aclose()
+            await server.aclose()
