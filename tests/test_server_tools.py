@@ -13,7 +13,7 @@ from feature_harness import ALL_VERSIONS, ERAS, MODERN, open_pair
 
 from trio_mcp import jsonrpc as rpc
 from trio_mcp.jsonrpc import ErrorCode, McpError
-from trio_mcp.server import Context, Field, Server, ToolError
+from trio_mcp.server import Context, Field, SchemaError, Server, ToolError
 from trio_mcp.types import (
     Annotations,
     AudioContent,
@@ -242,6 +242,21 @@ async def test_verbatim_draft07_schema(version: str) -> None:
         bad = await pair.client.call_tool("double", {"a": "2"})
     assert ok.content == [TextContent(text="4")]
     assert bad.is_error
+
+
+async def test_verbatim_schema_tools_may_have_any_hints(version: str) -> None:
+    server = Server("t")
+    schema = {"type": "object", "properties": {"data": {"type": "string"}}}
+
+    @server.tool(input_schema=schema)
+    async def upload(data: bytes) -> str:  # bytes has no JSON Schema form, nor needs one
+        return f"got {data!r}"
+
+    with pytest.raises(SchemaError):
+        server.add_tool(upload, name="typed")
+    async with open_pair(server, protocol_version=version) as pair:
+        result = await pair.client.call_tool("upload", {"data": "x"})
+    assert result.content == [TextContent(text="got 'x'")]
 
 
 def test_invalid_or_unsupported_verbatim_schemas_are_refused() -> None:

@@ -37,8 +37,12 @@ class Signature:
     accepts_extra: bool
 
     @classmethod
-    def of(cls, fn: Callable[..., Any], *, context_type: type) -> Signature:
+    def of(cls, fn: Callable[..., Any], *, context_type: type, typed: bool = True) -> Signature:
         """Inspect ``fn``.
+
+        With ``typed=False`` (a tool whose input schema is given verbatim, so the
+        hints describe nothing on the wire) parameters whose hints have no JSON
+        Schema form are taken as they come instead of refused.
 
         Raises:
             SchemaError: a parameter cannot be described in JSON Schema, or is
@@ -68,7 +72,10 @@ class Signature:
             try:
                 schema, reader = compile_type(hint, defs)
             except SchemaError as exc:
-                raise SchemaError(f"{fn.__name__}: parameter {param.name!r}: {exc}") from None
+                if not typed:
+                    schema, reader = {}, _as_given
+                else:
+                    raise SchemaError(f"{fn.__name__}: parameter {param.name!r}: {exc}") from None
             schema = dict(schema)
             if "description" not in schema and param.name in descriptions:
                 schema["description"] = descriptions[param.name]
@@ -107,6 +114,10 @@ class Signature:
             known = {p.name for p in self.parameters}
             kwargs.update((k, v) for k, v in arguments.items() if k not in known)
         return kwargs
+
+
+def _as_given(value: Any) -> Any:
+    return value
 
 
 def _is_context(hint: Any, context_type: type) -> bool:
