@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from feature_harness import ALL_VERSIONS, ERAS, MODERN, open_pair
@@ -72,6 +72,10 @@ def make_server() -> Server:
     def shape(shape: Shape, scale: float, filled: bool = False) -> str:
         return f"{shape.value} x{scale} filled={filled}"
 
+    @server.resource("lang://{code}")
+    def language(code: Literal["en", "fr"]) -> str:
+        return {"en": "English", "fr": "French"}[code]
+
     @server.resource("tree://root{/path*}")
     def tree(path: list[str]) -> str:
         return "/".join(path) or "(root)"
@@ -108,6 +112,7 @@ async def test_listing_resources_and_templates(version: str) -> None:
     assert templates == [
         "users://{user_id}/orders/{page}",
         "shapes://{shape}/{scale}{?filled}",
+        "lang://{code}",
         "tree://root{/path*}",
     ]
 
@@ -153,6 +158,9 @@ async def test_templates_convert_variables_to_their_types(version: str) -> None:
             await pair.client.read_resource("users://ann/orders/two")
         with pytest.raises(McpError) as bad_enum:
             await pair.client.read_resource("shapes://hexagon/1")
+        french = await pair.client.read_resource("lang://fr")
+        with pytest.raises(McpError) as bad_literal:
+            await pair.client.read_resource("lang://de")
     assert orders.contents == [
         TextResourceContents(
             uri="users://ann/orders/2",
@@ -164,7 +172,8 @@ async def test_templates_convert_variables_to_their_types(version: str) -> None:
     assert default.contents[0].text == "square x2.0 filled=False"  # type: ignore[union-attr]
     assert tree.contents[0].text == "a/b c"  # type: ignore[union-attr]
     assert root.contents[0].text == "(root)"  # type: ignore[union-attr]
-    for info in (bad_int, bad_enum):
+    assert french.contents[0].text == "French"  # type: ignore[union-attr]
+    for info in (bad_int, bad_enum, bad_literal):
         assert info.value.code == ErrorCode.INVALID_PARAMS
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 import trio
@@ -124,6 +125,22 @@ class Server:
     @property
     def name(self) -> str:
         return self.info.name
+
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]:
+        """The registered tools by name, in listing order (a read-only view)."""
+        return MappingProxyType(self._tools)
+
+    @property
+    def prompts(self) -> Mapping[str, PromptSpec]:
+        """The registered prompts by name, in listing order (a read-only view)."""
+        return MappingProxyType(self._prompts)
+
+    @property
+    def resources(self) -> Mapping[str, ResourceSpec]:
+        """The registered static resources by URI (a read-only view; templates and
+        directories are not in it)."""
+        return MappingProxyType(self._resources)
 
     def __repr__(self) -> str:
         resources = len(self._resources) + len(self._templates)
