@@ -10,8 +10,8 @@ import trio
 from feature_harness import ERAS, LEGACY, MODERN, open_pair, open_scripted
 
 from trio_mcp.client import EraCache
-from trio_mcp.jsonrpc import ProtocolError
-from trio_mcp.server import Server
+from trio_mcp.jsonrpc import McpError, ProtocolError
+from trio_mcp.server import Context, Server
 from trio_mcp.types import RootsListChangedNotification, ToolsCapability
 
 
@@ -169,3 +169,104 @@ async def test_modern_clients_send_no_roots_notification() -> None:
     async with open_pair(make_server(), protocol_version=MODERN, roots=roots) as pair:
         await pair.client.notify_roots_changed()
         assert pair.client_sent.notifications() == []
+
+
+# -- answers a server should not give --------------------------------------------------------
+
+URL_ASK = {
+    "resultType": "input_required",
+    "inputRequests": {
+        "pay": {
+            "method": "elicitation/create",
+            "params": {"mode": "url", "message": "Pay", "url": "https://pay.example.com"},
+        }
+    },
+    "requestState": "s",
+}
+TOOLS_ASK = {
+    "resultType": "input_required",
+    "inputRequests": {
+        "llm": {
+            "method": "sampling/createMessage",
+            "params": {
+                "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                "maxTokens": 5,
+                "tools": [{"name": "t", "inputSchema": {"type": "object"}}],
+            },
+        }
+    },
+    "requestState": "s",
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "needle"),
+    [
+        ({"resultType": "input_required", "requestState": "s"}, "asked for input on tools/list"),
+        ({"resultType": "weird", "tools": []}, "unknown resultType 'weird'"),
+    ],
+)
+async def test_bad_result_types_are_protocol_errors(answer: dict[str, Any], needle: str) -> None:
+    async with open_scripted({"tools/list": answer}, MODERN) as client:
+        with pytest.raises(ProtocolError, match=needle):
+            await client.list_tools_page()
+
+
+async def test_input_required_with_nothing_to_do_is_a_protocol_error() -> None:
+    scripted = {"tools/call": {"resultType": "input_required"}}
+    async with open_scripted(scripted, MODERN, validate_output=False) as client:
+        with pytest.raises(ProtocolError, match="neither inputRequests nor requestState"):
+            await client.call_tool("x")
+
+
+@pytest.mark.parametrize(
+    ("ask", "refused"), [(URL_ASK, "URL-mode elicitation"), (TOOLS_ASK, "sampling with tools")]
+)
+async def test_the_client_refuses_to_answer_what_it_did_not_declare(
+    ask: dict[str, Any], refused: str
+) -> None:
+    asked: list[Any] = []
+
+    async def elicitation(params: Any) -> Any:
+        asked.append(params)
+
+    async def sampling(params: Any) -> Any:
+        asked.append(params)
+
+    async with open_scripted(
+        {"tools/call": ask},
+        MODERN,
+        elicitation=elicitation,
+        sampling=sampling,
+        validate_output=False,
+    ) as client:
+        with pytest.raises(ProtocolError, match=refused):
+            await client.call_tool("x")
+    assert asked == []
+
+
+async def test_a_legacy_client_answers_an_undeclared_mode_with_invalid_params() -> None:
+    server = make_server()
+    asked: list[Any] = []
+
+    @server.tool()
+    async def sneaky(ctx: Context) -> str:
+        # Straight to the session, past the Context's capability check.
+        try:
+            await ctx.session.send_request(
+                "elicitation/create",
+                {"mode": "url", "message": "Pay", "url": "https://x", "elicitationId": "1"},
+            )
+        except McpError as exc:
+            return f"{exc.code}: {exc.message}"
+        return "answered"
+
+    async def elicitation(params: Any) -> Any:
+        asked.append(params)
+
+    async with open_pair(server, protocol_version="2025-11-25", elicitation=elicitation) as pair:
+        result = await pair.client.call_tool("sneaky")
+    assert result.content[0].text == (  # type: ignore[union-attr]
+        "-32602: Invalid params: this client did not declare URL-mode elicitation"
+    )
+    assert asked == []

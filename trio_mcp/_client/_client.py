@@ -37,6 +37,7 @@ from .._types._completion import (
 from .._types._converter import converter_for
 from .._types._elicitation import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 from .._types._lifecycle import DiscoverResult
+from .._types._methods import MRTR_METHODS
 from .._types._mrtr import InputRequiredResult
 from .._types._notifications import LoggingMessageNotificationParams
 from .._types._prompts import GetPromptResult, ListPromptsResult, Prompt
@@ -81,6 +82,8 @@ ElicitationHandler: TypeAlias = Callable[
 #: Receives the server's log messages.
 LogHandler: TypeAlias = Callable[[LoggingMessageNotificationParams], Awaitable[None] | None]
 
+#: What a server may ask of a client.
+_ASKS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 #: Queued (locally, never sent) behind a subscription's notifications when its answer came.
 _LISTEN_ENDED = "trio_mcp/subscription-ended"
 
@@ -270,7 +273,41 @@ class Client:
     # -- answering the server ---------------------------------------------------------------
 
     async def _handle_request(self, session: Session, request: InboundRequest) -> Any:
+        """(legacy era) Answer a server's request with our handlers."""
+        refused = self._undeclared(request.method, request.params)
+        if refused is not None:
+            await trio.lowlevel.checkpoint()
+            if request.method not in _ASKS:
+                raise McpError(
+                    f"Method not found: {request.method}", code=ErrorCode.METHOD_NOT_FOUND
+                )
+            raise McpError(
+                f"Invalid params: this client did not declare {refused}",
+                code=ErrorCode.INVALID_PARAMS,
+            )
         return await self._answer(request.method, request.params)
+
+    def _undeclared(self, method: str, params: Any) -> str | None:
+        """What a server's question needs that we did not declare (``None``: we can answer)."""
+        declared = self.connection.capabilities
+        assert isinstance(declared, ClientCapabilities)
+        if method == "elicitation/create":
+            cap = declared.elicitation
+            if self._elicitation is None or cap is None:
+                return "elicitation"
+            if isinstance(params, ElicitRequestURLParams):
+                return "URL-mode elicitation" if cap.url is None else None
+            return "form-mode elicitation" if cap.form is None and cap.url is not None else None
+        if method == "sampling/createMessage":
+            cap_sampling = declared.sampling
+            if self._sampling is None or cap_sampling is None:
+                return "sampling"
+            if (params.tools or params.tool_choice) and cap_sampling.tools is None:
+                return "sampling with tools"
+            return None
+        if method == "roots/list":
+            return "roots" if self._roots is None or declared.roots is None else None
+        return method
 
     async def _answer(self, method: str, params: Any) -> Any:
         if method == "sampling/createMessage" and self._sampling is not None:
@@ -339,6 +376,17 @@ class Client:
         result: T = await self.session.send_request(
             method, params, on_progress=on_progress, model=model
         )
+        result_type = getattr(result, "result_type", "complete")
+        if isinstance(result, InputRequiredResult):
+            if method not in MRTR_METHODS:
+                raise ProtocolError(f"the server asked for input on {method}, which cannot")
+            if not result.input_requests and result.request_state is None:
+                raise ProtocolError(
+                    f"the server's input_required answer to {method} has neither "
+                    "inputRequests nor requestState"
+                )
+        elif result_type != "complete":
+            raise ProtocolError(f"unknown resultType {result_type!r} in the answer to {method}")
         return result
 
     def _write(self, value: Any) -> Any:
@@ -368,6 +416,12 @@ class Client:
                 return result, retries
             responses = {}
             for key, request in (result.input_requests or {}).items():
+                refused = self._undeclared(request.method, request.params)
+                if refused is not None:
+                    raise ProtocolError(
+                        f"the server asked for {refused} ({key!r}), which this client did not "
+                        "declare"
+                    )
                 answer = await self._answer(request.method, request.params)
                 responses[key] = self._write(answer)
             current = dict(params)
