@@ -502,3 +502,34 @@ async def test_a_tool_result_in_sampling_round_trips(version: str) -> None:
     last = seen[0].messages[-1].content
     assert isinstance(last, list)
     assert last[0] == ToolResultContent(tool_use_id="t1", content=[TextContent(text="sunny")])
+
+
+async def test_cancelling_a_call_that_is_asking_cancels_the_question(
+    version: str, autojump_clock: Any
+) -> None:
+    server, _ = tool_server()
+    asked = trio.Event()
+
+    async def slow_user(params: Any) -> ElicitResult:
+        asked.set()
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async with open_pair(server, protocol_version=version, elicitation=slow_user) as pair:
+        with trio.move_on_after(10):
+            await pair.client.call_tool("signup")
+        assert asked.is_set()
+        await pair.client.list_tools()
+        await trio.sleep(1)
+        calls = pair.client_sent.requests("tools/call")
+        if version == MODERN:
+            # The question came back as a result; the user never answered, so no retry.
+            assert len(calls) == 1
+            assert pair.client_sent.notifications("notifications/cancelled") == []
+        else:
+            assert pair.server_sent.responses_to(calls[0].id) == []
+            # The server gave up its own elicitation/create when the call was cancelled.
+            (question,) = pair.server_sent.requests("elicitation/create")
+            (cancel,) = pair.server_sent.notifications("notifications/cancelled")
+            assert cancel.params is not None
+            assert cancel.params["requestId"] == question.id

@@ -3,8 +3,6 @@ per-request ``logLevel`` (and nothing for requests that did not ask)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from feature_harness import ERAS, LEGACY, MODERN, open_pair, open_raw
 
@@ -29,6 +27,12 @@ def make_server(*, logging: bool = True) -> Server:
         for step in range(1, steps + 1):
             await ctx.report_progress(step, steps, f"step {step}")
         return "worked"
+
+    @server.tool()
+    async def wobbly(ctx: Context) -> str:
+        for value in [1, 3, 2, 3, 4]:
+            await ctx.report_progress(value, 4)
+        return "done"
 
     return server
 
@@ -128,4 +132,9 @@ async def test_no_progress_token_means_no_progress(version: str) -> None:
     assert pair.server_sent.notifications("notifications/progress") == []
 
 
-_ = Any
+@pytest.mark.parametrize("version", ERAS)
+async def test_progress_that_does_not_grow_is_not_sent(version: str) -> None:
+    updates: list[ProgressNotificationParams] = []
+    async with open_pair(make_server(), protocol_version=version) as pair:
+        await pair.client.call_tool("wobbly", on_progress=updates.append)
+    assert [u.progress for u in updates] == [1, 3, 4]

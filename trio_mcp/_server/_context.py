@@ -167,6 +167,7 @@ class Context:
         self.session = session
         self.request = request
         self._inputs = inputs
+        self._last_progress: float | None = None
 
     # -- what the request says --------------------------------------------------------------
 
@@ -212,8 +213,13 @@ class Context:
     ) -> None:
         """Report progress, if the client asked for it (otherwise a no-op).
 
-        Blocks while the notification is sent.
+        ``progress`` must grow with each report (the spec requires it); a report
+        that does not is dropped. Blocks while the notification is sent.
         """
+        if self._last_progress is not None and progress <= self._last_progress:
+            await trio.lowlevel.checkpoint()
+            return
+        self._last_progress = progress
         await self.session.send_progress(self.request, progress, total, message)
 
     async def log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> None:
