@@ -273,6 +273,38 @@ async def test_form_elicitation_with_every_field_shape(version: str) -> None:
         assert request.params["requestedSchema"] == FORM
 
 
+async def test_2025_06_18_gets_form_schemas_it_can_read() -> None:
+    server = Server("asks")
+
+    @server.tool()
+    async def choose(ctx: Context) -> str:
+        answer = await ctx.elicit(
+            "Pick",
+            {"properties": {"hex": FORM["properties"]["hex"], "name": {"type": "string"}}},  # type: ignore[index]
+        )
+        return str(answer.content)
+
+    @server.tool()
+    async def choose_many(ctx: Context) -> str:
+        await ctx.elicit("Pick", {"properties": {"colors": FORM["properties"]["colors"]}})  # type: ignore[index]
+        return "never"
+
+    handlers = Handlers(ElicitResult(action="accept", content={"hex": "#0f0"}))
+    async with open_pair(server, protocol_version="2025-06-18", **handlers.options()) as pair:
+        result = await pair.client.call_tool("choose")
+        many = await pair.client.call_tool("choose_many")
+    (params,) = handlers.elicitations
+    assert params.requested_schema["properties"]["hex"] == {
+        "type": "string",
+        "enum": ["#f00", "#0f0"],
+        "enumNames": ["Red", "Green"],
+        "default": "#f00",
+    }
+    assert result.content == [TextContent(text="{'hex': '#0f0'}")]
+    assert many.is_error
+    assert "multi-select" in many.content[0].text  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("action", ["decline", "cancel"])
 async def test_declined_and_cancelled_elicitation(version: str, action: str) -> None:
     server, _ = tool_server()

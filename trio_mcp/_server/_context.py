@@ -134,6 +134,30 @@ def _check_form_schema(schema: Mapping[str, Any]) -> None:
         )
 
 
+def _form_schema_for_2025_06_18(schema: dict[str, Any]) -> dict[str, Any]:
+    """A form schema as 2025-06-18 has them: a titled single-select (``oneOf`` of
+    ``const``/``title``) becomes ``enum`` with ``enumNames``; multi-select enums did not
+    exist yet.
+
+    Raises:
+        ValueError: the schema has a multi-select (array) property.
+    """
+    properties = dict(schema.get("properties", {}))
+    for name, prop in properties.items():
+        if prop.get("type") == "array":
+            raise ValueError(
+                f"elicitation property {name!r} is a multi-select, which protocol version "
+                "2025-06-18 does not have"
+            )
+        if "oneOf" in prop:
+            options = prop["oneOf"]
+            converted = {k: v for k, v in prop.items() if k != "oneOf"}
+            converted["enum"] = [option["const"] for option in options]
+            converted["enumNames"] = [option.get("title", option["const"]) for option in options]
+            properties[name] = converted
+    return {**schema, "properties": properties}
+
+
 def _schema_problems(schema: Mapping[str, Any], value: Any) -> list[str]:
     """How ``value`` breaks ``schema`` (empty when it conforms, or when ``jsonschema`` is
     not installed)."""
@@ -359,6 +383,8 @@ class Context:
         requested = dict(schema)
         requested.setdefault("type", "object")
         _check_form_schema(requested)
+        if self.era == "legacy" and self.protocol_version < "2025-11-25":
+            requested = _form_schema_for_2025_06_18(requested)
         params = ElicitRequestFormParams(message=message, requested_schema=requested)
         result: ElicitResult = await self._ask_one(ElicitRequest(params=params), key)
         if validate and result.action == "accept" and result.content is not None:
