@@ -565,3 +565,18 @@ async def test_cancelling_a_call_that_is_asking_cancels_the_question(
             (cancel,) = pair.server_sent.notifications("notifications/cancelled")
             assert cancel.params is not None
             assert cancel.params["requestId"] == question.id
+
+
+async def test_a_legacy_client_refusing_one_of_several_questions() -> None:
+    server, _ = tool_server()
+    handlers = Handlers()
+
+    async def refuse(params: CreateMessageRequestParams) -> CreateMessageResult:
+        raise McpError("the user refused sampling", code=-1)
+
+    options = {**handlers.options(), "sampling": refuse}
+    async with open_pair(server, protocol_version="2025-11-25", **options) as pair:
+        with pytest.raises(McpError) as info:
+            await pair.client.call_tool("all_at_once")
+    assert info.value.code == -1
+    assert info.value.message == "the user refused sampling"

@@ -48,6 +48,7 @@ from .._types._sampling import (
     ToolChoice,
 )
 from .._types._tools import Tool
+from .._util import open_nursery_unwrapped
 from .._versions import MODERN_VERSIONS, Era
 
 if TYPE_CHECKING:
@@ -317,7 +318,9 @@ class Context:
             ((key, request),) = requests.items()
             await one(key, request)
         else:
-            async with trio.open_nursery() as nursery:
+            # If one is refused the others are cancelled, and the refusal comes out as
+            # itself (not in a group), as it does for a single request.
+            async with open_nursery_unwrapped() as nursery:
                 for key, request in requests.items():
                     nursery.start_soon(one, key, request)
         return answers
