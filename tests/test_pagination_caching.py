@@ -301,3 +301,12 @@ async def test_pages_are_cached_by_cursor(autojump_clock: Any) -> None:
         assert await pair.client.list_tools_page() == first
         assert await pair.client.list_tools_page(first.next_cursor) == second
         assert len(pair.client_sent.requests("tools/list")) == 2
+
+
+def test_negative_ttls_and_empty_pages_are_refused() -> None:
+    with pytest.raises(ValueError, match="ttl_ms"):
+        Server("s", cache_ttl_ms=-1)
+    with pytest.raises(ValueError, match="ttl_ms"):
+        Server("s").resource("mem://x", ttl_ms=-5)
+    with pytest.raises(ValueError, match="page_size"):
+        Server("s", page_size=0)

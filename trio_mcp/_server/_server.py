@@ -65,7 +65,8 @@ class Server:
         logging: declare the ``logging`` capability (on by default).
         page_size: items per page of every list.
         cache_ttl_ms, cache_scope: the caching hints of modern list and read
-            results (2026-07-28); 0 means "immediately stale".
+            results (2026-07-28); 0 means "immediately stale". A resource may set
+            its own ``ttl_ms``.
         secret: the key that seals ``requestState`` (16+ bytes). Servers behind a
             load balancer must share it; by default each process draws one.
         request_state_ttl: seconds a ``requestState`` stays valid.
@@ -103,6 +104,9 @@ class Server:
             icons=list(icons) if icons is not None else None,
         )
         self.instructions = instructions
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        _check_ttl(cache_ttl_ms)
         self._declare = {"tools": tools, "resources": resources, "prompts": prompts}
         self._logging = logging
         self.page_size = page_size
@@ -258,6 +262,8 @@ class Server:
         annotated types. The function returns ``str`` (text), ``bytes`` (a blob),
         contents objects, or anything JSON (sent as ``application/json``).
         """
+
+        _check_ttl(ttl_ms)
 
         def register(fn: F) -> F:
             if UriTemplate(uri).is_template:
@@ -511,3 +517,13 @@ class Server:
     def shutdown(self) -> None:
         """End every ``subscriptions/listen`` stream gracefully (they answer and close)."""
         self._hub.close()
+
+
+def _check_ttl(ttl_ms: int | None) -> None:
+    """Refuse a negative caching hint (servers must send ``ttlMs >= 0``).
+
+    Raises:
+        ValueError: ``ttl_ms`` is negative.
+    """
+    if ttl_ms is not None and ttl_ms < 0:
+        raise ValueError(f"ttl_ms must be 0 or more, not {ttl_ms}")
