@@ -32,6 +32,10 @@ def make_server() -> Server:
     def repo(owner: str, name: str) -> str:
         return f"{owner}/{name}"
 
+    @server.resource("static://x")
+    def static() -> str:
+        return "x"
+
     @server.completion(prompt="code_review", argument="language")
     def languages(value: str, context: Mapping[str, str]) -> list[str]:
         return [lang for lang in LANGUAGES if lang.startswith(value)]
@@ -89,9 +93,11 @@ async def test_unknown_references_are_invalid_params(version: str) -> None:
         with pytest.raises(McpError) as template:
             await pair.client.complete(ResourceTemplateReference(uri="nope://{x}"), "x", "")
         unknown_argument = await pair.client.complete(PromptReference(name="code_review"), "x", "")
+        static = await pair.client.complete(ResourceTemplateReference(uri="static://x"), "x", "")
     assert prompt.value.code == ErrorCode.INVALID_PARAMS
     assert template.value.code == ErrorCode.INVALID_PARAMS
     assert unknown_argument.values == []
+    assert static.values == []  # a plain URI is a valid reference, with nothing to complete
 
 
 async def test_completer_failure_is_an_internal_error(version: str) -> None:

@@ -260,7 +260,10 @@ class Dispatcher:
                 )
             key = ("prompt", ref.name, params.argument.name)
         else:
-            if not any(t.template.uri_template == ref.uri for t in self.server._templates):
+            # The reference names a template, or a plain resource (nothing to complete).
+            if ref.uri not in self.server._resources and not any(
+                t.template.uri_template == ref.uri for t in self.server._templates
+            ):
                 await trio.lowlevel.checkpoint()
                 raise McpError(
                     f"Invalid params: unknown resource template {ref.uri!r}",
