@@ -202,7 +202,10 @@ TOOLS_ASK = {
 @pytest.mark.parametrize(
     ("answer", "needle"),
     [
-        ({"resultType": "input_required", "requestState": "s"}, "asked for input on tools/list"),
+        (
+            {"resultType": "input_required", "requestState": "s"},
+            "answered tools/list with input_required",
+        ),
         ({"resultType": "weird", "tools": []}, "unknown resultType 'weird'"),
     ],
 )

@@ -20,9 +20,6 @@ from .._transports._stream import MessageStream
 from .._types._base import Implementation, LoggingLevel, Request
 from .._types._capabilities import (
     ClientCapabilities,
-    ElicitationCapability,
-    RootsCapability,
-    SamplingCapability,
     ServerCapabilities,
 )
 from .._types._completion import (
@@ -35,7 +32,6 @@ from .._types._completion import (
     ResourceTemplateReference,
 )
 from .._types._converter import converter_for
-from .._types._elicitation import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 from .._types._lifecycle import DiscoverResult
 from .._types._methods import MRTR_METHODS
 from .._types._mrtr import InputRequiredResult
@@ -48,14 +44,14 @@ from .._types._resources import (
     Resource,
     ResourceTemplate,
 )
-from .._types._roots import ListRootsResult, Root
-from .._types._sampling import CreateMessageRequestParams, CreateMessageResult
 from .._types._subscriptions import SubscriptionFilter
 from .._types._tools import CallToolResult, ListToolsResult, Tool
 from .._util import open_nursery_unwrapped
 from .._versions import MODERN_VERSIONS, SUPPORTED_VERSIONS, Era
+from ._answering import ASKS, Answering, ElicitationHandler, RootsHandler, SamplingHandler
 from ._cache import ResultCache
 from ._listen import Change, Listener
+from ._output import OutputSchemas
 
 __all__ = [
     "Client",
@@ -71,19 +67,9 @@ log = logging.getLogger("trio_mcp.client")
 
 T = TypeVar("T")
 
-#: Answers ``sampling/createMessage``.
-SamplingHandler: TypeAlias = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
-#: Answers ``roots/list``.
-RootsHandler: TypeAlias = Callable[[], Awaitable[Sequence[Root]]]
-#: Answers ``elicitation/create`` (form or URL mode).
-ElicitationHandler: TypeAlias = Callable[
-    [ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[ElicitResult]
-]
 #: Receives the server's log messages.
 LogHandler: TypeAlias = Callable[[LoggingMessageNotificationParams], Awaitable[None] | None]
 
-#: What a server may ask of a client.
-_ASKS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 #: Queued (locally, never sent) behind a subscription's notifications when its answer came.
 _LISTEN_ENDED = "trio_mcp/subscription-ended"
 
@@ -117,15 +103,12 @@ class Client:
         max_input_rounds: int = 8,
         validate_output: bool = True,
     ) -> None:
-        self._sampling = sampling
-        self._roots = roots
-        self._elicitation = elicitation
+        self._answering = Answering(sampling=sampling, roots=roots, elicitation=elicitation)
         self._on_log = on_log
         self.cache = ResultCache() if cache else None
         self.max_input_rounds = max_input_rounds
         self.validate_output = validate_output
-        self._output_schemas: dict[str, Any] = {}
-        self._validators: dict[str, Any] = {}
+        self._output_schemas = OutputSchemas()
         self._listeners: set[Listener] = set()
         self._listeners_by_id: dict[Any, Listener] = {}
         self.session: Session
@@ -136,21 +119,9 @@ class Client:
     def capabilities(
         self, *, sampling_tools: bool = False, elicitation_modes: Sequence[str] = ("form",)
     ) -> ClientCapabilities:
-        return ClientCapabilities(
-            sampling=(
-                SamplingCapability(tools={} if sampling_tools else None)
-                if self._sampling is not None
-                else None
-            ),
-            roots=RootsCapability(list_changed=True) if self._roots is not None else None,
-            elicitation=(
-                ElicitationCapability(
-                    form={} if "form" in elicitation_modes else None,
-                    url={} if "url" in elicitation_modes else None,
-                )
-                if self._elicitation is not None
-                else None
-            ),
+        """What this client's handlers let it declare."""
+        return self._answering.capabilities(
+            sampling_tools=sampling_tools, elicitation_modes=elicitation_modes
         )
 
     # -- state ------------------------------------------------------------------------------
@@ -277,7 +248,7 @@ class Client:
         refused = self._undeclared(request.method, request.params)
         if refused is not None:
             await trio.lowlevel.checkpoint()
-            if request.method not in _ASKS:
+            if request.method not in ASKS:
                 raise McpError(
                     f"Method not found: {request.method}", code=ErrorCode.METHOD_NOT_FOUND
                 )
@@ -285,38 +256,12 @@ class Client:
                 f"Invalid params: this client did not declare {refused}",
                 code=ErrorCode.INVALID_PARAMS,
             )
-        return await self._answer(request.method, request.params)
+        return await self._answering.answer(request.method, request.params)
 
     def _undeclared(self, method: str, params: Any) -> str | None:
-        """What a server's question needs that we did not declare (``None``: we can answer)."""
         declared = self.connection.capabilities
         assert isinstance(declared, ClientCapabilities)
-        if method == "elicitation/create":
-            cap = declared.elicitation
-            if self._elicitation is None or cap is None:
-                return "elicitation"
-            if isinstance(params, ElicitRequestURLParams):
-                return "URL-mode elicitation" if cap.url is None else None
-            return "form-mode elicitation" if cap.form is None and cap.url is not None else None
-        if method == "sampling/createMessage":
-            cap_sampling = declared.sampling
-            if self._sampling is None or cap_sampling is None:
-                return "sampling"
-            if (params.tools or params.tool_choice) and cap_sampling.tools is None:
-                return "sampling with tools"
-            return None
-        if method == "roots/list":
-            return "roots" if self._roots is None or declared.roots is None else None
-        return method
-
-    async def _answer(self, method: str, params: Any) -> Any:
-        if method == "sampling/createMessage" and self._sampling is not None:
-            return await self._sampling(params)
-        if method == "roots/list" and self._roots is not None:
-            return ListRootsResult(roots=list(await self._roots()))
-        if method == "elicitation/create" and self._elicitation is not None:
-            return await self._elicitation(params)
-        raise McpError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
+        return self._answering.undeclared(method, params, declared)
 
     async def _on_notification(self, session: Session, method: str, params: Any) -> None:
         if method == _LISTEN_ENDED:
@@ -337,7 +282,8 @@ class Client:
         if kind is not None:
             if self.cache is not None:
                 self.cache.invalidate_list(kind)
-            self._output_schemas.clear() if kind == "tools" else None
+            if kind == "tools":
+                self._output_schemas.clear()
             self._route(Change(kind), subscription)  # type: ignore[arg-type]
         elif method == "notifications/resources/updated":
             if self.cache is not None:
@@ -379,7 +325,11 @@ class Client:
         result_type = getattr(result, "result_type", "complete")
         if isinstance(result, InputRequiredResult):
             if method not in MRTR_METHODS:
-                raise ProtocolError(f"the server asked for input on {method}, which cannot")
+                raise ProtocolError(
+                    f"the server answered {method} with input_required, which only "
+                    + ", ".join(sorted(MRTR_METHODS))
+                    + " may"
+                )
             if not result.input_requests and result.request_state is None:
                 raise ProtocolError(
                     f"the server's input_required answer to {method} has neither "
@@ -422,7 +372,7 @@ class Client:
                         f"the server asked for {refused} ({key!r}), which this client did not "
                         "declare"
                     )
-                answer = await self._answer(request.method, request.params)
+                answer = await self._answering.answer(request.method, request.params)
                 responses[key] = self._write(answer)
             current = dict(params)
             if responses:
@@ -440,7 +390,7 @@ class Client:
         """One page of ``tools/list`` (served from the cache while fresh)."""
         result = await self._cached_list("tools/list", cursor, ListToolsResult)
         for tool in result.tools:
-            self._remember_output_schema(tool)
+            self._output_schemas.remember(tool)
         return result
 
     async def list_tools(self) -> list[Tool]:
@@ -472,37 +422,13 @@ class Client:
             await self._check_output(name, result)
         return result
 
-    def _remember_output_schema(self, tool: Tool) -> None:
-        self._output_schemas[tool.name] = tool.output_schema
-        self._validators.pop(tool.name, None)
-
     async def _check_output(self, name: str, result: CallToolResult) -> None:
-        if name not in self._output_schemas and self.server_capabilities.tools is not None:
+        if not self._output_schemas.knows(name) and self.server_capabilities.tools is not None:
             try:
-                await self.list_tools()
+                await self.list_tools()  # learn the tool's outputSchema
             except McpError:
                 return
-        schema = self._output_schemas.get(name)
-        if schema is None:
-            return
-        if result.structured_content is None:
-            raise ProtocolError(
-                f"tool {name!r} declares an outputSchema but returned no structured content"
-            )
-        validator = self._validators.get(name)
-        if validator is None:
-            from .._server._jsonschema import SchemaValidator
-
-            try:
-                validator = self._validators[name] = SchemaValidator(schema)
-            except ValueError as exc:
-                raise ProtocolError(f"tool {name!r} has an invalid outputSchema: {exc}") from None
-        problems = validator.errors(result.structured_content)
-        if problems:
-            raise ProtocolError(
-                f"tool {name!r} returned structured content that breaks its outputSchema: "
-                + "; ".join(problems)
-            )
+        self._output_schemas.check(name, result)
 
     # -- resources --------------------------------------------------------------------------
 

@@ -50,6 +50,7 @@ from .._types._sampling import (
 from .._types._tools import Tool
 from .._util import open_nursery_unwrapped
 from .._versions import MODERN_VERSIONS, Era
+from ._forms import check_form_schema, form_schema_for_2025_06_18, schema_problems
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -107,69 +108,6 @@ def _has(capabilities: ClientCapabilities | None, needed: dict[str, Any]) -> boo
             return cap.url is not None
         return cap.form is not None or cap.url is None
     return all(getattr(cap, key, None) is not None for key in inner)
-
-
-_PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean"})
-
-
-def _check_form_schema(schema: Mapping[str, Any]) -> None:
-    """Refuse a form-mode schema the spec does not allow (nested objects, arrays of
-    anything but enum choices), before anything is sent.
-
-    Raises:
-        ValueError: what is wrong.
-    """
-    if schema.get("type") != "object":
-        raise ValueError("an elicitation schema must be an object schema")
-    properties = schema.get("properties", {})
-    for name, prop in dict(properties).items():
-        kind = prop.get("type") if isinstance(prop, Mapping) else None
-        if kind in _PRIMITIVE_TYPES:
-            continue
-        items = prop.get("items") if kind == "array" else None
-        if isinstance(items, Mapping) and ("enum" in items or "anyOf" in items):
-            continue
-        raise ValueError(
-            f"elicitation property {name!r} must be a string, number, integer, boolean, or an "
-            "array of enum choices (form mode allows flat objects of primitives only)"
-        )
-
-
-def _form_schema_for_2025_06_18(schema: dict[str, Any]) -> dict[str, Any]:
-    """A form schema as 2025-06-18 has them: a titled single-select (``oneOf`` of
-    ``const``/``title``) becomes ``enum`` with ``enumNames``; multi-select enums did not
-    exist yet.
-
-    Raises:
-        ValueError: the schema has a multi-select (array) property.
-    """
-    properties = dict(schema.get("properties", {}))
-    for name, prop in properties.items():
-        if prop.get("type") == "array":
-            raise ValueError(
-                f"elicitation property {name!r} is a multi-select, which protocol version "
-                "2025-06-18 does not have"
-            )
-        if "oneOf" in prop:
-            options = prop["oneOf"]
-            converted = {k: v for k, v in prop.items() if k != "oneOf"}
-            converted["enum"] = [option["const"] for option in options]
-            converted["enumNames"] = [option.get("title", option["const"]) for option in options]
-            properties[name] = converted
-    return {**schema, "properties": properties}
-
-
-def _schema_problems(schema: Mapping[str, Any], value: Any) -> list[str]:
-    """How ``value`` breaks ``schema`` (empty when it conforms, or when ``jsonschema`` is
-    not installed)."""
-    try:
-        from ._jsonschema import SchemaValidator
-
-        return SchemaValidator(schema).errors(value)
-    except RuntimeError:  # pragma: no cover - jsonschema is not installed
-        return []
-    except ValueError as exc:
-        return [str(exc)]
 
 
 class Context:
@@ -385,13 +323,13 @@ class Context:
         """
         requested = dict(schema)
         requested.setdefault("type", "object")
-        _check_form_schema(requested)
+        check_form_schema(requested)
         if self.era == "legacy" and self.protocol_version < "2025-11-25":
-            requested = _form_schema_for_2025_06_18(requested)
+            requested = form_schema_for_2025_06_18(requested)
         params = ElicitRequestFormParams(message=message, requested_schema=requested)
         result: ElicitResult = await self._ask_one(ElicitRequest(params=params), key)
         if validate and result.action == "accept" and result.content is not None:
-            problems = _schema_problems(requested, result.content)
+            problems = schema_problems(requested, result.content)
             if problems:
                 raise McpError(
                     "Invalid params: the elicitation answer does not match the requested "
