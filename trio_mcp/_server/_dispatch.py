@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import trio
 
 from .._errors import ErrorCode, McpError
@@ -29,6 +30,7 @@ from ._context import Context, InputRequired, Inputs
 from ._pagination import paginate
 from ._request_state import binding_of
 from ._resources import not_found
+from ._results import downgrade_content
 from ._subscriptions import Change, Subscriber
 
 if TYPE_CHECKING:
@@ -117,16 +119,23 @@ class Dispatcher:
         try:
             return await run(ctx)
         except InputRequired as need:
-            state_token = sealer.seal(
-                binding=binding,
-                answers=inputs.answers,
-                pending=tuple(need.requests),
-                round=inputs.round + 1,
-            )
-            return InputRequiredResult(
-                input_requests=need.requests,  # type: ignore[arg-type]
-                request_state=state_token,
-            )
+            requests = need.requests
+        except BaseExceptionGroup as group:
+            # Questions asked by several tasks of a nursery in the handler.
+            found = _input_required_in(group)
+            if found is None:
+                raise
+            requests = found
+        state_token = sealer.seal(
+            binding=binding,
+            answers=inputs.answers,
+            pending=tuple(requests),
+            round=inputs.round + 1,
+        )
+        return InputRequiredResult(
+            input_requests=requests,  # type: ignore[arg-type]
+            request_state=state_token,
+        )
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -148,7 +157,12 @@ class Dispatcher:
             await trio.lowlevel.checkpoint()
             raise McpError(f"Unknown tool: {params.name}", code=ErrorCode.INVALID_PARAMS)
         arguments = params.arguments
-        return await self._gathering_input(ctx, params, lambda c: spec.call(arguments, c))  # type: ignore[no-any-return]
+        result = await self._gathering_input(ctx, params, lambda c: spec.call(arguments, c))
+        if isinstance(result, CallToolResult):
+            content = downgrade_content(result.content, ctx.protocol_version)
+            if content is not result.content:
+                result = attrs.evolve(result, content=content)
+        return result  # type: ignore[no-any-return]
 
     # -- resources --------------------------------------------------------------------------
 
@@ -223,7 +237,16 @@ class Dispatcher:
                 f"Invalid params: unknown prompt {params.name!r}", code=ErrorCode.INVALID_PARAMS
             )
         arguments = params.arguments
-        return await self._gathering_input(ctx, params, lambda c: spec.get(arguments, c))  # type: ignore[no-any-return]
+        result = await self._gathering_input(ctx, params, lambda c: spec.get(arguments, c))
+        if isinstance(result, GetPromptResult):
+            contents = downgrade_content([m.content for m in result.messages], ctx.protocol_version)
+            if any(c is not m.content for c, m in zip(contents, result.messages, strict=True)):
+                messages = [
+                    m if c is m.content else attrs.evolve(m, content=c)
+                    for c, m in zip(contents, result.messages, strict=True)
+                ]
+                result = attrs.evolve(result, messages=messages)
+        return result  # type: ignore[no-any-return]
 
     # -- completion -------------------------------------------------------------------------
 
@@ -237,7 +260,10 @@ class Dispatcher:
                 )
             key = ("prompt", ref.name, params.argument.name)
         else:
-            if not any(t.template.uri_template == ref.uri for t in self.server._templates):
+            # The reference names a template, or a plain resource (nothing to complete).
+            if ref.uri not in self.server._resources and not any(
+                t.template.uri_template == ref.uri for t in self.server._templates
+            ):
                 await trio.lowlevel.checkpoint()
                 raise McpError(
                     f"Invalid params: unknown resource template {ref.uri!r}",
@@ -276,11 +302,8 @@ class Dispatcher:
         session, request = ctx.session, ctx.request
         tag = {SUBSCRIPTION_ID: request.id}
         conv = converter_for(request.version)
-        await session.send_notification(
-            "notifications/subscriptions/acknowledged",
-            {"_meta": tag, "notifications": conv.unstructure(agreed)},
-            related=request,
-        )
+        # Subscribe before acknowledging, so no change between the two is lost; the
+        # acknowledgement still goes out before any change notification.
         with self.server._hub.subscribe(
             tools=bool(agreed.tools_list_changed),
             prompts=bool(agreed.prompts_list_changed),
@@ -289,6 +312,11 @@ class Dispatcher:
         ) as subscriber:
             self._listening.add(subscriber)
             try:
+                await session.send_notification(
+                    "notifications/subscriptions/acknowledged",
+                    {"_meta": tag, "notifications": conv.unstructure(agreed)},
+                    related=request,
+                )
                 async for change in subscriber.receive:
                     method, notification_params = _notification_for(change)
                     await session.send_notification(
@@ -325,6 +353,22 @@ class Dispatcher:
                     await session.send_notification(method, params or None)
                 except McpError:
                     pass  # e.g. a capability we did not declare: nothing to send
+
+
+def _input_required_in(group: BaseExceptionGroup[BaseException]) -> dict[str, Any] | None:
+    """The questions of a group made only of :class:`InputRequired` (merged), else ``None``."""
+    requests: dict[str, Any] = {}
+    for exc in group.exceptions:
+        if isinstance(exc, InputRequired):
+            requests.update(exc.requests)
+        elif isinstance(exc, BaseExceptionGroup):
+            inner = _input_required_in(exc)
+            if inner is None:
+                return None
+            requests.update(inner)
+        else:
+            return None
+    return requests
 
 
 def _notification_for(change: Change) -> tuple[str, dict[str, Any]]:

@@ -100,7 +100,7 @@ class ToolSpec:
             SchemaError: a type hint with no JSON Schema form.
         """
         tool_name = validate_tool_name(name or fn.__name__)
-        signature = Signature.of(fn, context_type=Context)
+        signature = Signature.of(fn, context_type=Context, typed=input_schema is None)
         input_validator = None
         if input_schema is not None:
             schema = dict(input_schema)
