@@ -106,3 +106,22 @@ def test_usage_errors_exit_2() -> None:
     run = cli("list-tools")
     assert run.returncode == 2
     assert "one of the arguments --stdio --url is required" in run.stderr
+
+
+@pytest.mark.parametrize("protocol_version", [None, "2025-11-25"])
+def test_demo_tours_the_everything_server(protocol_version: str | None) -> None:
+    args = ["demo"] + (["--protocol-version", protocol_version] if protocol_version else [])
+    run = cli(*args, timeout=120)
+    assert run.returncode == 0, run.stderr
+    era = "legacy" if protocol_version else "modern"
+    for line in (
+        f"({era} era)",
+        "  -> Hello from trio-mcp!",
+        "    progress 3/3",
+        "  -> registered demo (dev)",
+        "  -> A demo answer.",
+        "  -> notified: counter://value was updated",
+        "A resource template: read greetings://fr/Ada -> Bonjour, Ada!",
+        "Done.",
+    ):
+        assert line in run.stdout, (line, run.stdout)

@@ -45,13 +45,14 @@ async def run_demo(args: argparse.Namespace) -> int:
             f"no server script at {script} (run from a clone of trio_mcp, or pass --server)"
         )
     options = {"protocol_version": args.protocol_version} if args.protocol_version else {}
-    print(f"Starting {script.name} over stdio...")
+    print(f"Starting {script.name} over stdio (its own process group)...")
     async with open_stdio_client(
         [sys.executable, str(script)],
         grace=args.shutdown_grace,
         elicitation=_elicit,
         sampling=_sample,
         roots=_roots,
+        stderr=lambda line: None,
         **options,
     ) as client:
         server = client.server_info
@@ -60,37 +61,69 @@ async def run_demo(args: argparse.Namespace) -> int:
         tools = await client.list_tools()
         print(f"\n{len(tools)} tools:")
         for tool in tools:
-            print(f"  {tool.name:28} {one_line(tool.description, 60)}")
+            print(f"  {tool.name:20} {one_line(tool.description, 66)}")
         resources = await client.list_resources()
         templates = await client.list_resource_templates()
         prompts = await client.list_prompts()
-        print(f"\n{len(resources)} resources, {len(templates)} templates; {len(prompts)} prompts")
+        print(f"{len(resources)} resources, {len(templates)} templates, {len(prompts)} prompts")
         names = {tool.name for tool in tools}
-        for name, arguments in (
-            ("echo", {"text": "Hello from trio-mcp!"}),
-            ("add", {"a": 2, "b": 3}),
-        ):
-            if name in names:
-                result = await client.call_tool(name, arguments)
-                print(f"\ncall {name}({arguments}) ->")
-                for block in result.content:
-                    print(f"  {describe_block(block)}")
-        for name in ("long_operation", "ask_user", "summarize"):
-            if name in names:
-                print(f"\ncall {name} ->")
-                result = await client.call_tool(
-                    name,
-                    {},
-                    on_progress=lambda p: print(f"    progress {p.progress}/{p.total or '?'}"),
-                )
-                for block in result.content:
-                    print(f"  {describe_block(block)}")
-        if resources:
-            first = resources[0]
-            contents = (await client.read_resource(first.uri)).contents
-            text = getattr(contents[0], "text", None) if contents else None
-            print(f"\nread {first.uri} -> {one_line(text, 60) if text is not None else '(binary)'}")
-        print("\nClosing: stdin closes, the server drains and exits.")
+
+        async def show(tool: str, arguments: dict[str, object], note: str) -> None:
+            if tool not in names:
+                return
+            print(f"\n{note}\n  call {tool}({arguments})")
+            result = await client.call_tool(
+                tool,
+                arguments,
+                on_progress=lambda p: print(f"    progress {p.progress:g}/{p.total or 0:g}"),
+            )
+            for block in result.content:
+                print(f"  -> {one_line(describe_block(block), 70)}")
+
+        await show("echo", {"text": "Hello from trio-mcp!"}, "A plain tool:")
+        await show(
+            "forecast",
+            {"city": "Lisbon"},
+            "Structured output, checked against the tool's outputSchema:",
+        )
+        await show(
+            "long_task", {"steps": 3}, "Progress notifications (a callback in the calling task):"
+        )
+        await show("register", {}, "The server asks the user (elicitation):")
+        await show(
+            "summarize",
+            {"text": "Trio is a friendly async library."},
+            "The server asks our model (sampling):",
+        )
+        await show("workspace", {}, "The server asks for our roots:")
+        if "increment" in names and any(r.uri == "counter://value" for r in resources):
+            print("\nA subscription: listen for updates to counter://value, then change it")
+            async with client.listen(resource_uris=["counter://value"]) as changes:
+                await client.call_tool("increment")
+                with trio.move_on_after(5):
+                    change = await changes.__anext__()
+                    print(f"  -> notified: {change.uri} was updated")
+            value = (await client.read_resource("counter://value")).contents[0]
+            print(f"  -> it now reads {getattr(value, 'text', '?')}")
+        if templates:
+            uri = (
+                "greetings://fr/Ada"
+                if any("greetings" in t.uri_template for t in templates)
+                else None
+            )
+            if uri:
+                text = getattr((await client.read_resource(uri)).contents[0], "text", "?")
+                print(f"\nA resource template: read {uri} -> {text}")
+        if prompts:
+            prompt = prompts[0]
+            arguments = {a.name: "print('hi')" for a in prompt.arguments or [] if a.required}
+            result = await client.get_prompt(prompt.name, arguments)
+            print(f"\nA prompt: {prompt.name} -> {len(result.messages)} message(s)")
+            from .._types._completion import PromptReference
+
+            completion = await client.complete(PromptReference(name=prompt.name), "language", "py")
+            print(f"  completion of 'language' from 'py': {completion.values}")
+        print("\nClosing: stdin closes, the server finishes what it was doing and exits.")
     print("Done.")
     return 0
 
