@@ -36,7 +36,7 @@ send, and the conversation goes on.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias
 
 import attrs
@@ -173,6 +173,7 @@ class Connection:
         self._stats = Statistics()
         self._envelope_cache: dict[str, dict[str, Any]] = {}
         self._refusals: dict[tuple[str, str], McpError | None] = {}
+        self._routes: dict[tuple[str, str], _Route] = {}
         self._send_problems: dict[tuple[str, str, int], str | None] = {}
         if modern_version is not None:
             self.use_modern(modern_version)
@@ -589,20 +590,20 @@ class Connection:
                 return self._reply_error(
                     id, _error(ErrorCode.INVALID_REQUEST, f"{method!r} before initialization")
                 )
-        refusal = self._refusal(method, version)
+        route = self._routes.get((method, version))
+        if route is None:
+            route = self._route(method, version)
+        refusal, spec, read_params, params_type = route
         if refusal is not None:
             return self._reply_error(id, refusal)
         if method == "initialize" and self.role == "server":
             return self._answer_initialize(message)
-        spec = METHODS.get(method)
         typed: Any = params
-        if spec is not None and spec.params is not None:
+        if read_params is not None:
             try:
-                typed = structure_hook(spec.params)(
-                    params if params is not None else {}, spec.params
-                )
+                typed = read_params(params if params is not None else {}, params_type)
             except Exception:  # noqa: BLE001 - explained below, off the fast path
-                why = explain(params if params is not None else {}, spec.params)
+                why = explain(params if params is not None else {}, params_type)
                 return self._reply_error(
                     id, _error(ErrorCode.INVALID_PARAMS, f"Invalid params for {method}: {why}")
                 )
@@ -634,6 +635,17 @@ class Connection:
                 return answer
         self._inbound[id] = request
         return Dispatch(request)
+
+    def _route(self, method: str, version: str) -> _Route:
+        """How to take ``method`` in ``version``: our refusal (if any), its spec, and the
+        function that reads its params. Cached: it depends only on these two and on our
+        capabilities, which are fixed."""
+        spec = METHODS.get(method)
+        refusal = None if spec is None else self._refuse(method, spec, version)
+        params_type = spec.params if spec is not None else None
+        read = structure_hook(params_type) if params_type is not None else None
+        route = self._routes[(method, version)] = (refusal, spec, read, params_type)
+        return route
 
     def _refusal(self, method: str, version: str) -> McpError | None:
         """Cached :meth:`_refuse` (it depends only on method, revision and our capabilities)."""
@@ -832,6 +844,8 @@ class Connection:
         wanted = self.log_level
         return wanted is None or LOGGING_LEVELS.index(level) >= LOGGING_LEVELS.index(wanted)
 
+
+_Route: TypeAlias = tuple[McpError | None, MethodSpec | None, Callable[[Any, Any], Any] | None, Any]
 
 _BUILTIN = frozenset({"initialize", "ping", "logging/setLevel", "server/discover"})
 

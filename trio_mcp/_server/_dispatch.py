@@ -151,13 +151,19 @@ class Dispatcher:
         page, cursor = paginate("tools", tools, params.cursor, self.server.page_size)
         return ListToolsResult(tools=page, next_cursor=cursor, **self._cache_hints(ctx))
 
-    async def _call_tool(self, ctx: Context, params: Any) -> CallToolResult | InputRequiredResult:
+    async def _call_tool(
+        self, ctx: Context, params: Any
+    ) -> CallToolResult | InputRequiredResult | dict[str, Any]:
         spec = self.server._tools.get(params.name)
         if spec is None:
             await trio.lowlevel.checkpoint()
             raise McpError(f"Unknown tool: {params.name}", code=ErrorCode.INVALID_PARAMS)
         arguments = params.arguments
-        result = await self._gathering_input(ctx, params, lambda c: spec.call(arguments, c))
+        result: Any
+        if ctx.request.version not in MODERN_VERSIONS:  # no input rounds: the short way
+            result = await spec.answer(arguments, ctx)
+        else:
+            result = await self._gathering_input(ctx, params, lambda c: spec.answer(arguments, c))
         if isinstance(result, CallToolResult):
             content = downgrade_content(result.content, ctx.protocol_version)
             if content is not result.content:

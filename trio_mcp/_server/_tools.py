@@ -14,6 +14,7 @@ from .._jsonschema import SchemaValidator
 from .._types._base import Icon
 from .._types._content import TextContent
 from .._types._tools import CallToolResult, Tool, ToolAnnotations
+from .._versions import FIRST_MODERN_VERSION
 from ._context import Context, InputRequired
 from ._results import CONTENT_TYPES, dumps_text, to_content, to_json
 from ._signature import Signature, docstring_summary
@@ -124,6 +125,24 @@ class ToolSpec:
         """Run the tool. Bad arguments, a raised exception or output that breaks the output
         schema give an ``isError`` result; an :exc:`McpError` propagates as a protocol
         error; cancellation propagates."""
+        return self.convert(await self._run(arguments, context))
+
+    async def answer(
+        self, arguments: Mapping[str, Any] | None, context: Context
+    ) -> CallToolResult | dict[str, Any]:
+        """What :meth:`call` returns, but a plain-text answer comes as its wire form (a dict),
+        skipping the models: the common case, on the hot path. Blocks and raises as
+        :meth:`call` does."""
+        outcome = await self._run(arguments, context)
+        if type(outcome) is str and self.output is None:
+            wire: dict[str, Any] = {"content": [{"type": "text", "text": outcome}]}
+            if context.request.version >= FIRST_MODERN_VERSION:
+                wire["resultType"] = "complete"
+            return wire
+        return self.convert(outcome)
+
+    async def _run(self, arguments: Mapping[str, Any] | None, context: Context) -> Any:
+        """The tool's return value, or an error result."""
         assert self.signature is not None
         try:
             if self.input_validator is not None:
@@ -151,7 +170,7 @@ class ToolSpec:
         except Exception as exc:
             log.info("tool %s raised %r", self.name, exc, exc_info=True)
             return error_result(f"Error executing tool {self.name}: {exc or type(exc).__name__}")
-        return self.convert(value)
+        return value
 
     def convert(self, value: Any) -> CallToolResult:
         """The result for a return value (checked against the output schema, if any)."""
