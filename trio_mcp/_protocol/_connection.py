@@ -598,15 +598,6 @@ class Connection:
             return self._reply_error(id, refusal)
         if method == "initialize" and self.role == "server":
             return self._answer_initialize(message)
-        typed: Any = params
-        if read_params is not None:
-            try:
-                typed = read_params(params if params is not None else {}, params_type)
-            except Exception:  # noqa: BLE001 - explained below, off the fast path
-                why = explain(params if params is not None else {}, params_type)
-                return self._reply_error(
-                    id, _error(ErrorCode.INVALID_PARAMS, f"Invalid params for {method}: {why}")
-                )
         token = None
         if params:
             meta = params.get("_meta")
@@ -622,7 +613,8 @@ class Connection:
         request = InboundRequest(
             id=id,
             method=method,
-            params=typed,
+            read_params=read_params,
+            params_type=params_type,
             raw_params=params,
             spec=spec,
             version=version,
@@ -630,7 +622,10 @@ class Connection:
             progress_token=token,
         )
         if method in _BUILTIN:
-            answer = self._answer_builtin(request)
+            try:
+                answer = self._answer_builtin(request)
+            except McpError as exc:  # params that do not fit
+                return self._reply_error(id, exc)
             if answer is not None:
                 return answer
         self._inbound[id] = request
@@ -717,6 +712,7 @@ class Connection:
 
     def _answer_builtin(self, request: InboundRequest) -> Reply | None:
         method = request.method
+        request.params  # noqa: B018 - read them: malformed params get -32602 here
         if method == "ping":
             return Reply(rpc.ResultResponse(request.id, {}))
         if method == "logging/setLevel" and self.role == "server":

@@ -12,7 +12,7 @@ from .._errors import ErrorCode, McpError
 from .._protocol._envelope import SUBSCRIPTION_ID
 from .._protocol._events import InboundRequest
 from .._protocol._lifecycle import Phase
-from .._session._engine import Session
+from .._session._engine import LATER, Session
 from .._types._base import EmptyResult
 from .._types._completion import CompleteResult, Completion, PromptReference
 from .._types._converter import converter_for
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from ._server import Server
 
 __all__ = ["Dispatcher"]
+
+#: The params of a tool call that :meth:`Dispatcher.immediate` can take.
+_PLAIN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
 
 Handler = Callable[[Context, Any], Awaitable[Any]]
 
@@ -83,6 +86,34 @@ class Dispatcher:
                 )
             return await custom(Context(self.server, session, request, None), request.params)
         return await handler(Context(self.server, session, request, None), request.params)
+
+    def immediate(self, session: Session, request: InboundRequest) -> Any:
+        """Answer a call of a plain-function tool right away, in the session's receive loop
+        (no task, no cancel scope: the function never yields); everything else
+        :data:`~trio_mcp.session.LATER`."""
+        if request.method != "tools/call":
+            return LATER
+        raw = request.raw_params
+        if raw is None:
+            return LATER
+        name = raw.get("name")
+        spec = self.server._tools.get(name) if type(name) is str else None
+        arguments = raw.get("arguments")
+        meta = raw.get("_meta")
+        if (
+            spec is None
+            or not spec.runs_inline
+            or (arguments is not None and type(arguments) is not dict)
+            or (meta is not None and type(meta) is not dict)
+            or len(raw.keys() - _PLAIN_CALL_KEYS) > 0  # task, input rounds: the long way
+        ):
+            return LATER
+        result = spec.answer_now(arguments, request.version)
+        if isinstance(result, CallToolResult):
+            content = downgrade_content(result.content, request.version)
+            if content is not result.content:
+                result = attrs.evolve(result, content=content)
+        return result
 
     async def on_notification(self, session: Session, method: str, params: Any) -> None:
         callback = self.server._notification_callbacks.get(method)

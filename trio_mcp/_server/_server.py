@@ -497,6 +497,7 @@ class Server:
                 stream,
                 self.connection(),
                 handler=dispatcher.handle,
+                immediate=dispatcher.immediate,
                 notification_handler=dispatcher.on_notification,
                 on_input_ended=input_ended,
                 **session_options,

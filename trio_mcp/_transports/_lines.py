@@ -157,6 +157,20 @@ class LineMessageStream(MessageStream):
         """
         await self._enqueue(orjson.dumps(serialize(message), option=orjson.OPT_APPEND_NEWLINE))
 
+    def send_nowait(self, message: Message, *, related: RequestId | None = None) -> None:
+        """Queue one message if the queue has room.
+
+        Raises:
+            trio.WouldBlock: the queue is full; use :meth:`send`.
+            trio.ClosedResourceError, trio.BrokenResourceError: as :meth:`send`.
+        """
+        try:
+            self._queue_in.send_nowait(
+                orjson.dumps(serialize(message), option=orjson.OPT_APPEND_NEWLINE)
+            )
+        except trio.BrokenResourceError:
+            raise trio.BrokenResourceError("the peer is no longer reading") from None
+
     async def send_raw(self, data: bytes) -> None:
         """Queue bytes to write as they are (for tests of bad input; include the newline).
 
