@@ -171,11 +171,24 @@ def _structure_elicited_value(value: object, _: object) -> object:
 # --- Tagged unions --------------------------------------------------------------------------
 
 
+def _lazy(conv: Converter, tp: Any) -> Callable[[Any, Any], Any]:
+    """``tp``'s structure hook, looked up on first use: building the converter stays cheap
+    (programs pay for the models they read, when they first read them)."""
+    found: list[Callable[[Any, Any], Any]] = []
+
+    def structure(value: Any, _: Any) -> Any:
+        if not found:
+            found.append(conv.get_structure_hook(tp))
+        return found[0](value, tp)
+
+    return structure
+
+
 def _tagged(
     conv: Converter, key: str, members: Mapping[str, type], default: type | None = None
 ) -> Callable[[Any, Any], Any]:
-    table = {tag: conv.get_structure_hook(member) for tag, member in members.items()}
-    fallback = conv.get_structure_hook(default) if default is not None else None
+    table = {tag: _lazy(conv, member) for tag, member in members.items()}
+    fallback = _lazy(conv, default) if default is not None else None
     expected = ", ".join(sorted(members))
 
     def structure(value: Any, _: Any) -> Any:
@@ -198,8 +211,8 @@ def _by_type_tag(*members: type) -> dict[str, type]:
 
 
 def _resource_contents(conv: Converter) -> Callable[[Any, Any], Any]:
-    text = conv.get_structure_hook(_content.TextResourceContents)
-    blob = conv.get_structure_hook(_content.BlobResourceContents)
+    text = _lazy(conv, _content.TextResourceContents)
+    blob = _lazy(conv, _content.BlobResourceContents)
 
     def structure(value: Any, _: Any) -> Any:
         if type(value) is not dict:
@@ -214,9 +227,9 @@ def _resource_contents(conv: Converter) -> Callable[[Any, Any], Any]:
 
 
 def _input_response(conv: Converter) -> Callable[[Any, Any], Any]:
-    elicit = conv.get_structure_hook(_elicitation.ElicitResult)
-    roots = conv.get_structure_hook(_roots.ListRootsResult)
-    sample = conv.get_structure_hook(_sampling.CreateMessageResult)
+    elicit = _lazy(conv, _elicitation.ElicitResult)
+    roots = _lazy(conv, _roots.ListRootsResult)
+    sample = _lazy(conv, _sampling.CreateMessageResult)
 
     def structure(value: Any, _: Any) -> Any:
         if type(value) is not dict:
@@ -233,7 +246,7 @@ def _input_response(conv: Converter) -> Callable[[Any, Any], Any]:
 def _primitive_schema(conv: Converter) -> Callable[[Any, Any], Any]:
     e = _elicitation
     hooks: dict[type, Callable[[Any, Any], Any]] = {
-        cls: conv.get_structure_hook(cls)
+        cls: _lazy(conv, cls)
         for cls in (
             e.StringSchema,
             e.NumberSchema,
@@ -276,8 +289,8 @@ def _primitive_schema(conv: Converter) -> Callable[[Any, Any], Any]:
 
 
 def _content_or_list(conv: Converter, block: Any) -> Callable[[Any, Any], Any]:
-    one = conv.get_structure_hook(block)
-    many = conv.get_structure_hook(list[block])
+    one = _lazy(conv, block)
+    many = _lazy(conv, list[block])
 
     def structure(value: Any, _: Any) -> Any:
         return many(value, None) if type(value) is list else one(value, None)
@@ -290,6 +303,7 @@ def _content_or_list(conv: Converter, block: Any) -> Callable[[Any, Any], Any]:
 
 def _structure_factory(conv: Converter) -> Callable[[type], Callable[[Any, Any], Any]]:
     def factory(cls: type) -> Callable[[Any, Any], Any]:
+        _resolve(cls)
         overrides = {a.name: override(rename=wire_name(cls, a.name)) for a in attrs.fields(cls)}
         inner: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
         name = cls.__name__
@@ -308,6 +322,7 @@ def _unstructure_factory(
     conv: Converter, version: str | None
 ) -> Callable[[type], Callable[[Any], Any]]:
     def factory(cls: type) -> Callable[[Any], Any]:
+        _resolve(cls)
         overrides = {}
         for a in attrs.fields(cls):
             if not _present_in(cls, a.name, version):
@@ -383,11 +398,11 @@ def _optional_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any], A
     return factory
 
 
-def _resolve_all() -> None:
-    for module in _MODULES:
-        for obj in vars(module).values():
-            if isinstance(obj, type) and attrs.has(obj) and obj.__module__ == module.__name__:
-                attrs.resolve_types(obj, globalns=_namespace())
+def _resolve(cls: type) -> None:
+    """Turn ``cls``'s string annotations into types (once; attrs remembers), with every
+    model module in scope for the forward references between them."""
+    if not getattr(cls, "__attrs_types_resolved__", False):
+        attrs.resolve_types(cls, globalns=_namespace())
 
 
 @functools.cache
@@ -399,7 +414,6 @@ def _namespace() -> dict[str, Any]:
 
 
 def _build(*, detailed: bool) -> Converter:
-    _resolve_all()
     conv = make_converter(detailed_validation=detailed, prefer_attrib_converters=False)
     conv.register_structure_hook(str, _structure_str)
     conv.register_structure_hook(int, _structure_int)
@@ -472,8 +486,14 @@ def _build(*, detailed: bool) -> Converter:
 
 #: Reads any model; writes every attribute (no revision filtering).
 converter: Converter = _build(detailed=False)
-#: The same, collecting where each error is: used to explain a failure, never on the fast path.
-_explainer: Converter = _build(detailed=True)
+#: The same, collecting where each error is: built on the first failure it explains.
+_explainers: list[Converter] = []
+
+
+def _explainer() -> Converter:
+    if not _explainers:
+        _explainers.append(_build(detailed=True))
+    return _explainers[0]
 
 
 @functools.cache
@@ -514,7 +534,7 @@ def structure(value: Any, cls: type[T]) -> T:
 def explain(value: Any, cls: Any) -> str:
     """Why ``value`` does not structure as ``cls``: each problem with its JSON path."""
     try:
-        _explainer.structure(value, cls)
+        _explainer().structure(value, cls)
     except ClassValidationError as exc:
         return "; ".join(transform_error(exc, format_exception=_format))
     except Exception as exc:  # noqa: BLE001 - any failure is explained
