@@ -28,6 +28,7 @@ written.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Final
@@ -131,6 +132,12 @@ class LineMessageStream(MessageStream):
         self._receive_stream = receive_stream
         self._send_stream = send_stream
         self._queue_in, self._queue_out = trio.open_memory_channel[bytes](send_buffer)
+        #: Lines queued or being written by the writer: while any are, sends must queue
+        #: behind them, so only when there are none may a sender write directly.
+        self._pending = 0
+        #: The pipe's descriptor, for direct writes (``None``: always use the writer).
+        fileno = getattr(send_stream, "fileno", None)
+        self._fd: int | None = fileno() if callable(fileno) else None
         # receiving
         self._buffer = bytearray()
         self._start = 0  # where the unconsumed data in _buffer begins
@@ -148,14 +155,40 @@ class LineMessageStream(MessageStream):
     # -- sending ----------------------------------------------------------------------------------
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
-        """Queue one message for the writer (``related`` is ignored: a pipe has one channel).
+        """Send one message (``related`` is ignored: a pipe has one channel).
+
+        When nothing is waiting to be written and the pipe has room, the line is
+        written at once, without waiting; otherwise it queues for the writer task
+        (blocking while the queue is full). Either way a line is written whole:
+        what the pipe does not take at once is handed to the writer, which writes
+        it before anything else. A cancellation point always; it yields only when
+        it has to wait.
 
         Raises:
             trio.ClosedResourceError: the stream was closed, before or during the call.
             trio.BrokenResourceError: the peer stopped reading for good.
             TypeError: the message holds something JSON cannot represent.
         """
-        await self._enqueue(orjson.dumps(serialize(message), option=orjson.OPT_APPEND_NEWLINE))
+        line = orjson.dumps(serialize(message), option=orjson.OPT_APPEND_NEWLINE)
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if self._pending == 0 and self._fd is not None and not self._closed:
+            line = self._write_now(line)
+            if not line:
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return
+        await self._enqueue(line)
+
+    def _write_now(self, line: bytes) -> bytes:
+        """Write as much of ``line`` as the pipe takes without blocking; return the rest."""
+        assert self._fd is not None
+        try:
+            written = os.write(self._fd, line)
+        except BlockingIOError:
+            return line
+        except OSError as exc:
+            # The peer closed its end (EPIPE), or the descriptor is gone.
+            raise trio.BrokenResourceError("the peer is no longer reading") from exc
+        return line[written:]
 
     def send_nowait(self, message: Message, *, related: RequestId | None = None) -> None:
         """Queue one message if the queue has room.
@@ -170,6 +203,7 @@ class LineMessageStream(MessageStream):
             )
         except trio.BrokenResourceError:
             raise trio.BrokenResourceError("the peer is no longer reading") from None
+        self._pending += 1
 
     async def send_raw(self, data: bytes) -> None:
         """Queue bytes to write as they are (for tests of bad input; include the newline).
@@ -179,12 +213,17 @@ class LineMessageStream(MessageStream):
         await self._enqueue(bytes(data))
 
     async def _enqueue(self, line: bytes) -> None:
+        self._pending += 1
         try:
             await self._queue_in.send(line)
         except trio.BrokenResourceError:
+            self._pending -= 1
             # The writer task has ended: the peer stopped reading (or the writer's
             # nursery was cancelled); nothing more can be delivered.
             raise trio.BrokenResourceError("the peer is no longer reading") from None
+        except BaseException:
+            self._pending -= 1
+            raise
 
     async def _write_loop(
         self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
@@ -206,6 +245,7 @@ class LineMessageStream(MessageStream):
                         size += len(line)
                     try:
                         await send_all(batch[0] if len(batch) == 1 else b"".join(batch))
+                        self._pending -= len(batch)
                     except (trio.BrokenResourceError, trio.ClosedResourceError):
                         # Broken: the peer closed its end. Closed: our aclose gave up
                         # on the flush. Either way, leaving closes the queue, so

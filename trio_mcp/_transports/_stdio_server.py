@@ -48,6 +48,9 @@ class _StandardOutput(trio.abc.SendStream):
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         await self._stream.send_all(data)
 
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
     async def wait_send_all_might_not_block(self) -> None:
         await self._stream.wait_send_all_might_not_block()
 
