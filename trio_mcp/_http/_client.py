@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import httpx
@@ -47,6 +47,7 @@ async def connect_http_stream(
     auth: httpx.Auth | None = None,
     timeout: httpx.Timeout | float | None = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - per HTTP operation
     http_client: httpx.AsyncClient | None = None,
+    transport: Literal["auto", "sse"] = "auto",
     **options: Any,
 ) -> HttpClientStream:
     """An :class:`~trio_mcp.http.HttpClientStream` to ``url`` whose tasks run in ``nursery``.
@@ -60,7 +61,13 @@ async def connect_http_stream(
         timeout: the HTTP timeouts (see :data:`DEFAULT_TIMEOUT`).
         http_client: use this ``httpx.AsyncClient`` (yours to close) instead of making one;
             ``headers``, ``auth`` and ``timeout`` must then be set on it.
+        transport: ``"auto"`` follows the session (Streamable HTTP, falling back to
+            HTTP+SSE); ``"sse"`` opens the 2024-11-05 HTTP+SSE event stream at once (then
+            this blocks until its ``endpoint`` event, at most ``get_stream_timeout``).
         options: the bounds and retry policy of :class:`HttpClientStream`.
+
+    Raises:
+        trio.BrokenResourceError: ``transport="sse"`` and no such event stream.
     """
     if http_client is None:
         http = httpx.AsyncClient(headers=dict(headers or {}), auth=auth, timeout=timeout)
@@ -77,6 +84,12 @@ async def connect_http_stream(
             with trio.CancelScope(shield=True):
                 await http.aclose()
         raise
+    if transport == "sse":
+        try:
+            await stream.open_event_stream()
+        except BaseException:
+            await stream.aclose()
+            raise
     return stream
 
 
@@ -116,6 +129,7 @@ async def connect_http_client(
     auth: httpx.Auth | None = None,
     timeout: httpx.Timeout | float | None = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - per HTTP operation
     http_client: httpx.AsyncClient | None = None,
+    transport: Literal["auto", "sse"] = "auto",
     era_cache: EraCache | None = None,
     **client_options: Any,
 ) -> Client:
@@ -133,7 +147,7 @@ async def connect_http_client(
     Close it with ``await client.aclose()``.
 
     Args:
-        headers, auth, timeout, http_client: as :func:`connect_http_stream`.
+        headers, auth, timeout, http_client, transport: as :func:`connect_http_stream`.
         era_cache: where to remember each server's era.
         client_options: :func:`~trio_mcp.client.connect_client`'s options (handlers,
             ``protocol_version``, ``name``, ...) and :class:`HttpClientStream`'s
@@ -155,6 +169,7 @@ async def connect_http_client(
         auth=auth,
         timeout=timeout,
         http_client=http_client,
+        transport=transport,
         **stream_options,
     )
     if era_cache is not None:

@@ -288,6 +288,22 @@ class HttpClientStream(MessageStream):
             self._run_scope.cancel()
             await trio.lowlevel.cancel_shielded_checkpoint()
 
+    async def open_event_stream(self) -> None:
+        """Use the 2024-11-05 HTTP+SSE transport from the start (no detection): GET the URL
+        and wait for its ``endpoint`` event, at most ``get_stream_timeout`` seconds.
+
+        Raises:
+            trio.BrokenResourceError: the server did not open such a stream.
+        """
+        if self.mode != "new":
+            raise RuntimeError(f"the stream is already in {self.mode!r} mode")
+        try:
+            with trio.fail_after(self.get_stream_timeout):
+                self.endpoint = await self._tasks.start(self._sse_events)  # type: ignore[union-attr]
+        except (_NoEventStream, trio.TooSlowError) as exc:
+            raise trio.BrokenResourceError(f"no HTTP+SSE event stream at {self.url}") from exc
+        self.mode = "sse"
+
     def close_details(self) -> tuple[int | None, str | None]:
         """What the session reports when the stream ends: why it broke, if it did."""
         return None, self._broken
