@@ -250,7 +250,11 @@ class HttpClientStream(MessageStream):
             await trio.lowlevel.checkpoint()
             return
         await self._post_message(message)
-        if kind is rpc.Notification and message.method == "notifications/initialized":  # type: ignore[union-attr]
+        if (
+            self.mode == "streamable"
+            and kind is rpc.Notification
+            and message.method == "notifications/initialized"  # type: ignore[union-attr]
+        ):
             await self._open_get_stream()
 
     async def receive(self) -> Received:
