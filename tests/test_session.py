@@ -315,13 +315,10 @@ async def test_bad_input_gets_errors_and_the_session_goes_on(
             await raw.send_raw(data)
         await trio.testing.wait_all_tasks_blocked()
         codes = [r.error.code for r in replies if isinstance(r, jsonrpc.ErrorResponse)]
-        assert codes == [
-            -32700,
-            -32600,
-            -32602,
-            -32601,
-            -32600,
-        ]  # batches are not allowed in 2025-11-25
+        # -32601 comes from a handler task, the rest from the receive loop: no set order.
+        assert sorted(codes) == sorted(
+            [-32700, -32600, -32602, -32601, -32600]
+        )  # batches are not allowed in 2025-11-25
         assert (await peer.request(call("echo"))).content[0].text == "echo"
 
 
