@@ -279,22 +279,82 @@ async def test_something_that_is_not_an_mcp_server_fails_the_opening() -> None:
     assert [r.method for r in app.requests] == ["POST", "POST", "GET"]
 
 
-async def test_answers_past_the_size_limit_fail_the_request() -> None:
+@pytest.mark.parametrize("as_sse", [False, True], ids=["json", "sse"])
+async def test_answers_past_the_size_limit_fail_the_request(as_sse: bool) -> None:
     async def script(seen: Seen, reply: Reply) -> None:
         if seen.rpc_method == "tools/call":
-            await reply.json(
-                result(seen, complete({"content": [{"type": "text", "text": "x" * 5000}]}))
-            )
+            answer = result(seen, complete({"content": [{"type": "text", "text": "x" * 5000}]}))
+            if as_sse:
+                await reply.sse()
+                await reply.event(answer)
+            else:
+                await reply.json(answer)
             return
         await modern_server(seen, reply)
 
     app = ScriptedApp(script)
     async with (
         serving(app) as base,
-        open_http_client(base + "/mcp", max_message_size=4000) as client,
+        open_http_client(base + "/mcp", max_message_size=4000, reissue_attempts=0) as client,
     ):
         with pytest.raises(McpError, match="too large"):
             await client.call_tool("execute_sql", {})
+        await client.list_tools()  # the client goes on
+
+
+async def test_a_header_mismatch_makes_the_client_relist_the_tools_and_retry() -> None:
+    async def script(seen: Seen, reply: Reply) -> None:
+        if seen.rpc_method == "tools/call" and "mcp-param-region" not in seen.headers:
+            await reply.json(error(seen, -32020, "Header mismatch: Mcp-Param-Region"), status=400)
+            return
+        await modern_server(seen, reply)
+
+    app = ScriptedApp(script)
+    async with serving(app) as base, open_http_client(base + "/mcp") as client:
+        # Called before any tools/list: the client cannot know the header yet.
+        outcome = await client.call_tool("execute_sql", {"region": "us-west1"})
+        assert outcome.content[0].text == "{'region': 'us-west1'}"  # type: ignore[union-attr]
+    methods = [r.rpc_method for r in app.requests]
+    # (then the Client lists the tools itself, to check the output of one it never listed)
+    assert methods[:4] == ["server/discover", "tools/call", "tools/list", "tools/call"]
+    refused, listing, retried = app.requests[1:4]
+    assert listing.json["params"]["_meta"] == refused.json["params"]["_meta"]
+    assert retried.headers["mcp-param-region"] == "us-west1"
+    assert retried.json["id"] != refused.json["id"]
+
+
+async def test_requests_beyond_the_concurrency_bound_wait_their_turn() -> None:
+    release = trio.Event()
+
+    async def script(seen: Seen, reply: Reply) -> None:
+        if seen.rpc_method == "tools/call" and seen.json["params"]["name"] == "slow":
+            await release.wait()
+        await modern_server(seen, reply)
+
+    app = ScriptedApp(script)
+    async with (
+        serving(app) as base,
+        open_http_client(base + "/mcp", max_concurrent_requests=1) as client,
+        trio.open_nursery() as nursery,
+    ):
+        nursery.start_soon(client.call_tool, "slow", {})
+        with trio.fail_after(5):
+            await app.wait_for(lambda r: r.rpc_method == "tools/call")
+        nursery.start_soon(client.call_tool, "fast", {})
+        await trio.sleep(0.2)
+        assert len(app.rpc("tools/call")) == 1  # the second waits for the first
+        release.set()
+    assert len(app.rpc("tools/call")) == 2
+
+
+async def test_a_modern_only_server_refusing_initialize_is_not_taken_for_http_sse() -> None:
+    app = ScriptedApp(modern_server)  # initialize: 404 with a JSON-RPC -32601 body
+    async with serving(app) as base:
+        with pytest.raises(McpError) as refused, trio.fail_after(10):
+            async with open_http_client(base + "/mcp", protocol_version="2025-11-25"):
+                pass
+    assert refused.value.code == -32601
+    assert [r.method for r in app.requests] == ["POST"]  # no GET for an endpoint event
 
 
 # -- the legacy Streamable HTTP era ---------------------------------------------------------
@@ -493,6 +553,52 @@ async def test_cancelling_a_legacy_call_posts_notifications_cancelled() -> None:
             cancel = await server.app.wait_for(lambda r: r.rpc_method == "notifications/cancelled")
     call_id = server.app.rpc("tools/call")[0].json["id"]
     assert cancel.json["params"]["requestId"] == call_id
+
+
+async def test_the_standalone_get_stream_reconnects_with_last_event_id() -> None:
+    server = LegacyServer()
+    original = server.handle
+
+    async def handle(seen: Seen, reply: Reply) -> None:
+        if seen.method == "GET" and "last-event-id" not in seen.headers:
+            await reply.sse()
+            await reply.event(id="get-1", retry=50, data="")
+            return  # the server closes the connection; the client polls again
+        await original(seen, reply)
+
+    server.app.script = handle
+    async with (
+        serving(server.app) as base,
+        open_http_client(base + "/mcp", protocol_version="2025-11-25", roots=roots),
+    ):
+        with trio.fail_after(5):
+            await server.get_ready.wait()
+            assert server.get_stream is not None
+            await server.get_stream.event({"jsonrpc": "2.0", "id": "g1", "method": "roots/list"})
+            answer = await server.answer_to("g1")
+    assert answer["result"]["roots"][0]["name"] == "work"
+    gets = [r for r in server.app.requests if r.method == "GET"]
+    assert gets[1].headers["last-event-id"] == "get-1"
+
+
+async def test_closing_is_bounded_when_the_server_does_not_answer_delete() -> None:
+    server = LegacyServer()
+    original = server.handle
+
+    async def handle(seen: Seen, reply: Reply) -> None:
+        if seen.method == "DELETE":
+            await trio.sleep_forever()
+        await original(seen, reply)
+
+    server.app.script = handle
+    async with serving(server.app) as base:
+        async with open_http_client(
+            base + "/mcp", protocol_version="2025-11-25", close_timeout=0.2
+        ):
+            pass
+        closed_at = trio.current_time()
+        deleted = next(r for r in server.app.requests if r.method == "DELETE")
+        assert closed_at - deleted.at < 1
 
 
 async def test_a_server_without_a_get_stream_is_fine() -> None:

@@ -55,12 +55,9 @@ HTTP bodies stops.
 from __future__ import annotations
 
 import itertools
-import logging
-import math
 from collections.abc import Mapping
 from contextlib import aclosing
-from typing import Any, Literal
-from urllib.parse import urljoin
+from typing import Any
 
 import httpx
 import trio
@@ -68,159 +65,67 @@ import trio
 from .. import _jsonrpc as rpc
 from .._errors import ErrorCode
 from .._protocol._envelope import PROTOCOL_VERSION, declares_modern_version
-from .._transports._stream import MessageStream, Received
-from .._types._base import Error, RequestId
+from .._types._base import RequestId
+from ._client_exchange import (
+    JSON,
+    POST_ACCEPT,
+    UNREACHABLE,
+    Exchange,
+    Mode,
+    log,
+)
+from ._client_legacy import LegacyStream
 from ._headers import (
     MCP_METHOD,
     MCP_NAME,
     MCP_PROTOCOL_VERSION,
-    MCP_SESSION_ID,
     HeaderParam,
     encode_value,
     header_params,
     name_source,
     param_value_text,
 )
-from ._sse_client import (
-    BodyTooLarge,
-    Cursor,
-    UnexpectedBody,
-    aiter_events,
-    read_body,
-    read_messages,
-)
+from ._sse_client import BodyTooLarge, Cursor, UnexpectedBody, read_messages
 
 __all__ = ["HttpClientStream", "Mode"]
 
-log = logging.getLogger("trio_mcp.http.client")
 
-#: ``new``: nothing sent yet; ``modern``: 2026-07-28 Streamable HTTP; ``streamable``:
-#: legacy Streamable HTTP (after ``initialize``); ``sse``: the 2024-11-05 HTTP+SSE transport.
-Mode = Literal["new", "modern", "streamable", "sse"]
-
-_POST_ACCEPT = "application/json, text/event-stream"
-_JSON = "application/json"
-_EVENT_STREAM = "text/event-stream"
-#: JSON-RPC codes only a modern (2026-07-28) server sends.
-_MODERN_ERRORS = frozenset(
-    {
-        ErrorCode.HEADER_MISMATCH,
-        ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY,
-        ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
-    }
-)
-#: Errors meaning the request never reached the server (no point re-issuing it).
-_UNREACHABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol)
-
-
-class _Exchange:
-    """One request awaiting its answer over HTTP: what was sent, the id it has on the wire
-    now, its cancel scope, and how far its event stream got."""
-
-    __slots__ = ("answered", "cursor", "modern", "request", "scope", "wire_id")
-
-    def __init__(self, request: rpc.Request, *, modern: bool) -> None:
-        self.request = request
-        self.wire_id: RequestId = request.id
-        self.modern = modern
-        self.scope = trio.CancelScope()
-        self.cursor = Cursor()
-        self.answered = False
-
-    def wire_message(self) -> rpc.Request:
-        if self.wire_id == self.request.id:
-            return self.request
-        return rpc.Request(self.wire_id, self.request.method, self.request.params)
-
-
-class _NoEventStream(Exception):
-    """The 2024-11-05 fallback failed: the GET did not open an event stream with an
-    ``endpoint`` event."""
-
-
-class HttpClientStream(MessageStream):
+class HttpClientStream(LegacyStream):
     """The client end of an MCP conversation over HTTP (see the module docstring).
 
     Create it with :func:`~trio_mcp.http.connect_http_stream` or
     :func:`~trio_mcp.http.open_http_stream`, which start its runner.
 
-    Attributes:
+    Args:
         url: the MCP endpoint.
+        http: the ``httpx.AsyncClient`` to send with.
+        owns_http: close ``http`` when the stream's runner ends.
+        max_message_size: the most bytes one JSON body or SSE event may hold.
+        buffer: how many received messages may wait for :meth:`receive`.
+        max_concurrent_requests: the most exchanges at once; :meth:`send` waits beyond.
+        reissue_attempts: (modern) how many times a request whose response stream broke
+            is sent again under a fresh id.
+        reconnect_attempts: (legacy) how many reconnections of an event stream may fail
+            in a row (``retry`` from the server, doubling on each failure).
+        default_retry: seconds to wait before reconnecting when the server gave no
+            ``retry``; ``max_retry`` caps the backoff.
+        reinitialize_attempts: (legacy) how many times a session the server forgot is
+            replaced by a new one.
+        get_stream_timeout: (legacy) how long to wait for the server to answer the
+            standalone GET, or the HTTP+SSE event stream to name its endpoint.
+        close_timeout: how long the DELETE ending a legacy session may take.
+
+    Attributes:
         mode: which transport is in use (``new`` until the first request).
         session_id: the legacy ``Mcp-Session-Id``, if the server gave one.
         protocol_version: the legacy revision ``initialize`` settled on.
         endpoint: (HTTP+SSE) where messages are POSTed.
     """
 
-    def __init__(
-        self,
-        url: str,
-        http: httpx.AsyncClient,
-        *,
-        owns_http: bool = False,
-        max_message_size: int = 16 * 1024 * 1024,
-        buffer: int = 64,
-        max_concurrent_requests: int = 64,
-        reissue_attempts: int = 1,
-        reconnect_attempts: int = 5,
-        default_retry: float = 1.0,
-        max_retry: float = 30.0,
-        reinitialize_attempts: int = 3,
-        get_stream_timeout: float = 5.0,
-        close_timeout: float = 2.0,
-    ) -> None:
-        self.url = url
-        self._http = http
-        self._owns_http = owns_http
-        self.max_message_size = max_message_size
-        self.reissue_attempts = reissue_attempts
-        self.reconnect_attempts = reconnect_attempts
-        self.default_retry = default_retry
-        self.max_retry = max_retry
-        self.reinitialize_attempts = reinitialize_attempts
-        self.get_stream_timeout = get_stream_timeout
-        self.close_timeout = close_timeout
-        self.mode: Mode = "new"
-        self.session_id: str | None = None
-        self.protocol_version: str | None = None
-        self.endpoint: str | None = None
-        self._incoming_send, self._incoming = trio.open_memory_channel[Received](buffer)
-        self._slots = trio.Semaphore(max_concurrent_requests)
-        self._exchanges: dict[RequestId, _Exchange] = {}  # by wire id
-        self._by_request: dict[RequestId, _Exchange] = {}  # by the session's id
+    def __init__(self, *args: Any, **options: Any) -> None:
+        super().__init__(*args, **options)
         self._tool_headers: dict[str, list[HeaderParam]] = {}
         self._fresh_ids = itertools.count(1)
-        self._initialize: rpc.Request | None = None
-        self._reinitializations = 0
-        self._reinitialize_lock = trio.Lock()
-        self._get_stream_wanted = False
-        self._tasks: trio.Nursery | None = None
-        self._run_scope = trio.CancelScope()
-        self._closed = False
-        self._ended = False
-        self._broken: str | None = None
-
-    # -- running ----------------------------------------------------------------------------
-
-    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Own the stream's tasks until :meth:`aclose`; then close the HTTP client if the
-        stream made it. Start it with ``await nursery.start(stream.run)``."""
-        try:
-            with self._run_scope:
-                async with trio.open_nursery() as tasks:
-                    self._tasks = tasks
-                    task_status.started()
-                    await trio.sleep_forever()
-        finally:
-            self._tasks = None
-            if self._owns_http:
-                with trio.CancelScope(shield=True):
-                    await self._http.aclose()
-
-    def _start(self, fn: Any, *args: Any) -> None:
-        if self._tasks is None:
-            raise trio.ClosedResourceError("the HTTP stream is not running")
-        self._tasks.start_soon(fn, *args)
 
     # -- the MessageStream interface --------------------------------------------------------
 
@@ -257,20 +162,6 @@ class HttpClientStream(MessageStream):
         ):
             await self._open_get_stream()
 
-    async def receive(self) -> Received:
-        """Wait for the next message from the server (answers, their notifications, and in
-        the legacy eras the server's own requests).
-
-        Raises :exc:`trio.ClosedResourceError` after :meth:`aclose`; when an HTTP+SSE
-        server ends its event stream, :exc:`trio.EndOfChannel` (or
-        :exc:`trio.BrokenResourceError` if it broke)."""
-        try:
-            return await self._incoming.receive()
-        except trio.EndOfChannel:
-            if self._broken is not None:
-                raise trio.BrokenResourceError(self._broken) from None
-            raise
-
     async def aclose(self) -> None:
         """End the legacy session (DELETE, shielded, at most ``close_timeout`` seconds) and
         stop every task. Idempotent; closes even when cancelled."""
@@ -292,90 +183,6 @@ class HttpClientStream(MessageStream):
             self._run_scope.cancel()
             await trio.lowlevel.cancel_shielded_checkpoint()
 
-    async def open_event_stream(self) -> None:
-        """Use the 2024-11-05 HTTP+SSE transport from the start (no detection): GET the URL
-        and wait for its ``endpoint`` event, at most ``get_stream_timeout`` seconds.
-
-        Raises:
-            trio.BrokenResourceError: the server did not open such a stream.
-        """
-        if self.mode != "new":
-            raise RuntimeError(f"the stream is already in {self.mode!r} mode")
-        try:
-            with trio.fail_after(self.get_stream_timeout):
-                self.endpoint = await self._tasks.start(self._sse_events)  # type: ignore[union-attr]
-        except (_NoEventStream, trio.TooSlowError) as exc:
-            raise trio.BrokenResourceError(f"no HTTP+SSE event stream at {self.url}") from exc
-        self.mode = "sse"
-
-    def close_details(self) -> tuple[int | None, str | None]:
-        """What the session reports when the stream ends: why it broke, if it did."""
-        return None, self._broken
-
-    # -- delivering to the session ----------------------------------------------------------
-
-    async def _deliver(self, message: Received, source: _Exchange | None = None) -> bool:
-        """Hand ``message`` to the session (with the rewrites described in the module
-        docstring). Returns whether it answered ``source``."""
-        answers_source = False
-        if type(message) is rpc.Batch:
-            items = []
-            for item in message.items:
-                item, answered = self._rewrite(item, source)
-                items.append(item)
-                answers_source = answers_source or answered
-            message = rpc.Batch(tuple(items))
-        else:
-            message, answers_source = self._rewrite(message, source)  # type: ignore[arg-type]
-        try:
-            await self._incoming_send.send(message)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            pass
-        return answers_source
-
-    def _rewrite(
-        self, message: rpc.Message | rpc.InvalidMessage, source: _Exchange | None
-    ) -> tuple[rpc.Message | rpc.InvalidMessage, bool]:
-        kind = type(message)
-        if kind is rpc.ResultResponse or kind is rpc.ErrorResponse:
-            wire_id = message.id  # type: ignore[union-attr]
-        elif kind is rpc.InvalidMessage:
-            wire_id = message.response_id  # type: ignore[union-attr]
-        else:
-            return message, False
-        exchange = self._exchanges.get(wire_id) if wire_id is not None else None
-        if exchange is None:
-            return message, False
-        exchange.answered = True
-        if exchange is not source:
-            exchange.scope.cancel()  # answered elsewhere (say, on a resumed stream)
-        original = exchange.request
-        if kind is rpc.ResultResponse:
-            result = message.result  # type: ignore[union-attr]
-            if original.method == "initialize" and not exchange.modern:
-                version = result.get("protocolVersion")
-                self.protocol_version = version if isinstance(version, str) else None
-            elif original.method == "tools/list" and exchange.modern:
-                result = self._learn_tools(result)
-            return rpc.ResultResponse(original.id, result), True
-        if kind is rpc.ErrorResponse:
-            return rpc.ErrorResponse(original.id, message.error), True  # type: ignore[union-attr]
-        return rpc.InvalidMessage(message.reason, message.reply, original.id), True  # type: ignore[union-attr]
-
-    async def _answer_error(
-        self,
-        exchange: _Exchange,
-        message: str,
-        *,
-        code: int = ErrorCode.INTERNAL_ERROR,
-        data: Any = None,
-    ) -> None:
-        """Answer ``exchange`` ourselves, with an error the session will raise."""
-        if exchange.answered:
-            return
-        error = Error(code=code, message=message, data=data)
-        await self._deliver(rpc.ErrorResponse(exchange.wire_id, error), exchange)
-
     # -- requests ---------------------------------------------------------------------------
 
     async def _send_request(self, request: rpc.Request) -> None:
@@ -386,7 +193,7 @@ class HttpClientStream(MessageStream):
         elif self.mode == "sse":
             await self._post_message(request)
             return
-        exchange = _Exchange(request, modern=self.mode == "modern")
+        exchange = Exchange(request, modern=self.mode == "modern")
         await self._slots.acquire()
         try:
             self._register(exchange)
@@ -395,16 +202,6 @@ class HttpClientStream(MessageStream):
             self._unregister(exchange)
             self._slots.release()
             raise
-
-    def _register(self, exchange: _Exchange) -> None:
-        self._exchanges[exchange.wire_id] = exchange
-        self._by_request[exchange.request.id] = exchange
-
-    def _unregister(self, exchange: _Exchange) -> None:
-        if self._exchanges.get(exchange.wire_id) is exchange:
-            del self._exchanges[exchange.wire_id]
-        if self._by_request.get(exchange.request.id) is exchange:
-            del self._by_request[exchange.request.id]
 
     def _begin_legacy(self, request: rpc.Request) -> None:
         """``initialize`` goes out: the legacy era starts (a modern probe still open is
@@ -415,7 +212,7 @@ class HttpClientStream(MessageStream):
         self.mode = "streamable"
         self._initialize = request
 
-    async def _run_exchange(self, exchange: _Exchange) -> None:
+    async def _run_exchange(self, exchange: Exchange) -> None:
         try:
             with exchange.scope:
                 if exchange.modern:
@@ -426,7 +223,7 @@ class HttpClientStream(MessageStream):
             await self._answer_error(exchange, f"the server's answer is too large: {exc}")
         except UnexpectedBody as exc:
             await self._answer_error(exchange, f"unusable answer from the server: {exc}")
-        except Exception as exc:  # an auth hook, say: the request fails, not the stream
+        except Exception as exc:  # noqa: BLE001 - an auth hook, say: fail the request, not the stream
             log.exception("%s (id %r) failed", exchange.request.method, exchange.request.id)
             await self._answer_error(exchange, f"the HTTP exchange failed: {exc!r}")
         finally:
@@ -445,15 +242,20 @@ class HttpClientStream(MessageStream):
             exchange.answered = True  # nobody waits for it any more
             exchange.scope.cancel()
 
-    # -- modern -----------------------------------------------------------------------------
+    # -- the modern era (2026-07-28) --------------------------------------------------------
+
+    def _take_result(self, exchange: Exchange, result: dict[str, Any]) -> dict[str, Any]:
+        if exchange.request.method == "tools/list" and exchange.modern:
+            result = self._learn_tools(result)
+        return super()._take_result(exchange, result)
 
     def _modern_headers(self, request: rpc.Request) -> dict[str, str]:
         params = request.params or {}
         meta = params.get("_meta")
         version = meta.get(PROTOCOL_VERSION) if isinstance(meta, Mapping) else None
         headers = {
-            "accept": _POST_ACCEPT,
-            "content-type": _JSON,
+            "accept": POST_ACCEPT,
+            "content-type": JSON,
             MCP_METHOD: request.method,
         }
         if isinstance(version, str):
@@ -496,25 +298,37 @@ class HttpClientStream(MessageStream):
             return result
         return {**result, "tools": kept}
 
-    async def _modern_exchange(self, exchange: _Exchange) -> None:
-        """POST the request and read its answer; a stream that breaks before the answer is
-        re-issued under a fresh id, at most ``reissue_attempts`` times."""
+    async def _modern_exchange(self, exchange: Exchange) -> None:
+        """POST the request and read its answer.
+
+        A stream that breaks before the answer is re-issued under a fresh id, at most
+        ``reissue_attempts`` times. A ``tools/call`` refused with ``HeaderMismatch``
+        (-32020) makes the stream list the tools again, quietly, and retry once with the
+        ``Mcp-Param-*`` headers their schemas now ask for, as the spec advises.
+        """
         headers = self._modern_headers(exchange.request)
-        for attempt in range(self.reissue_attempts + 1):
-            if attempt:
-                self._renumber(exchange)
-                log.info("re-issuing %s as id %r", exchange.request.method, exchange.wire_id)
+        breaks = 0
+        refreshed = exchange.request.method != "tools/call"
+        while True:
             try:
                 async with self._http.stream(
                     "POST", self.url, content=rpc.dumps(exchange.wire_message()), headers=headers
                 ) as response:
                     if not response.is_success:
-                        await self._answer_http_error(exchange, response)
+                        error = await self._error_body(response)
+                        mismatch = error is not None and error.code == ErrorCode.HEADER_MISMATCH
+                        if mismatch and not refreshed:
+                            refreshed = True
+                            await self._refresh_tools(exchange.request)
+                            headers = self._modern_headers(exchange.request)
+                            self._renumber(exchange)
+                            continue
+                        await self._answer_refusal(exchange, response, error)
                         return
                     if await self._read_answer(exchange, response):
                         return
                     problem = "the response stream ended without an answer"
-            except _UNREACHABLE as exc:
+            except UNREACHABLE as exc:
                 await self._answer_error(exchange, f"cannot reach {self.url}: {exc!r}")
                 return
             except httpx.RequestError as exc:
@@ -522,354 +336,58 @@ class HttpClientStream(MessageStream):
             if exchange.answered:
                 return
             log.debug("%s (id %r): %s", exchange.request.method, exchange.wire_id, problem)
+            breaks += 1
+            if breaks > self.reissue_attempts:
+                break
+            self._renumber(exchange)
+            log.info("re-issuing %s as id %r", exchange.request.method, exchange.wire_id)
         await self._answer_error(exchange, problem)
 
-    def _renumber(self, exchange: _Exchange) -> None:
+    async def _refresh_tools(self, call: rpc.Request, *, max_pages: int = 10) -> None:
+        """List the tools again, for the stream only (the session sees nothing), to learn
+        their ``x-mcp-header`` parameters anew. Failures are logged."""
+        meta = (call.params or {}).get("_meta")
+        envelope = {
+            key: value
+            for key, value in (meta.items() if isinstance(meta, Mapping) else ())
+            if key.startswith("io.modelcontextprotocol/")
+        }
+        cursor: Any = None
+        for _ in range(max_pages):
+            params: dict[str, Any] = {"_meta": envelope}
+            if cursor is not None:
+                params["cursor"] = cursor
+            request = rpc.Request(f"trio-mcp-tools-{next(self._fresh_ids)}", "tools/list", params)
+            answer: Any = None
+            try:
+                async with self._http.stream(
+                    "POST",
+                    self.url,
+                    content=rpc.dumps(request),
+                    headers=self._modern_headers(request),
+                ) as response:
+                    if response.is_success:
+                        async with aclosing(
+                            read_messages(response, self.max_message_size, Cursor())
+                        ) as messages:
+                            async for message in messages:
+                                if getattr(message, "id", None) == request.id:
+                                    answer = message
+                                    break
+            except (httpx.RequestError, BodyTooLarge, UnexpectedBody) as exc:
+                log.warning("could not list the tools again: %r", exc)
+                return
+            if not isinstance(answer, rpc.ResultResponse):
+                log.warning("could not list the tools again: %r", answer)
+                return
+            self._learn_tools(answer.result)
+            cursor = answer.result.get("nextCursor")
+            if cursor is None:
+                return
+
+    def _renumber(self, exchange: Exchange) -> None:
         if self._exchanges.get(exchange.wire_id) is exchange:
             del self._exchanges[exchange.wire_id]
         exchange.wire_id = f"trio-mcp-reissue-{next(self._fresh_ids)}"
         exchange.cursor = Cursor()
         self._exchanges[exchange.wire_id] = exchange
-
-    async def _read_answer(self, exchange: _Exchange, response: httpx.Response) -> bool:
-        """Pass on every message of a successful response; return whether it held the
-        answer to ``exchange``.
-
-        Raises:
-            httpx.RequestError: the stream broke.
-            UnexpectedBody: the body was neither JSON nor an event stream.
-        """
-        if response.status_code == 202:
-            raise UnexpectedBody("HTTP 202 (accepted, with no answer) to a request")
-        async with aclosing(
-            read_messages(response, self.max_message_size, exchange.cursor)
-        ) as messages:
-            async for message in messages:
-                if await self._deliver(message, exchange):
-                    return True
-        return exchange.answered
-
-    async def _answer_http_error(self, exchange: _Exchange, response: httpx.Response) -> None:
-        """Answer ``exchange`` from an HTTP error: with the JSON-RPC error in the body if
-        there is one, else with an error naming the status."""
-        error = await self._error_body(response)
-        if error is None:
-            await self._answer_error(
-                exchange,
-                f"HTTP {response.status_code} {response.reason_phrase} from {self.url}",
-                data={"httpStatus": response.status_code},
-            )
-            return
-        await self._deliver(rpc.ErrorResponse(exchange.wire_id, error), exchange)
-
-    async def _error_body(self, response: httpx.Response) -> Error | None:
-        try:
-            body = await read_body(response, min(self.max_message_size, 1 << 20))
-        except (BodyTooLarge, httpx.RequestError):
-            return None
-        message = rpc.parse(body) if body.strip() else None
-        return message.error if isinstance(message, rpc.ErrorResponse) else None
-
-    # -- legacy Streamable HTTP -------------------------------------------------------------
-
-    def _legacy_headers(self) -> dict[str, str]:
-        headers = {}
-        if self.session_id is not None:
-            headers[MCP_SESSION_ID] = self.session_id
-        if self.protocol_version is not None:
-            headers[MCP_PROTOCOL_VERSION] = self.protocol_version
-        return headers
-
-    async def _legacy_exchange(self, exchange: _Exchange) -> None:
-        """POST a legacy request and read its answer, re-initializing once if the session
-        is gone and resuming a broken event stream with ``Last-Event-ID``."""
-        handshake = exchange.request.method == "initialize"
-        retried = False
-        while True:
-            session = self.session_id
-            headers = {"accept": _POST_ACCEPT, "content-type": _JSON}
-            if not handshake:
-                headers.update(self._legacy_headers())
-            try:
-                async with self._http.stream(
-                    "POST", self.url, content=rpc.dumps(exchange.wire_message()), headers=headers
-                ) as response:
-                    status = response.status_code
-                    if status == 404 and session is not None and not retried and not handshake:
-                        retried = True
-                        if await self._reinitialize(session):
-                            continue
-                    if handshake and status in (400, 404, 405):
-                        error = await self._error_body(response)
-                        if error is None or error.code not in _MODERN_ERRORS:
-                            await self._fall_back_to_sse(exchange, status, error)
-                            return
-                        await self._deliver(rpc.ErrorResponse(exchange.wire_id, error), exchange)
-                        return
-                    if not response.is_success:
-                        await self._answer_http_error(exchange, response)
-                        return
-                    if handshake:
-                        self.session_id = response.headers.get(MCP_SESSION_ID)
-                    if await self._read_answer(exchange, response):
-                        return
-            except _UNREACHABLE as exc:
-                await self._answer_error(exchange, f"cannot reach {self.url}: {exc!r}")
-                return
-            except httpx.RequestError as exc:
-                log.debug("%s (id %r): %r", exchange.request.method, exchange.wire_id, exc)
-            break
-        await self._resume(exchange)
-
-    def _retry_delay(self, cursor: Cursor, failures: int) -> float:
-        base = cursor.retry if cursor.retry is not None else self.default_retry
-        return float(min(base * 2 ** max(failures - 1, 0), max(self.max_retry, base)))
-
-    async def _resume(self, exchange: _Exchange) -> None:
-        """The answer's event stream ended early: wait the server's ``retry`` (measured from
-        the end), then GET with ``Last-Event-ID`` until the answer comes, backing off on
-        failures, at most ``reconnect_attempts`` times in a row."""
-        failures = 0
-        while not exchange.answered:
-            cursor = exchange.cursor
-            if cursor.last_event_id is None:
-                await self._answer_error(
-                    exchange, "the server ended the response stream without an answer"
-                )
-                return
-            if failures >= self.reconnect_attempts:
-                await self._answer_error(
-                    exchange, f"could not resume the response stream ({failures} attempts)"
-                )
-                return
-            failures += 1
-            await trio.sleep(self._retry_delay(cursor, failures))
-            headers = {
-                "accept": _EVENT_STREAM,
-                "last-event-id": cursor.last_event_id,
-                **self._legacy_headers(),
-            }
-            try:
-                async with self._http.stream("GET", self.url, headers=headers) as response:
-                    if response.status_code == 404 and self.session_id is not None:
-                        await self._answer_error(exchange, "the session ended before the answer")
-                        return
-                    if not response.is_success:
-                        continue
-                    before = cursor.last_event_id
-                    if await self._read_answer(exchange, response):
-                        return
-                    if cursor.last_event_id != before:
-                        failures = 0  # it made progress: only stalls count
-            except httpx.RequestError as exc:
-                log.debug("resuming %r: %r", exchange.request.id, exc)
-
-    async def _post_message(self, message: rpc.Message) -> None:
-        """POST a message that expects no answer body (a legacy notification or response, or
-        anything on HTTP+SSE). Failures are logged: nobody waits for them."""
-        retried = False
-        while True:
-            session = self.session_id
-            url = self.endpoint if self.mode == "sse" else self.url
-            assert url is not None
-            headers = {"accept": _POST_ACCEPT, "content-type": _JSON}
-            if self.mode == "streamable":
-                headers.update(self._legacy_headers())
-            try:
-                response = await self._http.post(url, content=rpc.dumps(message), headers=headers)
-            except httpx.HTTPError as exc:
-                if self._ended:
-                    raise trio.BrokenResourceError("the server ended the event stream") from exc
-                log.warning("could not send %s: %r", _describe(message), exc)
-                if type(message) is rpc.Request and self.mode == "sse":
-                    await self._deliver(_http_failure(message.id, f"could not send it: {exc!r}"))
-                return
-            if (
-                response.status_code == 404
-                and self.mode == "streamable"
-                and session is not None
-                and not retried
-                and type(message) is not rpc.Notification  # a stale session's notices are moot
-            ):
-                retried = True
-                if await self._reinitialize(session):
-                    continue
-            if not response.is_success:
-                log.warning("%s: HTTP %d from the server", _describe(message), response.status_code)
-                if type(message) is rpc.Request:
-                    await self._deliver(
-                        _http_failure(message.id, f"HTTP {response.status_code} from {url}")
-                    )
-            return
-
-    async def _reinitialize(self, stale: str) -> bool:
-        """The server forgot session ``stale`` (HTTP 404): start a new one by repeating our
-        ``initialize`` (its answer is not passed on) and ``notifications/initialized``.
-        Returns whether there is a new session to retry with."""
-        async with self._reinitialize_lock:
-            if self.session_id != stale:
-                return self.session_id is not None  # another task did it already
-            if self._initialize is None or self._reinitializations >= self.reinitialize_attempts:
-                return False
-            self._reinitializations += 1
-            log.warning("the server ended session %s; starting a new one", stale)
-            request = rpc.Request(
-                f"trio-mcp-reinitialize-{self._reinitializations}",
-                "initialize",
-                self._initialize.params,
-            )
-            try:
-                with trio.fail_after(self.get_stream_timeout + self.close_timeout):
-                    async with self._http.stream(
-                        "POST",
-                        self.url,
-                        content=rpc.dumps(request),
-                        headers={"accept": _POST_ACCEPT, "content-type": _JSON},
-                    ) as response:
-                        session = response.headers.get(MCP_SESSION_ID)
-                        if not response.is_success or session is None:
-                            log.warning("re-initializing failed: HTTP %d", response.status_code)
-                            return False
-                        cursor = Cursor()
-                        async with aclosing(
-                            read_messages(response, self.max_message_size, cursor)
-                        ) as messages:
-                            async for message in messages:
-                                if getattr(message, "id", None) == request.id:
-                                    break
-                    self.session_id = session
-                    await self._http.post(
-                        self.url,
-                        content=rpc.dumps(rpc.Notification("notifications/initialized")),
-                        headers={
-                            "accept": _POST_ACCEPT,
-                            "content-type": _JSON,
-                            **self._legacy_headers(),
-                        },
-                    )
-            except (httpx.HTTPError, UnexpectedBody, BodyTooLarge, trio.TooSlowError) as exc:
-                log.warning("re-initializing failed: %r", exc)
-                return False
-        if self._get_stream_wanted:
-            await self._open_get_stream()
-        return True
-
-    async def _open_get_stream(self) -> None:
-        """Open the standalone GET event stream, for the server's own requests and
-        notifications; wait (at most ``get_stream_timeout`` seconds) until the server
-        answered it, so that what it sends there is not lost."""
-        self._get_stream_wanted = True
-        answered = trio.Event()
-        self._start(self._get_stream, answered)
-        with trio.move_on_after(self.get_stream_timeout):
-            await answered.wait()
-
-    async def _get_stream(self, answered: trio.Event) -> None:
-        """Read the standalone GET stream, reconnecting (``retry``, ``Last-Event-ID``, with
-        backoff) until the server refuses it or ``reconnect_attempts`` tries in a row fail."""
-        cursor = Cursor()
-        failures = 0
-        session = self.session_id
-        try:
-            while self.session_id == session:
-                headers = {"accept": _EVENT_STREAM, **self._legacy_headers()}
-                if cursor.last_event_id is not None:
-                    headers["last-event-id"] = cursor.last_event_id
-                try:
-                    async with self._http.stream("GET", self.url, headers=headers) as response:
-                        answered.set()
-                        if not response.is_success:
-                            log.debug("no standalone GET stream: HTTP %d", response.status_code)
-                            return
-                        before = cursor.last_event_id
-                        async with aclosing(
-                            read_messages(response, self.max_message_size, cursor)
-                        ) as messages:
-                            async for message in messages:
-                                failures = 0
-                                await self._deliver(message)
-                        if cursor.last_event_id != before:
-                            failures = 0
-                except (httpx.RequestError, UnexpectedBody, BodyTooLarge) as exc:
-                    log.debug("standalone GET stream: %r", exc)
-                failures += 1
-                if failures > self.reconnect_attempts:
-                    log.warning("giving up the standalone GET stream after %d tries", failures)
-                    return
-                await trio.sleep(self._retry_delay(cursor, failures))
-        finally:
-            answered.set()
-
-    # -- 2024-11-05 HTTP+SSE ----------------------------------------------------------------
-
-    async def _fall_back_to_sse(
-        self, exchange: _Exchange, status: int, error: Error | None
-    ) -> None:
-        """``initialize`` was refused as HTTP+SSE servers refuse it: try that transport (GET,
-        wait for the ``endpoint`` event, POST ``initialize`` there). If that fails too,
-        answer ``initialize`` with the original refusal."""
-        try:
-            with trio.fail_after(self.get_stream_timeout):
-                self.endpoint = await self._tasks.start(self._sse_events)  # type: ignore[union-attr]
-        except (_NoEventStream, trio.TooSlowError) as exc:
-            log.debug("no HTTP+SSE transport either: %r", exc)
-            if error is not None:
-                await self._deliver(rpc.ErrorResponse(exchange.wire_id, error), exchange)
-            else:
-                await self._answer_error(
-                    exchange,
-                    f"HTTP {status} from {self.url}: not an MCP endpoint",
-                    data={"httpStatus": status},
-                )
-            return
-        log.info("%s speaks the 2024-11-05 HTTP+SSE transport", self.url)
-        self.mode = "sse"
-        # The answer comes on the event stream, not through this exchange.
-        self._unregister(exchange)
-        await self._post_message(exchange.request)
-
-    async def _sse_events(self, *, task_status: trio.TaskStatus[str]) -> None:
-        """The HTTP+SSE event stream: report the ``endpoint``, then pass on every message
-        until the server ends the stream (which ends the conversation)."""
-        broken: str | None = None
-        started = False
-        try:
-            async with self._http.stream(
-                "GET", self.url, headers={"accept": _EVENT_STREAM}
-            ) as response:
-                if not response.is_success or "event-stream" not in response.headers.get(
-                    "content-type", ""
-                ):
-                    raise _NoEventStream(f"GET answered HTTP {response.status_code}")
-                async with aclosing(aiter_events(response, self.max_message_size)) as events:
-                    async for event in events:
-                        if not started:
-                            if event.event != "endpoint" or not event.data.strip():
-                                raise _NoEventStream(f"first event was {event.event!r}")
-                            task_status.started(urljoin(self.url, event.data.strip()))
-                            started = True
-                        elif event.event == "message" and event.data.strip():
-                            await self._deliver(rpc.parse(event.data))
-                if not started:
-                    raise _NoEventStream("the event stream ended before the endpoint event")
-        except (httpx.RequestError, BodyTooLarge) as exc:
-            if not started:
-                raise _NoEventStream(repr(exc)) from exc
-            broken = f"the server's event stream broke: {exc!r}"
-        if started:
-            log.debug("the HTTP+SSE event stream ended")
-            self._broken = broken
-            self._ended = True
-            self._incoming_send.close()
-
-
-def _describe(message: rpc.Message) -> str:
-    method = getattr(message, "method", None)
-    return method if method is not None else f"the answer to {getattr(message, 'id', None)!r}"
-
-
-def _http_failure(id: RequestId, text: str) -> rpc.ErrorResponse:
-    return rpc.ErrorResponse(id, Error(code=ErrorCode.INTERNAL_ERROR, message=text))
-
-
-_ = math
