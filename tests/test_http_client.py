@@ -7,6 +7,9 @@ Real sockets need real time, so waits are short and bounded (``trio.fail_after``
 from __future__ import annotations
 
 import base64
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -700,3 +703,60 @@ async def test_an_http_sse_server_is_detected_and_used() -> None:
     ]
     posts = [r.rpc_method for r in server.app.requests if r.path == "/messages"]
     assert posts[:3] == ["initialize", "notifications/initialized", "tools/list"]
+
+
+# -- the conformance client example ---------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", [MODERN, "2025-11-25"])
+async def test_the_conformance_client_example_runs_tools_call(version: str) -> None:
+    """``examples/conformance_client.py`` as the harness runs it (the harness itself runs in
+    the conformance CI job)."""
+    root = Path(__file__).resolve().parent.parent
+    add = {
+        "name": "add_numbers",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+        },
+    }
+
+    async def script(seen: Seen, reply: Reply) -> None:
+        if seen.method != "POST":
+            await reply.empty(405)
+        elif seen.rpc_method == "server/discover" and version == MODERN:
+            await reply.json(result(seen, DISCOVER))
+        elif seen.rpc_method == "initialize" and version != MODERN:
+            await reply.json(result(seen, initialize_result(version)))
+        elif seen.rpc_method == "tools/list":
+            await reply.json(
+                result(seen, complete({"tools": [add], "ttlMs": 0, "cacheScope": "private"}))
+            )
+        elif seen.rpc_method == "tools/call":
+            await reply.json(result(seen, complete({"content": [{"type": "text", "text": "5"}]})))
+        elif "id" in seen.json:
+            await reply.json(error(seen, -32601, "Method not found"), status=404)
+        else:
+            await reply.empty(202)
+
+    app = ScriptedApp(script)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(root),
+        "MCP_CONFORMANCE_SCENARIO": "tools_call",
+        "MCP_CONFORMANCE_PROTOCOL_VERSION": version,
+    }
+    async with serving(app) as base:
+        with trio.fail_after(30):
+            run = await trio.run_process(
+                [sys.executable, str(root / "examples" / "conformance_client.py"), base + "/mcp"],
+                env=env,
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+            )
+    assert run.returncode == 0, run.stderr.decode()
+    call = app.rpc("tools/call")[0]
+    assert call.json["params"]["arguments"] == {"a": 2, "b": 3}
+    assert (call.headers.get("mcp-protocol-version") == MODERN) == (version == MODERN)

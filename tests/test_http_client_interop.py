@@ -64,6 +64,11 @@ def make_server() -> tuple[MCPServer, dict[str, trio.Event]]:
     async def greet(who: Annotated[Name, Resolve(ask_name)]) -> str:
         return f"hello {who.name}"
 
+    @server.tool()
+    async def touch(ctx: Context) -> str:
+        await ctx.notify_tools_changed()  # to the open subscriptions/listen streams
+        return "touched"
+
     @server.resource("note://hello", mime_type="text/plain")
     def hello() -> str:
         return "hello world"
@@ -120,6 +125,12 @@ async def test_modern_streamable_http(json_response: bool) -> None:
         assert client.server_info is not None and client.server_info.name == "sdk-server"
         with trio.fail_after(20):
             await exercise(client, progress=not json_response)
+        # A subscription is one long-lived POST; its notifications arrive while it is open.
+        with trio.fail_after(10):
+            async with client.listen(tools=True) as listener:
+                await client.call_tool("touch", {})
+                change = await listener.__anext__()
+        assert change.kind == "tools"
         # Cancelling a call closes its POST. An SDK server answering with an SSE stream sees
         # the disconnect and cancels the handler (in JSON mode it does not watch for it).
         with trio.move_on_after(10):
