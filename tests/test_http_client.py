@@ -29,7 +29,7 @@ from scripted_http import (
 
 from trio_mcp import ConnectionClosed, McpError, types
 from trio_mcp.client import EraCache
-from trio_mcp.http import open_http_client
+from trio_mcp.http import era_key, open_http_client
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -633,6 +633,16 @@ async def test_the_era_cache_skips_the_probe_next_time() -> None:
     probes = server.app.rpc("server/discover")
     assert len(probes) == 1
     assert len(server.app.rpc("initialize")) == 2
+
+
+async def test_a_stale_era_in_the_cache_is_forgotten_and_the_era_detected_again() -> None:
+    server = LegacyServer()
+    cache = EraCache()
+    async with serving(server.app) as base:
+        cache.remember(era_key(base + "/mcp"), "modern", MODERN)  # it used to be modern
+        async with open_http_client(base + "/mcp", era_cache=cache) as client:
+            assert client.era == "legacy"
+    assert cache.get(era_key(base + "/mcp")) == ("legacy", None)
 
 
 # -- the 2024-11-05 HTTP+SSE transport ------------------------------------------------------

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, Literal
@@ -13,6 +14,7 @@ import httpx
 import trio
 
 from .._client._client import Client, connect_client
+from .._errors import McpError
 from .._protocol._era import EraCache
 from .._util import open_nursery_unwrapped
 from ._client_stream import HttpClientStream
@@ -25,6 +27,8 @@ __all__ = [
     "open_http_client",
     "open_http_stream",
 ]
+
+log = logging.getLogger("trio_mcp.http.client")
 
 #: Connecting, writing and waiting for a pooled connection are bounded; reading is not, because
 #: an answer (a long tool call in JSON mode, a subscription) may take as long as it takes. Put
@@ -142,7 +146,8 @@ async def connect_http_client(
     by retrying with a version the server lists) means 2026-07-28; anything else means a
     legacy server, opened with ``initialize``; if that POST is refused with 400, 404 or 405
     the 2024-11-05 HTTP+SSE transport is tried. ``era_cache`` remembers the verdict per
-    endpoint (:func:`era_key`), so the next client skips the probe.
+    endpoint (:func:`era_key`), so the next client skips the probe (if a remembered era
+    fails, it is forgotten and the era detected again).
 
     Close it with ``await client.aclose()``.
 
@@ -162,24 +167,38 @@ async def connect_http_client(
     stream_options = {
         k: client_options.pop(k) for k in list(client_options) if k in _STREAM_OPTIONS
     }
-    stream = await connect_http_stream(
-        nursery,
-        url,
-        headers=headers,
-        auth=auth,
-        timeout=timeout,
-        http_client=http_client,
-        transport=transport,
-        **stream_options,
-    )
-    if era_cache is not None:
-        client_options.setdefault("era_cache", era_cache)
-        client_options.setdefault("peer", era_key(url))
+
+    async def connect() -> Client:
+        stream = await connect_http_stream(
+            nursery,
+            url,
+            headers=headers,
+            auth=auth,
+            timeout=timeout,
+            http_client=http_client,
+            transport=transport,
+            **stream_options,
+        )
+        try:
+            return await connect_client(nursery, stream, **client_options)
+        except BaseException:
+            await stream.aclose()
+            raise
+
+    if era_cache is None:
+        return await connect()
+    key = client_options.setdefault("peer", era_key(url))
+    client_options.setdefault("era_cache", era_cache)
+    remembered = era_cache.get(key)
     try:
-        return await connect_client(nursery, stream, **client_options)
-    except BaseException:
-        await stream.aclose()
-        raise
+        return await connect()
+    except McpError as exc:
+        if remembered is None or client_options.get("protocol_version") is not None:
+            raise
+        # The server changed since we met it: forget what we knew and detect again.
+        log.info("%s: the remembered %s era failed (%s); detecting again", url, remembered[0], exc)
+        era_cache.forget(key)
+        return await connect()
 
 
 @asynccontextmanager
