@@ -158,42 +158,33 @@ class LegacyStream(ExchangeStream):
                 log.debug("resuming %r: %r", exchange.request.id, exc)
 
     async def _post_message(self, message: rpc.Message) -> None:
-        """POST a message that expects no answer body (a legacy notification or response, or
-        anything on HTTP+SSE). Failures are logged: nobody waits for them."""
-        retried = False
-        while True:
-            session = self.session_id
-            url = self.endpoint if self.mode == "sse" else self.url
-            assert url is not None
-            headers = {"accept": POST_ACCEPT, "content-type": JSON}
-            if self.mode == "streamable":
-                headers.update(self._legacy_headers())
-            try:
-                response = await self._http.post(url, content=rpc.dumps(message), headers=headers)
-            except httpx.HTTPError as exc:
-                if self._ended:
-                    raise trio.BrokenResourceError("the server ended the event stream") from exc
-                log.warning("could not send %s: %r", _describe(message), exc)
-                if type(message) is rpc.Request and self.mode == "sse":
-                    await self._deliver(http_failure(message.id, f"could not send it: {exc!r}"))
-                return
-            if (
-                response.status_code == 404
-                and self.mode == "streamable"
-                and session is not None
-                and not retried
-                and type(message) is not rpc.Notification  # a stale session's notices are moot
-            ):
-                retried = True
-                if await self._reinitialize(session):
-                    continue
-            if not response.is_success:
-                log.warning("%s: HTTP %d from the server", _describe(message), response.status_code)
-                if type(message) is rpc.Request:
-                    await self._deliver(
-                        http_failure(message.id, f"HTTP {response.status_code} from {url}")
-                    )
+        """POST a message whose answer, if any, does not come in the HTTP response: a legacy
+        notification or response, or anything on HTTP+SSE. Blocks until the server took it.
+
+        Failures are logged (and a request's is its answer). A legacy notification or
+        response the server refuses with 404 belonged to a session it forgot: it is moot,
+        and the next request starts a new session.
+        """
+        url = self.endpoint if self.mode == "sse" else self.url
+        assert url is not None
+        headers = {"accept": POST_ACCEPT, "content-type": JSON}
+        if self.mode == "streamable":
+            headers.update(self._legacy_headers())
+        try:
+            response = await self._http.post(url, content=rpc.dumps(message), headers=headers)
+        except httpx.HTTPError as exc:
+            if self._ended:
+                raise trio.BrokenResourceError("the server ended the event stream") from exc
+            log.warning("could not send %s: %r", _describe(message), exc)
+            if type(message) is rpc.Request:
+                await self._deliver(http_failure(message.id, f"could not send it: {exc!r}"))
             return
+        if not response.is_success:
+            log.warning("%s: HTTP %d from the server", _describe(message), response.status_code)
+            if type(message) is rpc.Request:
+                await self._deliver(
+                    http_failure(message.id, f"HTTP {response.status_code} from {url}")
+                )
 
     async def _reinitialize(self, stale: str) -> bool:
         """The server forgot session ``stale`` (HTTP 404): start a new one by repeating our
@@ -223,13 +214,17 @@ class LegacyStream(ExchangeStream):
                         if not response.is_success or session is None:
                             log.warning("re-initializing failed: HTTP %d", response.status_code)
                             return False
-                        cursor = Cursor()
+                        answer: Any = None
                         async with aclosing(
-                            read_messages(response, self.max_message_size, cursor)
+                            read_messages(response, self.max_message_size, Cursor())
                         ) as messages:
                             async for message in messages:
                                 if getattr(message, "id", None) == request.id:
+                                    answer = message
                                     break
+                        if not isinstance(answer, rpc.ResultResponse):
+                            log.warning("re-initializing failed: %r", answer)
+                            return False
                     self.session_id = session
                     await self._http.post(
                         self.url,
