@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import shlex
 from collections.abc import AsyncIterator
@@ -45,8 +44,9 @@ async def open_target(args: argparse.Namespace, **client_options: Any) -> AsyncI
     if args.protocol_version:
         client_options["protocol_version"] = args.protocol_version
     if args.url:
-        http: Any = importlib.import_module("trio_mcp.http")  # loaded only for --url
-        async with http.open_http_client(args.url, **client_options) as client:
+        from .._http._client import open_http_client  # loaded only for --url
+
+        async with open_http_client(args.url, **client_options) as client:
             yield client
         return
     command = shlex.split(args.stdio)

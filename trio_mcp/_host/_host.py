@@ -26,7 +26,6 @@ server, not the sum.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -210,12 +209,9 @@ class Host:
                 grace=config.grace,
                 **self.client_options,
             )
-        # Only hosts with HTTP servers load the HTTP stack.
-        http: Any = importlib.import_module("trio_mcp.http")
-        opened: AbstractAsyncContextManager[Client] = http.open_http_client(
-            config.url, headers=config.headers, **self.client_options
-        )
-        return opened
+        from .._http._client import open_http_client  # only hosts with HTTP servers need it
+
+        return open_http_client(config.url, headers=config.headers, **self.client_options)
 
     async def _supervise(self, state: ServerState) -> None:
         delay = self.backoff_initial
