@@ -19,7 +19,11 @@ from trio_mcp.server import Context, Server
 from trio_mcp.testing import MemoryMessageStream, memory_stream_pair
 
 #: What the SDK declares whatever the revision.
-SDK_CAPABILITIES = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
+SDK_CAPABILITIES: dict[str, Any] = {
+    "elicitation": {"form": {}, "url": {}},
+    "sampling": {},
+    "roots": {},
+}
 
 
 def make_server() -> Server:
@@ -38,7 +42,12 @@ def make_server() -> Server:
     return server
 
 
-async def call(stream: MemoryMessageStream, id: int, method: str, params: dict[str, Any]) -> Any:
+Answer = rpc.ResultResponse | rpc.ErrorResponse
+
+
+async def call(
+    stream: MemoryMessageStream, id: int, method: str, params: dict[str, Any]
+) -> tuple[Answer, list[str]]:
     """Send a request as raw JSON; return its answer and whatever requests came first."""
     await stream.send(rpc.Request(id, method, params))
     asked = []
@@ -52,7 +61,7 @@ async def call(stream: MemoryMessageStream, id: int, method: str, params: dict[s
                 return message, asked
 
 
-async def call_tool_as_sdk(version: str, tool: str) -> tuple[Any, list[str]]:
+async def call_tool_as_sdk(version: str, tool: str) -> tuple[Answer, list[str]]:
     ours, theirs = memory_stream_pair()
     server = make_server()
     async with trio.open_nursery() as nursery:
@@ -67,6 +76,7 @@ async def call_tool_as_sdk(version: str, tool: str) -> tuple[Any, list[str]]:
                 "clientInfo": {"name": "sdk-like", "version": "0"},
             },
         )
+        assert isinstance(answer, rpc.ResultResponse)
         assert answer.result["protocolVersion"] == version
         await ours.send(rpc.Notification("notifications/initialized"))
         result = await call(ours, 2, "tools/call", {"name": tool, "arguments": {}})
