@@ -39,6 +39,7 @@ from typing import Any
 import anyio
 import attrs
 import trio
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 from pydantic import ValidationError
@@ -59,8 +60,9 @@ __all__ = [
 #: How many messages wait in each direction (and in each of the SDK's anyio streams).
 BUFFER = 64
 
-SdkReadStream = anyio.abc.ObjectReceiveStream[SessionMessage | Exception]
-SdkWriteStream = anyio.abc.ObjectSendStream[SessionMessage]
+#: The two halves of an SDK connection, as the SDK's sessions and servers take them.
+SdkReadStream = ObjectReceiveStream[SessionMessage | Exception]
+SdkWriteStream = ObjectSendStream[SessionMessage]
 #: Runs an SDK server over ``(read, write)`` until its input ends.
 SdkServe = Callable[[SdkReadStream, SdkWriteStream], Awaitable[None]]
 
