@@ -701,7 +701,7 @@ class Connection:
         self._transition(Event.RECEIVE_INITIALIZE)
         self.version = version
         self.peer_info = params.client_info
-        self.peer_capabilities = params.capabilities
+        self.peer_capabilities = _as_of(params.capabilities, version)
         result = InitializeResult(
             protocol_version=version,
             capabilities=self.capabilities,  # type: ignore[arg-type]
@@ -848,6 +848,18 @@ _BUILTIN = frozenset({"initialize", "ping", "logging/setLevel", "server/discover
 
 def _peer(role: Role) -> Role:
     return "server" if role == "client" else "client"
+
+
+def _as_of(capabilities: ClientCapabilities, version: str) -> ClientCapabilities:
+    """``capabilities`` without what ``version`` does not define.
+
+    Some clients declare the same capabilities whatever revision they negotiate (the
+    official Python SDK declares ``elicitation`` with ``url`` mode at 2024-11-05). A
+    feature the revision lacks cannot be used with that peer, so it counts as not
+    declared: a handler asking for it gets the missing-capability error rather than a
+    request the revision does not have.
+    """
+    return structure(converter_for(version).unstructure(capabilities), ClientCapabilities)
 
 
 _ = (converter, EmptyResult)
