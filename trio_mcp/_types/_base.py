@@ -230,10 +230,16 @@ class EmptyResult(Result):
 
 @attrs.frozen(kw_only=True)
 class CacheableResult(Result):
-    """A result with caching hints (2026-07-28): freshness in ms, and who may share it."""
+    """A result with caching hints (2026-07-28): freshness in ms, and who may share it.
 
-    ttl_ms: int | None = None
-    cache_scope: Literal["public", "private"] | None = None
+    2026-07-28 requires both hints, so they always have a value: by default the
+    conservative one (``0``, immediately stale; ``"private"``, never shared across
+    authorization contexts), which is also what a result from a legacy peer, which
+    sends neither, reads as.
+    """
+
+    ttl_ms: int = 0
+    cache_scope: Literal["public", "private"] = "private"
 
     __since__: ClassVar[Mapping[str, str]] = {
         "ttl_ms": "2026-07-28",
