@@ -78,26 +78,32 @@ _NoneType = type(None)
 # --- Plain JSON ----------------------------------------------------------------------------
 
 
+@functools.cache
 def _short_text() -> SearchStrategy[str]:
     return st.text(max_size=8)
 
 
+@functools.cache
 def _keys() -> SearchStrategy[str]:
     return st.text(max_size=5)
 
 
+@functools.cache
 def _ints() -> SearchStrategy[int]:
     return st.integers(min_value=-(2**53), max_value=2**53)
 
 
+@functools.cache
 def _counts() -> SearchStrategy[int]:
     return st.integers(min_value=0, max_value=2**31 - 1)
 
 
+@functools.cache
 def _floats() -> SearchStrategy[float]:
     return st.floats(min_value=-1e9, max_value=1e9, allow_nan=False, allow_infinity=False)
 
 
+@functools.cache
 def json_values(*, floats: bool = True, null: bool = True) -> SearchStrategy[Any]:
     """Small JSON values: strings, integers, booleans, and arrays and objects of them.
 
@@ -113,35 +119,41 @@ def json_values(*, floats: bool = True, null: bool = True) -> SearchStrategy[Any
         leaves.append(_floats())
     if null:
         leaves.append(st.none())
-    return st.recursive(
-        st.one_of(leaves),
-        lambda children: st.one_of(
-            st.lists(children, max_size=MAX_ITEMS),
-            st.dictionaries(_keys(), children, max_size=MAX_ITEMS),
-        ),
-        max_leaves=6,
-    )
+    # Two levels of nesting, built by hand: ``st.recursive`` is several times slower to draw.
+    value: SearchStrategy[Any] = st.one_of(leaves)
+    for _ in range(2):
+        value = st.one_of(
+            *leaves,
+            st.lists(value, max_size=MAX_ITEMS),
+            st.dictionaries(_keys(), value, max_size=MAX_ITEMS),
+        )
+    return value
 
 
+@functools.cache
 def json_objects(*, floats: bool = True, null: bool = True) -> SearchStrategy[dict[str, Any]]:
     """Small JSON objects (see :func:`json_values` for the options)."""
     return st.dictionaries(_keys(), json_values(floats=floats, null=null), max_size=MAX_ITEMS)
 
 
+@functools.cache
 def _portable_objects() -> SearchStrategy[dict[str, Any]]:
     return json_objects(floats=False, null=False)
 
 
+@functools.cache
 def request_ids() -> SearchStrategy[str | int]:
     """JSON-RPC request ids as MCP allows them: strings or integers, never ``null``."""
     return st.one_of(_ints(), st.text(max_size=10))
 
 
+@functools.cache
 def progress_tokens() -> SearchStrategy[str | int]:
     """Progress tokens: strings or integers."""
     return request_ids()
 
 
+@functools.cache
 def protocol_versions() -> SearchStrategy[str]:
     """The protocol revisions this library speaks."""
     return st.sampled_from(SUPPORTED_VERSIONS)
@@ -150,6 +162,7 @@ def protocol_versions() -> SearchStrategy[str]:
 _SEGMENT = st.text(alphabet=string.ascii_lowercase + string.digits + "-_.", max_size=8)
 
 
+@functools.cache
 def uris() -> SearchStrategy[str]:
     """Absolute URIs of the kinds MCP servers use (``file:``, ``https:``, custom schemes)."""
     return st.builds(
@@ -159,14 +172,17 @@ def uris() -> SearchStrategy[str]:
     )
 
 
+@functools.cache
 def _urls() -> SearchStrategy[str]:
     return st.builds("https://example.com/{}".format, _SEGMENT)
 
 
+@functools.cache
 def _file_uris() -> SearchStrategy[str]:
     return st.builds("file:///{}".format, _SEGMENT)
 
 
+@functools.cache
 def _uri_templates() -> SearchStrategy[str]:
     return st.builds(
         "{}{}{{{}}}".format,
@@ -176,22 +192,26 @@ def _uri_templates() -> SearchStrategy[str]:
     )
 
 
+@functools.cache
 def _base64() -> SearchStrategy[str]:
     return st.binary(max_size=12).map(lambda data: base64.b64encode(data).decode("ascii"))
 
 
+@functools.cache
 def _mime_types() -> SearchStrategy[str]:
     return st.sampled_from(
         ["text/plain", "application/json", "image/png", "audio/wav", "application/octet-stream"]
     )
 
 
+@functools.cache
 def _timestamps() -> SearchStrategy[str]:
     return st.datetimes(
         min_value=datetime.datetime(2000, 1, 1), max_value=datetime.datetime(2100, 1, 1)
     ).map(lambda moment: moment.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
+@functools.cache
 def _unit_floats() -> SearchStrategy[float]:
     return st.floats(min_value=0.0, max_value=1.0)
 
@@ -201,6 +221,7 @@ def _unit_floats() -> SearchStrategy[float]:
 _META_PREFIXES = ("", "com.example/", "org.example.app/")
 
 
+@functools.cache
 def _meta_keys() -> SearchStrategy[str]:
     # A name starts and ends with an alphanumeric; a prefix is reverse DNS and never one
     # the spec reserves (second label ``modelcontextprotocol`` or ``mcp``).
@@ -208,6 +229,7 @@ def _meta_keys() -> SearchStrategy[str]:
     return st.builds("{}k{}".format, st.sampled_from(_META_PREFIXES), name)
 
 
+@functools.cache
 def meta_objects() -> SearchStrategy[dict[str, Any]]:
     """Free-form ``_meta`` objects, with well-formed keys and none of the reserved ones."""
     return st.dictionaries(_meta_keys(), json_values(), max_size=2)
@@ -281,6 +303,7 @@ def _meta_for(cls: type, version: str | None) -> SearchStrategy[dict[str, Any]]:
 # --- Content ----------------------------------------------------------------------------------
 
 
+@functools.cache
 def content_blocks() -> SearchStrategy[_content.ContentBlock]:
     """Content blocks as tools return them and prompts hold them."""
     return strategy_for(_content.ContentBlock)
@@ -290,13 +313,6 @@ def sampling_content_blocks(
     version: str | None = None,
 ) -> SearchStrategy[_content.SamplingMessageContentBlock]:
     """One block of a sampling message (tool use and tool results from 2025-11-25 on)."""
-    if version is not None and version < _FIRST_MULTI_CONTENT:
-        return st.one_of(
-            [
-                strategy_for(cls, version=version)
-                for cls in (_content.TextContent, _content.ImageContent, _content.AudioContent)
-            ]
-        )
     return strategy_for(_content.SamplingMessageContentBlock, version=version)
 
 
@@ -307,6 +323,7 @@ def _sampling_content(version: str | None) -> SearchStrategy[Any]:
     return one | st.lists(one, max_size=MAX_ITEMS)
 
 
+@functools.cache
 def resource_contents() -> SearchStrategy[_content.AnyResourceContents]:
     """Text or blob resource contents."""
     return strategy_for(_content.AnyResourceContents)
@@ -315,25 +332,39 @@ def resource_contents() -> SearchStrategy[_content.AnyResourceContents]:
 # --- Elicitation ------------------------------------------------------------------------------
 
 _e = _elicitation
-_LEGACY_PRIMITIVES = (
-    _e.StringSchema,
-    _e.NumberSchema,
-    _e.BooleanSchema,
-    _e.UntitledSingleSelectEnumSchema,
-    _e.LegacyTitledEnumSchema,
-)
 
 
+@functools.cache
 def _options() -> SearchStrategy[list[str]]:
     return st.lists(st.text(max_size=6), min_size=1, max_size=MAX_ITEMS, unique=True)
 
 
-def _maybe_default(values: list[str]) -> SearchStrategy[str | None]:
-    return st.none() | st.sampled_from(values)
+@functools.cache
+def _names() -> SearchStrategy[list[str]]:
+    return st.lists(st.text(max_size=6), max_size=MAX_ITEMS, unique=True)
 
 
-def _maybe_defaults(values: list[str]) -> SearchStrategy[list[str] | None]:
-    return st.none() | st.lists(st.sampled_from(values), max_size=len(values), unique=True)
+def _maybe_default(draw: st.DrawFn, values: list[str]) -> str | None:
+    return None if draw(st.booleans()) else values[draw(_index(len(values)))]
+
+
+def _maybe_defaults(draw: st.DrawFn, values: list[str]) -> list[str] | None:
+    return None if draw(st.booleans()) else _subset(draw, values)
+
+
+def _subset(draw: st.DrawFn, values: list[str]) -> list[str]:
+    """Some of ``values``, in order (drawing a flag per value builds no strategy per draw)."""
+    return [value for value in values if draw(st.booleans())]
+
+
+@functools.cache
+def _index(size: int) -> SearchStrategy[int]:
+    return st.integers(min_value=0, max_value=size - 1)
+
+
+@functools.cache
+def _maybe_text() -> SearchStrategy[str | None]:
+    return st.none() | _short_text()
 
 
 @st.composite
@@ -341,9 +372,9 @@ def _untitled_single(draw: st.DrawFn, version: str | None) -> _e.UntitledSingleS
     values = draw(_options())
     return _e.UntitledSingleSelectEnumSchema(
         enum=values,
-        title=draw(st.none() | _short_text()),
-        description=draw(st.none() | _short_text()),
-        default=draw(_maybe_default(values)),
+        title=draw(_maybe_text()),
+        description=draw(_maybe_text()),
+        default=_maybe_default(draw, values),
     )
 
 
@@ -352,9 +383,9 @@ def _titled_single(draw: st.DrawFn, version: str | None) -> _e.TitledSingleSelec
     values = draw(_options())
     return _e.TitledSingleSelectEnumSchema(
         one_of=[_e.EnumOption(const=v, title=draw(_short_text())) for v in values],
-        title=draw(st.none() | _short_text()),
-        description=draw(st.none() | _short_text()),
-        default=draw(_maybe_default(values)),
+        title=draw(_maybe_text()),
+        description=draw(_maybe_text()),
+        default=_maybe_default(draw, values),
     )
 
 
@@ -366,21 +397,22 @@ def _legacy_titled(draw: st.DrawFn, version: str | None) -> _e.LegacyTitledEnumS
     return _e.LegacyTitledEnumSchema(
         enum=values,
         enum_names=names,
-        title=draw(st.none() | _short_text()),
-        description=draw(st.none() | _short_text()),
-        default=draw(_maybe_default(values)) if present else None,
+        title=draw(_maybe_text()),
+        description=draw(_maybe_text()),
+        default=_maybe_default(draw, values) if present else None,
     )
 
 
 def _multi_fields(draw: st.DrawFn, values: list[str]) -> dict[str, Any]:
-    low = draw(st.none() | st.integers(min_value=0, max_value=len(values)))
-    high = draw(st.none() | st.integers(min_value=low or 0, max_value=len(values)))
+    low = None if draw(st.booleans()) else draw(_index(len(values) + 1))
+    floor = low or 0
+    high = None if draw(st.booleans()) else floor + draw(_index(len(values) + 1 - floor))
     return {
-        "title": draw(st.none() | _short_text()),
-        "description": draw(st.none() | _short_text()),
+        "title": draw(_maybe_text()),
+        "description": draw(_maybe_text()),
         "min_items": low,
         "max_items": high,
-        "default": draw(_maybe_defaults(values)),
+        "default": _maybe_defaults(draw, values),
     }
 
 
@@ -414,8 +446,8 @@ def _number_schema(draw: st.DrawFn, version: str | None) -> _e.NumberSchema:
     default = draw(st.none() | st.sampled_from(bounds)) if present else None
     return _e.NumberSchema(
         type=kind,  # type: ignore[arg-type]
-        title=draw(st.none() | _short_text()),
-        description=draw(st.none() | _short_text()),
+        title=draw(_maybe_text()),
+        description=draw(_maybe_text()),
         minimum=low,
         maximum=high,
         default=default,
@@ -428,12 +460,12 @@ def _string_schema(draw: st.DrawFn, version: str | None) -> _e.StringSchema:
     high = draw(st.none() | st.integers(min_value=low or 0, max_value=16))
     present = version is None or _present_in(_e.StringSchema, "default", version)
     return _e.StringSchema(
-        title=draw(st.none() | _short_text()),
-        description=draw(st.none() | _short_text()),
+        title=draw(_maybe_text()),
+        description=draw(_maybe_text()),
         min_length=low,
         max_length=high,
         format=draw(st.none() | st.sampled_from(["email", "uri", "date", "date-time"])),
-        default=draw(st.none() | _short_text()) if present else None,
+        default=draw(_maybe_text()) if present else None,
     )
 
 
@@ -448,21 +480,18 @@ def primitive_schemas(
 
 
 def _primitive_members(version: str | None) -> SearchStrategy[Any]:
-    members = (
-        _LEGACY_PRIMITIVES
-        if version is not None and version < _FIRST_MULTI_CONTENT
-        else get_args(_elicitation.PrimitiveSchemaDefinition)
-    )
-    return st.one_of([strategy_for(cls, version=version) for cls in members])
+    # Before 2025-11-25 the one enum shape was the legacy one: ``enum`` (+ ``enumNames``).
+    members = get_args(_elicitation.PrimitiveSchemaDefinition)
+    return st.one_of([strategy_for(m, version=version) for m in members if _in_version(m, version)])
 
 
 @st.composite
 def _requested_schema(draw: st.DrawFn, version: str | None) -> dict[str, Any]:
     write = _writer(version)
-    names = draw(st.lists(st.text(max_size=6), max_size=MAX_ITEMS, unique=True))
+    names = draw(_names())
     properties = {name: write(draw(primitive_schemas(version))) for name in names}
     schema: dict[str, Any] = {"type": "object", "properties": properties}
-    required = draw(st.lists(st.sampled_from(names), unique=True) if names else st.just([]))
+    required = _subset(draw, names)
     if required:
         schema["required"] = required
     return schema
@@ -492,10 +521,9 @@ def _object_schemas(draw: st.DrawFn) -> dict[str, Any]:
     kinds = st.sampled_from(["string", "integer", "number", "boolean"]).map(
         lambda kind: {"type": kind}
     )
-    properties = draw(st.dictionaries(st.text(max_size=6), kinds, max_size=MAX_ITEMS))
+    properties = {name: draw(kinds) for name in draw(_names())}
     schema: dict[str, Any] = {"type": "object", "properties": properties}
-    names = sorted(properties)
-    required = draw(st.lists(st.sampled_from(names), unique=True) if names else st.just([]))
+    required = _subset(draw, list(properties))
     if required:
         schema["required"] = required
     return schema
@@ -524,6 +552,7 @@ _CLIENT_TASKS = [
 _SERVER_TASKS = [("list",), ("cancel",), ("requests", "tools", "call")]
 
 
+@functools.cache
 def _payload_fields() -> SearchStrategy[dict[str, Any]]:
     return st.dictionaries(
         st.sampled_from(["content", "structuredContent", "isError", "messages", "contents"]),
@@ -625,6 +654,25 @@ _REQUIRED_IN: Mapping[tuple[type, str], Callable[[str], bool]] = {
     (_elicitation.ElicitRequestURLParams, "elicitation_id"): lambda v: v == "2025-11-25",
 }
 
+#: Union members that appeared in a later revision: left out of a union for older ones.
+_CLASS_SINCE: Mapping[type, str] = {
+    _content.AudioContent: "2025-03-26",
+    _content.ResourceLink: "2025-06-18",
+    _content.ToolUseContent: _FIRST_MULTI_CONTENT,
+    _content.ToolResultContent: _FIRST_MULTI_CONTENT,
+    _elicitation.ElicitRequestURLParams: "2025-11-25",
+    _e.UntitledSingleSelectEnumSchema: "2025-11-25",
+    _e.TitledSingleSelectEnumSchema: "2025-11-25",
+    _e.UntitledMultiSelectEnumSchema: "2025-11-25",
+    _e.TitledMultiSelectEnumSchema: "2025-11-25",
+}
+
+
+def _in_version(member: Any, version: str | None) -> bool:
+    since = _CLASS_SINCE.get(member)
+    return version is None or since is None or version >= since
+
+
 #: Classes that need more than one attribute at a time to be right.
 _BY_CLASS: Mapping[type, FieldStrategy] = {
     _e.StringSchema: _string_schema,
@@ -674,9 +722,9 @@ def _for_type(tp: Any, version: str | None) -> SearchStrategy[Any]:
     if origin is Literal:
         return st.sampled_from(args)
     if origin is Union or origin is types.UnionType:
-        members = [a for a in args if a is not _NoneType]
+        members = [a for a in args if a is not _NoneType and _in_version(a, version)]
         strategy = st.one_of([_for_type(member, version) for member in members])
-        return st.none() | strategy if len(members) < len(args) else strategy
+        return st.none() | strategy if _NoneType in args else strategy
     if origin is list:
         return st.lists(_for_type(args[0], version), max_size=MAX_ITEMS)
     if origin is dict:
@@ -731,18 +779,23 @@ def _required_in(cls: type, name: str, version: str | None) -> bool:
     return False
 
 
-def _for_class(cls: type, version: str | None) -> SearchStrategy[Any]:
+def _for_class(
+    cls: type, version: str | None, present: frozenset[str] = frozenset()
+) -> SearchStrategy[Any]:
+    """``cls`` built from a strategy per attribute; those in ``present`` are never ``None``."""
+    if cls is _mrtr.InputRequiredResult and not present:
+        # The spec: at least one of inputRequests and requestState.
+        return _for_class(cls, version, frozenset({"input_requests"})) | _for_class(
+            cls, version, frozenset({"request_state"})
+        )
     kwargs: dict[str, SearchStrategy[Any]] = {}
     for attribute in attrs.fields(cls):
         if version is not None and not _present_in(cls, attribute.name, version):
             # Left at its default: what a model read from a peer on ``version`` holds.
             continue
         strategy = _field(cls, attribute, version)
-        if attribute.default is None and not _required_in(cls, attribute.name, version):
+        required = attribute.name in present or _required_in(cls, attribute.name, version)
+        if attribute.default is None and not required:
             strategy = st.none() | strategy
         kwargs[attribute.name] = strategy
-    built = st.builds(cls, **kwargs)
-    if cls is _mrtr.InputRequiredResult:
-        # The spec: at least one of inputRequests and requestState.
-        built = built.filter(lambda r: r.input_requests is not None or r.request_state is not None)
-    return built
+    return st.builds(cls, **kwargs)
