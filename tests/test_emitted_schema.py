@@ -284,17 +284,17 @@ def _special(version: str, name: str) -> Documents | None:
         return _messages(version, _sent(version, None, "notification"))
     if name == "JSONRPCMessage":
         return st.one_of(
-            _messages(version, _sent(version, None, "request") + _sent(version, None, "x")),
+            _messages(
+                version, _sent(version, None, "request") + _sent(version, None, "notification")
+            ),
             _response(version, tuple(_answered(version, None))),
             _error_responses(version),
         )
     if name == "PaginatedRequest":
         paginated = [
             cls
-            for cls in _sent(version, "client", "request")
-            if _spec(cls, version) is not None
-            and attrs.resolve_types(cls)
-            and "PaginatedRequestParams" in str(attrs.fields_dict(cls)["params"].type)
+            for cls in _sent(version, None, "request")
+            if t.PaginatedRequestParams in get_args(attrs.fields_dict(cls)["params"].type)
         ]
         return _messages(version, paginated)
     codes = {
@@ -380,25 +380,36 @@ def _documents(version: str, name: str) -> Documents:
 
 
 def _cases() -> list[Any]:
-    cases = []
-    for version in VERSIONS:
-        schema = SCHEMAS[version]
-        if schema is None:
-            cases.append(pytest.param(version, None, id=f"{version}-no-schema"))
-            continue
-        for name in sorted(schema[_defs_key(schema)]):
-            cases.append(pytest.param(version, name, id=f"{version}-{name}"))
-    return cases
+    """One case per definition name, with the revisions whose schema has it."""
+    available = {v: s for v, s in SCHEMAS.items() if s is not None}
+    if not available:
+        return [pytest.param("", (), id="no-schemas")]
+    names: dict[str, list[str]] = {}
+    for version, schema in available.items():
+        for name in schema[_defs_key(schema)]:
+            names.setdefault(name, []).append(version)
+    return [pytest.param(name, tuple(names[name]), id=name) for name in sorted(names)]
 
 
 @FEW
-@pytest.mark.parametrize(("version", "name"), _cases())
+@pytest.mark.parametrize(("name", "versions"), _cases())
 @given(data=st.data())
-def test_what_we_write_validates(version: str, name: str | None, data: st.DataObject) -> None:
-    if name is None:
+def test_what_we_write_validates(name: str, versions: tuple[str, ...], data: st.DataObject) -> None:
+    """For each revision whose schema has ``name``: what we write for it validates."""
+    missing = [v for v in VERSIONS if SCHEMAS[v] is None]
+    if not versions:
+        pytest.skip(f"the spec schemas are not available: {missing}")
+    for version in versions:
+        document = data.draw(_documents(version, name), label=f"{name} for {version}")
+        _assert_valid(version, name, document)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_the_schema_is_there_to_check_against(version: str) -> None:
+    """Makes a missing schema visible as a skip: its revision is left out of the checks."""
+    if SCHEMAS[version] is None:
         pytest.skip(f"the {version} schema is not available")
-    document = data.draw(_documents(version, name), label=name)
-    _assert_valid(version, name, document)
+    assert _validator(version, "JSONRPCMessage") is not None
 
 
 # --- Where the models are wider than a schema -------------------------------------------------
