@@ -45,7 +45,7 @@ import pytest
 from conftest import SCHEMA_FILES, load_schema
 
 from trio_mcp import jsonrpc, types as t
-from trio_mcp._types._converter import _present_in
+from trio_mcp._types._converter import _merged, _present_in
 
 VERSIONS = tuple(SCHEMA_FILES)
 ENVELOPE_FIELDS = frozenset({"jsonrpc", "id"})
@@ -312,7 +312,7 @@ DEFAULTED: dict[tuple[str, str], str] = {
 }
 
 
-def _why_defaulted(path: str, prop: str, prop_schema: Any, attribute: Any) -> str | None:
+def _why_defaulted(path: str, prop: str, prop_schema: Any, cls: type, attribute: Any) -> str | None:
     """Why a property the schema requires may be left out when building our model."""
     if isinstance(prop_schema, dict) and attribute.default == prop_schema.get(
         "const", attrs.NOTHING
@@ -323,10 +323,10 @@ def _why_defaulted(path: str, prop: str, prop_schema: Any, attribute: Any) -> st
             "defaults to 'complete': legacy peers never send it and the spec says to read "
             "its absence as 'complete'; always written to 2026-07-28 peers"
         )
-    if prop in ("ttlMs", "cacheScope") and attribute.default in (0, "private"):
+    if attribute.name in _merged(cls, "__wire_defaults__"):
         return (
-            "defaults to the conservative hint (0 ms, private), which is what a result "
-            "from a legacy peer without hints means; always written to 2026-07-28 peers"
+            "None means 'not given' (a legacy peer sends no caching hints); the converter "
+            "writes __wire_defaults__ (0 ms, private) for it to 2026-07-28 peers"
         )
     if prop == "_meta" and _ref_name(prop_schema) == "RequestMetaObject":
         return (
@@ -489,7 +489,7 @@ def _compare_object(
         if not _present_in(cls, attribute.name, version):
             problems.append(f"{where}: the revision markers leave it out of {version}")
         defaulted = prop in required and attribute.default is not attrs.NOTHING
-        if defaulted and _why_defaulted(path, prop, prop_schema, attribute) is None:
+        if defaulted and _why_defaulted(path, prop, prop_schema, cls, attribute) is None:
             problems.append(f"{where}: required by the schema but has a default")
         _compare_values(defs, version, where, prop_schema, attribute.type, problems)
         inner = _strip_none(attribute.type)

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from trio_mcp import types as t
-from trio_mcp._types._converter import _present_in
+from trio_mcp._types._converter import _merged, _present_in
 from trio_mcp._versions import SUPPORTED_VERSIONS
 from trio_mcp.testing import meta_objects, strategy_for
 
@@ -91,12 +91,15 @@ def check_round_trip(value: Any, version: str | None) -> None:
 
 
 def _expected_keys(value: Any, version: str | None) -> set[str]:
+    """The attributes ``version`` has, less those left ``None`` (unless the revision
+    requires them: then their ``__wire_defaults__`` are written)."""
     cls = type(value)
+    required = set(_merged(cls, "__wire_defaults__")) if version is not None else set()
     return {
         t.wire_name(cls, a.name)
         for a in attrs.fields(cls)
         if _present_in(cls, a.name, version)
-        and not (a.default is None and getattr(value, a.name) is None)
+        and (a.name in required or not (a.default is None and getattr(value, a.name) is None))
     }
 
 
@@ -185,9 +188,17 @@ def test_result_type_and_cache_hints_are_written_only_for_2026_07_28() -> None:
     }
     assert t.unstructure(result, "2025-11-25") == {"tools": []}
     assert t.unstructure(result, "2025-06-18") == {"tools": []}
-    # A legacy result has neither: it reads as complete, immediately stale and private.
+    # A legacy result has neither: it reads as complete, with no caching hints ...
     read = t.structure({"tools": []}, t.ListToolsResult)
-    assert (read.result_type, read.ttl_ms, read.cache_scope) == ("complete", 0, "private")
+    assert (read.result_type, read.ttl_ms, read.cache_scope) == ("complete", None, None)
+    # ... which 2026-07-28 requires, so "no hint" goes to it as the conservative one.
+    assert t.unstructure(read, "2026-07-28") == {
+        "resultType": "complete",
+        "ttlMs": 0,
+        "cacheScope": "private",
+        "tools": [],
+    }
+    assert t.unstructure(read, "2025-11-25") == {"tools": []}
 
 
 def test_tasks_fields_are_written_only_for_2025_11_25() -> None:

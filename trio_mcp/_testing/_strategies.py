@@ -46,7 +46,7 @@ from .._types import (
     _tasks,
     _tools,
 )
-from .._types._converter import _present_in, converter, converter_for
+from .._types._converter import _merged, _present_in, converter, converter_for
 from .._versions import SUPPORTED_VERSIONS
 
 __all__ = [
@@ -772,6 +772,9 @@ def _field(cls: type, attribute: attrs.Attribute[Any], version: str | None) -> S
 def _required_in(cls: type, name: str, version: str | None) -> bool:
     if version is None:
         return False
+    if name in _merged(cls, "__wire_defaults__"):
+        # A peer on a revision that has the attribute always sends it.
+        return True
     for klass in cls.__mro__:
         rule = _REQUIRED_IN.get((klass, name))
         if rule is not None:

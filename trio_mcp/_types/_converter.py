@@ -84,8 +84,8 @@ class StructureError(ValueError):
 # --- Names on the wire ----------------------------------------------------------------------
 
 
-def _merged(cls: type, attr: str) -> Mapping[str, str]:
-    merged: dict[str, str] = {}
+def _merged(cls: type, attr: str) -> Mapping[str, Any]:
+    merged: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
         merged.update(klass.__dict__.get(attr, {}))
     return merged
@@ -336,9 +336,32 @@ def _unstructure_factory(
     def factory(cls: type) -> Callable[[Any], Any]:
         _resolve(cls)
         overrides = _unstructure_overrides(cls, version)
-        return make_dict_unstructure_fn(cls, conv, **overrides)
+        inner: Callable[[Any], dict[str, Any]] = make_dict_unstructure_fn(cls, conv, **overrides)
+        fill = _wire_defaults(cls, version)
+        if not fill:
+            return inner
+
+        def unstructure(value: Any) -> dict[str, Any]:
+            out = inner(value)
+            for key, default in fill.items():
+                if key not in out:
+                    out[key] = default
+            return out
+
+        return unstructure
 
     return factory
+
+
+def _wire_defaults(cls: type, version: str | None) -> dict[str, Any]:
+    """What ``version`` gets for the attributes it requires when they are ``None``."""
+    if version is None:
+        return {}
+    return {
+        wire_name(cls, name): value
+        for name, value in _merged(cls, "__wire_defaults__").items()
+        if _present_in(cls, name, version)
+    }
 
 
 # --- Results whose fields are open-ended ------------------------------------------------------
