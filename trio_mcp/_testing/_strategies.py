@@ -4,8 +4,8 @@
 ``types.ContentBlock``) from its attributes, with the meaning the spec gives them
 where the type alone says too little: URIs look like URIs, ``data`` is base64,
 priorities lie in ``[0, 1]``, a tool's ``inputSchema`` is an object schema, an
-elicitation's ``requestedSchema`` is built from the primitive schemas,
-``_meta`` keys are well formed and never reserved ones used wrongly.
+elicitation's ``requestedSchema`` is built from the primitive schemas, ``_meta``
+keys are well formed, and the reserved ones carry what the spec says they carry.
 
 Pass ``version`` to get what a peer on that revision may send: attributes the
 revision lacks stay at their default (so writing with
@@ -15,6 +15,10 @@ generated. Without ``version`` you get everything the models allow.
 
 Sizes are kept small (lists of at most three items, short strings) so that
 property tests stay fast.
+
+Aliases of plain JSON (``types.InputResponses``, ``types.JSONObject``) are just
+``dict[str, Any]`` to Python, so :func:`strategy_for` gives plain JSON objects for
+them; use :func:`input_responses` to build the former.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import functools
 import string
 import types
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
 from hypothesis import strategies as st
@@ -47,7 +51,7 @@ from .._types import (
     _tools,
 )
 from .._types._converter import _merged, _present_in, converter, converter_for
-from .._versions import SUPPORTED_VERSIONS
+from .._versions import FIRST_MODERN_VERSION, SUPPORTED_VERSIONS
 
 __all__ = [
     "content_blocks",
@@ -67,7 +71,6 @@ __all__ = [
     "uris",
 ]
 
-T = TypeVar("T")
 SearchStrategy = st.SearchStrategy
 
 #: The most items any generated list or object has.
@@ -242,7 +245,7 @@ def _with_reserved(free: Mapping[str, Any], reserved: Mapping[str, Any | None]) 
 
 
 def _is_modern(version: str | None) -> bool:
-    return version is None or version >= "2026-07-28"
+    return version is None or version >= FIRST_MODERN_VERSION
 
 
 def _writer(version: str | None) -> Callable[[Any], Any]:
@@ -480,7 +483,7 @@ def primitive_schemas(
 
 
 def _primitive_members(version: str | None) -> SearchStrategy[Any]:
-    # Before 2025-11-25 the one enum shape was the legacy one: ``enum`` (+ ``enumNames``).
+    # Before 2025-11-25 this leaves strings, numbers, booleans and the legacy enum.
     members = get_args(_elicitation.PrimitiveSchemaDefinition)
     return st.one_of([strategy_for(m, version=version) for m in members if _in_version(m, version)])
 
