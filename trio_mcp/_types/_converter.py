@@ -477,8 +477,11 @@ def _optional_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any], A
 
 def _resolve(cls: type) -> None:
     """Turn ``cls``'s string annotations into types (once; attrs remembers), with every
-    model module in scope for the forward references between them."""
-    if not getattr(cls, "__attrs_types_resolved__", False):
+    model module in scope for the forward references between them.
+
+    attrs marks a resolved class by storing the class itself: a subclass sees its base's
+    mark through inheritance, so only ``is cls`` means this class is done."""
+    if getattr(cls, "__attrs_types_resolved__", None) is not cls:
         attrs.resolve_types(cls, globalns=_namespace())
 
 
