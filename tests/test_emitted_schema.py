@@ -38,6 +38,7 @@ from jsonschema.protocols import Validator
 from test_types_coverage import DEFINITIONS, Answered, ByVersion, Sent
 
 from trio_mcp import jsonrpc, types as t
+from trio_mcp._types._converter import _resolve
 from trio_mcp._versions import FIRST_MODERN_VERSION
 from trio_mcp.protocol import write_envelope
 from trio_mcp.testing import (
@@ -224,6 +225,8 @@ def _error_responses(version: str) -> Documents:
 
 
 def _sent(version: str, sender: str | None, kind: str) -> list[type]:
+    for spec in t.METHODS.values():
+        _resolve(spec.model)
     return [
         spec.model
         for spec in t.METHODS.values()

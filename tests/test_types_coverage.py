@@ -45,7 +45,7 @@ import pytest
 from conftest import SCHEMA_FILES, load_schema
 
 from trio_mcp import jsonrpc, types as t
-from trio_mcp._types._converter import _merged, _present_in
+from trio_mcp._types._converter import _merged, _present_in, _resolve as _resolve_types
 
 VERSIONS = tuple(SCHEMA_FILES)
 ENVELOPE_FIELDS = frozenset({"jsonrpc", "id"})
@@ -309,6 +309,15 @@ DEFAULTED: dict[tuple[str, str], str] = {
     ("ElicitRequestURLParams", "elicitationId"): (
         "required in 2025-11-25 only; 2026-07-28 dropped it (correlation is by requestState)"
     ),
+    # The error object is one model for every error; these errors always carry data, which
+    # the exceptions that make them set (checked by test_emitted_schema).
+    ("UnsupportedProtocolVersionError.error", "data"): "UnsupportedProtocolVersion sets it",
+    ("MissingRequiredClientCapabilityError.error", "data"): (
+        "MissingRequiredClientCapability sets it"
+    ),
+    ("URLElicitationRequiredError.error", "data"): (
+        "built from URLElicitationRequiredErrorData by whoever raises the error"
+    ),
 }
 
 
@@ -477,6 +486,7 @@ def _compare_object(
     problems: list[str],
 ) -> None:
     properties, required = shape
+    _resolve_types(cls)
     by_wire = {t.wire_name(cls, a.name): a for a in attrs.fields(cls)}
     for prop, prop_schema in properties.items():
         if prop in ENVELOPE_FIELDS:

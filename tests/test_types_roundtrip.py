@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from trio_mcp import types as t
-from trio_mcp._types._converter import _merged, _present_in
+from trio_mcp._types._converter import _merged, _present_in, _resolve
 from trio_mcp._versions import SUPPORTED_VERSIONS
 from trio_mcp.testing import meta_objects, strategy_for
 
@@ -32,6 +32,8 @@ MODELS = sorted(
     ),
     key=lambda cls: cls.__name__,
 )
+for _model in MODELS:
+    _resolve(_model)  # annotations are strings until the converter first needs them
 MODELS_WITH_META = [cls for cls in MODELS if "meta" in attrs.fields_dict(cls)]
 #: Models whose unknown keys are data, not noise: tasks/result carries the original
 #: request's result fields at its top level.

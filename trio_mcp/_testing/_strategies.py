@@ -50,7 +50,7 @@ from .._types import (
     _tasks,
     _tools,
 )
-from .._types._converter import _merged, _present_in, converter, converter_for
+from .._types._converter import _merged, _present_in, _resolve, converter, converter_for
 from .._versions import FIRST_MODERN_VERSION, SUPPORTED_VERSIONS
 
 __all__ = [
@@ -794,6 +794,7 @@ def _for_class(
         return _for_class(cls, version, frozenset({"input_requests"})) | _for_class(
             cls, version, frozenset({"request_state"})
         )
+    _resolve(cls)
     kwargs: dict[str, SearchStrategy[Any]] = {}
     for attribute in attrs.fields(cls):
         if version is not None and not _present_in(cls, attribute.name, version):
