@@ -84,8 +84,8 @@ class StructureError(ValueError):
 # --- Names on the wire ----------------------------------------------------------------------
 
 
-def _merged(cls: type, attr: str) -> Mapping[str, str]:
-    merged: dict[str, str] = {}
+def _merged(cls: type, attr: str) -> Mapping[str, Any]:
+    merged: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
         merged.update(klass.__dict__.get(attr, {}))
     return merged
@@ -318,22 +318,99 @@ def _structure_factory(conv: Converter) -> Callable[[type], Callable[[Any, Any],
     return factory
 
 
+def _unstructure_overrides(cls: type, version: str | None) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    for a in attrs.fields(cls):
+        if not _present_in(cls, a.name, version):
+            overrides[a.name] = override(omit=True)
+        else:
+            overrides[a.name] = override(
+                rename=wire_name(cls, a.name), omit_if_default=a.default is None
+            )
+    return overrides
+
+
 def _unstructure_factory(
     conv: Converter, version: str | None
 ) -> Callable[[type], Callable[[Any], Any]]:
     def factory(cls: type) -> Callable[[Any], Any]:
         _resolve(cls)
-        overrides = {}
-        for a in attrs.fields(cls):
-            if not _present_in(cls, a.name, version):
-                overrides[a.name] = override(omit=True)
-            else:
-                overrides[a.name] = override(
-                    rename=wire_name(cls, a.name), omit_if_default=a.default is None
-                )
-        return make_dict_unstructure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
+        overrides = _unstructure_overrides(cls, version)
+        inner: Callable[[Any], dict[str, Any]] = make_dict_unstructure_fn(cls, conv, **overrides)
+        fill = _wire_defaults(cls, version)
+        if not fill:
+            return inner
+
+        def unstructure(value: Any) -> dict[str, Any]:
+            out = inner(value)
+            for key, default in fill.items():
+                if key not in out:
+                    out[key] = default
+            return out
+
+        return unstructure
 
     return factory
+
+
+def _wire_defaults(cls: type, version: str | None) -> dict[str, Any]:
+    """What ``version`` gets for the attributes it requires when they are ``None``."""
+    if version is None:
+        return {}
+    return {
+        wire_name(cls, name): value
+        for name, value in _merged(cls, "__wire_defaults__").items()
+        if _present_in(cls, name, version)
+    }
+
+
+# --- Results whose fields are open-ended ------------------------------------------------------
+
+_PAYLOAD = _tasks.GetTaskPayloadResult
+
+
+def _payload_structure(conv: Converter) -> Callable[[Any, Any], Any]:
+    """``tasks/result``: every key but ``_meta`` and ``resultType`` belongs to ``extra``."""
+    built: list[tuple[set[str], Callable[[Any, Any], Any]]] = []
+
+    def build() -> tuple[set[str], Callable[[Any, Any], Any]]:
+        _resolve(_PAYLOAD)
+        fields = attrs.fields(_PAYLOAD)
+        known = {wire_name(_PAYLOAD, a.name) for a in fields if a.name != "extra"}
+        overrides: dict[str, Any] = {
+            a.name: override(rename=wire_name(_PAYLOAD, a.name)) for a in fields
+        }
+        overrides["extra"] = override(omit=True)
+        return known, make_dict_structure_fn(_PAYLOAD, conv, **overrides)
+
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is not dict:
+            raise _expect(f"an object ({_PAYLOAD.__name__})", value)
+        if not built:
+            built.append(build())
+        known, inner = built[0]
+        base = inner(value, _PAYLOAD)
+        extra = {k: v for k, v in value.items() if k not in known}
+        return attrs.evolve(base, extra=extra) if extra else base
+
+    return structure
+
+
+def _payload_unstructure(conv: Converter, version: str | None) -> Callable[[Any], Any]:
+    """``tasks/result``: ``extra`` is written at the top level, beside ``_meta``."""
+    built: list[Callable[[Any], dict[str, Any]]] = []
+
+    def unstructure(value: Any) -> dict[str, Any]:
+        if not built:
+            _resolve(_PAYLOAD)
+            overrides = _unstructure_overrides(_PAYLOAD, version)
+            overrides["extra"] = override(omit=True)
+            built.append(make_dict_unstructure_fn(_PAYLOAD, conv, **overrides))
+        out = dict(value.extra) if value.extra else {}
+        out.update(built[0](value))
+        return out
+
+    return unstructure
 
 
 def _is_list(tp: Any) -> bool:
@@ -400,8 +477,11 @@ def _optional_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any], A
 
 def _resolve(cls: type) -> None:
     """Turn ``cls``'s string annotations into types (once; attrs remembers), with every
-    model module in scope for the forward references between them."""
-    if not getattr(cls, "__attrs_types_resolved__", False):
+    model module in scope for the forward references between them.
+
+    attrs marks a resolved class by storing the class itself: a subclass sees its base's
+    mark through inheritance, so only ``is cls`` means this class is done."""
+    if getattr(cls, "__attrs_types_resolved__", None) is not cls:
         attrs.resolve_types(cls, globalns=_namespace())
 
 
@@ -481,6 +561,8 @@ def _build(*, detailed: bool) -> Converter:
     )
     conv.register_structure_hook(_mrtr.InputResponse, _input_response(conv))
     conv.register_structure_hook(e.PrimitiveSchemaDefinition, _primitive_schema(conv))
+    conv.register_structure_hook(_PAYLOAD, _payload_structure(conv))
+    conv.register_unstructure_hook(_PAYLOAD, _payload_unstructure(conv, None))
     return conv
 
 
@@ -501,6 +583,7 @@ def converter_for(version: str) -> Converter:
     """The converter that writes for a peer on ``version`` (reading is the same)."""
     conv = converter.copy()
     conv.register_unstructure_hook_factory(attrs.has, _unstructure_factory(conv, version))
+    conv.register_unstructure_hook(_PAYLOAD, _payload_unstructure(conv, version))
     return conv
 
 
