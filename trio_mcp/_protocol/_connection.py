@@ -241,8 +241,19 @@ class Connection:
 
     def initialize_request(self, version: str | None = None) -> tuple[OutboundRequest, rpc.Request]:
         """(client) The ``initialize`` request for legacy revision ``version`` (our newest by
-        default). Answer it with :meth:`complete_initialize`."""
-        version = version or self.legacy_versions[0]
+        default). Answer it with :meth:`complete_initialize`.
+
+        Raises:
+            ValueError: ``version`` is not a legacy revision we speak (or we speak none).
+            ProtocolError: the handshake was already started.
+        """
+        if version is None:
+            if not self.legacy_versions:
+                raise ValueError(
+                    f"we speak no legacy revision ({self.versions}): there is no initialize "
+                    "handshake to start"
+                )
+            version = self.legacy_versions[0]
         if version not in self.legacy_versions:
             raise ValueError(f"{version!r} is not a legacy revision we speak")
         conv = converter_for(version)
