@@ -406,8 +406,14 @@ class Connection:
         """
         spec = METHODS.get(method)
         version = self._write_version()
-        if self.phase is Phase.NEW and self.role == "client" and method == "server/discover":
-            version = self.modern_versions[0] if self.modern_versions else version
+        if (
+            self.phase is Phase.NEW
+            and self.role == "client"
+            and method == "server/discover"
+            and self.modern_versions
+        ):
+            # The era probe: it speaks our newest modern revision before we know the era.
+            version = self.modern_versions[0]
         else:
             self._check_can_send(method, spec, version)
         if self.role == "server" and self.phase is Phase.MODERN:
