@@ -3,17 +3,25 @@ named for the bug it pins down."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
 import pytest
 
+from trio_mcp import jsonrpc as rpc
 from trio_mcp.jsonrpc import ErrorCode, McpError
 from trio_mcp.protocol import (
     LEGACY_VERSIONS,
     MODERN_VERSIONS,
     PROTOCOL_VERSION,
     Connection,
+    Dispatch,
+    Dropped,
     Phase,
+    Reply,
+    ResponseReceived,
 )
-from trio_mcp.types import Implementation
+from trio_mcp.types import Implementation, ServerCapabilities, ToolsCapability
 
 INFO = Implementation(name="t", version="0")
 
@@ -42,3 +50,56 @@ def test_dual_era_client_probes_with_server_discover_in_the_modern_envelope() ->
     assert pending.version == MODERN_VERSIONS[0]
     assert message.params is not None
     assert message.params["_meta"][PROTOCOL_VERSION] == MODERN_VERSIONS[0]
+
+
+def _legacy_pair() -> tuple[Connection, Connection]:
+    client = Connection("client", info=INFO)
+    server = Connection(
+        "server", info=INFO, capabilities=ServerCapabilities(tools=ToolsCapability())
+    )
+    pending, message = client.initialize_request()
+    reply = server.receive(rpc.parse(rpc.dumps(message)))
+    assert isinstance(reply, Reply)
+    answer = client.receive(rpc.parse(rpc.dumps(reply.message)))
+    assert isinstance(answer, ResponseReceived)
+    _, initialized = client.complete_initialize(answer.response)
+    server.receive(rpc.parse(rpc.dumps(initialized)))
+    return client, server
+
+
+def _notification(method: str, params: dict[str, Any]) -> rpc.Message | rpc.InvalidMessage:
+    parsed = rpc.parse(orjson.dumps({"jsonrpc": "2.0", "method": method, "params": params}))
+    assert not isinstance(parsed, rpc.Batch)
+    return parsed
+
+
+@pytest.mark.parametrize("request_id", [[1], {"id": 1}])
+def test_cancel_with_unhashable_request_id_is_dropped_not_raised(request_id: Any) -> None:
+    # A list or object requestId reached a dict lookup and raised TypeError out of
+    # receive(), which took the whole session down.
+    _, server = _legacy_pair()
+    event = server.receive(_notification("notifications/cancelled", {"requestId": request_id}))
+    assert isinstance(event, Dropped)
+
+
+@pytest.mark.parametrize("alias", [True, 1.0])
+def test_cancel_with_bool_or_float_request_id_does_not_cancel_request_1(alias: Any) -> None:
+    # true == 1 and hash(1.0) == hash(1): "requestId": true cancelled request 1.
+    _, server = _legacy_pair()
+    event = server.receive(rpc.Request(1, "tools/list", None))
+    assert isinstance(event, Dispatch)
+    dropped = server.receive(_notification("notifications/cancelled", {"requestId": alias}))
+    assert isinstance(dropped, Dropped)
+    assert not event.request.cancelled
+    assert server.respond(event.request, {"tools": []}) is not None
+
+
+@pytest.mark.parametrize("token", [[2], {"t": 2}, True, 2.0])
+def test_progress_with_non_id_token_is_dropped(token: Any) -> None:
+    client, _ = _legacy_pair()
+    pending, _message = client.send_request("tools/list", progress_token=True)
+    assert pending.progress_token == 2
+    event = client.receive(
+        _notification("notifications/progress", {"progressToken": token, "progress": 1})
+    )
+    assert isinstance(event, Dropped)

@@ -762,16 +762,21 @@ class Connection:
 
     def _receive_cancel(self, params: dict[str, Any] | None) -> ReceiveEvent:
         request_id = params.get("requestId") if params else None
+        if not _is_id(request_id):
+            # Not a request id at all: a list or an object would not even be a dict key, and
+            # ``true``/``1.0`` would pass for request 1.
+            self._stats.cancellations_ignored += 1
+            return Dropped(f"cancellation of malformed request id {request_id!r}")
         reason = params.get("reason") if params else None
         reason = reason if type(reason) is str else None
-        inbound = self._inbound.get(request_id) if request_id is not None else None
+        inbound = self._inbound.get(request_id)
         if inbound is not None:
             if inbound.spec is not None and not inbound.spec.cancellable:
                 self._stats.cancellations_ignored += 1
                 return Dropped(f"{inbound.method} cannot be cancelled")
             inbound.cancelled = True
             return CancelRequested(inbound, reason)
-        outbound = self._outbound.get(request_id) if request_id is not None else None
+        outbound = self._outbound.get(request_id)
         if (
             outbound is not None
             and self.role == "client"
@@ -784,7 +789,7 @@ class Connection:
 
     def _receive_progress(self, params: dict[str, Any] | None) -> ReceiveEvent:
         token = params.get("progressToken") if params else None
-        pending = self._progress.get(token) if token is not None else None
+        pending = self._progress.get(token) if _is_id(token) else None
         if pending is None:
             self._stats.progress_dropped += 1
             return Dropped(f"progress for unknown or finished token {token!r}")
@@ -846,6 +851,11 @@ class Connection:
 
 
 _BUILTIN = frozenset({"initialize", "ping", "logging/setLevel", "server/discover"})
+
+
+def _is_id(value: object) -> bool:
+    """A request id or progress token: a string or an integer (a bool is neither)."""
+    return type(value) is str or type(value) is int
 
 
 def _peer(role: Role) -> Role:
