@@ -103,3 +103,17 @@ def test_progress_with_non_id_token_is_dropped(token: Any) -> None:
         _notification("notifications/progress", {"progressToken": token, "progress": 1})
     )
     assert isinstance(event, Dropped)
+
+
+def test_send_request_initialize_cannot_bypass_the_handshake() -> None:
+    # send_request("initialize") went out with the phase still NEW (and again once
+    # operating): the server moved on while the client never could complete.
+    client = Connection("client", info=INFO)
+    with pytest.raises(McpError):
+        client.send_request("initialize", {})
+    assert client.phase is Phase.NEW
+    assert client.outstanding == 0
+    operating, _ = _legacy_pair()
+    with pytest.raises(McpError):
+        operating.send_request("initialize", {})
+    assert operating.outstanding == 0

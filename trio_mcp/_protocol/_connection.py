@@ -402,8 +402,15 @@ class Connection:
         ``progress_token=True`` asks for progress with the request id as the token.
 
         Raises:
-            McpError: we may not send this now (phase, era, or the peer's capabilities).
+            McpError: we may not send this now (phase, era, or the peer's capabilities), or
+                it is ``initialize``, which only :meth:`initialize_request` sends.
         """
+        if method == "initialize":
+            raise _error(
+                ErrorCode.INVALID_REQUEST,
+                "initialize drives the lifecycle: use initialize_request() and "
+                "complete_initialize()",
+            )
         spec = METHODS.get(method)
         version = self._write_version()
         if (
