@@ -14,9 +14,11 @@ from trio_mcp.protocol import (
     LEGACY_VERSIONS,
     MODERN_VERSIONS,
     PROTOCOL_VERSION,
+    SERVER_INFO,
     Connection,
     Dispatch,
     Dropped,
+    InboundRequest,
     Phase,
     Reply,
     ResponseReceived,
@@ -117,3 +119,25 @@ def test_send_request_initialize_cannot_bypass_the_handshake() -> None:
     with pytest.raises(McpError):
         operating.send_request("initialize", {})
     assert operating.outstanding == 0
+
+
+def _modern_request(server: Connection, id: int, method: str = "tools/list") -> InboundRequest:
+    client = Connection("client", info=INFO, modern_version=MODERN_VERSIONS[0])
+    _, message = client.send_request(method)
+    event = server.receive(rpc.Request(id, message.method, message.params))
+    assert isinstance(event, Dispatch)
+    return event.request
+
+
+def test_respond_to_modern_request_leaves_the_handlers_dict_alone() -> None:
+    # respond() stamped serverInfo into the handler's own result dict: a shared constant
+    # result grew a _meta the first time it was used.
+    server = Connection(
+        "server", info=INFO, capabilities=ServerCapabilities(tools=ToolsCapability())
+    )
+    shared: dict[str, Any] = {"tools": [], "_meta": {"k": "v"}}
+    answer = server.respond(_modern_request(server, 1), shared)
+    assert answer is not None
+    assert answer.result["_meta"][SERVER_INFO] == {"name": "t", "version": "0"}
+    assert answer.result["_meta"]["k"] == "v"
+    assert shared == {"tools": [], "_meta": {"k": "v"}}

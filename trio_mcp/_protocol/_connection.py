@@ -507,10 +507,11 @@ class Connection:
             result if type(result) is dict else converter_for(request.version).unstructure(result)
         )
         if request.envelope is not None:
+            # A copy: the handler's dict may be shared (a constant, a cache).
             meta = data.get("_meta")
             meta = dict(meta) if meta else {}
             meta.setdefault(SERVER_INFO, self._info_for(request.version))
-            data["_meta"] = meta
+            data = {**data, "_meta": meta}
         return rpc.ResultResponse(request.id, data)
 
     def respond_error(self, request: InboundRequest, error: McpError) -> rpc.ErrorResponse | None:
