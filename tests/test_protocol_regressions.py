@@ -141,3 +141,36 @@ def test_respond_to_modern_request_leaves_the_handlers_dict_alone() -> None:
     assert answer.result["_meta"][SERVER_INFO] == {"name": "t", "version": "0"}
     assert answer.result["_meta"]["k"] == "v"
     assert shared == {"tools": [], "_meta": {"k": "v"}}
+
+
+def test_close_abandons_the_peers_requests_in_flight() -> None:
+    # close() said "nothing more may be sent", yet respond() still produced answers for
+    # the peer's requests that were in flight when the connection closed.
+    _, server = _legacy_pair()
+    event = server.receive(rpc.Request(7, "tools/list", None))
+    assert isinstance(event, Dispatch)
+    assert server.in_flight == 1
+    server.close()
+    assert server.in_flight == 0
+    assert event.request.finished
+    assert server.respond(event.request, {"tools": []}) is None
+    assert server.respond_error(event.request, McpError("x")) is None
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("notifications/initialized", None),
+        ("notifications/tools/list_changed", None),
+        ("notifications/cancelled", {"requestId": 7}),
+    ],
+)
+def test_closed_connection_drops_notifications(method: str, params: Any) -> None:
+    # Requests and responses were dropped after close, but notifications still reached
+    # the application (and a cancellation still found its request).
+    client, server = _legacy_pair()
+    server.receive(rpc.Request(7, "tools/list", None))
+    client.close()
+    server.close()
+    for conn in (client, server):
+        assert isinstance(conn.receive(rpc.Notification(method, params)), Dropped)

@@ -201,10 +201,14 @@ class Connection:
 
     def close(self) -> list[OutboundRequest]:
         """Close: the outstanding requests are returned (their waiters should fail) and
-        forgotten; nothing more may be sent."""
+        forgotten; the peer's requests in flight are abandoned (:meth:`respond` gives
+        ``None`` for them). Nothing more is sent, and what still arrives is dropped."""
         pending = list(self._outbound.values())
         self._outbound.clear()
         self._progress.clear()
+        for request in self._inbound.values():
+            request.finished = True
+        self._inbound.clear()
         self.phase = Phase.CLOSED
         return pending
 
@@ -746,6 +750,8 @@ class Connection:
 
     def _receive_notification(self, message: rpc.Notification) -> ReceiveEvent:
         self._stats.notifications_received += 1
+        if self.phase is Phase.CLOSED:
+            return Dropped("notification after close")
         method = message.method
         params = message.params
         if method == "notifications/cancelled":
