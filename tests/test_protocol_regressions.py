@@ -174,3 +174,29 @@ def test_closed_connection_drops_notifications(method: str, params: Any) -> None
     server.close()
     for conn in (client, server):
         assert isinstance(conn.receive(rpc.Notification(method, params)), Dropped)
+
+
+@pytest.mark.parametrize("modern", [False, True])
+def test_respond_with_a_non_object_result_raises_and_keeps_the_request_answerable(
+    modern: bool,
+) -> None:
+    # respond() marked the request answered before building the answer: a result that was
+    # not an object then raised (modern) or went out as a non-object result (legacy), and
+    # either way the request could no longer get the -32603 it deserved.
+    if modern:
+        server = Connection(
+            "server", info=INFO, capabilities=ServerCapabilities(tools=ToolsCapability())
+        )
+        request = _modern_request(server, 1)
+    else:
+        _, server = _legacy_pair()
+        event = server.receive(rpc.Request(1, "tools/list", None))
+        assert isinstance(event, Dispatch)
+        request = event.request
+    with pytest.raises(TypeError, match="JSON object"):
+        server.respond(request, ["not", "an", "object"])
+    assert not request.finished
+    assert server.in_flight == 1
+    answer = server.respond_error(request, McpError("Internal error"))
+    assert answer is not None
+    assert answer.error.code == ErrorCode.INTERNAL_ERROR

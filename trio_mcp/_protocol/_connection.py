@@ -501,32 +501,44 @@ class Connection:
 
     def respond(self, request: InboundRequest, result: Any) -> rpc.ResultResponse | None:
         """The answer to ``request`` (a result model or a plain dict), or ``None`` if the request
-        was cancelled or already answered: a cancelled request gets no answer."""
-        if request.finished or self._inbound.pop(request.id, None) is not request:
+        was cancelled or already answered: a cancelled request gets no answer.
+
+        Raises:
+            TypeError: ``result`` is not a JSON object (nor a model that writes as one). The
+                request stays unanswered, so the caller can still answer it with
+                :meth:`respond_error`.
+        """
+        if not self._live(request):
             return None
-        request.finished = True
         if request.cancelled:
+            self.abandon(request)
             return None
         data = (
             result if type(result) is dict else converter_for(request.version).unstructure(result)
         )
+        if type(data) is not dict:
+            raise TypeError(f"a result must be a JSON object, not {type(data).__name__}")
         if request.envelope is not None:
             # A copy: the handler's dict may be shared (a constant, a cache).
             meta = data.get("_meta")
             meta = dict(meta) if meta else {}
             meta.setdefault(SERVER_INFO, self._info_for(request.version))
             data = {**data, "_meta": meta}
+        self.abandon(request)
         return rpc.ResultResponse(request.id, data)
 
     def respond_error(self, request: InboundRequest, error: McpError) -> rpc.ErrorResponse | None:
         """The error answer to ``request``, or ``None`` if it was cancelled or already answered."""
-        if request.finished or self._inbound.pop(request.id, None) is not request:
+        if not self._live(request):
             return None
-        request.finished = True
+        self.abandon(request)
         if request.cancelled:
             return None
         self._stats.errors_replied += 1
         return rpc.ErrorResponse(request.id, error.error)
+
+    def _live(self, request: InboundRequest) -> bool:
+        return not request.finished and self._inbound.get(request.id) is request
 
     def abandon(self, request: InboundRequest) -> None:
         """Forget ``request`` without answering (its handler was cancelled)."""
