@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeGuard
 
 import attrs
 
@@ -879,7 +879,7 @@ class Connection:
 _BUILTIN = frozenset({"initialize", "ping", "logging/setLevel", "server/discover"})
 
 
-def _is_id(value: object) -> bool:
+def _is_id(value: object) -> TypeGuard[RequestId]:
     """A request id or progress token: a string or an integer (a bool is neither)."""
     return type(value) is str or type(value) is int
 
