@@ -23,7 +23,7 @@ from trio_mcp.protocol import (
     Reply,
     ResponseReceived,
 )
-from trio_mcp.types import Implementation, ServerCapabilities, ToolsCapability
+from trio_mcp.types import DiscoverResult, Implementation, ServerCapabilities, ToolsCapability
 
 INFO = Implementation(name="t", version="0")
 
@@ -200,3 +200,23 @@ def test_respond_with_a_non_object_result_raises_and_keeps_the_request_answerabl
     answer = server.respond_error(request, McpError("Internal error"))
     assert answer is not None
     assert answer.error.code == ErrorCode.INTERNAL_ERROR
+
+
+def test_send_checks_follow_new_peer_capabilities_after_rediscovery() -> None:
+    # The send-check cache was keyed on id(peer_capabilities). After record_discovery()
+    # replaced the object, a new one at a recycled address read the old verdicts: the
+    # client sent tools/list to a server without tools, or refused it to one with tools.
+    client = Connection("client", info=INFO, modern_version=MODERN_VERSIONS[0])
+    for i in range(60):
+        has_tools = i % 3 == 0
+        caps = ServerCapabilities(tools=ToolsCapability()) if has_tools else ServerCapabilities()
+        client.record_discovery(
+            DiscoverResult(supported_versions=list(MODERN_VERSIONS), capabilities=caps)
+        )
+        try:
+            client.send_request("tools/list")
+        except McpError:
+            sent = False
+        else:
+            sent = True
+        assert sent == has_tools, f"round {i}"

@@ -159,7 +159,7 @@ class Connection:
         #: The negotiated legacy revision, or the modern revision a client speaks.
         self.version: str | None = None
         self.peer_info: Implementation | None = None
-        self.peer_capabilities: Capabilities | None = None
+        self._peer_capabilities: Capabilities | None = None
         self.peer_instructions: str | None = None
         #: Legacy ``logging/setLevel``; ``None`` means the client never asked.
         self.log_level: LoggingLevel | None = None
@@ -170,7 +170,8 @@ class Connection:
         self._stats = Statistics()
         self._envelope_cache: dict[str, dict[str, Any]] = {}
         self._refusals: dict[tuple[str, str], McpError | None] = {}
-        self._send_problems: dict[tuple[str, str, int], str | None] = {}
+        #: Why we may not send (method, revision), for the current peer capabilities.
+        self._send_problems: dict[tuple[str, str], str | None] = {}
         if modern_version is not None:
             self.use_modern(modern_version)
 
@@ -178,6 +179,16 @@ class Connection:
 
     def statistics(self) -> Statistics:
         return attrs.evolve(self._stats)
+
+    @property
+    def peer_capabilities(self) -> Capabilities | None:
+        """What the peer declared (``None`` until we know)."""
+        return self._peer_capabilities
+
+    @peer_capabilities.setter
+    def peer_capabilities(self, capabilities: Capabilities | None) -> None:
+        self._peer_capabilities = capabilities
+        self._send_problems.clear()
 
     @property
     def outstanding(self) -> int:
@@ -335,7 +346,7 @@ class Connection:
             )
         if spec is None:
             return
-        key = (method, version, id(self.peer_capabilities))
+        key = (method, version)
         try:
             problem = self._send_problems[key]
         except KeyError:
