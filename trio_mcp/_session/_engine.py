@@ -291,7 +291,18 @@ class Session:
                         request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
                     )
                 if message is not None:
-                    await self._send(message, related=request.id)
+                    try:
+                        await self._send(message, related=request.id)
+                    except TypeError:
+                        # The result held something JSON cannot carry (a set, an object):
+                        # the handler's bug, answered like any other handler failure.
+                        log.exception(
+                            "answer to %s (id %r) is not JSON", request.method, request.id
+                        )
+                        internal = McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
+                        await self._send(
+                            rpc.ErrorResponse(request.id, internal.error), related=request.id
+                        )
         except ConnectionClosed:
             pass
         finally:

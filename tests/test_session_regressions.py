@@ -1,0 +1,38 @@
+"""Regression tests for bugs the session fuzzer (fuzz/test_session_interleavings.py) found
+in the Trio session engine. Each test is named for the bug it pins down."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from trio_mcp.jsonrpc import ErrorCode, McpError
+from trio_mcp.protocol import InboundRequest
+from trio_mcp.session import Session
+from trio_mcp.testing import memory_session_pair
+
+
+async def echo_or_garbage(session: Session, request: InboundRequest) -> Any:
+    params = request.raw_params or {}
+    if params.get("garbage"):
+        return {"value": {"a set is not JSON"}}
+    return {"value": params.get("n")}
+
+
+@pytest.mark.parametrize("modern", [False, True])
+async def test_unserializable_result_is_an_internal_error_not_a_dead_session(
+    modern: bool, autojump_clock: trio.testing.MockClock
+) -> None:
+    # The TypeError from serializing the answer escaped the handler task and tore down the
+    # session's nursery (and with it the caller's block); the request was never answered.
+    async with memory_session_pair(
+        modern=modern, server_options={"handler": echo_or_garbage}
+    ) as pair:
+        with pytest.raises(McpError) as caught:
+            await pair.client.send_request("x/custom", {"garbage": True})
+        assert caught.value.code == ErrorCode.INTERNAL_ERROR
+        result = await pair.client.send_request("x/custom", {"n": 2})
+        assert result["value"] == 2
