@@ -36,3 +36,18 @@ async def test_unserializable_result_is_an_internal_error_not_a_dead_session(
         assert caught.value.code == ErrorCode.INTERNAL_ERROR
         result = await pair.client.send_request("x/custom", {"n": 2})
         assert result["value"] == 2
+
+
+@pytest.mark.parametrize("modern", [False, True])
+async def test_closing_the_session_closes_its_notification_channel(
+    modern: bool, autojump_clock: trio.testing.MockClock
+) -> None:
+    # When the session was closed (rather than its input ending) the cancel skipped the
+    # aclose() of the channel feeding the notification handler: its send side stayed open
+    # after the session had finished.
+    async with memory_session_pair(modern=modern) as pair:
+        pass
+    for session in (pair.client, pair.server):
+        with trio.fail_after(1):
+            await session.wait_finished()
+        assert session._notifications_in.statistics().open_send_channels == 0

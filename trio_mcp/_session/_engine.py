@@ -189,12 +189,15 @@ class Session:
             with self._run_scope:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._notification_worker)
-                    with trio.CancelScope() as handlers_scope:
-                        async with trio.open_nursery() as handlers:
-                            task_status.started()
-                            await self._receive_loop(handlers)
-                            handlers_scope.deadline = trio.current_time() + self.drain_timeout
-                    await self._notifications_in.aclose()
+                    try:
+                        with trio.CancelScope() as handlers_scope:
+                            async with trio.open_nursery() as handlers:
+                                task_status.started()
+                                await self._receive_loop(handlers)
+                                handlers_scope.deadline = trio.current_time() + self.drain_timeout
+                    finally:
+                        # Also when the session is closed under us: no channel outlives it.
+                        self._notifications_in.close()
         finally:
             self._fail_all(self._closure("the connection closed"))
             self._finished.set()
