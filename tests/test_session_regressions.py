@@ -51,3 +51,24 @@ async def test_closing_the_session_closes_its_notification_channel(
         with trio.fail_after(1):
             await session.wait_finished()
         assert session._notifications_in.statistics().open_send_channels == 0
+
+
+@pytest.mark.parametrize("modern", [False, True])
+async def test_cancellation_read_before_the_handler_starts_is_not_lost(
+    modern: bool, autojump_clock: trio.testing.MockClock
+) -> None:
+    # The handler's cancel scope was registered only once its task ran. A cancellation
+    # read in between (the caller gave up at once) found no scope, so the handler ran to
+    # completion: for one that waits on something, an hour of work nobody wanted.
+    async def slow(session: Session, request: InboundRequest) -> Any:
+        await trio.sleep(3600)
+        return {}
+
+    async with memory_session_pair(modern=modern, server_options={"handler": slow}) as pair:
+        for _ in range(20):
+            async with pair.client.open_request("x/custom"):
+                pass  # leave before the answer: the client sends notifications/cancelled
+        await trio.sleep(1)
+        # Whichever way each race went, no handler is still at work a second later.
+        assert pair.server.connection.in_flight == 0
+        assert pair.server._scopes == {}

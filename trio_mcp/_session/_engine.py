@@ -283,6 +283,10 @@ class Session:
         try:
             with trio.CancelScope() as scope:
                 self._scopes[request.id] = scope
+                if request.cancelled:
+                    # The peer's cancellation was read before this task got to run (there
+                    # was no scope to cancel yet): do not start the handler at all.
+                    return
                 try:
                     result = await self._handler(self, request)
                     message: rpc.Message | None = self.connection.respond(request, result)
