@@ -72,3 +72,82 @@ async def test_cancellation_read_before_the_handler_starts_is_not_lost(
         # Whichever way each race went, no handler is still at work a second later.
         assert pair.server.connection.in_flight == 0
         assert pair.server._scopes == {}
+
+
+async def waits_as_told(session: Session, request: InboundRequest) -> Any:
+    params = request.raw_params or {}
+    if params.get("forever"):
+        await trio.sleep_forever()
+    if params.get("ping_back"):
+        # The handler needs the peer, and so the receive loop, to finish.
+        await session.send_request("ping")
+    return {"value": params.get("n")}
+
+
+async def test_full_house_does_not_stop_cancellations_from_being_read(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # With every handler slot taken, the receive loop waited for a slot before reading
+    # on: the cancellation that would free the slot sat unread behind the next request,
+    # and the session deadlocked.
+    async with memory_session_pair(
+        server_options={"handler": waits_as_told, "max_concurrent_requests": 1}
+    ) as pair:
+
+        async def give_up_after_a_second() -> None:
+            with trio.move_on_after(1):
+                await pair.client.send_request("x/custom", {"forever": True})
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(give_up_after_a_second)
+            await trio.sleep(0.5)
+            with trio.fail_after(60):
+                result = await pair.client.send_request("x/custom", {"n": 2})
+        assert result["value"] == 2
+
+
+async def test_full_house_does_not_stop_answers_to_the_handlers_own_requests(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # The same deadlock without any cancellation: the only running handler awaits the
+    # peer's answer to its ping, and that answer sat unread behind the next request.
+    async with memory_session_pair(
+        server_options={"handler": waits_as_told, "max_concurrent_requests": 1}
+    ) as pair:
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                for n in range(2):  # one runs, one waits for its turn
+                    nursery.start_soon(
+                        pair.client.send_request, "x/custom", {"n": n, "ping_back": True}
+                    )
+
+
+async def test_requests_beyond_the_backlog_are_refused_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # The other half of the fix: the receive loop no longer waits for a slot, so what it
+    # cannot hold (max_concurrent_requests running and as many waiting) is refused.
+    outcomes: list[Any] = []
+
+    async def call(n: int) -> None:
+        try:
+            outcomes.append((await pair.client.send_request("x/custom", {"n": n}))["value"])
+        except McpError as exc:
+            outcomes.append(exc.code)
+
+    async def slow(session: Session, request: InboundRequest) -> Any:
+        await trio.sleep(10)
+        return {"value": (request.raw_params or {})["n"]}
+
+    async with (
+        memory_session_pair(server_options={"handler": slow, "max_concurrent_requests": 2}) as pair,
+        trio.open_nursery() as nursery,
+    ):
+        for n in range(6):
+            nursery.start_soon(call, n)
+    # Which four are served depends on the order the callers got going.
+    refused = [o for o in outcomes if o == ErrorCode.INTERNAL_ERROR]
+    served = [o for o in outcomes if o != ErrorCode.INTERNAL_ERROR]
+    assert len(refused) == 2
+    assert len(set(served)) == 4
+    assert set(served) <= set(range(6))

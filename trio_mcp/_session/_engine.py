@@ -35,11 +35,14 @@ answer), then they are cancelled.
 Backpressure
 ------------
 
-At most ``max_concurrent_requests`` inbound handlers run at once; beyond that
-the receive loop stops reading, and a fast peer waits. Notifications for the
-application queue in a channel of ``notification_buffer`` entries, handled in
-order by one task. Progress for one of our requests keeps the newest
-:data:`~._waiter.PROGRESS_BUFFER` unread updates.
+At most ``max_concurrent_requests`` inbound handlers run at once, and as many
+more requests wait for a turn; a request beyond that is refused at once with
+-32603 ("server busy"). The receive loop never waits for a handler slot: the
+message that frees one (a cancellation, the answer a handler awaits from the
+peer) may be the next one to read. Notifications for the application queue in
+a channel of ``notification_buffer`` entries, handled in order by one task;
+when it is full the receive loop waits, and a fast peer with it. Progress for one
+of our requests keeps the newest :data:`~._waiter.PROGRESS_BUFFER` unread updates.
 """
 
 from __future__ import annotations
@@ -130,7 +133,8 @@ class Session:
             may take (it runs shielded).
         drain_timeout: after the peer's input ends, how long running handlers
             may go on to send their answers.
-        max_concurrent_requests: the most inbound handlers at once.
+        max_concurrent_requests: the most inbound handlers at once; as many more
+            requests may wait for a turn, and the rest are refused as busy.
         notification_buffer: notifications queued for ``notification_handler``.
     """
 
@@ -155,6 +159,8 @@ class Session:
         self.cancel_send_timeout = cancel_send_timeout
         self.drain_timeout = drain_timeout
         self._slots = trio.Semaphore(max_concurrent_requests)
+        self._backlog = max_concurrent_requests
+        self._waiting_for_slot = 0
         self._notifications_in, self._notifications_out = trio.open_memory_channel[tuple[str, Any]](
             notification_buffer
         )
@@ -245,11 +251,20 @@ class Session:
         event = self.connection.receive(message)
         kind = type(event)
         if kind is Dispatch:
+            request: InboundRequest = event.request  # type: ignore[union-attr,assignment]
             try:
                 self._slots.acquire_nowait()
             except trio.WouldBlock:
-                await self._slots.acquire()
-            handlers.start_soon(self._handle, event.request)  # type: ignore[union-attr,arg-type]
+                if self._waiting_for_slot >= self._backlog:
+                    busy = McpError("Server busy: too many requests in flight")
+                    refusal = self.connection.respond_error(request, busy)
+                    if refusal is not None:
+                        await self._send_quietly(refusal)
+                    return
+                self._waiting_for_slot += 1
+                handlers.start_soon(self._handle, request, False)
+            else:
+                handlers.start_soon(self._handle, request, True)
         elif kind is ResponseReceived:
             waiter = self._waiters.get(event.request.id)  # type: ignore[union-attr]
             if waiter is not None:
@@ -279,7 +294,8 @@ class Session:
             assert kind is Dropped
             log.debug("dropped: %s", event.reason)  # type: ignore[union-attr]
 
-    async def _handle(self, request: InboundRequest) -> None:
+    async def _handle(self, request: InboundRequest, admitted: bool) -> None:
+        waiting = not admitted
         try:
             with trio.CancelScope() as scope:
                 self._scopes[request.id] = scope
@@ -287,6 +303,10 @@ class Session:
                     # The peer's cancellation was read before this task got to run (there
                     # was no scope to cancel yet): do not start the handler at all.
                     return
+                if waiting:
+                    await self._slots.acquire()
+                    waiting, admitted = False, True
+                    self._waiting_for_slot -= 1
                 try:
                     result = await self._handler(self, request)
                     message: rpc.Message | None = self.connection.respond(request, result)
@@ -316,7 +336,10 @@ class Session:
             self._scopes.pop(request.id, None)
             if not request.finished:
                 self.connection.abandon(request)
-            self._slots.release()
+            if waiting:
+                self._waiting_for_slot -= 1
+            if admitted:
+                self._slots.release()
 
     async def _notification_worker(self) -> None:
         async with self._notifications_out:
