@@ -151,3 +151,18 @@ async def test_requests_beyond_the_backlog_are_refused_at_once(
     assert len(refused) == 2
     assert len(set(served)) == 4
     assert set(served) <= set(range(6))
+
+
+async def test_lockstep_peers_pinging_each_other_at_once_do_not_deadlock(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # Each receive loop sent the protocol's own answers (ping, errors for bad input)
+    # inline. Over a lockstep transport (buffer=0: a send waits for the peer's receive)
+    # two simultaneous pings left each loop waiting to send its pong to the other loop,
+    # which was waiting to send its own: both sessions hung.
+    async with memory_session_pair(buffer=0) as pair:
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                for _ in range(3):
+                    nursery.start_soon(pair.client.send_request, "ping")
+                    nursery.start_soon(pair.server.send_request, "ping")

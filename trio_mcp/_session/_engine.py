@@ -39,10 +39,13 @@ At most ``max_concurrent_requests`` inbound handlers run at once, and as many
 more requests wait for a turn; a request beyond that is refused at once with
 -32603 ("server busy"). The receive loop never waits for a handler slot: the
 message that frees one (a cancellation, the answer a handler awaits from the
-peer) may be the next one to read. Notifications for the application queue in
-a channel of ``notification_buffer`` entries, handled in order by one task;
-when it is full the receive loop waits, and a fast peer with it. Progress for one
-of our requests keeps the newest :data:`~._waiter.PROGRESS_BUFFER` unread updates.
+peer) may be the next one to read. For the same reason it does not wait to send
+the answers the protocol gives itself (pings, errors for bad input): each goes
+out from its own task, unless more than ``max_concurrent_requests`` are already
+waiting to. Notifications for the application queue in a channel of
+``notification_buffer`` entries, handled in order by one task; when it is full
+the receive loop waits, and a fast peer with it. Progress for one of our
+requests keeps the newest :data:`~._waiter.PROGRESS_BUFFER` unread updates.
 """
 
 from __future__ import annotations
@@ -161,6 +164,7 @@ class Session:
         self._slots = trio.Semaphore(max_concurrent_requests)
         self._backlog = max_concurrent_requests
         self._waiting_for_slot = 0
+        self._reply_slots = trio.Semaphore(max_concurrent_requests)
         self._notifications_in, self._notifications_out = trio.open_memory_channel[tuple[str, Any]](
             notification_buffer
         )
@@ -232,15 +236,11 @@ class Session:
 
     async def _process_batch(self, batch: rpc.Batch, handlers: trio.Nursery) -> None:
         if not self.connection.allows_batches:
-            await self._send_quietly(
-                rpc.ErrorResponse(
-                    None,
-                    McpError(
-                        "Invalid Request: this protocol version has no JSON-RPC batches",
-                        code=ErrorCode.INVALID_REQUEST,
-                    ).error,
-                )
+            refusal = McpError(
+                "Invalid Request: this protocol version has no JSON-RPC batches",
+                code=ErrorCode.INVALID_REQUEST,
             )
+            await self._reply(rpc.ErrorResponse(None, refusal.error), handlers)
             return
         for item in batch.items:
             await self._process(item, handlers)
@@ -259,7 +259,7 @@ class Session:
                     busy = McpError("Server busy: too many requests in flight")
                     refusal = self.connection.respond_error(request, busy)
                     if refusal is not None:
-                        await self._send_quietly(refusal)
+                        await self._reply(refusal, handlers)
                     return
                 self._waiting_for_slot += 1
                 handlers.start_soon(self._handle, request, False)
@@ -270,7 +270,7 @@ class Session:
             if waiter is not None:
                 waiter.deliver(event.response)  # type: ignore[union-attr]
         elif kind is Reply:
-            await self._send_quietly(event.message)  # type: ignore[union-attr]
+            await self._reply(event.message, handlers)  # type: ignore[union-attr]
         elif kind is CancelRequested:
             scope = self._scopes.get(event.request.id)  # type: ignore[union-attr]
             if scope is not None:
@@ -365,6 +365,24 @@ class Session:
             self._closed_error = error
             self._fail_all(error)
             raise error from exc
+
+    async def _reply(self, message: rpc.Message, handlers: trio.Nursery) -> None:
+        """Send an answer the protocol gives by itself (ping, an error for bad input) without
+        holding up the receive loop: the peer may be blocked sending to us at this very
+        moment (a lockstep transport, pings crossing), and would never read it. Only a flood
+        of more than ``max_concurrent_requests`` unsent answers makes the loop wait."""
+        try:
+            self._reply_slots.acquire_nowait()
+        except trio.WouldBlock:
+            await self._send_quietly(message)
+        else:
+            handlers.start_soon(self._send_reply, message)
+
+    async def _send_reply(self, message: rpc.Message) -> None:
+        try:
+            await self._send_quietly(message)
+        finally:
+            self._reply_slots.release()
 
     async def _send_quietly(self, message: rpc.Message) -> None:
         try:
