@@ -59,7 +59,7 @@ def _legacy_pair() -> tuple[Connection, Connection]:
     server = Connection(
         "server", info=INFO, capabilities=ServerCapabilities(tools=ToolsCapability())
     )
-    pending, message = client.initialize_request()
+    _, message = client.initialize_request()
     reply = server.receive(rpc.parse(rpc.dumps(message)))
     assert isinstance(reply, Reply)
     answer = client.receive(rpc.parse(rpc.dumps(reply.message)))
