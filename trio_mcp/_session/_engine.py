@@ -299,14 +299,14 @@ class Session:
         try:
             with trio.CancelScope() as scope:
                 self._scopes[request.id] = scope
-                if waiting:
+                # A cancellation read before this task got to run (there was no scope to
+                # cancel yet), or just as a slot was handed to it (too late to interrupt
+                # the wait), means: do not start the handler at all.
+                if waiting and not request.cancelled:
                     await self._slots.acquire()
                     waiting, admitted = False, True
                     self._waiting_for_slot -= 1
                 if request.cancelled:
-                    # The peer's cancellation was read before this task got to run (there
-                    # was no scope to cancel yet), or just as a slot was handed to it (too
-                    # late to interrupt the wait): do not start the handler at all.
                     return
                 try:
                     result = await self._handler(self, request)
