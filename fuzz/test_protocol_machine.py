@@ -34,6 +34,7 @@ from trio_mcp.protocol import (
     Connection,
     Dispatch,
     Dropped,
+    InboundRequest,
     NotificationReceived,
     OutboundRequest,
     PeerCancelled,
@@ -345,6 +346,9 @@ class ProtocolMachine(RuleBasedStateMachine):
         """Answer one of the peer's requests: live, cancelled or already answered."""
         side = self._draw_side(data, lambda s: bool(s.in_flight or s.answered))
         request = self._draw(data, self._mostly(data, list(side.in_flight.values()), side.answered))
+        self._respond(side, request, how)
+
+    def _respond(self, side: Side, request: InboundRequest, how: str) -> None:
         live = side.in_flight.get(request.id) is request
         must_answer = live and request not in side.cancelled
         message: rpc.ResultResponse | rpc.ErrorResponse | None = None
@@ -402,6 +406,34 @@ class ProtocolMachine(RuleBasedStateMachine):
             assert note is None
         if live:
             self._forget_out(side, pending)
+
+    def _racing(self) -> list[tuple[Side, OutboundRequest]]:
+        """Requests the sender awaits and the receiver is handling right now."""
+        return [
+            (side, pending)
+            for side in self.sides()
+            for pending in side.out.values()
+            if pending.id in self.peer_of(side).in_flight and pending.method != "initialize"
+        ]
+
+    @precondition(lambda self: bool(self._racing()))
+    @rule(data=st.data(), answered_first=st.booleans())
+    def cancel_while_handled(self, data: st.DataObject, answered_first: bool) -> None:
+        """The race of cancellation's "Timing Considerations": the caller cancels while
+        the handler runs, and the answer may already be on its way."""
+        sender, pending = self._draw(data, self._racing())
+        receiver = self.peer_of(sender)
+        request = receiver.in_flight[pending.id]
+        if answered_first:
+            self._respond(receiver, request, "result")
+        note = sender.conn.cancel(pending, "race")
+        assert note is not None
+        self._forget_out(sender, pending)
+        self.post(sender, note, f"cancel {pending.id!r}")
+        self.flush()
+        # Either way the sender saw no answer (it had given up), and now the receiver
+        # may not answer (again).
+        self._respond(receiver, request, "result")
 
     def _forget_out(self, side: Side, pending: OutboundRequest) -> None:
         del side.out[pending.id]

@@ -204,6 +204,7 @@ class Log:
     """Everything the sessions did, in order, with virtual times."""
 
     outcomes: dict[int, tuple[str, Any]] = attrs.Factory(dict)
+    ended_at: dict[int, float] = attrs.Factory(dict)
     handlers: dict[tuple[str, Any], HandlerRun] = attrs.Factory(dict)
     #: (side, request id) -> when (time, sequence) the side's connection accepted the
     #: peer's cancellation.
@@ -223,6 +224,7 @@ class Log:
     def end(self, n: int, outcome: str, detail: Any = None) -> None:
         assert n not in self.outcomes, f"request {n} ended twice: {self.outcomes[n]}, {outcome}"
         self.outcomes[n] = (outcome, detail)
+        self.ended_at[n] = trio.current_time()
 
 
 def watch(log: Log, side: str, session: Session) -> None:
@@ -479,6 +481,18 @@ def check(script: Script, log: Log) -> None:
 
     for (side, id), run in log.handlers.items():
         assert run.ended is not None, f"{side} handler for {id!r} outlived the session"
+
+    # lifecycle, timeouts: a sender that stops waiting "SHOULD issue a cancellation
+    # notification": the handler of a request its caller gave up on stops right then.
+    for action in script.requests:
+        outcome, _ = log.outcomes[action.n]
+        if disconnected or outcome not in ("cancelled", "abandoned"):
+            continue
+        receiver = "server" if action.sender == "client" else "client"
+        for (side, _id), run in log.handlers.items():
+            if side == receiver and (run.request.raw_params or {}).get("n") == action.n:
+                assert run.ended is not None
+                assert run.ended <= log.ended_at[action.n], (action, run)
 
     # Malformed input gets the JSON-RPC error it calls for (section 5.1), from the side
     # that received it. Under a disconnect some replies may never be sent.
