@@ -644,7 +644,8 @@ class ProtocolMachine(RuleBasedStateMachine):
             assert (inbound.envelope is not None) == (outcome.modern_version is not None)
             assert inbound.version == (outcome.modern_version or side.write_version)
             meta = request.params.get("_meta") if request.params else None
-            assert inbound.progress_token == (meta.get("progressToken") if meta else None)
+            token = meta.get("progressToken") if type(meta) is dict else None
+            assert inbound.progress_token == token
             side.in_flight[inbound.id] = inbound
             return
         assert type(event) is Reply, (side.role, request, outcome, event)
