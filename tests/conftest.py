@@ -1,5 +1,6 @@
 """Shared fixtures. Paths to the spec schemas are optional: checks that need them skip
-(and only they) when ../shared is absent."""
+(and only they) when ../shared is absent. The Hypothesis profiles live in the top-level
+conftest.py, shared with fuzz/."""
 
 from __future__ import annotations
 
@@ -9,19 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = Path(os.environ.get("TRIO_MCP_SPEC_DIR", ROOT.parent / "shared" / "spec"))
-
-settings.register_profile(
-    "ci", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.register_profile(
-    "deep", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
-settings.register_profile("dev", max_examples=30, deadline=None)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 SCHEMA_FILES = {
     "2026-07-28": "schema-2026-07-28.json",

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, TypeGuard
 
 import attrs
 
@@ -160,7 +160,7 @@ class Connection:
         #: The negotiated legacy revision, or the modern revision a client speaks.
         self.version: str | None = None
         self.peer_info: Implementation | None = None
-        self.peer_capabilities: Capabilities | None = None
+        self._peer_capabilities: Capabilities | None = None
         self.peer_instructions: str | None = None
         #: Legacy ``logging/setLevel``; ``None`` means the client never asked.
         self.log_level: LoggingLevel | None = None
@@ -174,7 +174,8 @@ class Connection:
         self._envelope_cache: dict[str, dict[str, Any]] = {}
         self._refusals: dict[tuple[str, str], McpError | None] = {}
         self._routes: dict[tuple[str, str], _Route] = {}
-        self._send_problems: dict[tuple[str, str, int], str | None] = {}
+        #: Why we may not send (method, revision), for the current peer capabilities.
+        self._send_problems: dict[tuple[str, str], str | None] = {}
         if modern_version is not None:
             self.use_modern(modern_version)
 
@@ -182,6 +183,16 @@ class Connection:
 
     def statistics(self) -> Statistics:
         return attrs.evolve(self._stats)
+
+    @property
+    def peer_capabilities(self) -> Capabilities | None:
+        """What the peer declared (``None`` until we know)."""
+        return self._peer_capabilities
+
+    @peer_capabilities.setter
+    def peer_capabilities(self, capabilities: Capabilities | None) -> None:
+        self._peer_capabilities = capabilities
+        self._send_problems.clear()
 
     @property
     def outstanding(self) -> int:
@@ -205,10 +216,14 @@ class Connection:
 
     def close(self) -> list[OutboundRequest]:
         """Close: the outstanding requests are returned (their waiters should fail) and
-        forgotten; nothing more may be sent."""
+        forgotten; the peer's requests in flight are abandoned (:meth:`respond` gives
+        ``None`` for them). Nothing more is sent, and what still arrives is dropped."""
         pending = list(self._outbound.values())
         self._outbound.clear()
         self._progress.clear()
+        for request in self._inbound.values():
+            request.finished = True
+        self._inbound.clear()
         self.phase = Phase.CLOSED
         return pending
 
@@ -246,8 +261,19 @@ class Connection:
 
     def initialize_request(self, version: str | None = None) -> tuple[OutboundRequest, rpc.Request]:
         """(client) The ``initialize`` request for legacy revision ``version`` (our newest by
-        default). Answer it with :meth:`complete_initialize`."""
-        version = version or self.legacy_versions[0]
+        default). Answer it with :meth:`complete_initialize`.
+
+        Raises:
+            ValueError: ``version`` is not a legacy revision we speak (or we speak none).
+            ProtocolError: the handshake was already started.
+        """
+        if version is None:
+            if not self.legacy_versions:
+                raise ValueError(
+                    f"we speak no legacy revision ({self.versions}): there is no initialize "
+                    "handshake to start"
+                )
+            version = self.legacy_versions[0]
         if version not in self.legacy_versions:
             raise ValueError(f"{version!r} is not a legacy revision we speak")
         conv = converter_for(version)
@@ -325,7 +351,7 @@ class Connection:
             )
         if spec is None:
             return
-        key = (method, version, id(self.peer_capabilities))
+        key = (method, version)
         try:
             problem = self._send_problems[key]
         except KeyError:
@@ -396,12 +422,25 @@ class Connection:
         ``progress_token=True`` asks for progress with the request id as the token.
 
         Raises:
-            McpError: we may not send this now (phase, era, or the peer's capabilities).
+            McpError: we may not send this now (phase, era, or the peer's capabilities), or
+                it is ``initialize``, which only :meth:`initialize_request` sends.
         """
+        if method == "initialize":
+            raise _error(
+                ErrorCode.INVALID_REQUEST,
+                "initialize drives the lifecycle: use initialize_request() and "
+                "complete_initialize()",
+            )
         spec = METHODS.get(method)
         version = self._write_version()
-        if self.phase is Phase.NEW and self.role == "client" and method == "server/discover":
-            version = self.modern_versions[0] if self.modern_versions else version
+        if (
+            self.phase is Phase.NEW
+            and self.role == "client"
+            and method == "server/discover"
+            and self.modern_versions
+        ):
+            # The era probe: it speaks our newest modern revision before we know the era.
+            version = self.modern_versions[0]
         else:
             self._check_can_send(method, spec, version)
         if self.role == "server" and self.phase is Phase.MODERN:
@@ -478,32 +517,45 @@ class Connection:
 
     def respond(self, request: InboundRequest, result: Any) -> rpc.ResultResponse | None:
         """The answer to ``request`` (a result model or a plain dict), or ``None`` if the request
-        was cancelled or already answered: a cancelled request gets no answer."""
-        if request.finished or self._inbound.pop(request.id, None) is not request:
+        was cancelled or already answered: a cancelled request gets no answer.
+
+        Raises:
+            TypeError: ``result`` is not a JSON object (nor a model that writes as one). The
+                request stays unanswered, so the caller can still answer it with
+                :meth:`respond_error`.
+        """
+        if not self._live(request):
             return None
-        request.finished = True
         if request.cancelled:
+            self.abandon(request)
             return None
         if type(result) is dict:
             data = result
         else:
             data = unstructure_hook(request.version, type(result))(result)
+            if type(data) is not dict:
+                raise TypeError(f"a result must be a JSON object, not {type(data).__name__}")
         if request.envelope is not None:
+            # A copy: the handler's dict may be shared (a constant, a cache).
             meta = data.get("_meta")
             meta = dict(meta) if meta else {}
             meta.setdefault(SERVER_INFO, self._info_for(request.version))
-            data["_meta"] = meta
+            data = {**data, "_meta": meta}
+        self.abandon(request)
         return rpc.ResultResponse(request.id, data)
 
     def respond_error(self, request: InboundRequest, error: McpError) -> rpc.ErrorResponse | None:
         """The error answer to ``request``, or ``None`` if it was cancelled or already answered."""
-        if request.finished or self._inbound.pop(request.id, None) is not request:
+        if not self._live(request):
             return None
-        request.finished = True
+        self.abandon(request)
         if request.cancelled:
             return None
         self._stats.errors_replied += 1
         return rpc.ErrorResponse(request.id, error.error)
+
+    def _live(self, request: InboundRequest) -> bool:
+        return not request.finished and self._inbound.get(request.id) is request
 
     def abandon(self, request: InboundRequest) -> None:
         """Forget ``request`` without answering (its handler was cancelled)."""
@@ -734,6 +786,8 @@ class Connection:
 
     def _receive_notification(self, message: rpc.Notification) -> ReceiveEvent:
         self._stats.notifications_received += 1
+        if self.phase is Phase.CLOSED:
+            return Dropped("notification after close")
         method = message.method
         params = message.params
         if method == "notifications/cancelled":
@@ -758,16 +812,21 @@ class Connection:
 
     def _receive_cancel(self, params: dict[str, Any] | None) -> ReceiveEvent:
         request_id = params.get("requestId") if params else None
+        if not _is_id(request_id):
+            # Not a request id at all: a list or an object would not even be a dict key, and
+            # ``true``/``1.0`` would pass for request 1.
+            self._stats.cancellations_ignored += 1
+            return Dropped(f"cancellation of malformed request id {request_id!r}")
         reason = params.get("reason") if params else None
         reason = reason if type(reason) is str else None
-        inbound = self._inbound.get(request_id) if request_id is not None else None
+        inbound = self._inbound.get(request_id)
         if inbound is not None:
             if inbound.spec is not None and not inbound.spec.cancellable:
                 self._stats.cancellations_ignored += 1
                 return Dropped(f"{inbound.method} cannot be cancelled")
             inbound.cancelled = True
             return CancelRequested(inbound, reason)
-        outbound = self._outbound.get(request_id) if request_id is not None else None
+        outbound = self._outbound.get(request_id)
         if (
             outbound is not None
             and self.role == "client"
@@ -780,7 +839,7 @@ class Connection:
 
     def _receive_progress(self, params: dict[str, Any] | None) -> ReceiveEvent:
         token = params.get("progressToken") if params else None
-        pending = self._progress.get(token) if token is not None else None
+        pending = self._progress.get(token) if _is_id(token) else None
         if pending is None:
             self._stats.progress_dropped += 1
             return Dropped(f"progress for unknown or finished token {token!r}")
@@ -844,6 +903,11 @@ class Connection:
 _Route: TypeAlias = tuple[McpError | None, MethodSpec | None, Callable[[Any, Any], Any] | None, Any]
 
 _BUILTIN = frozenset({"initialize", "ping", "logging/setLevel", "server/discover"})
+
+
+def _is_id(value: object) -> TypeGuard[RequestId]:
+    """A request id or progress token: a string or an integer (a bool is neither)."""
+    return type(value) is str or type(value) is int
 
 
 def _peer(role: Role) -> Role:

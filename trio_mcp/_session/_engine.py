@@ -35,11 +35,17 @@ answer), then they are cancelled.
 Backpressure
 ------------
 
-At most ``max_concurrent_requests`` inbound handlers run at once; beyond that
-the receive loop stops reading, and a fast peer waits. Notifications for the
-application queue in a channel of ``notification_buffer`` entries, handled in
-order by one task. Progress for one of our requests keeps the newest
-:data:`~._waiter.PROGRESS_BUFFER` unread updates.
+At most ``max_concurrent_requests`` inbound handlers run at once, and as many
+more requests wait for a turn; a request beyond that is refused at once with
+-32603 ("server busy"). The receive loop never waits for a handler slot: the
+message that frees one (a cancellation, the answer a handler awaits from the
+peer) may be the next one to read. For the same reason it does not wait to send
+the answers the protocol gives itself (pings, errors for bad input): each goes
+out from its own task, unless more than ``max_concurrent_requests`` are already
+waiting to. Notifications for the application queue in a channel of
+``notification_buffer`` entries, handled in order by one task; when it is full
+the receive loop waits, and a fast peer with it. Progress for one of our
+requests keeps the newest :data:`~._waiter.PROGRESS_BUFFER` unread updates.
 """
 
 from __future__ import annotations
@@ -138,7 +144,8 @@ class Session:
             may take (it runs shielded).
         drain_timeout: after the peer's input ends, how long running handlers
             may go on to send their answers.
-        max_concurrent_requests: the most inbound handlers at once.
+        max_concurrent_requests: the most inbound handlers at once; as many more
+            requests may wait for a turn, and the rest are refused as busy.
         notification_buffer: notifications queued for ``notification_handler``.
         immediate: answers requests that need no task (see :data:`ImmediateHandler`);
             such a request skips the task and cancel scope a handler would get.
@@ -170,6 +177,9 @@ class Session:
         self.cancel_send_timeout = cancel_send_timeout
         self.drain_timeout = drain_timeout
         self._slots = trio.Semaphore(max_concurrent_requests)
+        self._backlog = max_concurrent_requests
+        self._waiting_for_slot = 0
+        self._reply_slots = trio.Semaphore(max_concurrent_requests)
         self._notifications_in, self._notifications_out = trio.open_memory_channel[tuple[str, Any]](
             notification_buffer
         )
@@ -206,12 +216,15 @@ class Session:
             with self._run_scope:
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._notification_worker)
-                    with trio.CancelScope() as handlers_scope:
-                        async with trio.open_nursery() as handlers:
-                            task_status.started()
-                            await self._receive_loop(handlers)
-                            handlers_scope.deadline = trio.current_time() + self.drain_timeout
-                    await self._notifications_in.aclose()
+                    try:
+                        with trio.CancelScope() as handlers_scope:
+                            async with trio.open_nursery() as handlers:
+                                task_status.started()
+                                await self._receive_loop(handlers)
+                                handlers_scope.deadline = trio.current_time() + self.drain_timeout
+                    finally:
+                        # Also when the session is closed under us: no channel outlives it.
+                        self._notifications_in.close()
         finally:
             self._fail_all(self._closure("the connection closed"))
             self._finished.set()
@@ -250,15 +263,11 @@ class Session:
 
     async def _process_batch(self, batch: rpc.Batch, handlers: trio.Nursery) -> None:
         if not self.connection.allows_batches:
-            await self._send_quietly(
-                rpc.ErrorResponse(
-                    None,
-                    McpError(
-                        "Invalid Request: this protocol version has no JSON-RPC batches",
-                        code=ErrorCode.INVALID_REQUEST,
-                    ).error,
-                )
+            refusal = McpError(
+                "Invalid Request: this protocol version has no JSON-RPC batches",
+                code=ErrorCode.INVALID_REQUEST,
             )
+            await self._reply(rpc.ErrorResponse(None, refusal.error), handlers)
             return
         for item in batch.items:
             await self._process(item, handlers)
@@ -270,19 +279,27 @@ class Session:
         kind = type(event)
         if kind is Dispatch:
             request: InboundRequest = event.request  # type: ignore[union-attr,assignment]
-            if self._immediate is not None and await self._answer_now(request):
+            if self._immediate is not None and await self._answer_now(request, handlers):
                 return
             try:
                 self._slots.acquire_nowait()
             except trio.WouldBlock:
-                await self._slots.acquire()
-            handlers.start_soon(self._handle, request)
+                if self._waiting_for_slot >= self._backlog:
+                    busy = McpError("Server busy: too many requests in flight")
+                    refusal = self.connection.respond_error(request, busy)
+                    if refusal is not None:
+                        await self._reply(refusal, handlers, related=request.id)
+                    return
+                self._waiting_for_slot += 1
+                handlers.start_soon(self._handle, request, False)
+            else:
+                handlers.start_soon(self._handle, request, True)
         elif kind is ResponseReceived:
             waiter = self._waiters.get(event.request.id)  # type: ignore[union-attr]
             if waiter is not None:
                 waiter.deliver(event.response)  # type: ignore[union-attr]
         elif kind is Reply:
-            await self._send_quietly(event.message)  # type: ignore[union-attr]
+            await self._reply(event.message, handlers)  # type: ignore[union-attr]
         elif kind is CancelRequested:
             scope = self._scopes.get(event.request.id)  # type: ignore[union-attr]
             if scope is not None:
@@ -306,7 +323,7 @@ class Session:
             assert kind is Dropped
             log.debug("dropped: %s", event.reason)  # type: ignore[union-attr]
 
-    async def _answer_now(self, request: InboundRequest) -> bool:
+    async def _answer_now(self, request: InboundRequest, handlers: trio.Nursery) -> bool:
         """Answer ``request`` in the receive loop if the immediate handler can; True if done."""
         assert self._immediate is not None
         try:
@@ -321,20 +338,24 @@ class Session:
             message = self.connection.respond_error(
                 request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
             )
-        if message is None:
-            return True
-        try:
-            self.stream.send_nowait(message, related=request.id)
-        except trio.WouldBlock:
-            await self._send_quietly(message, related=request.id)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
+        if message is not None:
+            await self._reply(message, handlers, related=request.id)
         return True
 
-    async def _handle(self, request: InboundRequest) -> None:
+    async def _handle(self, request: InboundRequest, admitted: bool) -> None:
+        waiting = not admitted
         try:
             with trio.CancelScope() as scope:
                 self._scopes[request.id] = scope
+                # A cancellation read before this task got to run (there was no scope to
+                # cancel yet), or just as a slot was handed to it (too late to interrupt
+                # the wait), means: do not start the handler at all.
+                if waiting and not request.cancelled:
+                    await self._slots.acquire()
+                    waiting, admitted = False, True
+                    self._waiting_for_slot -= 1
+                if request.cancelled:
+                    return
                 try:
                     result = await self._handler(self, request)
                     message: rpc.Message | None = self.connection.respond(request, result)
@@ -346,14 +367,28 @@ class Session:
                         request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
                     )
                 if message is not None:
-                    await self._send(message, related=request.id)
+                    try:
+                        await self._send(message, related=request.id)
+                    except TypeError:
+                        # The result held something JSON cannot carry (a set, an object):
+                        # the handler's bug, answered like any other handler failure.
+                        log.exception(
+                            "answer to %s (id %r) is not JSON", request.method, request.id
+                        )
+                        internal = McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
+                        await self._send(
+                            rpc.ErrorResponse(request.id, internal.error), related=request.id
+                        )
         except ConnectionClosed:
             pass
         finally:
             self._scopes.pop(request.id, None)
             if not request.finished:
                 self.connection.abandon(request)
-            self._slots.release()
+            if waiting:
+                self._waiting_for_slot -= 1
+            if admitted:
+                self._slots.release()
 
     async def _notification_worker(self) -> None:
         async with self._notifications_out:
@@ -379,6 +414,40 @@ class Session:
             self._closed_error = error
             self._fail_all(error)
             raise error from exc
+
+    async def _reply(
+        self, message: rpc.Message, handlers: trio.Nursery, *, related: Any = None
+    ) -> None:
+        """Send an answer given without a handler task (a ping, an error for bad input, a
+        plain-function tool's result) without holding up the receive loop: the peer may be
+        blocked sending to us at this very moment (a lockstep transport, pings crossing), and
+        would never read it. If the transport has room the answer leaves at once; otherwise a
+        task sends it, and only a flood of more than ``max_concurrent_requests`` unsent
+        answers makes the loop wait."""
+        try:
+            self.stream.send_nowait(message, related=related)
+            return
+        except trio.WouldBlock:
+            pass
+        except TypeError:
+            # The answer held something JSON cannot carry: the handler's bug.
+            log.exception("answer to request %r is not JSON", related)
+            internal = McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
+            message = rpc.ErrorResponse(related, internal.error)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return
+        try:
+            self._reply_slots.acquire_nowait()
+        except trio.WouldBlock:
+            await self._send_quietly(message, related=related)
+        else:
+            handlers.start_soon(self._send_reply, message, related)
+
+    async def _send_reply(self, message: rpc.Message, related: Any) -> None:
+        try:
+            await self._send_quietly(message, related=related)
+        finally:
+            self._reply_slots.release()
 
     async def _send_quietly(self, message: rpc.Message, *, related: Any = None) -> None:
         try:
