@@ -10,9 +10,9 @@ import attrs
 import jsonschema
 import pytest
 import trio
-from conftest import load_schema
 from feature_harness import MODERN, RecordingStream, open_pair
 
+from conftest import load_schema
 from trio_mcp import jsonrpc as rpc
 from trio_mcp.jsonrpc import McpError
 from trio_mcp.server import Context, Server

@@ -7,16 +7,18 @@ from typing import Any, ClassVar
 
 import attrs
 
+from ._base import Model
 
-@attrs.frozen(kw_only=True)
-class RootsCapability:
+
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class RootsCapability(Model):
     list_changed: bool | None = None
 
     __until__: ClassVar[Mapping[str, str]] = {"list_changed": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
-class SamplingCapability:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SamplingCapability(Model):
     #: Present if the client honours ``includeContext`` other than ``"none"``.
     context: dict[str, Any] | None = None
     #: Present if the client accepts ``tools`` and ``toolChoice``.
@@ -25,8 +27,8 @@ class SamplingCapability:
     __since__: ClassVar[Mapping[str, str]] = {"context": "2025-11-25", "tools": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
-class ElicitationCapability:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ElicitationCapability(Model):
     """Elicitation modes; an empty object means form mode only (backwards compatible)."""
 
     form: dict[str, Any] | None = None
@@ -35,8 +37,8 @@ class ElicitationCapability:
     __since__: ClassVar[Mapping[str, str]] = {"form": "2025-11-25", "url": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
-class ClientCapabilities:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ClientCapabilities(Model):
     experimental: dict[str, dict[str, Any]] | None = None
     extensions: dict[str, dict[str, Any]] | None = None
     roots: RootsCapability | None = None
@@ -53,24 +55,24 @@ class ClientCapabilities:
     __until__: ClassVar[Mapping[str, str]] = {"tasks": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
-class PromptsCapability:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PromptsCapability(Model):
     list_changed: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ResourcesCapability:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResourcesCapability(Model):
     subscribe: bool | None = None
     list_changed: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ToolsCapability:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolsCapability(Model):
     list_changed: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ServerCapabilities:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ServerCapabilities(Model):
     experimental: dict[str, dict[str, Any]] | None = None
     extensions: dict[str, dict[str, Any]] | None = None
     logging: dict[str, Any] | None = None

@@ -8,11 +8,11 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 import attrs
 
-from ._base import Icon, MetaObject, Role
+from ._base import Icon, MetaObject, Model, Role
 
 
-@attrs.frozen(kw_only=True)
-class Annotations:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Annotations(Model):
     """Hints about how a client should use or show an object."""
 
     audience: list[Role] | None = None
@@ -22,16 +22,16 @@ class Annotations:
     __since__: ClassVar[Mapping[str, str]] = {"last_modified": "2025-06-18"}
 
 
-@attrs.frozen(kw_only=True)
-class TextContent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TextContent(Model):
     text: str
     type: Literal["text"] = "text"
     annotations: Annotations | None = None
     meta: MetaObject | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ImageContent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ImageContent(Model):
     """An image; ``data`` is base64. :meth:`from_bytes` encodes for you."""
 
     data: str
@@ -48,8 +48,8 @@ class ImageContent:
         return base64.b64decode(self.data, validate=True)
 
 
-@attrs.frozen(kw_only=True)
-class AudioContent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class AudioContent(Model):
     """Audio (2025-03-26); ``data`` is base64. :meth:`from_bytes` encodes for you."""
 
     data: str
@@ -66,8 +66,8 @@ class AudioContent:
         return base64.b64decode(self.data, validate=True)
 
 
-@attrs.frozen(kw_only=True)
-class ResourceContents:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResourceContents(Model):
     """What every resource content has: a URI and maybe a MIME type."""
 
     uri: str
@@ -75,12 +75,12 @@ class ResourceContents:
     meta: MetaObject | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class TextResourceContents(ResourceContents):
     text: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class BlobResourceContents(ResourceContents):
     """Binary resource contents; ``blob`` is base64."""
 
@@ -99,8 +99,8 @@ class BlobResourceContents(ResourceContents):
 AnyResourceContents: TypeAlias = TextResourceContents | BlobResourceContents
 
 
-@attrs.frozen(kw_only=True)
-class EmbeddedResource:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class EmbeddedResource(Model):
     """A resource's contents carried inline."""
 
     resource: TextResourceContents | BlobResourceContents
@@ -109,8 +109,8 @@ class EmbeddedResource:
     meta: MetaObject | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ResourceLink:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResourceLink(Model):
     """A pointer to a resource the client may read (2025-06-18)."""
 
     uri: str
@@ -127,8 +127,8 @@ class ResourceLink:
     __since__: ClassVar[Mapping[str, str]] = {"icons": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
-class ToolUseContent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolUseContent(Model):
     """A model's request to use a tool, inside sampling (2025-11-25)."""
 
     id: str
@@ -138,8 +138,8 @@ class ToolUseContent:
     meta: MetaObject | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ToolResultContent:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolResultContent(Model):
     """The result of a tool use, fed back to the model in sampling (2025-11-25)."""
 
     tool_use_id: str

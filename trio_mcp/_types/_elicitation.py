@@ -7,11 +7,11 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 import attrs
 
-from ._base import MetaObject, Notification, Request, RequestParams
+from ._base import MetaObject, Model, Notification, Request, RequestParams
 from ._tools import TaskMetadata
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ElicitRequestFormParams(RequestParams):
     """Form mode: ``requested_schema`` is a flat object schema of primitive properties."""
 
@@ -24,7 +24,7 @@ class ElicitRequestFormParams(RequestParams):
     __until__: ClassVar[Mapping[str, str]] = {"task": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ElicitRequestURLParams(RequestParams):
     """URL mode (2025-11-25): the user completes an interaction out of band at ``url``."""
 
@@ -41,8 +41,8 @@ class ElicitRequestURLParams(RequestParams):
 ElicitRequestParams: TypeAlias = ElicitRequestFormParams | ElicitRequestURLParams
 
 
-@attrs.frozen(kw_only=True)
-class ElicitResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ElicitResult(Model):
     """The user's answer: accepted (with ``content`` in form mode), declined or cancelled."""
 
     action: Literal["accept", "decline", "cancel"]
@@ -50,19 +50,19 @@ class ElicitResult:
     meta: MetaObject | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ElicitRequest(Request[ElicitResult]):
     method: Literal["elicitation/create"] = "elicitation/create"
     params: ElicitRequestFormParams | ElicitRequestURLParams
     result_model = ElicitResult
 
 
-@attrs.frozen(kw_only=True)
-class ElicitationCompleteNotificationParams:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ElicitationCompleteNotificationParams(Model):
     elicitation_id: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ElicitationCompleteNotification(Notification):
     """2025-11-25 only: an out-of-band (URL mode) elicitation finished."""
 
@@ -70,8 +70,8 @@ class ElicitationCompleteNotification(Notification):
     params: ElicitationCompleteNotificationParams
 
 
-@attrs.frozen(kw_only=True)
-class URLElicitationRequiredErrorData:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class URLElicitationRequiredErrorData(Model):
     """``data`` of the -32042 error (2025-11-25 only)."""
 
     elicitations: list[ElicitRequestURLParams]
@@ -80,8 +80,8 @@ class URLElicitationRequiredErrorData:
 # --- The restricted schemas form mode may ask for -----------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class StringSchema:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class StringSchema(Model):
     type: Literal["string"] = "string"
     title: str | None = None
     description: str | None = None
@@ -93,8 +93,8 @@ class StringSchema:
     __since__: ClassVar[Mapping[str, str]] = {"default": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
-class NumberSchema:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class NumberSchema(Model):
     type: Literal["number", "integer"]
     title: str | None = None
     description: str | None = None
@@ -105,24 +105,24 @@ class NumberSchema:
     __since__: ClassVar[Mapping[str, str]] = {"default": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
-class BooleanSchema:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class BooleanSchema(Model):
     type: Literal["boolean"] = "boolean"
     title: str | None = None
     description: str | None = None
     default: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
-class EnumOption:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class EnumOption(Model):
     """One choice of a titled enum: the value and what to show."""
 
     const: str
     title: str
 
 
-@attrs.frozen(kw_only=True)
-class UntitledSingleSelectEnumSchema:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class UntitledSingleSelectEnumSchema(Model):
     enum: list[str]
     type: Literal["string"] = "string"
     title: str | None = None
@@ -130,8 +130,8 @@ class UntitledSingleSelectEnumSchema:
     default: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class TitledSingleSelectEnumSchema:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TitledSingleSelectEnumSchema(Model):
     one_of: list[EnumOption]
     type: Literal["string"] = "string"
     title: str | None = None
@@ -139,8 +139,8 @@ class TitledSingleSelectEnumSchema:
     default: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class LegacyTitledEnumSchema:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class LegacyTitledEnumSchema(Model):
     """Deprecated shape: ``enum`` with a parallel ``enumNames`` (2025-06-18's ``EnumSchema``)."""
 
     enum: list[str]
@@ -153,19 +153,19 @@ class LegacyTitledEnumSchema:
     __since__: ClassVar[Mapping[str, str]] = {"default": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
-class UntitledEnumItems:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class UntitledEnumItems(Model):
     enum: list[str]
     type: Literal["string"] = "string"
 
 
-@attrs.frozen(kw_only=True)
-class TitledEnumItems:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TitledEnumItems(Model):
     any_of: list[EnumOption]
 
 
-@attrs.frozen(kw_only=True)
-class UntitledMultiSelectEnumSchema:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class UntitledMultiSelectEnumSchema(Model):
     items: UntitledEnumItems
     type: Literal["array"] = "array"
     title: str | None = None
@@ -175,8 +175,8 @@ class UntitledMultiSelectEnumSchema:
     default: list[str] | None = None
 
 
-@attrs.frozen(kw_only=True)
-class TitledMultiSelectEnumSchema:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TitledMultiSelectEnumSchema(Model):
     items: TitledEnumItems
     type: Literal["array"] = "array"
     title: str | None = None

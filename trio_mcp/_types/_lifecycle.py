@@ -20,14 +20,14 @@ from ._base import (
 from ._capabilities import ClientCapabilities, ServerCapabilities
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class InitializeRequestParams(RequestParams):
     protocol_version: str
     capabilities: ClientCapabilities
     client_info: Implementation
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class InitializeResult(Result):
     protocol_version: str
     capabilities: ServerCapabilities
@@ -35,7 +35,7 @@ class InitializeResult(Result):
     instructions: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class InitializeRequest(Request[InitializeResult]):
     """Legacy era: the first request of a session. It cannot be cancelled."""
 
@@ -44,13 +44,13 @@ class InitializeRequest(Request[InitializeResult]):
     result_model = InitializeResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class InitializedNotification(Notification):
     method: Literal["notifications/initialized"] = "notifications/initialized"
     params: NotificationParams | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class PingRequest(Request[EmptyResult]):
     """Legacy era: either side checks the other is alive."""
 
@@ -59,7 +59,7 @@ class PingRequest(Request[EmptyResult]):
     result_model = EmptyResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class DiscoverResult(CacheableResult):
     """What a modern server supports: versions, capabilities, instructions."""
 
@@ -68,7 +68,7 @@ class DiscoverResult(CacheableResult):
     instructions: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class DiscoverRequest(Request[DiscoverResult]):
     """Modern era: ask a server what it supports (also the stdio era probe)."""
 

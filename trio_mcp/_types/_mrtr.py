@@ -19,7 +19,7 @@ InputResponse: TypeAlias = CreateMessageResult | ListRootsResult | ElicitResult
 InputRequests: TypeAlias = dict[str, InputRequest]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class InputRequiredResult(Result):
     """An interim result: the client should gather ``input_requests`` and retry the request
     with the answers and ``request_state`` unchanged."""
@@ -29,7 +29,7 @@ class InputRequiredResult(Result):
     request_state: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class InputResponseRequestParams(RequestParams):
     """The MRTR fields a retried request carries."""
 

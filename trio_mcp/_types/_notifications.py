@@ -20,19 +20,19 @@ from ._base import (
 )
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class CancelledNotificationParams(NotificationParams):
     request_id: RequestId | None = None
     reason: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class CancelledNotification(Notification):
     method: Literal["notifications/cancelled"] = "notifications/cancelled"
     params: CancelledNotificationParams
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ProgressNotificationParams(NotificationParams):
     progress_token: ProgressToken
     progress: float
@@ -42,31 +42,31 @@ class ProgressNotificationParams(NotificationParams):
     __since__: ClassVar[Mapping[str, str]] = {"message": "2025-03-26"}
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ProgressNotification(Notification):
     method: Literal["notifications/progress"] = "notifications/progress"
     params: ProgressNotificationParams
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class LoggingMessageNotificationParams(NotificationParams):
     level: LoggingLevel
     data: Any
     logger: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class LoggingMessageNotification(Notification):
     method: Literal["notifications/message"] = "notifications/message"
     params: LoggingMessageNotificationParams
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SetLevelRequestParams(RequestParams):
     level: LoggingLevel
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SetLevelRequest(Request[EmptyResult]):
     """Legacy era: the lowest level of log messages the client wants."""
 

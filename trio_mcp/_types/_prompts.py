@@ -12,6 +12,7 @@ from ._base import (
     Icon,
     InputResponses,
     MetaObject,
+    Model,
     Notification,
     NotificationParams,
     PaginatedRequestParams,
@@ -23,8 +24,8 @@ from ._base import (
 from ._content import ContentBlock
 
 
-@attrs.frozen(kw_only=True)
-class PromptArgument:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PromptArgument(Model):
     name: str
     title: str | None = None
     description: str | None = None
@@ -33,8 +34,8 @@ class PromptArgument:
     __since__: ClassVar[Mapping[str, str]] = {"title": "2025-06-18"}
 
 
-@attrs.frozen(kw_only=True)
-class Prompt:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Prompt(Model):
     name: str
     title: str | None = None
     description: str | None = None
@@ -45,25 +46,25 @@ class Prompt:
     __since__: ClassVar[Mapping[str, str]] = {"title": "2025-06-18", "icons": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
-class PromptMessage:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class PromptMessage(Model):
     role: Role
     content: ContentBlock
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListPromptsResult(CacheablePaginatedResult):
     prompts: list[Prompt]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListPromptsRequest(Request[ListPromptsResult]):
     method: Literal["prompts/list"] = "prompts/list"
     params: PaginatedRequestParams | None = None
     result_model = ListPromptsResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class GetPromptRequestParams(RequestParams):
     name: str
     arguments: dict[str, str] | None = None
@@ -76,20 +77,20 @@ class GetPromptRequestParams(RequestParams):
     }
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class GetPromptResult(Result):
     messages: list[PromptMessage]
     description: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class GetPromptRequest(Request[GetPromptResult]):
     method: Literal["prompts/get"] = "prompts/get"
     params: GetPromptRequestParams
     result_model = GetPromptResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class PromptListChangedNotification(Notification):
     method: Literal["notifications/prompts/list_changed"] = "notifications/prompts/list_changed"
     params: NotificationParams | None = None

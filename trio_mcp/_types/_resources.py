@@ -14,6 +14,7 @@ from ._base import (
     Icon,
     InputResponses,
     MetaObject,
+    Model,
     Notification,
     NotificationParams,
     PaginatedRequestParams,
@@ -23,8 +24,8 @@ from ._base import (
 from ._content import Annotations, BlobResourceContents, TextResourceContents
 
 
-@attrs.frozen(kw_only=True)
-class Resource:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Resource(Model):
     uri: str
     name: str
     title: str | None = None
@@ -38,8 +39,8 @@ class Resource:
     __since__: ClassVar[Mapping[str, str]] = {"title": "2025-06-18", "icons": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
-class ResourceTemplate:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ResourceTemplate(Model):
     """A family of resources named by an RFC 6570 URI template."""
 
     uri_template: str
@@ -54,36 +55,36 @@ class ResourceTemplate:
     __since__: ClassVar[Mapping[str, str]] = {"title": "2025-06-18", "icons": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListResourcesResult(CacheablePaginatedResult):
     resources: list[Resource]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListResourcesRequest(Request[ListResourcesResult]):
     method: Literal["resources/list"] = "resources/list"
     params: PaginatedRequestParams | None = None
     result_model = ListResourcesResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListResourceTemplatesResult(CacheablePaginatedResult):
     resource_templates: list[ResourceTemplate]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListResourceTemplatesRequest(Request[ListResourceTemplatesResult]):
     method: Literal["resources/templates/list"] = "resources/templates/list"
     params: PaginatedRequestParams | None = None
     result_model = ListResourceTemplatesResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ResourceRequestParams(RequestParams):
     uri: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ReadResourceRequestParams(ResourceRequestParams):
     input_responses: InputResponses | None = None
     request_state: str | None = None
@@ -94,24 +95,24 @@ class ReadResourceRequestParams(ResourceRequestParams):
     }
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ReadResourceResult(CacheableResult):
     contents: list[TextResourceContents | BlobResourceContents]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ReadResourceRequest(Request[ReadResourceResult]):
     method: Literal["resources/read"] = "resources/read"
     params: ReadResourceRequestParams
     result_model = ReadResourceResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SubscribeRequestParams(ResourceRequestParams):
     pass
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SubscribeRequest(Request[EmptyResult]):
     """Legacy era: ask for ``notifications/resources/updated`` about one URI."""
 
@@ -120,30 +121,30 @@ class SubscribeRequest(Request[EmptyResult]):
     result_model = EmptyResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class UnsubscribeRequestParams(ResourceRequestParams):
     pass
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class UnsubscribeRequest(Request[EmptyResult]):
     method: Literal["resources/unsubscribe"] = "resources/unsubscribe"
     params: UnsubscribeRequestParams
     result_model = EmptyResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ResourceUpdatedNotificationParams(NotificationParams):
     uri: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ResourceUpdatedNotification(Notification):
     method: Literal["notifications/resources/updated"] = "notifications/resources/updated"
     params: ResourceUpdatedNotificationParams
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ResourceListChangedNotification(Notification):
     method: Literal["notifications/resources/list_changed"] = "notifications/resources/list_changed"
     params: NotificationParams | None = None

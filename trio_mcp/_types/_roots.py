@@ -6,30 +6,30 @@ from typing import Literal
 
 import attrs
 
-from ._base import MetaObject, Notification, NotificationParams, Request, RequestParams
+from ._base import MetaObject, Model, Notification, NotificationParams, Request, RequestParams
 
 
-@attrs.frozen(kw_only=True)
-class Root:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Root(Model):
     uri: str
     name: str | None = None
     meta: MetaObject | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ListRootsResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ListRootsResult(Model):
     roots: list[Root]
     meta: MetaObject | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListRootsRequest(Request[ListRootsResult]):
     method: Literal["roots/list"] = "roots/list"
     params: RequestParams | None = None
     result_model = ListRootsResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class RootsListChangedNotification(Notification):
     """Legacy era only."""
 

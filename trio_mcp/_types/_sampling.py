@@ -7,31 +7,31 @@ from typing import Any, ClassVar, Literal
 
 import attrs
 
-from ._base import MetaObject, Request, RequestParams, Role
+from ._base import MetaObject, Model, Request, RequestParams, Role
 from ._content import SamplingMessageContentBlock
 from ._tools import TaskMetadata, Tool
 
 
-@attrs.frozen(kw_only=True)
-class ModelHint:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelHint(Model):
     name: str | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ModelPreferences:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ModelPreferences(Model):
     hints: list[ModelHint] | None = None
     cost_priority: float | None = None
     speed_priority: float | None = None
     intelligence_priority: float | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ToolChoice:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolChoice(Model):
     mode: Literal["auto", "required", "none"] | None = None
 
 
-@attrs.frozen(kw_only=True)
-class SamplingMessage:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SamplingMessage(Model):
     role: Role
     content: SamplingMessageContentBlock | list[SamplingMessageContentBlock]
     meta: MetaObject | None = None
@@ -39,7 +39,7 @@ class SamplingMessage:
     __since__: ClassVar[Mapping[str, str]] = {"meta": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class CreateMessageRequestParams(RequestParams):
     messages: list[SamplingMessage]
     max_tokens: int
@@ -61,8 +61,8 @@ class CreateMessageRequestParams(RequestParams):
     __until__: ClassVar[Mapping[str, str]] = {"task": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
-class CreateMessageResult:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class CreateMessageResult(Model):
     """The client's sampled message."""
 
     role: Role
@@ -72,7 +72,7 @@ class CreateMessageResult:
     meta: MetaObject | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class CreateMessageRequest(Request[CreateMessageResult]):
     method: Literal["sampling/createMessage"] = "sampling/createMessage"
     params: CreateMessageRequestParams

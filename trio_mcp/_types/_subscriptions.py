@@ -7,11 +7,19 @@ from typing import Literal
 
 import attrs
 
-from ._base import MetaObject, Notification, NotificationParams, Request, RequestParams, Result
+from ._base import (
+    MetaObject,
+    Model,
+    Notification,
+    NotificationParams,
+    Request,
+    RequestParams,
+    Result,
+)
 
 
-@attrs.frozen(kw_only=True)
-class SubscriptionFilter:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class SubscriptionFilter(Model):
     """Which notifications a client wants. Absent means "not this kind"."""
 
     tools_list_changed: bool | None = None
@@ -20,12 +28,12 @@ class SubscriptionFilter:
     resource_subscriptions: list[str] | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SubscriptionsListenRequestParams(RequestParams):
     notifications: SubscriptionFilter
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SubscriptionsListenResult(Result):
     """Sent when the server ends the stream gracefully.
 
@@ -37,19 +45,19 @@ class SubscriptionsListenResult(Result):
     meta: MetaObject
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SubscriptionsListenRequest(Request[SubscriptionsListenResult]):
     method: Literal["subscriptions/listen"] = "subscriptions/listen"
     params: SubscriptionsListenRequestParams
     result_model = SubscriptionsListenResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SubscriptionsAcknowledgedNotificationParams(NotificationParams):
     notifications: SubscriptionFilter
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class SubscriptionsAcknowledgedNotification(Notification):
     """The first message of a subscription: what the server agreed to send."""
 

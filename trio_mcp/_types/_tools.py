@@ -12,6 +12,7 @@ from ._base import (
     Icon,
     InputResponses,
     MetaObject,
+    Model,
     Notification,
     NotificationParams,
     PaginatedRequestParams,
@@ -22,8 +23,8 @@ from ._base import (
 from ._content import ContentBlock
 
 
-@attrs.frozen(kw_only=True)
-class ToolAnnotations:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolAnnotations(Model):
     """Hints about a tool's behaviour. Untrusted unless the server is."""
 
     title: str | None = None
@@ -33,15 +34,15 @@ class ToolAnnotations:
     open_world_hint: bool | None = None
 
 
-@attrs.frozen(kw_only=True)
-class ToolExecution:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class ToolExecution(Model):
     """Execution properties of a tool (2025-11-25 tasks)."""
 
     task_support: Literal["forbidden", "optional", "required"] | None = None
 
 
-@attrs.frozen(kw_only=True)
-class Tool:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class Tool(Model):
     """A tool the server offers. ``input_schema`` and ``output_schema`` are JSON Schemas, kept
     exactly as given."""
 
@@ -65,26 +66,26 @@ class Tool:
     __until__: ClassVar[Mapping[str, str]] = {"execution": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListToolsResult(CacheablePaginatedResult):
     tools: list[Tool]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ListToolsRequest(Request[ListToolsResult]):
     method: Literal["tools/list"] = "tools/list"
     params: PaginatedRequestParams | None = None
     result_model = ListToolsResult
 
 
-@attrs.frozen(kw_only=True)
-class TaskMetadata:
+@attrs.frozen(kw_only=True, repr=False, eq=False)
+class TaskMetadata(Model):
     """Asks for a request to run as a task (2025-11-25)."""
 
     ttl: int | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class CallToolRequestParams(RequestParams):
     name: str
     arguments: dict[str, Any] | None = None
@@ -103,7 +104,7 @@ class CallToolRequestParams(RequestParams):
     __until__: ClassVar[Mapping[str, str]] = {"task": "2025-11-25"}
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class CallToolResult(Result):
     """A tool's answer. ``is_error`` marks a failure the model should see, not a protocol
     error."""
@@ -115,14 +116,14 @@ class CallToolResult(Result):
     __since__: ClassVar[Mapping[str, str]] = {"structured_content": "2025-06-18"}
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class CallToolRequest(Request[CallToolResult]):
     method: Literal["tools/call"] = "tools/call"
     params: CallToolRequestParams
     result_model = CallToolResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class ToolListChangedNotification(Notification):
     method: Literal["notifications/tools/list_changed"] = "notifications/tools/list_changed"
     params: NotificationParams | None = None
