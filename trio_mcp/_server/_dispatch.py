@@ -99,20 +99,24 @@ class Dispatcher:
             return await run(ctx)
         sealer = self.server._sealer
         binding = binding_of(request.method, request.raw_params)
+        responses = params.input_responses
+        if responses is not None and not isinstance(responses, dict):
+            await trio.lowlevel.checkpoint()
+            raise McpError(
+                "Invalid params: inputResponses must be an object", code=ErrorCode.INVALID_PARAMS
+            )
         inputs = Inputs(answers={})
         if params.request_state is not None:
+            # Raises -32602 for a tampered, expired or foreign state.
             state = sealer.open(params.request_state, binding=binding)
             inputs.answers = dict(state.answers)
             inputs.round = state.round
-            responses = params.input_responses or {}
-            if not isinstance(responses, dict):
-                raise McpError(
-                    "Invalid params: inputResponses must be an object",
-                    code=ErrorCode.INVALID_PARAMS,
-                )
-            for key in state.pending:
-                if key in responses:
-                    inputs.answers[key] = responses[key]
+        if responses:
+            # Answers may come without a state (a client that asks ahead, or a server that
+            # needed no state); an answer the state already holds is not replaced.
+            for key, answer in responses.items():
+                inputs.answers.setdefault(key, answer)
+            inputs.round = max(inputs.round, 1)
         ctx = Context(self.server, ctx.session, request, inputs)
         try:
             return await run(ctx)

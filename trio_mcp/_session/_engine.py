@@ -283,6 +283,19 @@ class Session:
             assert kind is Dropped
             log.debug("dropped: %s", event.reason)  # type: ignore[union-attr]
 
+    async def handle_request(self, request: InboundRequest) -> None:
+        """Run the handler for ``request`` in the calling task and send its answer.
+
+        For transports that carry each request on an exchange of its own (stateless
+        HTTP): they feed the message to :attr:`connection` themselves, and when it says
+        :class:`~trio_mcp.protocol.Dispatch`, answer here instead of in a receive loop
+        (the session need not be running). Blocks until the handler finished and its
+        answer was sent; cancelling the call cancels the handler, which then sends
+        nothing.
+        """
+        await self._slots.acquire()
+        await self._handle(request)
+
     async def _handle(self, request: InboundRequest) -> None:
         try:
             with trio.CancelScope() as scope:
@@ -411,6 +424,7 @@ class Session:
         *,
         on_progress: ProgressCallback | None = None,
         model: type[Any] | None = None,
+        related: InboundRequest | None = None,
     ) -> Any:
         """Send a request and wait for its answer.
 
@@ -422,7 +436,9 @@ class Session:
         Blocks until the answer. Cancelling the wait (put it in a
         ``trio.fail_after`` for a deadline) tells the peer to cancel.
         ``on_progress`` (sync or async) is called with each progress update,
-        in this task, before the answer is returned.
+        in this task, before the answer is returned. ``related`` is the inbound request
+        this one is part of (a server asking the client something while it handles a
+        call), for transports that route by request.
 
         Raises:
             McpError: the peer answered with an error, or the request may not be sent.
@@ -431,11 +447,12 @@ class Session:
             ProtocolError: the answer was malformed.
         """
         timeout = self.request_timeout
+        related_id = related.id if related is not None else None
         if timeout is None or timeout == math.inf:
-            return await self._request(method, params, on_progress, model)
+            return await self._request(method, params, on_progress, model, related_id)
         try:
             with trio.fail_after(timeout):
-                return await self._request(method, params, on_progress, model)
+                return await self._request(method, params, on_progress, model, related_id)
         except trio.TooSlowError:
             raise RequestTimeout(f"{method} timed out after {timeout} s") from None
 
@@ -445,6 +462,7 @@ class Session:
         params: dict[str, Any] | None,
         on_progress: ProgressCallback | None,
         model: type[Any] | None,
+        related: Any = None,
     ) -> Any:
         # open_request() without the context-manager layers: this is the hot path.
         self._check_open()
@@ -454,7 +472,7 @@ class Session:
         waiter = Waiter(progress=on_progress is not None)
         self._waiters[pending.id] = waiter
         try:
-            await self._send(message)
+            await self._send(message, related=related)
             while waiter.answer is None:
                 await waiter.wait()
                 while waiter.progress:
@@ -470,7 +488,11 @@ class Session:
         return _read_answer(self.connection, pending, waiter.answer, model)
 
     async def request(
-        self, request: Request[R], *, on_progress: ProgressCallback | None = None
+        self,
+        request: Request[R],
+        *,
+        on_progress: ProgressCallback | None = None,
+        related: InboundRequest | None = None,
     ) -> R:
         """Send a typed request (``types.CallToolRequest(params=...)``) and return its typed
         result; see :meth:`send_request`."""
@@ -478,7 +500,7 @@ class Session:
         raw = None if params is None else converter_for(self._write_version()).unstructure(params)
         method: str = request.method  # type: ignore[attr-defined]
         return await self.send_request(  # type: ignore[no-any-return]
-            method, raw, on_progress=on_progress, model=request.result_model
+            method, raw, on_progress=on_progress, model=request.result_model, related=related
         )
 
     def _write_version(self) -> str:
