@@ -191,13 +191,17 @@ def _collect(
         if key == "properties" and isinstance(value, Mapping):
             for prop, sub in value.items():
                 _collect(sub, (*path, prop), found, reachable=reachable)
-        elif key in _FORBIDDEN_PATHS or (isinstance(value, (Mapping, list)) and key not in (
-            "x-mcp-header",
-            "enum",
-            "const",
-            "default",
-            "examples",
-        )):
+        elif key in _FORBIDDEN_PATHS or (
+            isinstance(value, (Mapping, list))
+            and key
+            not in (
+                "x-mcp-header",
+                "enum",
+                "const",
+                "default",
+                "examples",
+            )
+        ):
             _collect(value, path, found, reachable=False)
 
 
