@@ -165,3 +165,27 @@ async def test_legacy_server_requests_carry_the_request_they_belong_to() -> None
     ]
     assert len(asked) == 1
     assert asked == answered  # the elicitation is tagged with the tools/call it serves
+
+
+async def test_a_listen_that_starts_after_end_subscriptions_ends_at_once() -> None:
+    server = make_server()
+    ours, peer = memory_stream_pair()
+    dispatcher = Dispatcher(server)
+    dispatcher.end_subscriptions()  # shutdown began before this request was handled
+    connection = server.connection()
+    event = connection.receive(
+        jsonrpc.Request(
+            "l",
+            "subscriptions/listen",
+            {"notifications": {"toolsListChanged": True}, "_meta": META},
+        )
+    )
+    assert isinstance(event, Dispatch)
+    session = Session(ours, connection, handler=dispatcher.handle)
+    with trio.fail_after(5):
+        await session.handle_request(event.request)
+    ack = await peer.receive()
+    assert isinstance(ack, jsonrpc.Notification)
+    assert ack.method == "notifications/subscriptions/acknowledged"
+    final = await peer.receive()
+    assert isinstance(final, jsonrpc.ResultResponse) and final.id == "l"

@@ -55,6 +55,7 @@ class Dispatcher:
         self.legacy_subscriber: Subscriber | None = None
         #: Open ``subscriptions/listen`` streams of this connection.
         self._listening: set[Subscriber] = set()
+        self._subscriptions_ended = False
         self._handlers: dict[str, Handler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -280,11 +281,7 @@ class Dispatcher:
         session, request = ctx.session, ctx.request
         tag = {SUBSCRIPTION_ID: request.id}
         conv = converter_for(request.version)
-        await session.send_notification(
-            "notifications/subscriptions/acknowledged",
-            {"_meta": tag, "notifications": conv.unstructure(agreed)},
-            related=request,
-        )
+        # Subscribe before acknowledging: the ack promises every change after it.
         with self.server._hub.subscribe(
             tools=bool(agreed.tools_list_changed),
             prompts=bool(agreed.prompts_list_changed),
@@ -292,7 +289,14 @@ class Dispatcher:
             uris=set(agreed.resource_subscriptions or ()),
         ) as subscriber:
             self._listening.add(subscriber)
+            if self._subscriptions_ended:
+                subscriber.send.close()
             try:
+                await session.send_notification(
+                    "notifications/subscriptions/acknowledged",
+                    {"_meta": tag, "notifications": conv.unstructure(agreed)},
+                    related=request,
+                )
                 async for change in subscriber.receive:
                     method, notification_params = _notification_for(change)
                     await session.send_notification(
@@ -304,7 +308,8 @@ class Dispatcher:
 
     def end_subscriptions(self) -> None:
         """End this connection's ``subscriptions/listen`` streams gracefully (its input
-        ended, so nobody will cancel them)."""
+        ended, so nobody will cancel them), and any that start later at once."""
+        self._subscriptions_ended = True
         for subscriber in list(self._listening):
             subscriber.send.close()
 
