@@ -99,7 +99,6 @@ class Dispatcher:
         if request.version not in MODERN_VERSIONS:
             return await run(ctx)
         sealer = self.server._sealer
-        binding = binding_of(request.method, request.raw_params)
         responses = params.input_responses
         if responses is not None and not isinstance(responses, dict):
             await trio.lowlevel.checkpoint()
@@ -109,7 +108,9 @@ class Dispatcher:
         inputs = Inputs(answers={})
         if params.request_state is not None:
             # Raises -32602 for a tampered, expired or foreign state.
-            state = sealer.open(params.request_state, binding=binding)
+            state = sealer.open(
+                params.request_state, binding=binding_of(request.method, request.raw_params)
+            )
             inputs.answers = dict(state.answers)
             inputs.round = state.round
         if responses:
@@ -123,7 +124,7 @@ class Dispatcher:
             return await run(ctx)
         except InputRequired as need:
             state_token = sealer.seal(
-                binding=binding,
+                binding=binding_of(request.method, request.raw_params),
                 answers=inputs.answers,
                 pending=tuple(need.requests),
                 round=inputs.round + 1,

@@ -159,9 +159,7 @@ class Session:
         self.cancel_send_timeout = cancel_send_timeout
         self.drain_timeout = drain_timeout
         self._slots = trio.Semaphore(max_concurrent_requests)
-        self._notifications_in, self._notifications_out = trio.open_memory_channel[tuple[str, Any]](
-            notification_buffer
-        )
+        self._notification_buffer = notification_buffer
         self._waiters: dict[Any, Waiter] = {}
         self._scopes: dict[Any, trio.CancelScope] = {}
         self._run_scope = trio.CancelScope()
@@ -190,6 +188,11 @@ class Session:
     # -- running ----------------------------------------------------------------------------
 
     async def _run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        # Made here, not in __init__: a session that only answers single requests
+        # (handle_request) never needs them.
+        self._notifications_in, self._notifications_out = trio.open_memory_channel[tuple[str, Any]](
+            self._notification_buffer
+        )
         try:
             with self._run_scope:
                 async with trio.open_nursery() as nursery:
@@ -293,7 +296,10 @@ class Session:
         answer was sent; cancelling the call cancels the handler, which then sends
         nothing.
         """
-        await self._slots.acquire()
+        try:
+            self._slots.acquire_nowait()  # the handler checkpoints; no need to yield first
+        except trio.WouldBlock:
+            await self._slots.acquire()
         await self._handle(request)
 
     async def _handle(self, request: InboundRequest) -> None:
