@@ -142,9 +142,11 @@ class McpAsgiApp:
                 keepalive_interval=self.keepalive_interval,
                 session_options=self.session_options,
             )
+            self.modern.watchers = nursery
             try:
                 yield self
             finally:
+                self.modern.watchers = None
                 manager, self.manager = self.manager, None
                 self.begin_shutdown()
                 with trio.CancelScope(shield=True):

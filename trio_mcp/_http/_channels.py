@@ -30,21 +30,30 @@ class Channel:
         pending: the ids of the requests whose answers end the channel (empty for the
             standalone stream, which never ends by itself).
         store: where events go for resumption, or ``None`` (not resumable).
+        registry: where the channel enters itself, by stream id, once it has events a
+            client could resume (most answers go out as plain JSON and never do).
     """
 
     __slots__ = (
         "_lock",
+        "_registry",
+        "_stream_id",
         "collected",
         "finished",
         "pending",
         "released",
         "store",
-        "stream_id",
         "writer",
     )
 
-    def __init__(self, pending: set[RequestId], store: EventStore | None) -> None:
-        self.stream_id = secrets.token_urlsafe(9)
+    def __init__(
+        self,
+        pending: set[RequestId],
+        store: EventStore | None,
+        registry: dict[str, Channel] | None = None,
+    ) -> None:
+        self._stream_id: str | None = None
+        self._registry = registry
         self.pending = pending
         self.store = store
         #: The HTTP response carrying the channel now, if any.
@@ -58,10 +67,32 @@ class Channel:
         self._lock: trio.Lock | None = None
 
     @property
+    def stream_id(self) -> str:
+        """The id of the channel's events (made, and registered, on first use)."""
+        if self._stream_id is None:
+            self._stream_id = secrets.token_urlsafe(9)
+            if self._registry is not None:
+                self._registry[self._stream_id] = self
+        return self._stream_id
+
+    @property
+    def has_events(self) -> bool:
+        """Whether the channel ever had a stream id (and so maybe stored events)."""
+        return self._stream_id is not None
+
+    @property
     def lock(self) -> trio.Lock:
         if self._lock is None:
             self._lock = trio.Lock()
         return self._lock
+
+    async def _acquire(self) -> None:
+        # Most channels carry one answer: take a free lock without a trip to the scheduler.
+        lock = self.lock
+        try:
+            lock.acquire_nowait()
+        except trio.WouldBlock:
+            await lock.acquire()
 
     def attach(self, writer: ResponseWriter) -> trio.Event:
         """Carry the channel on ``writer`` from now on; returns the event set when it is
@@ -86,7 +117,8 @@ class Channel:
         Blocks while the client reads slowly (and, with a shared event store, while the
         store writes).
         """
-        async with self.lock:
+        await self._acquire()
+        try:
             writer = self.writer
             if last:
                 self.finished = True
@@ -116,7 +148,38 @@ class Channel:
                     await writer.event(data, event_id)
             if last:
                 self.let_go()
+                if writer is not None:
+                    await writer.close()  # (a JSON answer is complete already)
             return writer is not None
+        finally:
+            self.lock.release()
+
+    async def release(self, writer: ResponseWriter) -> None:
+        """The exchange of ``writer`` is over: stop using it, and wait until no write to it
+        is in progress (the caller is about to return from the ASGI app)."""
+        await self._acquire()
+        try:
+            if self.writer is writer:
+                self.let_go()
+            writer.gone = True
+        finally:
+            self.lock.release()
+
+    async def abandon(self) -> None:
+        """Nothing more will come (the client cancelled what was pending): end the current
+        response, with ``202 Accepted`` if nothing was sent on it yet."""
+        await self._acquire()
+        try:
+            self.finished = True
+            writer = self.writer
+            self.let_go()
+            if writer is not None:
+                if writer.state == "new":
+                    await writer.nothing(202)
+                else:
+                    await writer.close()
+        finally:
+            self.lock.release()
 
     async def close_early(self) -> bool:
         """End the current response now, leaving the rest for a resumption (SEP-1699).

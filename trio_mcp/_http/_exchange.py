@@ -6,6 +6,7 @@ Everything here speaks plain ASGI 3 (``scope``, ``receive``, ``send``).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any, Final, TypeAlias
 
@@ -30,6 +31,8 @@ __all__ = [
     "error_body",
     "status_for_error",
 ]
+
+log = logging.getLogger("trio_mcp.http")
 
 Scope: TypeAlias = MutableMapping[str, Any]
 Receive: TypeAlias = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -217,7 +220,16 @@ class ResponseWriter:
         preamble: written first on an SSE stream (a priming event).
     """
 
-    __slots__ = ("_headers", "_lock", "_send", "json_ok", "preamble", "sse_ok", "state")
+    __slots__ = (
+        "_asgi_send",
+        "_headers",
+        "_lock",
+        "gone",
+        "json_ok",
+        "preamble",
+        "sse_ok",
+        "state",
+    )
 
     def __init__(
         self,
@@ -227,32 +239,53 @@ class ResponseWriter:
         sse_ok: bool = True,
         headers: Sequence[Header] = (),
     ) -> None:
-        self._send = send
+        self._asgi_send = send
         self.json_ok = json_ok
         self.sse_ok = sse_ok
         self._headers = list(headers)
         self._lock: trio.Lock | None = None
         #: "new", "sse" (streaming) or "done".
         self.state = "new"
+        #: The server failed a write: the client is gone, and later writes do nothing.
+        self.gone = False
         self.preamble: Callable[[], Awaitable[bytes]] | None = None
 
     @property
     def started(self) -> bool:
         return self.state != "new"
 
+    async def _send(self, message: MutableMapping[str, Any]) -> None:
+        # Writes also come from other tasks than the exchange's (a session's handlers), so
+        # a failed write must not raise into them: it means the client is gone (ASGI
+        # servers raise OSError for that, and Hypercorn sometimes a RuntimeError).
+        if self.gone:
+            await trio.lowlevel.checkpoint()
+            return
+        try:
+            await self._asgi_send(message)
+        except Exception as exc:  # noqa: BLE001 - any failed write: the client is gone
+            self.gone = True
+            self.state = "done"
+            log.debug("a write failed (the client is gone): %r", exc)
+
     async def json(self, data: bytes, status: int = 200) -> None:
         """Send the whole answer as JSON (only before anything else was sent)."""
         if self.state != "new":
             raise RuntimeError("the response has already started")
         self.state = "done"
-        await self._send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": JSON_HEADERS + self._headers,
-            }
-        )
+        # With a length the server sends no chunked framing (one write fewer).
+        head = [*JSON_HEADERS, (b"content-length", b"%d" % len(data)), *self._headers]
+        await self._send({"type": "http.response.start", "status": status, "headers": head})
         await self._send({"type": "http.response.body", "body": data})
+
+    async def nothing(self, status: int = 202) -> None:
+        """End the exchange with an empty answer (only before anything else was sent)."""
+        if self.state != "new":
+            raise RuntimeError("the response has already started")
+        self.state = "done"
+        head = [(b"content-length", b"0"), *self._headers]
+        await self._send({"type": "http.response.start", "status": status, "headers": head})
+        await self._send({"type": "http.response.body", "body": b""})
 
     def _get_lock(self) -> trio.Lock:
         if self._lock is None:
@@ -277,12 +310,20 @@ class ResponseWriter:
     async def event(self, data: bytes, event_id: str | None = None) -> None:
         """Write one message as an SSE event (starting the stream if needed)."""
         if self.state == "done":
+            await trio.lowlevel.checkpoint()
             return
-        async with self._get_lock():
+        lock = self._get_lock()
+        try:
+            lock.acquire_nowait()  # usually free: no trip to the scheduler
+        except trio.WouldBlock:
+            await lock.acquire()
+        try:
             if self.state == "new":
                 await self._open()
             if self.state == "sse":
                 await self._write(message_event(data, event_id))
+        finally:
+            lock.release()
 
     async def raw(self, chunk: bytes) -> None:
         """Write raw SSE bytes (a comment, a replayed event) on a started stream."""
@@ -309,10 +350,15 @@ class ResponseWriter:
         await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
 
 
-async def cancel_on_disconnect(http: HttpRequest, scope: trio.CancelScope) -> None:
-    """Cancel ``scope`` when the client disconnects (run it as a task beside the work)."""
+async def cancel_on_disconnect(
+    http: HttpRequest, scope: trio.CancelScope, writer: ResponseWriter
+) -> None:
+    """Cancel ``scope`` if the client disconnects before ``writer``'s response is complete
+    (run it as a task beside the work). Returns when the exchange is over: ASGI servers
+    report ``http.disconnect`` once the response is complete, too."""
     await http.wait_disconnect()
-    scope.cancel()
+    if writer.state != "done":
+        scope.cancel()
 
 
 async def keep_alive(writer: ResponseWriter, interval: float) -> None:

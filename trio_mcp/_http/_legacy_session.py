@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Final
 import trio
 
 from .. import _jsonrpc as rpc
+from .._errors import ErrorCode
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, Reply
 from .._server._dispatch import Dispatcher
@@ -37,6 +38,7 @@ from .._session._engine import Session, connect_session
 from .._transports._stream import MessageStream, Received
 from .._types._base import RequestId
 from ._channels import Channel
+from ._exchange import error_body
 
 if TYPE_CHECKING:
     from .._server._context import Context
@@ -46,6 +48,7 @@ __all__ = ["LegacySession", "SessionClosed", "close_sse_stream"]
 
 log = logging.getLogger("trio_mcp.http")
 
+_ENDED: Final = "Session not found (it ended)"
 #: Requests the protocol connection answers by itself, with no handler.
 SELF_ANSWERED: Final = frozenset({"initialize", "ping", "logging/setLevel"})
 
@@ -154,6 +157,8 @@ class LegacySession:
             else:
                 await trio.lowlevel.checkpoint()
             return
+        if kind is rpc.Notification and message.method == "notifications/cancelled":  # type: ignore[union-attr]
+            await self._cancelled((message.params or {}).get("requestId"))  # type: ignore[union-attr]
         if self._inbound is None and kind is not rpc.Request:
             # Dormant: no handler runs and none of our requests waits for an answer, so the
             # connection alone deals with it.
@@ -170,6 +175,19 @@ class LegacySession:
             await inbound.send(message)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise SessionClosed from None
+
+    async def _cancelled(self, request_id: object) -> None:
+        """The client cancelled ``request_id``: no answer will come for it, so a channel
+        left with nothing pending ends its response now (rather than at session end)."""
+        if not isinstance(request_id, (str, int)):
+            return
+        channel = self.routes.pop(request_id, None)
+        if channel is None:
+            return
+        channel.pending.discard(request_id)
+        if not channel.pending:
+            await channel.abandon()
+            await self._forget(channel)
 
     async def _notify(self, event: NotificationReceived) -> None:
         callback = self.manager.server._notification_callbacks.get(event.method)
@@ -234,6 +252,11 @@ class LegacySession:
                     await self._until_idle(inbound)
                     await session.wait_finished()
                     changes.cancel()
+        except Exception:
+            # A bug in one session must not take the others (and the app) down with it.
+            log.exception("session %s failed; ending it", self.id)
+            with trio.CancelScope(shield=True):
+                await self.end()
         finally:
             inbound.close()
             if self._inbound is inbound:
@@ -294,11 +317,12 @@ class LegacySession:
     def _standalone(self) -> Channel:
         channel = self.standalone
         if channel is None:
-            channel = self.standalone = Channel(set(), self.manager.store)
-            self.channels[channel.stream_id] = channel
+            channel = self.standalone = Channel(set(), self.manager.store, self.channels)
         return channel
 
     async def _forget(self, channel: Channel) -> None:
+        if not channel.has_events:
+            return  # (the caller checkpointed)
         if self.channels.pop(channel.stream_id, None) is not None and channel.store is not None:
             await channel.store.discard(channel.stream_id)
         else:
@@ -309,11 +333,9 @@ class LegacySession:
         in flight in this session."""
         if any(id in self.routes for id in request_ids):
             return None
-        channel = Channel(set(request_ids), self.manager.store)
+        channel = Channel(set(request_ids), self.manager.store, self.channels)
         for id in request_ids:
             self.routes[id] = channel
-        if channel.store is not None:
-            self.channels[channel.stream_id] = channel
         return channel
 
     async def close_request_stream(self, request_id: RequestId) -> bool:
@@ -349,14 +371,22 @@ class LegacySession:
         self.routes.clear()
         self.channels.clear()
         self.standalone = None
+        writers = [c.writer for c in channels if c.writer is not None]
         for channel in channels:
             channel.finished = True
             channel.let_go()
         store = self.manager.store
         with trio.CancelScope(shield=True):
+            for writer in writers:
+                # Complete the responses still open: their exchanges end with them.
+                if writer.state == "new":
+                    await writer.json(error_body(None, ErrorCode.INVALID_REQUEST, _ENDED), 404)
+                else:
+                    await writer.close()
             if store is not None:
                 for channel in channels:
-                    await store.discard(channel.stream_id)
+                    if channel.has_events:
+                        await store.discard(channel.stream_id)
             self.connection.close()
 
 

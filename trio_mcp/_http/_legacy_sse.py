@@ -111,7 +111,7 @@ class SseTransport:
             await writer.open_sse()
             await writer.raw(endpoint_event(f"{root}{self.message_path}?session_id={session_id}"))
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(cancel_on_disconnect, http, nursery.cancel_scope)
+                nursery.start_soon(cancel_on_disconnect, http, nursery.cancel_scope, writer)
                 nursery.start_soon(keep_alive, writer, self.keepalive_interval)
                 await self.server.serve(_SseStream(writer, receive), **self.session_options)
                 nursery.cancel_scope.cancel()

@@ -56,6 +56,10 @@ __all__ = ["ModernEndpoint"]
 log = logging.getLogger("trio_mcp.http")
 
 _NAMED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: Protocol connections kept for reuse by later requests.
+_IDLE_CONNECTIONS: Final = 64
+#: How long to wait for the server to report a finished exchange (see _dispatch).
+_REPORT_DEADLINE: Final = 5.0
 
 
 def _mismatch(message: str) -> McpError:
@@ -125,6 +129,9 @@ class ModernEndpoint:
         self._header_params: dict[ToolSpec, list[HeaderParam]] = {}
         #: Shutdown began: no new subscriptions.
         self.closing = False
+        self._idle: list[Connection] = []
+        #: Where disconnect watchers run while the app runs (else each request has its own).
+        self.watchers: trio.Nursery | None = None
 
     def begin_shutdown(self) -> None:
         """End every open ``subscriptions/listen`` stream gracefully and refuse new ones."""
@@ -175,18 +182,37 @@ class ModernEndpoint:
                 503, ErrorCode.INVALID_REQUEST, "Service Unavailable: shutting down", id=request.id
             )
             return
-        connection = self.server.connection()
-        event = connection.receive(request)
-        if type(event) is Reply:
-            response = event.message
-            status = 200 if type(response) is rpc.ResultResponse else _status(response)
-            await http.respond_message(response, status)
-        elif type(event) is Dispatch:
-            await self._dispatch(http, connection, event.request)
-        else:
-            await http.respond_error(
-                400, ErrorCode.INVALID_REQUEST, "Invalid Request", id=request.id
-            )
+        connection = self._connection()
+        try:
+            event = connection.receive(request)
+            if type(event) is Reply:
+                response = event.message
+                status = 200 if type(response) is rpc.ResultResponse else _status(response)
+                await http.respond_message(response, status)
+            elif type(event) is Dispatch:
+                await self._dispatch(http, connection, event.request)
+            else:
+                await http.respond_error(
+                    400, ErrorCode.INVALID_REQUEST, "Invalid Request", id=request.id
+                )
+        finally:
+            self._release(connection)
+
+    def _connection(self) -> Connection:
+        """A protocol connection for one request. A stateless request leaves nothing in
+        it, so connections are reused (one per request in flight): their caches of
+        refusals, envelopes and server info stay warm."""
+        capabilities = self.server.capabilities()
+        idle = self._idle
+        while idle:
+            connection = idle.pop()
+            if connection.capabilities is capabilities:
+                return connection
+        return self.server.connection()
+
+    def _release(self, connection: Connection) -> None:
+        if connection.in_flight == 0 and len(self._idle) < _IDLE_CONNECTIONS:
+            self._idle.append(connection)
 
     async def _dispatch(
         self, http: HttpRequest, connection: Connection, request: InboundRequest
@@ -195,26 +221,49 @@ class ModernEndpoint:
         session = Session(
             _ExchangeStream(writer, request.id), connection, handler=self.dispatcher.handle
         )
+        if request.method == "subscriptions/listen":
+            await self._listen(http, session, request, writer)
+            return
+        with trio.CancelScope() as scope:
+            watchers = self.watchers
+            if watchers is not None:
+                # Cheaper than a nursery of our own per request: the watcher ends by itself
+                # once the response is complete (the server reports the exchange over with
+                # http.disconnect), and it belongs to the app's nursery meanwhile.
+                watchers.start_soon(cancel_on_disconnect, http, scope, writer)
+                await session.handle_request(request)
+                await self._finish(writer, request)
+                return
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(cancel_on_disconnect, http, scope, writer)
+                await session.handle_request(request)
+                await self._finish(writer, request)
+                # The watcher ends by itself, as above; the deadline is for servers that
+                # never report a finished exchange.
+                nursery.cancel_scope.deadline = trio.current_time() + _REPORT_DEADLINE
+
+    async def _listen(
+        self, http: HttpRequest, session: Session, request: InboundRequest, writer: ResponseWriter
+    ) -> None:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(cancel_on_disconnect, http, nursery.cancel_scope)
-            if request.method == "subscriptions/listen":
-                nursery.start_soon(keep_alive, writer, self.keepalive_interval)
+            nursery.start_soon(cancel_on_disconnect, http, nursery.cancel_scope, writer)
+            nursery.start_soon(keep_alive, writer, self.keepalive_interval)
             await session.handle_request(request)
+            await self._finish(writer, request)
             nursery.cancel_scope.cancel()
+
+    @staticmethod
+    async def _finish(writer: ResponseWriter, request: InboundRequest) -> None:
+        """Complete the response if the handler left it open."""
         if writer.state == "sse":
             await writer.close()
         elif writer.state == "new" and not request.cancelled:
-            # Cancelled by a disconnect: nobody to answer. Otherwise the handler answered
-            # nothing, which the session never does; do not leave the client hanging.
-            await writer.json(
-                rpc.dumps(
-                    rpc.ErrorResponse(
-                        request.id,
-                        McpError("Internal error", code=ErrorCode.INTERNAL_ERROR).error,
-                    )
-                ),
-                500,
-            )
+            # The handler answered nothing, which the session never does: do not leave the
+            # client hanging. (Cancelled by a disconnect: nobody to answer.)
+            error = McpError("Internal error", code=ErrorCode.INTERNAL_ERROR).error
+            await writer.json(rpc.dumps(rpc.ErrorResponse(request.id, error)), 500)
+        else:
+            await trio.lowlevel.checkpoint()
 
     # -- header validation ------------------------------------------------------------------
 

@@ -195,21 +195,22 @@ class SessionManager:
             return
         writer = ResponseWriter(http.send, json_ok=http.accepts_json, sse_ok=http.accepts_sse)
         self._prime(session, channel, writer)
-        released = channel.attach(writer)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(_let_go_on_disconnect, http, channel, writer, nursery.cancel_scope)
-            try:
-                for message in messages:
-                    await session.deliver(message)
-            except SessionClosed:
-                channel.let_go()
-            await released.wait()
-            nursery.cancel_scope.cancel()
-        if writer.state == "new":
-            # Let go before any answer: the session ended (or the client left).
-            await _session_gone(http)
-        else:
+        channel.attach(writer)
+        try:
+            for message in messages:
+                await session.deliver(message)
+        except SessionClosed:
+            channel.let_go()
+            if writer.state == "new":
+                await _session_gone(http)
             await writer.close()
+            return
+        # Wait for the end of the exchange: the response completes (the channel finished,
+        # closed early, or the session ended: the server then reports the exchange over
+        # as a disconnect), or the client leaves. Waiting here needs no task of its own.
+        await http.wait_disconnect()
+        # If the client left early, what follows waits in the store (legacy: no cancel).
+        await channel.release(writer)
 
     def _prime(self, session: LegacySession, channel: Channel, writer: ResponseWriter) -> None:
         store = channel.store
@@ -284,11 +285,12 @@ class SessionManager:
         released = channel.released
         assert released is not None
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_let_go_on_disconnect, http, channel, writer, nursery.cancel_scope)
+            nursery.start_soon(_detach_on_disconnect, http, channel, writer, nursery.cancel_scope)
             nursery.start_soon(keep_alive, writer, self.keepalive_interval)
             await released.wait()
             nursery.cancel_scope.cancel()
         await writer.close()
+        await channel.release(writer)
 
     async def delete(self, http: HttpRequest, session: LegacySession) -> None:
         """End ``session`` at the client's request."""
@@ -296,7 +298,7 @@ class SessionManager:
         await http.respond(200)
 
 
-async def _let_go_on_disconnect(
+async def _detach_on_disconnect(
     http: HttpRequest, channel: Channel, writer: ResponseWriter, scope: trio.CancelScope
 ) -> None:
     await http.wait_disconnect()
