@@ -84,6 +84,7 @@ LAYERS = {
     "_transports": ("_session", "_server", "_client", "_testing"),
     "_server": ("_client", "_testing"),
     "_client": ("_server", "_testing"),
+    "_host": ("_testing",),
     "_jsonschema": (
         "_types",
         "_jsonrpc",

@@ -315,13 +315,9 @@ async def test_bad_input_gets_errors_and_the_session_goes_on(
             await raw.send_raw(data)
         await trio.testing.wait_all_tasks_blocked()
         codes = [r.error.code for r in replies if isinstance(r, jsonrpc.ErrorResponse)]
-        assert codes == [
-            -32700,
-            -32600,
-            -32602,
-            -32601,
-            -32600,
-        ]  # batches are not allowed in 2025-11-25
+        # The unknown method is answered by a handler task, the rest inline: compare as a multiset.
+        # The last -32600 is the batch: batches are not allowed in 2025-11-25.
+        assert sorted(codes) == sorted([-32700, -32600, -32602, -32601, -32600])
         assert (await peer.request(call("echo"))).content[0].text == "echo"
 
 

@@ -10,6 +10,10 @@ from ._client._client import (
     connect_client as connect_client,
     open_client as open_client,
 )
+from ._client._stdio import (
+    connect_stdio_client as connect_stdio_client,
+    open_stdio_client as open_stdio_client,
+)
 from ._errors import (
     ConnectionClosed as ConnectionClosed,
     ErrorCode as ErrorCode,
@@ -21,5 +25,6 @@ from ._errors import (
 )
 from ._server._context import Context as Context
 from ._server._server import Server as Server
+from ._server._stdio import run as run
 from ._server._tools import ToolError as ToolError
 from ._version import __version__ as __version__

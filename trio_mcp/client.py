@@ -10,4 +10,8 @@ from ._client._client import (
     open_client as open_client,
 )
 from ._client._listen import Change as Change, Listener as Listener
+from ._client._stdio import (
+    connect_stdio_client as connect_stdio_client,
+    open_stdio_client as open_stdio_client,
+)
 from ._protocol._era import EraCache as EraCache

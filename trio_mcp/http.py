@@ -1,11 +1,21 @@
-"""Streamable HTTP (both protocol eras on one endpoint) and the 2024-11-05 HTTP+SSE
-transport: an ASGI app, and serving it with Hypercorn's Trio worker."""
+"""MCP over HTTP: Streamable HTTP (both protocol eras on one endpoint) and the legacy
+2024-11-05 HTTP+SSE transport. The server is an ASGI app served with Hypercorn's Trio
+worker; the client runs on httpx."""
 
 from ._http._asgi import (
     McpAsgiApp as McpAsgiApp,
     asgi_app as asgi_app,
     open_asgi_app as open_asgi_app,
 )
+from ._http._client import (
+    DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
+    connect_http_client as connect_http_client,
+    connect_http_stream as connect_http_stream,
+    era_key as era_key,
+    open_http_client as open_http_client,
+    open_http_stream as open_http_stream,
+)
+from ._http._client_stream import HttpClientStream as HttpClientStream
 from ._http._event_store import (
     EventStore as EventStore,
     MemoryEventStore as MemoryEventStore,

@@ -1,7 +1,9 @@
 """The Trio session engine: runs a protocol connection over a message stream."""
 
 from ._session._engine import (
+    LATER as LATER,
     Call as Call,
+    ImmediateHandler as ImmediateHandler,
     NotificationHandler as NotificationHandler,
     ProgressCallback as ProgressCallback,
     RequestHandler as RequestHandler,

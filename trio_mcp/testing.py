@@ -9,6 +9,23 @@ from ._testing._pairs import (
     SessionPair as SessionPair,
     memory_session_pair as memory_session_pair,
 )
+from ._testing._strategies import (
+    content_blocks as content_blocks,
+    elicitation_schemas as elicitation_schemas,
+    input_requests as input_requests,
+    input_responses as input_responses,
+    json_objects as json_objects,
+    json_values as json_values,
+    meta_objects as meta_objects,
+    primitive_schemas as primitive_schemas,
+    progress_tokens as progress_tokens,
+    protocol_versions as protocol_versions,
+    request_ids as request_ids,
+    resource_contents as resource_contents,
+    sampling_content_blocks as sampling_content_blocks,
+    strategy_for as strategy_for,
+    uris as uris,
+)
 from ._transports._memory import (
     MemoryMessageStream as MemoryMessageStream,
     memory_stream_pair as memory_stream_pair,

@@ -45,9 +45,15 @@ class ResultCache:
         self._entries[(method, key)] = (trio.current_time() + ttl_ms / 1000, result)
 
     def invalidate_list(self, kind: str) -> None:
+        """Forget every page of the ``kind`` list (``"tools"``, ``"prompts"``,
+        ``"resources"``: its resources and templates)."""
         for method in _LIST_METHODS.get(kind, ()):
-            for entry in [k for k in self._entries if k[0] == method]:
-                del self._entries[entry]
+            self.invalidate_method(method)
+
+    def invalidate_method(self, method: str) -> None:
+        """Forget every cached result of ``method``."""
+        for entry in [k for k in self._entries if k[0] == method]:
+            del self._entries[entry]
 
     def invalidate_resource(self, uri: str) -> None:
         self._entries.pop(("resources/read", uri), None)

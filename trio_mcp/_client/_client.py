@@ -4,39 +4,36 @@ from __future__ import annotations
 
 import inspect
 import logging
-import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Literal, TypeAlias, TypeVar
 
 import trio
 
-from .. import _jsonrpc as rpc
 from .._errors import ErrorCode, McpError, ProtocolError, UnsupportedProtocolVersion
 from .._protocol._connection import Connection
 from .._protocol._envelope import SUBSCRIPTION_ID
 from .._protocol._era import EraCache, judge_probe
 from .._protocol._events import InboundRequest
-from .._protocol._lifecycle import Phase
 from .._session._engine import ProgressCallback, Session, connect_session
 from .._transports._stream import MessageStream
 from .._types._base import Implementation, LoggingLevel, Request
 from .._types._capabilities import (
     ClientCapabilities,
-    ElicitationCapability,
-    RootsCapability,
-    SamplingCapability,
     ServerCapabilities,
 )
 from .._types._completion import (
+    CompleteRequestParams,
     CompleteResult,
     Completion,
+    CompletionArgument,
+    CompletionContext,
     PromptReference,
     ResourceTemplateReference,
 )
-from .._types._converter import converter_for, structure
-from .._types._elicitation import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
+from .._types._converter import converter_for
 from .._types._lifecycle import DiscoverResult
+from .._types._methods import MRTR_METHODS
 from .._types._mrtr import InputRequiredResult
 from .._types._notifications import LoggingMessageNotificationParams
 from .._types._prompts import GetPromptResult, ListPromptsResult, Prompt
@@ -47,14 +44,14 @@ from .._types._resources import (
     Resource,
     ResourceTemplate,
 )
-from .._types._roots import ListRootsResult, Root
-from .._types._sampling import CreateMessageRequestParams, CreateMessageResult
 from .._types._subscriptions import SubscriptionFilter
 from .._types._tools import CallToolResult, ListToolsResult, Tool
 from .._util import open_nursery_unwrapped
-from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS, SUPPORTED_VERSIONS, Era
+from .._versions import MODERN_VERSIONS, SUPPORTED_VERSIONS, Era
+from ._answering import ASKS, Answering, ElicitationHandler, RootsHandler, SamplingHandler
 from ._cache import ResultCache
 from ._listen import Change, Listener
+from ._output import OutputSchemas
 
 __all__ = [
     "Client",
@@ -70,16 +67,11 @@ log = logging.getLogger("trio_mcp.client")
 
 T = TypeVar("T")
 
-#: Answers ``sampling/createMessage``.
-SamplingHandler: TypeAlias = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
-#: Answers ``roots/list``.
-RootsHandler: TypeAlias = Callable[[], Awaitable[Sequence[Root]]]
-#: Answers ``elicitation/create`` (form or URL mode).
-ElicitationHandler: TypeAlias = Callable[
-    [ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[ElicitResult]
-]
 #: Receives the server's log messages.
 LogHandler: TypeAlias = Callable[[LoggingMessageNotificationParams], Awaitable[None] | None]
+
+#: Queued (locally, never sent) behind a subscription's notifications when its answer came.
+_LISTEN_ENDED = "trio_mcp/subscription-ended"
 
 _LIST_CHANGED = {
     "notifications/tools/list_changed": "tools",
@@ -111,15 +103,12 @@ class Client:
         max_input_rounds: int = 8,
         validate_output: bool = True,
     ) -> None:
-        self._sampling = sampling
-        self._roots = roots
-        self._elicitation = elicitation
+        self._answering = Answering(sampling=sampling, roots=roots, elicitation=elicitation)
         self._on_log = on_log
         self.cache = ResultCache() if cache else None
         self.max_input_rounds = max_input_rounds
         self.validate_output = validate_output
-        self._output_schemas: dict[str, Any] = {}
-        self._validators: dict[str, Any] = {}
+        self._output_schemas = OutputSchemas()
         self._listeners: set[Listener] = set()
         self._listeners_by_id: dict[Any, Listener] = {}
         self.session: Session
@@ -130,21 +119,9 @@ class Client:
     def capabilities(
         self, *, sampling_tools: bool = False, elicitation_modes: Sequence[str] = ("form",)
     ) -> ClientCapabilities:
-        return ClientCapabilities(
-            sampling=(
-                SamplingCapability(tools={} if sampling_tools else None)
-                if self._sampling is not None
-                else None
-            ),
-            roots=RootsCapability(list_changed=True) if self._roots is not None else None,
-            elicitation=(
-                ElicitationCapability(
-                    form={} if "form" in elicitation_modes else None,
-                    url={} if "url" in elicitation_modes else None,
-                )
-                if self._elicitation is not None
-                else None
-            ),
+        """What this client's handlers let it declare."""
+        return self._answering.capabilities(
+            sampling_tools=sampling_tools, elicitation_modes=elicitation_modes
         )
 
     # -- state ------------------------------------------------------------------------------
@@ -267,18 +244,31 @@ class Client:
     # -- answering the server ---------------------------------------------------------------
 
     async def _handle_request(self, session: Session, request: InboundRequest) -> Any:
-        return await self._answer(request.method, request.params)
+        """(legacy era) Answer a server's request with our handlers."""
+        refused = self._undeclared(request.method, request.params)
+        if refused is not None:
+            await trio.lowlevel.checkpoint()
+            if request.method not in ASKS:
+                raise McpError(
+                    f"Method not found: {request.method}", code=ErrorCode.METHOD_NOT_FOUND
+                )
+            raise McpError(
+                f"Invalid params: this client did not declare {refused}",
+                code=ErrorCode.INVALID_PARAMS,
+            )
+        return await self._answering.answer(request.method, request.params)
 
-    async def _answer(self, method: str, params: Any) -> Any:
-        if method == "sampling/createMessage" and self._sampling is not None:
-            return await self._sampling(params)
-        if method == "roots/list" and self._roots is not None:
-            return ListRootsResult(roots=list(await self._roots()))
-        if method == "elicitation/create" and self._elicitation is not None:
-            return await self._elicitation(params)
-        raise McpError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
+    def _undeclared(self, method: str, params: Any) -> str | None:
+        declared = self.connection.capabilities
+        assert isinstance(declared, ClientCapabilities)
+        return self._answering.undeclared(method, params, declared)
 
     async def _on_notification(self, session: Session, method: str, params: Any) -> None:
+        if method == _LISTEN_ENDED:
+            ended = self._listeners_by_id.get(params)
+            if ended is not None:
+                ended.end()
+            return
         if method == "notifications/message":
             if self._on_log is not None:
                 outcome = self._on_log(params)
@@ -292,7 +282,8 @@ class Client:
         if kind is not None:
             if self.cache is not None:
                 self.cache.invalidate_list(kind)
-            self._output_schemas.clear() if kind == "tools" else None
+            if kind == "tools":
+                self._output_schemas.clear()
             self._route(Change(kind), subscription)  # type: ignore[arg-type]
         elif method == "notifications/resources/updated":
             if self.cache is not None:
@@ -331,6 +322,21 @@ class Client:
         result: T = await self.session.send_request(
             method, params, on_progress=on_progress, model=model
         )
+        result_type = getattr(result, "result_type", "complete")
+        if isinstance(result, InputRequiredResult):
+            if method not in MRTR_METHODS:
+                raise ProtocolError(
+                    f"the server answered {method} with input_required, which only "
+                    + ", ".join(sorted(MRTR_METHODS))
+                    + " may"
+                )
+            if not result.input_requests and result.request_state is None:
+                raise ProtocolError(
+                    f"the server's input_required answer to {method} has neither "
+                    "inputRequests nor requestState"
+                )
+        elif result_type != "complete":
+            raise ProtocolError(f"unknown resultType {result_type!r} in the answer to {method}")
         return result
 
     def _write(self, value: Any) -> Any:
@@ -349,17 +355,24 @@ class Client:
         params: dict[str, Any],
         model: type[T],
         on_progress: ProgressCallback | None = None,
-    ) -> T:
+    ) -> tuple[T, int]:
         """Send a request; answer each ``InputRequiredResult`` with our handlers and retry
-        (a new request id, the same ``requestState``), for at most ``max_input_rounds``."""
+        (a new request id, the same ``requestState``), for at most ``max_input_rounds``.
+        Returns the final result and how many retries it took."""
         current = params
-        for _ in range(self.max_input_rounds + 1):
+        for retries in range(self.max_input_rounds + 1):
             result = await self._send(method, current, model, on_progress=on_progress)
             if not isinstance(result, InputRequiredResult):
-                return result
+                return result, retries
             responses = {}
             for key, request in (result.input_requests or {}).items():
-                answer = await self._answer(request.method, request.params)
+                refused = self._undeclared(request.method, request.params)
+                if refused is not None:
+                    raise ProtocolError(
+                        f"the server asked for {refused} ({key!r}), which this client did not "
+                        "declare"
+                    )
+                answer = await self._answering.answer(request.method, request.params)
                 responses[key] = self._write(answer)
             current = dict(params)
             if responses:
@@ -377,7 +390,7 @@ class Client:
         """One page of ``tools/list`` (served from the cache while fresh)."""
         result = await self._cached_list("tools/list", cursor, ListToolsResult)
         for tool in result.tools:
-            self._remember_output_schema(tool)
+            self._output_schemas.remember(tool)
         return result
 
     async def list_tools(self) -> list[Tool]:
@@ -404,42 +417,18 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        result = await self._with_inputs("tools/call", params, CallToolResult, on_progress)
+        result, _ = await self._with_inputs("tools/call", params, CallToolResult, on_progress)
         if self.validate_output and not result.is_error:
             await self._check_output(name, result)
         return result
 
-    def _remember_output_schema(self, tool: Tool) -> None:
-        self._output_schemas[tool.name] = tool.output_schema
-        self._validators.pop(tool.name, None)
-
     async def _check_output(self, name: str, result: CallToolResult) -> None:
-        if name not in self._output_schemas and self.server_capabilities.tools is not None:
+        if not self._output_schemas.knows(name) and self.server_capabilities.tools is not None:
             try:
-                await self.list_tools()
+                await self.list_tools()  # learn the tool's outputSchema
             except McpError:
                 return
-        schema = self._output_schemas.get(name)
-        if schema is None:
-            return
-        if result.structured_content is None:
-            raise ProtocolError(
-                f"tool {name!r} declares an outputSchema but returned no structured content"
-            )
-        validator = self._validators.get(name)
-        if validator is None:
-            from .._jsonschema import SchemaValidator
-
-            try:
-                validator = self._validators[name] = SchemaValidator(schema)
-            except ValueError as exc:
-                raise ProtocolError(f"tool {name!r} has an invalid outputSchema: {exc}") from None
-        problems = validator.errors(result.structured_content)
-        if problems:
-            raise ProtocolError(
-                f"tool {name!r} returned structured content that breaks its outputSchema: "
-                + "; ".join(problems)
-            )
+        self._output_schemas.check(name, result)
 
     # -- resources --------------------------------------------------------------------------
 
@@ -470,8 +459,11 @@ class Client:
             if cached is not None:
                 await trio.lowlevel.checkpoint()
                 return cached  # type: ignore[no-any-return]
-        result = await self._with_inputs("resources/read", {"uri": uri}, ReadResourceResult)
-        if self.cache is not None and self.era == "modern":
+        result, retries = await self._with_inputs(
+            "resources/read", {"uri": uri}, ReadResourceResult
+        )
+        # A result that took input depends on more than the URI: never cached.
+        if self.cache is not None and self.era == "modern" and retries == 0:
             self.cache.put("resources/read", uri, result)
         return result
 
@@ -489,7 +481,8 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return await self._with_inputs("prompts/get", params, GetPromptResult)
+        result, _ = await self._with_inputs("prompts/get", params, GetPromptResult)
+        return result
 
     # -- completion and logging -------------------------------------------------------------
 
@@ -501,13 +494,18 @@ class Client:
         *,
         context: Mapping[str, str] | None = None,
     ) -> Completion:
-        """Completion candidates for ``argument`` of a prompt or resource template."""
-        params: dict[str, Any] = {
-            "ref": self._write(ref),
-            "argument": {"name": argument, "value": value},
-        }
-        if context is not None:
-            params["context"] = {"arguments": dict(context)}
+        """Completion candidates for ``argument`` of a prompt or resource template.
+
+        ``context`` (the arguments already resolved) is sent to servers of 2025-06-18
+        and later; older revisions have no such field.
+        """
+        params = self._write(
+            CompleteRequestParams(
+                ref=ref,
+                argument=CompletionArgument(name=argument, value=value),
+                context=CompletionContext(arguments=dict(context)) if context is not None else None,
+            )
+        )
         result = await self._send("completion/complete", params, CompleteResult)
         return result.completion
 
@@ -558,22 +556,30 @@ class Client:
         try:
             if self.era == "modern":
                 params = {"notifications": self._write(wanted)}
-                async with self.session.open_request("subscriptions/listen", params) as call:
-                    self._listeners_by_id[call.id] = listener
-                    async with trio.open_nursery() as nursery:
+                # Register the listener before sending: the acknowledgement may be routed
+                # while the send is still returning.
+                self.session._check_open()
+                pending, message = self.connection.send_request("subscriptions/listen", params)
+                self._listeners_by_id[pending.id] = listener
+                async with (
+                    self.session.track(pending, message) as call,
+                    open_nursery_unwrapped() as nursery,
+                ):
 
-                        async def await_end() -> None:
-                            try:
-                                await call.result()
-                            except McpError as exc:
-                                log.debug("subscription ended: %s", exc)
-                            finally:
-                                listener.end()
+                    async def await_end() -> None:
+                        try:
+                            await call.result()
+                        except McpError as exc:
+                            log.debug("subscription %r ended: %s", pending.id, exc)
+                            listener.error = exc
+                        await self._end_after_queued_notifications(pending.id, listener)
 
-                        nursery.start_soon(await_end)
-                        await listener.wait_acknowledged()
-                        yield listener
-                        nursery.cancel_scope.cancel()
+                    nursery.start_soon(await_end)
+                    await listener.wait_acknowledged()
+                    if listener.acknowledged is None and listener.error is not None:
+                        raise listener.error
+                    yield listener
+                    nursery.cancel_scope.cancel()
             else:
                 self._listeners.add(listener)
                 subscribed = []
@@ -600,17 +606,34 @@ class Client:
             }
             listener.close()
 
+    async def _end_after_queued_notifications(self, subscription: Any, listener: Listener) -> None:
+        """End ``listener`` once the notifications that arrived before its answer are
+        delivered: they wait in the session's notification queue, which the answer
+        bypassed. A marker queued behind them ends it in order."""
+        try:
+            await self.session._notifications_in.send((_LISTEN_ENDED, subscription))
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            listener.end()
+
     # -- helpers ----------------------------------------------------------------------------
 
     async def _cached_list(self, method: str, cursor: str | None, model: type[T]) -> T:
-        key = cursor or ""
+        """One page of a list, from the cache while fresh (modern era). Each page is cached
+        under its own cursor; a cursor the server refuses discards every cached page of
+        that list."""
+        key = "" if cursor is None else "cursor:" + cursor
         if self.cache is not None:
             cached = self.cache.get(method, key)
             if cached is not None:
                 await trio.lowlevel.checkpoint()
                 return cached  # type: ignore[no-any-return]
         params = {"cursor": cursor} if cursor is not None else None
-        result = await self._send(method, params, model)
+        try:
+            result = await self._send(method, params, model)
+        except McpError:
+            if self.cache is not None and cursor is not None:
+                self.cache.invalidate_method(method)
+            raise
         if self.cache is not None and self.era == "modern":
             self.cache.put(method, key, result)
         return result
@@ -748,6 +771,3 @@ async def open_client(stream: MessageStream, **options: Any) -> AsyncIterator[Cl
             yield client
         finally:
             await client.aclose()
-
-
-_ = (rpc, Phase, LEGACY_VERSIONS, math, structure)

@@ -12,11 +12,12 @@ the caller writes::
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 import attrs
 import trio
 
+from .._errors import McpError
 from .._types._subscriptions import SubscriptionFilter
 
 __all__ = ["Change", "Listener"]
@@ -42,13 +43,16 @@ class Listener:
 
     Attributes:
         acknowledged: (modern era) what the server agreed to send.
-        ended: whether the server ended the subscription.
+        ended: whether the subscription ended (the server answered, refused, or the
+            connection closed); iteration then stops.
+        error: (modern era) the error that ended it, if it did not end gracefully.
     """
 
     def __init__(self, wanted: SubscriptionFilter) -> None:
         self.wanted = wanted
         self.acknowledged: SubscriptionFilter | None = None
         self.ended = False
+        self.error: McpError | None = None
         self.dropped = 0
         self._acked = trio.Event()
         self._send, self._receive = trio.open_memory_channel[Change](BUFFER)
@@ -96,6 +100,3 @@ class Listener:
     def close(self) -> None:
         self._send.close()
         self._receive.close()
-
-
-_ = Any

@@ -244,6 +244,7 @@ class LegacySession:
                         self.stream,
                         self.connection,
                         handler=dispatcher.handle,
+                        immediate=dispatcher.immediate,
                         notification_handler=dispatcher.on_notification,
                         on_input_ended=changes.cancel,
                         **manager.session_options,

@@ -219,7 +219,10 @@ class ModernEndpoint:
     ) -> None:
         writer = ResponseWriter(http.send, json_ok=http.accepts_json, sse_ok=http.accepts_sse)
         session = Session(
-            _ExchangeStream(writer, request.id), connection, handler=self.dispatcher.handle
+            _ExchangeStream(writer, request.id),
+            connection,
+            handler=self.dispatcher.handle,
+            immediate=self.dispatcher.immediate,
         )
         if request.method == "subscriptions/listen":
             await self._listen(http, session, request, writer)

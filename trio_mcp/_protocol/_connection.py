@@ -36,7 +36,7 @@ send, and the conversation goes on.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias
 
 import attrs
@@ -64,6 +64,7 @@ from .._types._converter import (
     explain,
     structure,
     structure_hook,
+    unstructure_hook,
 )
 from .._types._lifecycle import DiscoverResult, InitializeRequestParams, InitializeResult
 from .._types._methods import METHODS, MethodSpec, has_capability
@@ -172,6 +173,7 @@ class Connection:
         self._stats = Statistics()
         self._envelope_cache: dict[str, dict[str, Any]] = {}
         self._refusals: dict[tuple[str, str], McpError | None] = {}
+        self._routes: dict[tuple[str, str], _Route] = {}
         self._send_problems: dict[tuple[str, str, int], str | None] = {}
         if modern_version is not None:
             self.use_modern(modern_version)
@@ -482,9 +484,10 @@ class Connection:
         request.finished = True
         if request.cancelled:
             return None
-        data = (
-            result if type(result) is dict else converter_for(request.version).unstructure(result)
-        )
+        if type(result) is dict:
+            data = result
+        else:
+            data = unstructure_hook(request.version, type(result))(result)
         if request.envelope is not None:
             meta = data.get("_meta")
             meta = dict(meta) if meta else {}
@@ -587,23 +590,14 @@ class Connection:
                 return self._reply_error(
                     id, _error(ErrorCode.INVALID_REQUEST, f"{method!r} before initialization")
                 )
-        refusal = self._refusal(method, version)
+        route = self._routes.get((method, version))
+        if route is None:
+            route = self._route(method, version)
+        refusal, spec, read_params, params_type = route
         if refusal is not None:
             return self._reply_error(id, refusal)
         if method == "initialize" and self.role == "server":
             return self._answer_initialize(message)
-        spec = METHODS.get(method)
-        typed: Any = params
-        if spec is not None and spec.params is not None:
-            try:
-                typed = structure_hook(spec.params)(
-                    params if params is not None else {}, spec.params
-                )
-            except Exception:  # noqa: BLE001 - explained below, off the fast path
-                why = explain(params if params is not None else {}, spec.params)
-                return self._reply_error(
-                    id, _error(ErrorCode.INVALID_PARAMS, f"Invalid params for {method}: {why}")
-                )
         token = None
         if params:
             meta = params.get("_meta")
@@ -619,7 +613,8 @@ class Connection:
         request = InboundRequest(
             id=id,
             method=method,
-            params=typed,
+            read_params=read_params,
+            params_type=params_type,
             raw_params=params,
             spec=spec,
             version=version,
@@ -627,11 +622,25 @@ class Connection:
             progress_token=token,
         )
         if method in _BUILTIN:
-            answer = self._answer_builtin(request)
+            try:
+                answer = self._answer_builtin(request)
+            except McpError as exc:  # params that do not fit
+                return self._reply_error(id, exc)
             if answer is not None:
                 return answer
         self._inbound[id] = request
         return Dispatch(request)
+
+    def _route(self, method: str, version: str) -> _Route:
+        """How to take ``method`` in ``version``: our refusal (if any), its spec, and the
+        function that reads its params. Cached: it depends only on these two and on our
+        capabilities, which are fixed."""
+        spec = METHODS.get(method)
+        refusal = None if spec is None else self._refuse(method, spec, version)
+        params_type = spec.params if spec is not None else None
+        read = structure_hook(params_type) if params_type is not None else None
+        route = self._routes[(method, version)] = (refusal, spec, read, params_type)
+        return route
 
     def _refusal(self, method: str, version: str) -> McpError | None:
         """Cached :meth:`_refuse` (it depends only on method, revision and our capabilities)."""
@@ -692,7 +701,7 @@ class Connection:
         self._transition(Event.RECEIVE_INITIALIZE)
         self.version = version
         self.peer_info = params.client_info
-        self.peer_capabilities = params.capabilities
+        self.peer_capabilities = _as_of(params.capabilities, version)
         result = InitializeResult(
             protocol_version=version,
             capabilities=self.capabilities,  # type: ignore[arg-type]
@@ -703,6 +712,7 @@ class Connection:
 
     def _answer_builtin(self, request: InboundRequest) -> Reply | None:
         method = request.method
+        request.params  # noqa: B018 - read them: malformed params get -32602 here
         if method == "ping":
             return Reply(rpc.ResultResponse(request.id, {}))
         if method == "logging/setLevel" and self.role == "server":
@@ -831,11 +841,25 @@ class Connection:
         return wanted is None or LOGGING_LEVELS.index(level) >= LOGGING_LEVELS.index(wanted)
 
 
+_Route: TypeAlias = tuple[McpError | None, MethodSpec | None, Callable[[Any, Any], Any] | None, Any]
+
 _BUILTIN = frozenset({"initialize", "ping", "logging/setLevel", "server/discover"})
 
 
 def _peer(role: Role) -> Role:
     return "server" if role == "client" else "client"
+
+
+def _as_of(capabilities: ClientCapabilities, version: str) -> ClientCapabilities:
+    """``capabilities`` without what ``version`` does not define.
+
+    Some clients declare the same capabilities whatever revision they negotiate (the
+    official Python SDK declares ``elicitation`` with ``url`` mode at 2024-11-05). A
+    feature the revision lacks cannot be used with that peer, so it counts as not
+    declared: a handler asking for it gets the missing-capability error rather than a
+    request the revision does not have.
+    """
+    return structure(converter_for(version).unstructure(capabilities), ClientCapabilities)
 
 
 _ = (converter, EmptyResult)

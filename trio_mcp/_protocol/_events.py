@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from collections.abc import Callable
+from typing import Any, Final, TypeAlias
 
 import attrs
 
 from .. import _jsonrpc as rpc
+from .._errors import ErrorCode, McpError
 from .._types._base import LoggingLevel, ProgressToken, RequestId
+from .._types._converter import explain
 from .._types._methods import MethodSpec
 from .._types._notifications import ProgressNotificationParams
 from ._envelope import Envelope
@@ -27,17 +30,20 @@ class OutboundRequest:
     cancellable: bool = True
 
 
+_UNREAD: Final = object()
+
+
 @attrs.define(eq=False)
 class InboundRequest:
     """A request from the peer, to be handled by the application.
 
-    ``params`` is the typed params model for known methods, the raw dict (or
-    ``None``) for methods the protocol does not define.
+    :attr:`params` is the typed params model for known methods (read from
+    ``raw_params`` on first use), the raw dict (or ``None``) for methods the
+    protocol does not define.
     """
 
     id: RequestId
     method: str
-    params: Any
     raw_params: dict[str, Any] | None
     spec: MethodSpec | None
     #: The revision to answer in.
@@ -47,6 +53,35 @@ class InboundRequest:
     progress_token: ProgressToken | None = None
     cancelled: bool = False
     finished: bool = False
+    #: Reads ``raw_params`` as ``params_type`` (``None``: params stay raw).
+    read_params: Callable[[Any, Any], Any] | None = None
+    params_type: Any = None
+    _params: Any = attrs.field(default=_UNREAD, init=False)
+
+    @property
+    def params(self) -> Any:
+        """The typed params (read once, on first use).
+
+        Raises:
+            McpError: -32602 when the params do not fit the method; answering with it is
+                what a handler should do (the session does so for exceptions it sees).
+        """
+        value = self._params
+        if value is _UNREAD:
+            read = self.read_params
+            if read is None:
+                value = self.raw_params
+            else:
+                raw = self.raw_params if self.raw_params is not None else {}
+                try:
+                    value = read(raw, self.params_type)
+                except Exception:  # noqa: BLE001 - explained, off the fast path
+                    why = explain(raw, self.params_type)
+                    raise McpError(
+                        f"Invalid params for {self.method}: {why}", code=ErrorCode.INVALID_PARAMS
+                    ) from None
+            self._params = value
+        return value
 
     @property
     def log_level(self) -> LoggingLevel | None:

@@ -17,6 +17,7 @@ first, or make that work idempotent.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +48,9 @@ from .._types._sampling import (
     ToolChoice,
 )
 from .._types._tools import Tool
+from .._util import open_nursery_unwrapped
 from .._versions import MODERN_VERSIONS, Era
+from ._forms import check_form_schema, form_schema_for_2025_06_18, schema_problems
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -127,6 +130,7 @@ class Context:
         self.session = session
         self.request = request
         self._inputs = inputs
+        self._last_progress: float | None = None
 
     # -- what the request says --------------------------------------------------------------
 
@@ -172,8 +176,13 @@ class Context:
     ) -> None:
         """Report progress, if the client asked for it (otherwise a no-op).
 
-        Blocks while the notification is sent.
+        ``progress`` must grow with each report (the spec requires it); a report
+        that does not is dropped. Blocks while the notification is sent.
         """
+        if self._last_progress is not None and progress <= self._last_progress:
+            await trio.lowlevel.checkpoint()
+            return
+        self._last_progress = progress
         await self.session.send_progress(self.request, progress, total, message)
 
     async def log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> None:
@@ -181,8 +190,14 @@ class Context:
 
         Legacy era: at or above the level set with ``logging/setLevel``. Modern
         era: only if this request set ``logLevel``, and on this request's
-        stream only. Blocks while the notification is sent.
+        stream only. Either way nothing is sent by a server created with
+        ``logging=False`` (it did not declare the capability). Blocks while the
+        notification is sent.
         """
+        capabilities = self.session.connection.capabilities
+        if getattr(capabilities, "logging", None) is None:
+            await trio.lowlevel.checkpoint()
+            return
         await self.session.log(level, data, logger=logger, related=self.request)
 
     async def debug(self, data: Any, *, logger: str | None = None) -> None:
@@ -241,7 +256,9 @@ class Context:
             ((key, request),) = requests.items()
             await one(key, request)
         else:
-            async with trio.open_nursery() as nursery:
+            # If one is refused the others are cancelled, and the refusal comes out as
+            # itself (not in a group), as it does for a single request.
+            async with open_nursery_unwrapped() as nursery:
                 for key, request in requests.items():
                     nursery.start_soon(one, key, request)
         return answers
@@ -280,34 +297,86 @@ class Context:
         return (await self.ask({key: request}))[key]
 
     async def elicit(
-        self, message: str, schema: Mapping[str, Any], *, key: str | None = None
+        self,
+        message: str,
+        schema: Mapping[str, Any],
+        *,
+        key: str | None = None,
+        validate: bool = True,
     ) -> ElicitResult:
         """Ask the user for structured input (form mode).
 
-        ``schema`` is the requested JSON Schema: a flat object of primitive
-        properties (strings, numbers, booleans, enums), as the spec restricts.
+        ``schema`` is the requested JSON Schema: a flat object whose properties are
+        primitives (``string``, ``number``, ``integer``, ``boolean``) or enums
+        (single-select ``string`` with ``enum`` or ``oneOf``; multi-select ``array``
+        whose ``items`` have ``enum`` or ``anyOf``), as the spec restricts. Defaults
+        (``"default"``) are passed to the client for pre-filling.
+
         Returns the user's answer: ``accept`` with ``content``, ``decline`` or
-        ``cancel``.
+        ``cancel``. With ``validate`` an accepted ``content`` is checked against
+        ``schema`` (needs ``jsonschema``; skipped when it is not installed).
+
+        Raises:
+            ValueError: ``schema`` is not a flat object of primitive properties.
+            MissingRequiredClientCapability: the client cannot do form elicitation.
+            McpError: -32602 if the answer does not match ``schema``.
         """
         requested = dict(schema)
         requested.setdefault("type", "object")
+        check_form_schema(requested)
+        if self.era == "legacy" and self.protocol_version < "2025-11-25":
+            requested = form_schema_for_2025_06_18(requested)
         params = ElicitRequestFormParams(message=message, requested_schema=requested)
         result: ElicitResult = await self._ask_one(ElicitRequest(params=params), key)
+        if validate and result.action == "accept" and result.content is not None:
+            problems = schema_problems(requested, result.content)
+            if problems:
+                raise McpError(
+                    "Invalid params: the elicitation answer does not match the requested "
+                    "schema: " + "; ".join(problems),
+                    code=ErrorCode.INVALID_PARAMS,
+                )
         return result
 
-    async def elicit_url(self, message: str, url: str, *, key: str | None = None) -> ElicitResult:
+    async def elicit_url(
+        self,
+        message: str,
+        url: str,
+        *,
+        elicitation_id: str | None = None,
+        key: str | None = None,
+    ) -> ElicitResult:
         """Ask the user to complete an interaction at ``url``, out of band (URL mode).
 
-        In the legacy era (2025-11-25) an ``elicitationId`` is generated and
-        :meth:`Server.complete_elicitation` announces completion. In the modern
-        era the client retries once the user is done.
-        """
-        import secrets
+        The answer says whether the user agreed to go there (``accept``), not that
+        the interaction is done. In the legacy era (2025-11-25) the request carries
+        an ``elicitationId`` (``elicitation_id``, or a random one); when the
+        interaction is done, announce it with :meth:`elicitation_complete` and that
+        id. In the modern era the client retries once the user is done.
 
-        elicitation_id = secrets.token_urlsafe(12) if self.era == "legacy" else None
-        params = ElicitRequestURLParams(message=message, url=url, elicitation_id=elicitation_id)
+        Raises:
+            MissingRequiredClientCapability: the client did not declare ``elicitation.url``.
+        """
+        if self.era == "legacy" and elicitation_id is None:
+            elicitation_id = secrets.token_urlsafe(12)
+        params = ElicitRequestURLParams(
+            message=message,
+            url=url,
+            elicitation_id=elicitation_id if self.era == "legacy" else None,
+        )
         result: ElicitResult = await self._ask_one(ElicitRequest(params=params), key)
         return result
+
+    async def elicitation_complete(self, elicitation_id: str) -> None:
+        """(legacy era, 2025-11-25) Tell the client that the URL-mode elicitation
+        ``elicitation_id`` finished (``notifications/elicitation/complete``). A no-op
+        in other revisions. Blocks while the notification is sent."""
+        if self.era == "modern" or self.protocol_version < "2025-11-25":
+            await trio.lowlevel.checkpoint()
+            return
+        await self.session.send_notification(
+            "notifications/elicitation/complete", {"elicitationId": elicitation_id}
+        )
 
     async def sample(
         self,

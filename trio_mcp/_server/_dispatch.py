@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import trio
 
 from .._errors import ErrorCode, McpError
 from .._protocol._envelope import SUBSCRIPTION_ID
 from .._protocol._events import InboundRequest
 from .._protocol._lifecycle import Phase
-from .._session._engine import Session
+from .._session._engine import LATER, Session
 from .._types._base import EmptyResult
 from .._types._completion import CompleteResult, Completion, PromptReference
 from .._types._converter import converter_for
@@ -29,12 +30,16 @@ from ._context import Context, InputRequired, Inputs
 from ._pagination import paginate
 from ._request_state import binding_of
 from ._resources import not_found
+from ._results import downgrade_content
 from ._subscriptions import Change, Subscriber
 
 if TYPE_CHECKING:
     from ._server import Server
 
 __all__ = ["Dispatcher"]
+
+#: The params of a tool call that :meth:`Dispatcher.immediate` can take.
+_PLAIN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
 
 Handler = Callable[[Context, Any], Awaitable[Any]]
 
@@ -83,6 +88,34 @@ class Dispatcher:
             return await custom(Context(self.server, session, request, None), request.params)
         return await handler(Context(self.server, session, request, None), request.params)
 
+    def immediate(self, session: Session, request: InboundRequest) -> Any:
+        """Answer a call of a plain-function tool right away, in the session's receive loop
+        (no task, no cancel scope: the function never yields); everything else
+        :data:`~trio_mcp.session.LATER`."""
+        if request.method != "tools/call":
+            return LATER
+        raw = request.raw_params
+        if raw is None:
+            return LATER
+        name = raw.get("name")
+        spec = self.server._tools.get(name) if type(name) is str else None
+        arguments = raw.get("arguments")
+        meta = raw.get("_meta")
+        if (
+            spec is None
+            or not spec.runs_inline
+            or (arguments is not None and type(arguments) is not dict)
+            or (meta is not None and type(meta) is not dict)
+            or len(raw.keys() - _PLAIN_CALL_KEYS) > 0  # task, input rounds: the long way
+        ):
+            return LATER
+        result = spec.answer_now(arguments, request.version)
+        if isinstance(result, CallToolResult):
+            content = downgrade_content(result.content, request.version)
+            if content is not result.content:
+                result = attrs.evolve(result, content=content)
+        return result
+
     async def on_notification(self, session: Session, method: str, params: Any) -> None:
         callback = self.server._notification_callbacks.get(method)
         if callback is not None:
@@ -123,16 +156,23 @@ class Dispatcher:
         try:
             return await run(ctx)
         except InputRequired as need:
-            state_token = sealer.seal(
-                binding=binding_of(request.method, request.raw_params),
-                answers=inputs.answers,
-                pending=tuple(need.requests),
-                round=inputs.round + 1,
-            )
-            return InputRequiredResult(
-                input_requests=need.requests,  # type: ignore[arg-type]
-                request_state=state_token,
-            )
+            requests = need.requests
+        except BaseExceptionGroup as group:
+            # Questions asked by several tasks of a nursery in the handler.
+            found = _input_required_in(group)
+            if found is None:
+                raise
+            requests = found
+        state_token = sealer.seal(
+            binding=binding_of(request.method, request.raw_params),
+            answers=inputs.answers,
+            pending=tuple(requests),
+            round=inputs.round + 1,
+        )
+        return InputRequiredResult(
+            input_requests=requests,  # type: ignore[arg-type]
+            request_state=state_token,
+        )
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -148,13 +188,24 @@ class Dispatcher:
         page, cursor = paginate("tools", tools, params.cursor, self.server.page_size)
         return ListToolsResult(tools=page, next_cursor=cursor, **self._cache_hints(ctx))
 
-    async def _call_tool(self, ctx: Context, params: Any) -> CallToolResult | InputRequiredResult:
+    async def _call_tool(
+        self, ctx: Context, params: Any
+    ) -> CallToolResult | InputRequiredResult | dict[str, Any]:
         spec = self.server._tools.get(params.name)
         if spec is None:
             await trio.lowlevel.checkpoint()
             raise McpError(f"Unknown tool: {params.name}", code=ErrorCode.INVALID_PARAMS)
         arguments = params.arguments
-        return await self._gathering_input(ctx, params, lambda c: spec.call(arguments, c))  # type: ignore[no-any-return]
+        result: Any
+        if ctx.request.version not in MODERN_VERSIONS:  # no input rounds: the short way
+            result = await spec.answer(arguments, ctx)
+        else:
+            result = await self._gathering_input(ctx, params, lambda c: spec.answer(arguments, c))
+        if isinstance(result, CallToolResult):
+            content = downgrade_content(result.content, ctx.protocol_version)
+            if content is not result.content:
+                result = attrs.evolve(result, content=content)
+        return result  # type: ignore[no-any-return]
 
     # -- resources --------------------------------------------------------------------------
 
@@ -229,7 +280,16 @@ class Dispatcher:
                 f"Invalid params: unknown prompt {params.name!r}", code=ErrorCode.INVALID_PARAMS
             )
         arguments = params.arguments
-        return await self._gathering_input(ctx, params, lambda c: spec.get(arguments, c))  # type: ignore[no-any-return]
+        result = await self._gathering_input(ctx, params, lambda c: spec.get(arguments, c))
+        if isinstance(result, GetPromptResult):
+            contents = downgrade_content([m.content for m in result.messages], ctx.protocol_version)
+            if any(c is not m.content for c, m in zip(contents, result.messages, strict=True)):
+                messages = [
+                    m if c is m.content else attrs.evolve(m, content=c)
+                    for c, m in zip(contents, result.messages, strict=True)
+                ]
+                result = attrs.evolve(result, messages=messages)
+        return result  # type: ignore[no-any-return]
 
     # -- completion -------------------------------------------------------------------------
 
@@ -243,7 +303,10 @@ class Dispatcher:
                 )
             key = ("prompt", ref.name, params.argument.name)
         else:
-            if not any(t.template.uri_template == ref.uri for t in self.server._templates):
+            # The reference names a template, or a plain resource (nothing to complete).
+            if ref.uri not in self.server._resources and not any(
+                t.template.uri_template == ref.uri for t in self.server._templates
+            ):
                 await trio.lowlevel.checkpoint()
                 raise McpError(
                     f"Invalid params: unknown resource template {ref.uri!r}",
@@ -282,7 +345,8 @@ class Dispatcher:
         session, request = ctx.session, ctx.request
         tag = {SUBSCRIPTION_ID: request.id}
         conv = converter_for(request.version)
-        # Subscribe before acknowledging: the ack promises every change after it.
+        # Subscribe before acknowledging, so no change between the two is lost; the
+        # acknowledgement still goes out before any change notification.
         with self.server._hub.subscribe(
             tools=bool(agreed.tools_list_changed),
             prompts=bool(agreed.prompts_list_changed),
@@ -335,6 +399,22 @@ class Dispatcher:
                     await session.send_notification(method, params or None)
                 except McpError:
                     pass  # e.g. a capability we did not declare: nothing to send
+
+
+def _input_required_in(group: BaseExceptionGroup[BaseException]) -> dict[str, Any] | None:
+    """The questions of a group made only of :class:`InputRequired` (merged), else ``None``."""
+    requests: dict[str, Any] = {}
+    for exc in group.exceptions:
+        if isinstance(exc, InputRequired):
+            requests.update(exc.requests)
+        elif isinstance(exc, BaseExceptionGroup):
+            inner = _input_required_in(exc)
+            if inner is None:
+                return None
+            requests.update(inner)
+        else:
+            return None
+    return requests
 
 
 def _notification_for(change: Change) -> tuple[str, dict[str, Any]]:

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import trio
 
 from .._errors import ErrorCode, McpError
 from .._types._base import Icon
@@ -15,6 +16,7 @@ from .._types._prompts import GetPromptResult, Prompt, PromptArgument, PromptMes
 from ._context import Context, InputRequired
 from ._results import CONTENT_TYPES
 from ._signature import Signature, docstring_summary
+from ._typeschema import ValueInvalid
 
 __all__ = ["PromptSpec"]
 
@@ -52,9 +54,11 @@ class PromptSpec:
         arguments = []
         for param in signature.parameters:
             schema = param.schema
-            kinds = schema.get("type")
-            if kinds not in ("string", ["string", "null"]):
-                raise TypeError(f"prompt {fn.__name__!r}: argument {param.name!r} must be a str")
+            if schema.get("type") not in ("string", ["string", "null"]):
+                raise TypeError(
+                    f"prompt {fn.__name__!r}: argument {param.name!r} must be a str "
+                    "(prompt arguments are strings on the wire)"
+                )
             arguments.append(
                 PromptArgument(
                     name=param.name,
@@ -83,12 +87,18 @@ class PromptSpec:
             p.name for p in self.signature.parameters if p.required and p.name not in arguments
         ]
         if missing:
+            await trio.lowlevel.checkpoint()
             raise McpError(
                 f"Invalid params: prompt {self.name!r} needs {', '.join(missing)}",
                 code=ErrorCode.INVALID_PARAMS,
             )
-        known = {p.name for p in self.signature.parameters}
-        kwargs: dict[str, Any] = {k: v for k, v in arguments.items() if k in known}
+        try:
+            kwargs = self.signature.bind(arguments)
+        except ValueInvalid as exc:
+            await trio.lowlevel.checkpoint()
+            raise McpError(
+                f"Invalid params: prompt {self.name!r}: {exc}", code=ErrorCode.INVALID_PARAMS
+            ) from None
         if self.signature.context_parameter:
             kwargs[self.signature.context_parameter] = context
         try:

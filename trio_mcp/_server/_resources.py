@@ -8,7 +8,7 @@ import mimetypes
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import attrs
 import trio
@@ -213,6 +213,15 @@ def _from_text(hint: Any) -> Callable[[Any], Any]:
     """Convert a template variable's text to ``hint``."""
     origin = get_origin(hint)
     args = get_args(hint)
+    if origin is Literal:
+        allowed = {str(a): a for a in args}
+
+        def to_literal(value: Any) -> Any:
+            if value not in allowed:
+                raise ValueError(f"expected one of {sorted(allowed)}")
+            return allowed[value]
+
+        return to_literal
     if origin in (list, tuple, Sequence):
         item = _from_text(args[0] if args else str)
         return lambda value: [item(v) for v in (value if isinstance(value, list) else [value])]

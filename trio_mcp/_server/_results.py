@@ -18,7 +18,7 @@ from .._types._content import (
     TextContent,
 )
 
-__all__ = ["CONTENT_TYPES", "to_content", "to_json"]
+__all__ = ["CONTENT_TYPES", "downgrade_content", "to_content", "to_json"]
 
 CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
 
@@ -69,3 +69,31 @@ def to_content(value: Any) -> list[Any]:
 
 def dumps_text(value: Any) -> str:
     return orjson.dumps(value).decode("utf-8")
+
+
+#: The first revision with each content type that 2024-11-05 did not have.
+_CONTENT_SINCE = {AudioContent: "2025-03-26", ResourceLink: "2025-06-18"}
+
+
+def downgrade_content(blocks: list[Any], version: str) -> list[Any]:
+    """``blocks`` as a peer on ``version`` can read them: content types newer than the
+    revision become a text block that describes them (a resource link its name and URI,
+    audio a note that it was left out). Returns ``blocks`` itself when nothing changes."""
+    if version >= "2025-06-18" or not any(type(b) in _CONTENT_SINCE for b in blocks):
+        return blocks
+    out = []
+    for block in blocks:
+        since = _CONTENT_SINCE.get(type(block))
+        if since is None or version >= since:
+            out.append(block)
+        elif isinstance(block, ResourceLink):
+            kind = f" ({block.mime_type})" if block.mime_type else ""
+            out.append(TextContent(text=f"{block.title or block.name}: {block.uri}{kind}"))
+        else:
+            out.append(
+                TextContent(
+                    text=f"[{block.mime_type} audio left out: protocol version {version} "
+                    "has no audio content]"
+                )
+            )
+    return out

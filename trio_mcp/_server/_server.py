@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Literal, TypeVar
 
 import trio
@@ -64,7 +65,8 @@ class Server:
         logging: declare the ``logging`` capability (on by default).
         page_size: items per page of every list.
         cache_ttl_ms, cache_scope: the caching hints of modern list and read
-            results (2026-07-28); 0 means "immediately stale".
+            results (2026-07-28); 0 means "immediately stale". A resource may set
+            its own ``ttl_ms``.
         secret: the key that seals ``requestState`` (16+ bytes). Servers behind a
             load balancer must share it; by default each process draws one.
         request_state_ttl: seconds a ``requestState`` stays valid.
@@ -102,6 +104,9 @@ class Server:
             icons=list(icons) if icons is not None else None,
         )
         self.instructions = instructions
+        if page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        _check_ttl(cache_ttl_ms)
         self._declare = {"tools": tools, "resources": resources, "prompts": prompts}
         self._logging = logging
         self.page_size = page_size
@@ -125,6 +130,22 @@ class Server:
     @property
     def name(self) -> str:
         return self.info.name
+
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]:
+        """The registered tools by name, in listing order (a read-only view)."""
+        return MappingProxyType(self._tools)
+
+    @property
+    def prompts(self) -> Mapping[str, PromptSpec]:
+        """The registered prompts by name, in listing order (a read-only view)."""
+        return MappingProxyType(self._prompts)
+
+    @property
+    def resources(self) -> Mapping[str, ResourceSpec]:
+        """The registered static resources by URI (a read-only view; templates and
+        directories are not in it)."""
+        return MappingProxyType(self._resources)
 
     def __repr__(self) -> str:
         resources = len(self._resources) + len(self._templates)
@@ -256,6 +277,8 @@ class Server:
         contents objects, or anything JSON (sent as ``application/json``).
         """
 
+        _check_ttl(ttl_ms)
+
         def register(fn: F) -> F:
             if UriTemplate(uri).is_template:
                 self.add_resource_template(
@@ -293,18 +316,42 @@ class Server:
         return register
 
     def add_resource(self, spec: ResourceSpec) -> None:
+        """Add (or replace) a resource; connected clients that asked are told the list
+        changed."""
         self._resources[spec.resource.uri] = spec
         self._hub.publish(("list_changed", "resources"))
 
     def remove_resource(self, uri: str) -> None:
+        """Remove a resource; connected clients that asked are told the list changed.
+
+        Raises:
+            KeyError: no resource has that URI.
+        """
         del self._resources[uri]
         self._hub.publish(("list_changed", "resources"))
 
     def add_resource_template(self, spec: TemplateSpec) -> None:
+        """Add (or replace) a resource template; connected clients that asked are told the
+        list changed."""
         self._templates = [
             t for t in self._templates if t.template.uri_template != spec.template.uri_template
         ]
         self._templates.append(spec)
+        self._hub.publish(("list_changed", "resources"))
+
+    def remove_resource_template(self, uri_template: str) -> None:
+        """Remove a resource template (and its completers); connected clients that asked are
+        told the list changed.
+
+        Raises:
+            KeyError: no template is registered with that URI template.
+        """
+        kept = [t for t in self._templates if t.template.uri_template != uri_template]
+        if len(kept) == len(self._templates):
+            raise KeyError(uri_template)
+        self._templates = kept
+        for key in [k for k in self._completers if k[:2] == ("resource", uri_template)]:
+            del self._completers[key]
         self._hub.publish(("list_changed", "resources"))
 
     def add_directory(
@@ -315,6 +362,15 @@ class Server:
         self._directories.append(directory)
         self._hub.publish(("list_changed", "resources"))
         return directory
+
+    def remove_directory(self, directory: DirectoryResources) -> None:
+        """Stop offering a directory that :meth:`add_directory` returned.
+
+        Raises:
+            ValueError: it is not offered.
+        """
+        self._directories.remove(directory)
+        self._hub.publish(("list_changed", "resources"))
 
     def notify_resource_updated(self, uri: str) -> None:
         """Tell subscribed clients that ``uri`` changed (never blocks)."""
@@ -349,11 +405,21 @@ class Server:
         return register
 
     def add_prompt(self, spec: PromptSpec) -> None:
+        """Add (or replace) a prompt; connected clients that asked are told the list
+        changed."""
         self._prompts[spec.name] = spec
         self._hub.publish(("list_changed", "prompts"))
 
     def remove_prompt(self, name: str) -> None:
+        """Remove a prompt (and its completers); connected clients that asked are told the
+        list changed.
+
+        Raises:
+            KeyError: no prompt has that name.
+        """
         del self._prompts[name]
+        for key in [k for k in self._completers if k[:2] == ("prompt", name)]:
+            del self._completers[key]
         self._hub.publish(("list_changed", "prompts"))
 
     def completion(
@@ -445,6 +511,7 @@ class Server:
                 stream,
                 self.connection(),
                 handler=dispatcher.handle,
+                immediate=dispatcher.immediate,
                 notification_handler=dispatcher.on_notification,
                 on_input_ended=input_ended,
                 **session_options,
@@ -462,6 +529,22 @@ class Server:
                 subscriptions_scope.cancel()
                 await session.aclose()
 
+    async def run_stdio(self, **options: Any) -> None:
+        """Serve one client over stdin/stdout; see :func:`trio_mcp.server.run_stdio`."""
+        from ._stdio import run_stdio
+
+        await run_stdio(self, **options)
+
     def shutdown(self) -> None:
         """End every ``subscriptions/listen`` stream gracefully (they answer and close)."""
         self._hub.close()
+
+
+def _check_ttl(ttl_ms: int | None) -> None:
+    """Refuse a negative caching hint (servers must send ``ttlMs >= 0``).
+
+    Raises:
+        ValueError: ``ttl_ms`` is negative.
+    """
+    if ttl_ms is not None and ttl_ms < 0:
+        raise ValueError(f"ttl_ms must be 0 or more, not {ttl_ms}")

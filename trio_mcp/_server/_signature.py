@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import inspect
 import re
 from collections.abc import Callable, Mapping
@@ -36,8 +37,12 @@ class Signature:
     accepts_extra: bool
 
     @classmethod
-    def of(cls, fn: Callable[..., Any], *, context_type: type) -> Signature:
+    def of(cls, fn: Callable[..., Any], *, context_type: type, typed: bool = True) -> Signature:
         """Inspect ``fn``.
+
+        With ``typed=False`` (a tool whose input schema is given verbatim, so the
+        hints describe nothing on the wire) parameters whose hints have no JSON
+        Schema form are taken as they come instead of refused.
 
         Raises:
             SchemaError: a parameter cannot be described in JSON Schema, or is
@@ -67,13 +72,17 @@ class Signature:
             try:
                 schema, reader = compile_type(hint, defs)
             except SchemaError as exc:
-                raise SchemaError(f"{fn.__name__}: parameter {param.name!r}: {exc}") from None
+                if not typed:
+                    schema, reader = {}, _as_given
+                else:
+                    raise SchemaError(f"{fn.__name__}: parameter {param.name!r}: {exc}") from None
             schema = dict(schema)
             if "description" not in schema and param.name in descriptions:
                 schema["description"] = descriptions[param.name]
             is_required = param.default is _NO_DEFAULT
-            if not is_required and _jsonable(param.default):
-                schema["default"] = param.default
+            default = _as_json(param.default) if not is_required else _NOT_JSON
+            if default is not _NOT_JSON:
+                schema["default"] = default
             properties[param.name] = schema
             if is_required:
                 required.append(param.name)
@@ -107,16 +116,28 @@ class Signature:
         return kwargs
 
 
+def _as_given(value: Any) -> Any:
+    return value
+
+
 def _is_context(hint: Any, context_type: type) -> bool:
     return isinstance(hint, type) and issubclass(hint, context_type)
 
 
-def _jsonable(value: Any) -> bool:
-    return (
-        value is None
-        or isinstance(value, (str, int, float, bool))
-        or (isinstance(value, (list, tuple)) and all(_jsonable(v) for v in value))
-    )
+_NOT_JSON = object()
+
+
+def _as_json(value: Any) -> Any:
+    """A default value as JSON for the schema (enum members as their values), or
+    ``_NOT_JSON`` for a default with no JSON form (it is then left out of the schema)."""
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, (list, tuple)):
+        items = [_as_json(v) for v in value]
+        return _NOT_JSON if any(i is _NOT_JSON for i in items) else items
+    return _NOT_JSON
 
 
 _ARGS_HEADER = re.compile(r"^(Args|Arguments|Parameters):\s*$")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -14,7 +15,8 @@ from .._jsonschema import SchemaValidator
 from .._types._base import Icon
 from .._types._content import TextContent
 from .._types._tools import CallToolResult, Tool, ToolAnnotations
-from ._context import Context, InputRequired
+from .._versions import FIRST_MODERN_VERSION
+from ._context import Context
 from ._results import CONTENT_TYPES, dumps_text, to_content, to_json
 from ._signature import Signature, docstring_summary
 from ._typeschema import Reader, SchemaError, ValueInvalid, compile_type
@@ -66,6 +68,8 @@ class ToolSpec:
     signature: Signature | None
     input_validator: SchemaValidator | None
     output: _Output | None
+    #: The function is a plain ``def`` (see :attr:`runs_inline`).
+    plain: bool = False
 
     @property
     def name(self) -> str:
@@ -100,7 +104,7 @@ class ToolSpec:
             SchemaError: a type hint with no JSON Schema form.
         """
         tool_name = validate_tool_name(name or fn.__name__)
-        signature = Signature.of(fn, context_type=Context)
+        signature = Signature.of(fn, context_type=Context, typed=input_schema is None)
         input_validator = None
         if input_schema is not None:
             schema = dict(input_schema)
@@ -118,40 +122,96 @@ class ToolSpec:
             icons=list(icons) if icons is not None else None,
             meta=dict(meta) if meta is not None else None,
         )
-        return cls(tool, fn, signature, input_validator, output)
+        return cls(tool, fn, signature, input_validator, output, plain=_is_plain_function(fn))
 
     async def call(self, arguments: Mapping[str, Any] | None, context: Context) -> CallToolResult:
         """Run the tool. Bad arguments, a raised exception or output that breaks the output
         schema give an ``isError`` result; an :exc:`McpError` propagates as a protocol
         error; cancellation propagates."""
+        return self.convert(await self._run(arguments, context))
+
+    async def answer(
+        self, arguments: Mapping[str, Any] | None, context: Context
+    ) -> CallToolResult | dict[str, Any]:
+        """What :meth:`call` returns, but a plain-text answer comes as its wire form (a dict),
+        skipping the models: the common case, on the hot path. Blocks and raises as
+        :meth:`call` does."""
+        return self._answer_for(await self._run(arguments, context), context.request.version)
+
+    @property
+    def runs_inline(self) -> bool:
+        """Whether a call can be answered without a task: the function is a plain ``def``
+        that takes no :class:`Context` (it never yields, so it cannot be cancelled, and
+        needs no cancel scope)."""
+        assert self.signature is not None
+        return self.plain and self.signature.context_parameter is None
+
+    def answer_now(
+        self, arguments: Mapping[str, Any] | None, version: str
+    ) -> CallToolResult | dict[str, Any]:
+        """:meth:`answer` for a tool that :attr:`runs_inline`, called synchronously."""
+        kwargs = self._bind(arguments)
+        if isinstance(kwargs, CallToolResult):
+            return kwargs
+        try:
+            value = self.fn(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - _failure sorts them out
+            return self._failure(exc)
+        if inspect.isawaitable(value):
+            close = getattr(value, "close", None)
+            if close is not None:
+                close()
+            return error_result(f"tool {self.name} returned an awaitable: declare it `async def`")
+        return self._answer_for(value, version)
+
+    def _answer_for(self, outcome: Any, version: str) -> CallToolResult | dict[str, Any]:
+        if type(outcome) is str and self.output is None:
+            wire: dict[str, Any] = {"content": [{"type": "text", "text": outcome}]}
+            if version >= FIRST_MODERN_VERSION:
+                wire["resultType"] = "complete"
+            return wire
+        return self.convert(outcome)
+
+    def _bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any] | CallToolResult:
+        """Keyword arguments for the function, or the error result for bad arguments."""
         assert self.signature is not None
         try:
             if self.input_validator is not None:
                 _raise_problems(self.input_validator.errors(dict(arguments or {})))
                 known = {p.name for p in self.signature.parameters}
-                kwargs = {
+                return {
                     k: v
                     for k, v in (arguments or {}).items()
                     if k in known or self.signature.accepts_extra
                 }
-            else:
-                kwargs = self.signature.bind(arguments)
+            return self.signature.bind(arguments)
         except ValueInvalid as exc:
             return error_result(f"Invalid arguments for tool {self.name}: {exc}")
+
+    def _failure(self, exc: Exception) -> CallToolResult:
+        """The result for an exception the tool raised (protocol errors propagate)."""
+        if isinstance(exc, McpError):
+            raise exc
+        if isinstance(exc, ToolError):
+            return error_result(str(exc))
+        log.info("tool %s raised %r", self.name, exc, exc_info=True)
+        return error_result(f"Error executing tool {self.name}: {exc or type(exc).__name__}")
+
+    async def _run(self, arguments: Mapping[str, Any] | None, context: Context) -> Any:
+        """The tool's return value, or an error result."""
+        assert self.signature is not None
+        kwargs = self._bind(arguments)
+        if isinstance(kwargs, CallToolResult):
+            return kwargs
         if self.signature.context_parameter is not None:
             kwargs[self.signature.context_parameter] = context
         try:
             value = self.fn(**kwargs)
-            if hasattr(value, "__await__"):
+            if inspect.isawaitable(value):
                 value = await value
-        except (McpError, InputRequired):
-            raise
-        except ToolError as exc:
-            return error_result(str(exc))
-        except Exception as exc:
-            log.info("tool %s raised %r", self.name, exc, exc_info=True)
-            return error_result(f"Error executing tool {self.name}: {exc or type(exc).__name__}")
-        return self.convert(value)
+        except Exception as exc:  # noqa: BLE001 - _failure sorts them out
+            return self._failure(exc)
+        return value
 
     def convert(self, value: Any) -> CallToolResult:
         """The result for a return value (checked against the output schema, if any)."""
@@ -196,6 +256,12 @@ class ToolSpec:
         except ValueInvalid as exc:
             return f"tool {self.name} returned output that breaks its outputSchema: {exc}"
         return None
+
+
+def _is_plain_function(fn: Callable[..., Any]) -> bool:
+    """A ``def`` (not ``async def``), so calling it never yields to Trio."""
+    target = fn.__call__ if not inspect.isfunction(fn) and not inspect.ismethod(fn) else fn  # type: ignore[operator]
+    return not (inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(target))
 
 
 def _raise_problems(problems: list[str]) -> None:

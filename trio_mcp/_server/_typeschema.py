@@ -94,6 +94,8 @@ class _Compiler:
     def __init__(self, defs: dict[str, Any]) -> None:
         self.defs = defs
         self.readers: dict[Any, Reader] = {}
+        #: The ``$defs`` key of each named type compiled so far.
+        self.names: dict[type, str] = {}
 
     def compile(self, tp: Any) -> tuple[dict[str, Any], Reader]:
         origin = get_origin(tp)
@@ -270,8 +272,9 @@ class _Compiler:
         for value in values:
             if not isinstance(value, (str, int)) or isinstance(value, bool):
                 raise SchemaError(f"{cls.__name__}: enum values must be str or int")
-        by_value = {(type(m.value), m.value): m for m in cls}
-        self.defs.setdefault(cls.__name__, {"title": cls.__name__, "enum": values})
+        by_value = {(_wire_type(m.value), m.value): m for m in cls}
+        name = self._def_name(cls)
+        self.defs.setdefault(name, {"title": cls.__name__, "enum": values})
 
         def read(value: Any) -> enum.Enum:
             member = by_value.get((type(value), value))
@@ -279,17 +282,31 @@ class _Compiler:
                 raise ValueInvalid(f"expected one of {values!r}, got {_describe(value)}")
             return member
 
-        return {"$ref": f"#/$defs/{cls.__name__}"}, read
+        return {"$ref": f"#/$defs/{name}"}, read
 
     # -- named object types -----------------------------------------------------------------
+
+    def _def_name(self, cls: type) -> str:
+        """The ``$defs`` key for ``cls``: its name, made unique if another class of the same
+        name is already there (two ``Item`` classes from different modules)."""
+        name = self.names.get(cls)
+        if name is None:
+            taken = set(self.names.values()) | set(self.defs)
+            name = cls.__name__
+            suffix = 2
+            while name in taken:
+                name = f"{cls.__name__}{suffix}"
+                suffix += 1
+            self.names[cls] = name
+        return name
 
     def _named(
         self, cls: type, build: Callable[[type], tuple[dict[str, Any], Reader]]
     ) -> tuple[dict[str, Any], Reader]:
-        name = cls.__name__
-        ref = {"$ref": f"#/$defs/{name}"}
         if cls in self.readers:
-            return ref, self.readers[cls]
+            return {"$ref": f"#/$defs/{self._def_name(cls)}"}, self.readers[cls]
+        name = self._def_name(cls)
+        ref = {"$ref": f"#/$defs/{name}"}
         cell: list[Reader] = []
         self.readers[cls] = lambda value: cell[0](value)  # resolves recursion
         self.defs[name] = {}  # reserve the name
@@ -367,15 +384,44 @@ class _Compiler:
         hints = get_type_hints(cls, include_extras=True)
         required_keys: frozenset[str] = getattr(cls, "__required_keys__", frozenset(hints))
         fields = [
-            (name, _strip_required(hint), name in required_keys) for name, hint in hints.items()
+            (name, _strip_required(hint), _is_required(hint, name in required_keys))
+            for name, hint in hints.items()
         ]
         return self._object(cls, fields, dict)
 
 
+def _is_required(hint: Any, default: bool) -> bool:
+    """Whether a TypedDict key is required. ``Required``/``NotRequired`` are read from the
+    resolved hint: with ``from __future__ import annotations`` the class's own
+    ``__required_keys__`` cannot see them (the annotations were strings)."""
+    origin = get_origin(hint)
+    if origin is typing.Annotated:
+        return _is_required(get_args(hint)[0], default)
+    if origin is typing.NotRequired:
+        return False
+    if origin is typing.Required:
+        return True
+    return default
+
+
 def _strip_required(hint: Any) -> Any:
-    if get_origin(hint) in (typing.Required, typing.NotRequired):
+    origin = get_origin(hint)
+    if origin is typing.Annotated:
+        base, *extras = get_args(hint)
+        stripped = _strip_required(base)
+        return hint if stripped is base else typing.Annotated[(stripped, *extras)]
+    if origin in (typing.Required, typing.NotRequired):
         return get_args(hint)[0]
     return hint
+
+
+def _wire_type(value: Any) -> type:
+    """The type a value has once it went through JSON (an ``IntEnum`` value is an int)."""
+    if isinstance(value, bool):
+        return bool
+    if isinstance(value, int):
+        return int
+    return str
 
 
 def _json_type(value: Any) -> str:
@@ -418,8 +464,10 @@ def _read_int(value: Any) -> int:
 
 
 def _read_float(value: Any) -> float:
-    if type(value) is float or type(value) is int:
+    if type(value) is float:
         return value
+    if type(value) is int:
+        return float(value)
     raise ValueInvalid(f"expected a number, got {_describe(value)}")
 
 

@@ -93,6 +93,14 @@ RequestHandler = Callable[["Session", InboundRequest], Awaitable[Any]]
 #: ``await handler(session, method, params)`` takes one notification; ``params`` is typed
 #: for methods the protocol defines.
 NotificationHandler = Callable[["Session", str, Any], Awaitable[None]]
+#: ``handler(session, request)`` answers a request *now*, without a task, or returns
+#: :data:`LATER` to have it handled by :data:`RequestHandler` in a task of its own. Only for
+#: work that never blocks (a plain function): it runs in the receive loop, and cannot be
+#: cancelled because it never yields.
+ImmediateHandler = Callable[["Session", InboundRequest], Any]
+#: What an :data:`ImmediateHandler` returns to decline.
+LATER: Any = object()
+
 #: Called with each progress update of a request.
 ProgressCallback = Callable[[ProgressNotificationParams], Awaitable[None] | None]
 
@@ -132,6 +140,8 @@ class Session:
             may go on to send their answers.
         max_concurrent_requests: the most inbound handlers at once.
         notification_buffer: notifications queued for ``notification_handler``.
+        immediate: answers requests that need no task (see :data:`ImmediateHandler`);
+            such a request skips the task and cancel scope a handler would get.
         on_input_ended: called (synchronously) when the peer's input ends, before
             running handlers drain; a server uses it to end long-lived requests
             such as subscriptions.
@@ -150,6 +160,7 @@ class Session:
         max_concurrent_requests: int = 256,
         notification_buffer: int = 64,
         on_input_ended: Callable[[], None] | None = None,
+        immediate: ImmediateHandler | None = None,
     ) -> None:
         self.stream = stream
         self.connection = connection
@@ -167,6 +178,7 @@ class Session:
         self._input_ended = False
         self._finished = trio.Event()
         self._on_input_ended = on_input_ended
+        self._immediate = immediate
 
     # -- state ------------------------------------------------------------------------------
 
@@ -210,6 +222,7 @@ class Session:
     async def _receive_loop(self, handlers: trio.Nursery) -> None:
         stream = self.stream
         process = self._process
+        receive_nowait = stream.receive_nowait
         while True:
             try:
                 item = await stream.receive()
@@ -217,10 +230,17 @@ class Session:
                 break
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 break
-            if type(item) is rpc.Batch:
-                await self._process_batch(item, handlers)
-            else:
-                await process(item, handlers)  # type: ignore[arg-type]
+            while True:
+                if type(item) is rpc.Batch:
+                    await self._process_batch(item, handlers)
+                else:
+                    await process(item, handlers)  # type: ignore[arg-type]
+                # Take what already arrived with it before yielding, so the handlers of a
+                # burst start together and their answers leave in one write.
+                try:
+                    item = receive_nowait()
+                except trio.WouldBlock:
+                    break
         self._input_ended = True
         self._fail_all(self._closure("the peer closed the connection"))
         if self._on_input_ended is not None:
@@ -252,11 +272,14 @@ class Session:
         event = self.connection.receive(message)
         kind = type(event)
         if kind is Dispatch:
+            request: InboundRequest = event.request  # type: ignore[union-attr,assignment]
+            if self._immediate is not None and await self._answer_now(request):
+                return
             try:
                 self._slots.acquire_nowait()
             except trio.WouldBlock:
                 await self._slots.acquire()
-            handlers.start_soon(self._handle, event.request)  # type: ignore[union-attr,arg-type]
+            handlers.start_soon(self._handle, request)
         elif kind is ResponseReceived:
             waiter = self._waiters.get(event.request.id)  # type: ignore[union-attr]
             if waiter is not None:
@@ -296,11 +319,38 @@ class Session:
         answer was sent; cancelling the call cancels the handler, which then sends
         nothing.
         """
+        if self._immediate is not None and await self._answer_now(request):
+            return
         try:
             self._slots.acquire_nowait()  # the handler checkpoints; no need to yield first
         except trio.WouldBlock:
             await self._slots.acquire()
         await self._handle(request)
+
+    async def _answer_now(self, request: InboundRequest) -> bool:
+        """Answer ``request`` in the receive loop if the immediate handler can; True if done."""
+        assert self._immediate is not None
+        try:
+            result = self._immediate(self, request)
+            if result is LATER:
+                return False
+            message: rpc.Message | None = self.connection.respond(request, result)
+        except McpError as exc:
+            message = self.connection.respond_error(request, exc)
+        except Exception:
+            log.exception("handler for %s (id %r) failed", request.method, request.id)
+            message = self.connection.respond_error(
+                request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
+            )
+        if message is None:
+            return True
+        try:
+            self.stream.send_nowait(message, related=request.id)
+        except trio.WouldBlock:
+            await self._send_quietly(message, related=request.id)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        return True
 
     async def _handle(self, request: InboundRequest) -> None:
         try:
@@ -351,9 +401,9 @@ class Session:
             self._fail_all(error)
             raise error from exc
 
-    async def _send_quietly(self, message: rpc.Message) -> None:
+    async def _send_quietly(self, message: rpc.Message, *, related: Any = None) -> None:
         try:
-            await self._send(message)
+            await self._send(message, related=related)
         except ConnectionClosed:
             pass
 

@@ -32,12 +32,23 @@ class MemoryMessageStream(MessageStream):
         if self.sent_related is not None:
             self.sent_related.append(related)
 
+    def send_nowait(self, message: Message, *, related: RequestId | None = None) -> None:
+        self._send_channel.send_nowait(dumps(message))
+        if self.sent_related is not None:
+            self.sent_related.append(related)
+
     async def send_raw(self, data: bytes) -> None:
         """Send bytes that need not be a valid message (for tests of bad input)."""
         await self._send_channel.send(data)
 
     async def receive(self) -> Received:
         return parse(await self._receive_channel.receive())
+
+    def receive_nowait(self) -> Received:
+        try:
+            return parse(self._receive_channel.receive_nowait())
+        except (trio.EndOfChannel, trio.ClosedResourceError, trio.BrokenResourceError):
+            raise trio.WouldBlock from None
 
     async def aclose(self) -> None:
         await self._send_channel.aclose()

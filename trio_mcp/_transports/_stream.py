@@ -49,6 +49,31 @@ class MessageStream(trio.abc.AsyncResource):
     async def receive(self) -> Received:
         """Wait for the next message from the peer."""
 
+    def send_nowait(self, message: Message, *, related: RequestId | None = None) -> None:
+        """Send one message if that needs no waiting (room in the transport's buffer).
+
+        Lets a session answer a request that needed no handler task without
+        yielding, so a burst of such answers leaves in one write. The default
+        never can.
+
+        Raises:
+            trio.WouldBlock: it would have to wait; use :meth:`send`.
+            trio.ClosedResourceError, trio.BrokenResourceError: as :meth:`send`.
+        """
+        raise trio.WouldBlock
+
+    def receive_nowait(self) -> Received:
+        """The next message if it has already arrived, without waiting.
+
+        Streams that read in chunks hold several messages at once; taking them
+        all before yielding lets a server start their handlers together (and
+        batch their answers). The default never has one ready.
+
+        Raises:
+            trio.WouldBlock: nothing is ready; use :meth:`receive`.
+        """
+        raise trio.WouldBlock
+
     def __aiter__(self) -> MessageStream:
         return self
 

@@ -11,6 +11,9 @@ Conventions (the converter in :mod:`._converter` relies on them):
 * ``__since__`` maps attribute names to the first revision that has them, and
   ``__until__`` to the last; when we write for a peer on another revision, the
   attribute is left out. Both are merged along the class hierarchy.
+* ``__wire_defaults__`` maps optional attributes that the revisions having them
+  *require* to the value written for such a peer when the attribute is ``None``
+  (``None`` then means "not given", as from a peer on a revision without them).
 * Request and notification classes carry their ``method`` as a ``Literal``
   attribute with a default, so ``CallToolRequest(params=...)`` needs no method.
 """
@@ -230,7 +233,12 @@ class EmptyResult(Result):
 
 @attrs.frozen(kw_only=True)
 class CacheableResult(Result):
-    """A result with caching hints (2026-07-28): freshness in ms, and who may share it."""
+    """A result with caching hints (2026-07-28): freshness in ms, and who may share it.
+
+    ``None`` means no hint was given (a legacy peer sends none). 2026-07-28 requires
+    both, so a ``None`` is written to such a peer as the conservative hint: ``0``
+    (immediately stale) and ``"private"`` (never shared across authorization contexts).
+    """
 
     ttl_ms: int | None = None
     cache_scope: Literal["public", "private"] | None = None
@@ -239,6 +247,7 @@ class CacheableResult(Result):
         "ttl_ms": "2026-07-28",
         "cache_scope": "2026-07-28",
     }
+    __wire_defaults__: ClassVar[Mapping[str, Any]] = {"ttl_ms": 0, "cache_scope": "private"}
 
 
 @attrs.frozen(kw_only=True)

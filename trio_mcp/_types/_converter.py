@@ -15,6 +15,7 @@ Unions on the wire are told apart by a dict lookup on their tag (``type``,
 from __future__ import annotations
 
 import functools
+import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar, get_args, get_origin
@@ -71,6 +72,7 @@ __all__ = [
     "structure",
     "structure_hook",
     "unstructure",
+    "unstructure_hook",
     "wire_name",
 ]
 
@@ -82,8 +84,8 @@ class StructureError(ValueError):
 # --- Names on the wire ----------------------------------------------------------------------
 
 
-def _merged(cls: type, attr: str) -> Mapping[str, str]:
-    merged: dict[str, str] = {}
+def _merged(cls: type, attr: str) -> Mapping[str, Any]:
+    merged: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
         merged.update(klass.__dict__.get(attr, {}))
     return merged
@@ -169,11 +171,24 @@ def _structure_elicited_value(value: object, _: object) -> object:
 # --- Tagged unions --------------------------------------------------------------------------
 
 
+def _lazy(conv: Converter, tp: Any) -> Callable[[Any, Any], Any]:
+    """``tp``'s structure hook, looked up on first use: building the converter stays cheap
+    (programs pay for the models they read, when they first read them)."""
+    found: list[Callable[[Any, Any], Any]] = []
+
+    def structure(value: Any, _: Any) -> Any:
+        if not found:
+            found.append(conv.get_structure_hook(tp))
+        return found[0](value, tp)
+
+    return structure
+
+
 def _tagged(
     conv: Converter, key: str, members: Mapping[str, type], default: type | None = None
 ) -> Callable[[Any, Any], Any]:
-    table = {tag: conv.get_structure_hook(member) for tag, member in members.items()}
-    fallback = conv.get_structure_hook(default) if default is not None else None
+    table = {tag: _lazy(conv, member) for tag, member in members.items()}
+    fallback = _lazy(conv, default) if default is not None else None
     expected = ", ".join(sorted(members))
 
     def structure(value: Any, _: Any) -> Any:
@@ -196,8 +211,8 @@ def _by_type_tag(*members: type) -> dict[str, type]:
 
 
 def _resource_contents(conv: Converter) -> Callable[[Any, Any], Any]:
-    text = conv.get_structure_hook(_content.TextResourceContents)
-    blob = conv.get_structure_hook(_content.BlobResourceContents)
+    text = _lazy(conv, _content.TextResourceContents)
+    blob = _lazy(conv, _content.BlobResourceContents)
 
     def structure(value: Any, _: Any) -> Any:
         if type(value) is not dict:
@@ -212,9 +227,9 @@ def _resource_contents(conv: Converter) -> Callable[[Any, Any], Any]:
 
 
 def _input_response(conv: Converter) -> Callable[[Any, Any], Any]:
-    elicit = conv.get_structure_hook(_elicitation.ElicitResult)
-    roots = conv.get_structure_hook(_roots.ListRootsResult)
-    sample = conv.get_structure_hook(_sampling.CreateMessageResult)
+    elicit = _lazy(conv, _elicitation.ElicitResult)
+    roots = _lazy(conv, _roots.ListRootsResult)
+    sample = _lazy(conv, _sampling.CreateMessageResult)
 
     def structure(value: Any, _: Any) -> Any:
         if type(value) is not dict:
@@ -231,7 +246,7 @@ def _input_response(conv: Converter) -> Callable[[Any, Any], Any]:
 def _primitive_schema(conv: Converter) -> Callable[[Any, Any], Any]:
     e = _elicitation
     hooks: dict[type, Callable[[Any, Any], Any]] = {
-        cls: conv.get_structure_hook(cls)
+        cls: _lazy(conv, cls)
         for cls in (
             e.StringSchema,
             e.NumberSchema,
@@ -274,8 +289,8 @@ def _primitive_schema(conv: Converter) -> Callable[[Any, Any], Any]:
 
 
 def _content_or_list(conv: Converter, block: Any) -> Callable[[Any, Any], Any]:
-    one = conv.get_structure_hook(block)
-    many = conv.get_structure_hook(list[block])
+    one = _lazy(conv, block)
+    many = _lazy(conv, list[block])
 
     def structure(value: Any, _: Any) -> Any:
         return many(value, None) if type(value) is list else one(value, None)
@@ -288,6 +303,7 @@ def _content_or_list(conv: Converter, block: Any) -> Callable[[Any, Any], Any]:
 
 def _structure_factory(conv: Converter) -> Callable[[type], Callable[[Any, Any], Any]]:
     def factory(cls: type) -> Callable[[Any, Any], Any]:
+        _resolve(cls)
         overrides = {a.name: override(rename=wire_name(cls, a.name)) for a in attrs.fields(cls)}
         inner: Callable[[Any, Any], Any] = make_dict_structure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
         name = cls.__name__
@@ -302,21 +318,99 @@ def _structure_factory(conv: Converter) -> Callable[[type], Callable[[Any, Any],
     return factory
 
 
+def _unstructure_overrides(cls: type, version: str | None) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    for a in attrs.fields(cls):
+        if not _present_in(cls, a.name, version):
+            overrides[a.name] = override(omit=True)
+        else:
+            overrides[a.name] = override(
+                rename=wire_name(cls, a.name), omit_if_default=a.default is None
+            )
+    return overrides
+
+
 def _unstructure_factory(
     conv: Converter, version: str | None
 ) -> Callable[[type], Callable[[Any], Any]]:
     def factory(cls: type) -> Callable[[Any], Any]:
-        overrides = {}
-        for a in attrs.fields(cls):
-            if not _present_in(cls, a.name, version):
-                overrides[a.name] = override(omit=True)
-            else:
-                overrides[a.name] = override(
-                    rename=wire_name(cls, a.name), omit_if_default=a.default is None
-                )
-        return make_dict_unstructure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
+        _resolve(cls)
+        overrides = _unstructure_overrides(cls, version)
+        inner: Callable[[Any], dict[str, Any]] = make_dict_unstructure_fn(cls, conv, **overrides)
+        fill = _wire_defaults(cls, version)
+        if not fill:
+            return inner
+
+        def unstructure(value: Any) -> dict[str, Any]:
+            out = inner(value)
+            for key, default in fill.items():
+                if key not in out:
+                    out[key] = default
+            return out
+
+        return unstructure
 
     return factory
+
+
+def _wire_defaults(cls: type, version: str | None) -> dict[str, Any]:
+    """What ``version`` gets for the attributes it requires when they are ``None``."""
+    if version is None:
+        return {}
+    return {
+        wire_name(cls, name): value
+        for name, value in _merged(cls, "__wire_defaults__").items()
+        if _present_in(cls, name, version)
+    }
+
+
+# --- Results whose fields are open-ended ------------------------------------------------------
+
+_PAYLOAD = _tasks.GetTaskPayloadResult
+
+
+def _payload_structure(conv: Converter) -> Callable[[Any, Any], Any]:
+    """``tasks/result``: every key but ``_meta`` and ``resultType`` belongs to ``extra``."""
+    built: list[tuple[set[str], Callable[[Any, Any], Any]]] = []
+
+    def build() -> tuple[set[str], Callable[[Any, Any], Any]]:
+        _resolve(_PAYLOAD)
+        fields = attrs.fields(_PAYLOAD)
+        known = {wire_name(_PAYLOAD, a.name) for a in fields if a.name != "extra"}
+        overrides: dict[str, Any] = {
+            a.name: override(rename=wire_name(_PAYLOAD, a.name)) for a in fields
+        }
+        overrides["extra"] = override(omit=True)
+        return known, make_dict_structure_fn(_PAYLOAD, conv, **overrides)
+
+    def structure(value: Any, _: Any) -> Any:
+        if type(value) is not dict:
+            raise _expect(f"an object ({_PAYLOAD.__name__})", value)
+        if not built:
+            built.append(build())
+        known, inner = built[0]
+        base = inner(value, _PAYLOAD)
+        extra = {k: v for k, v in value.items() if k not in known}
+        return attrs.evolve(base, extra=extra) if extra else base
+
+    return structure
+
+
+def _payload_unstructure(conv: Converter, version: str | None) -> Callable[[Any], Any]:
+    """``tasks/result``: ``extra`` is written at the top level, beside ``_meta``."""
+    built: list[Callable[[Any], dict[str, Any]]] = []
+
+    def unstructure(value: Any) -> dict[str, Any]:
+        if not built:
+            _resolve(_PAYLOAD)
+            overrides = _unstructure_overrides(_PAYLOAD, version)
+            overrides["extra"] = override(omit=True)
+            built.append(make_dict_unstructure_fn(_PAYLOAD, conv, **overrides))
+        out = dict(value.extra) if value.extra else {}
+        out.update(built[0](value))
+        return out
+
+    return unstructure
 
 
 def _is_list(tp: Any) -> bool:
@@ -359,11 +453,36 @@ def _strict_dict_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any]
     return factory
 
 
-def _resolve_all() -> None:
-    for module in _MODULES:
-        for obj in vars(module).values():
-            if isinstance(obj, type) and attrs.has(obj) and obj.__module__ == module.__name__:
-                attrs.resolve_types(obj, globalns=_namespace())
+def _is_optional(tp: Any) -> bool:
+    args = get_args(tp)
+    return (
+        get_origin(tp) in (typing.Union, types.UnionType) and len(args) == 2 and type(None) in args
+    )
+
+
+def _optional_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any], Any]]:
+    """``X | None`` with ``X``'s hook resolved once (cattrs would dispatch on every call)."""
+
+    def factory(tp: Any) -> Callable[[Any, Any], Any]:
+        (inner,) = [arg for arg in get_args(tp) if arg is not type(None)]
+        hook = conv.get_structure_hook(inner)
+
+        def structure(value: Any, _: Any) -> Any:
+            return None if value is None else hook(value, inner)
+
+        return structure
+
+    return factory
+
+
+def _resolve(cls: type) -> None:
+    """Turn ``cls``'s string annotations into types (once; attrs remembers), with every
+    model module in scope for the forward references between them.
+
+    attrs marks a resolved class by storing the class itself: a subclass sees its base's
+    mark through inheritance, so only ``is cls`` means this class is done."""
+    if getattr(cls, "__attrs_types_resolved__", None) is not cls:
+        attrs.resolve_types(cls, globalns=_namespace())
 
 
 @functools.cache
@@ -375,7 +494,6 @@ def _namespace() -> dict[str, Any]:
 
 
 def _build(*, detailed: bool) -> Converter:
-    _resolve_all()
     conv = make_converter(detailed_validation=detailed, prefer_attrib_converters=False)
     conv.register_structure_hook(str, _structure_str)
     conv.register_structure_hook(int, _structure_int)
@@ -384,6 +502,7 @@ def _build(*, detailed: bool) -> Converter:
     conv.register_structure_hook(typing.Any, _structure_any)
     conv.register_structure_hook(_base.RequestId, _structure_request_id)
     conv.register_structure_hook(str | int | float | bool | list[str], _structure_elicited_value)
+    conv.register_structure_hook_factory(_is_optional, _optional_factory(conv))
     conv.register_structure_hook_factory(_is_list, _strict_list_factory(conv))
     conv.register_structure_hook_factory(_is_str_dict, _strict_dict_factory(conv))
     conv.register_structure_hook_factory(attrs.has, _structure_factory(conv))
@@ -442,13 +561,21 @@ def _build(*, detailed: bool) -> Converter:
     )
     conv.register_structure_hook(_mrtr.InputResponse, _input_response(conv))
     conv.register_structure_hook(e.PrimitiveSchemaDefinition, _primitive_schema(conv))
+    conv.register_structure_hook(_PAYLOAD, _payload_structure(conv))
+    conv.register_unstructure_hook(_PAYLOAD, _payload_unstructure(conv, None))
     return conv
 
 
 #: Reads any model; writes every attribute (no revision filtering).
 converter: Converter = _build(detailed=False)
-#: The same, collecting where each error is: used to explain a failure, never on the fast path.
-_explainer: Converter = _build(detailed=True)
+#: The same, collecting where each error is: built on the first failure it explains.
+_explainers: list[Converter] = []
+
+
+def _explainer() -> Converter:
+    if not _explainers:
+        _explainers.append(_build(detailed=True))
+    return _explainers[0]
 
 
 @functools.cache
@@ -456,6 +583,7 @@ def converter_for(version: str) -> Converter:
     """The converter that writes for a peer on ``version`` (reading is the same)."""
     conv = converter.copy()
     conv.register_unstructure_hook_factory(attrs.has, _unstructure_factory(conv, version))
+    conv.register_unstructure_hook(_PAYLOAD, _payload_unstructure(conv, version))
     return conv
 
 
@@ -489,7 +617,7 @@ def structure(value: Any, cls: type[T]) -> T:
 def explain(value: Any, cls: Any) -> str:
     """Why ``value`` does not structure as ``cls``: each problem with its JSON path."""
     try:
-        _explainer.structure(value, cls)
+        _explainer().structure(value, cls)
     except ClassValidationError as exc:
         return "; ".join(transform_error(exc, format_exception=_format))
     except Exception as exc:  # noqa: BLE001 - any failure is explained
@@ -506,6 +634,19 @@ def _format(exc: BaseException, type_: Any) -> str:
         return f"unexpected fields {sorted(exc.extra_fields)}"
     name = getattr(type_, "__name__", None) or str(type_)
     return f"invalid value, expected {name}: {exc}"
+
+
+def unstructure_hook(version: str, cls: type) -> Callable[[Any], Any]:
+    """The function that writes ``cls`` for a peer on ``version`` (cached: hot paths skip the
+    converter's dispatch)."""
+    key = (version, cls)
+    hook = _unstructure_hooks.get(key)
+    if hook is None:
+        hook = _unstructure_hooks[key] = converter_for(version).get_unstructure_hook(cls)
+    return hook
+
+
+_unstructure_hooks: dict[tuple[str, type], Callable[[Any], Any]] = {}
 
 
 def unstructure(value: Any, version: str | None = None) -> Any:

@@ -90,6 +90,8 @@ class StringSchema:
     format: Literal["email", "uri", "date", "date-time"] | None = None
     default: str | None = None
 
+    __since__: ClassVar[Mapping[str, str]] = {"default": "2025-11-25"}
+
 
 @attrs.frozen(kw_only=True)
 class NumberSchema:
@@ -99,6 +101,8 @@ class NumberSchema:
     minimum: float | None = None
     maximum: float | None = None
     default: float | None = None
+
+    __since__: ClassVar[Mapping[str, str]] = {"default": "2025-11-25"}
 
 
 @attrs.frozen(kw_only=True)
@@ -137,7 +141,7 @@ class TitledSingleSelectEnumSchema:
 
 @attrs.frozen(kw_only=True)
 class LegacyTitledEnumSchema:
-    """Deprecated shape: ``enum`` with a parallel ``enumNames``."""
+    """Deprecated shape: ``enum`` with a parallel ``enumNames`` (2025-06-18's ``EnumSchema``)."""
 
     enum: list[str]
     enum_names: list[str] | None = None
@@ -145,6 +149,8 @@ class LegacyTitledEnumSchema:
     title: str | None = None
     description: str | None = None
     default: str | None = None
+
+    __since__: ClassVar[Mapping[str, str]] = {"default": "2025-11-25"}
 
 
 @attrs.frozen(kw_only=True)

@@ -36,6 +36,8 @@ class SamplingMessage:
     content: SamplingMessageContentBlock | list[SamplingMessageContentBlock]
     meta: MetaObject | None = None
 
+    __since__: ClassVar[Mapping[str, str]] = {"meta": "2025-11-25"}
+
 
 @attrs.frozen(kw_only=True)
 class CreateMessageRequestParams(RequestParams):

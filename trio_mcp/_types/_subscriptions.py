@@ -27,9 +27,14 @@ class SubscriptionsListenRequestParams(RequestParams):
 
 @attrs.frozen(kw_only=True)
 class SubscriptionsListenResult(Result):
-    """Sent when the server ends the stream gracefully; ``_meta`` names the subscription."""
+    """Sent when the server ends the stream gracefully.
 
-    meta: MetaObject | None = None
+    ``_meta`` is required: it names the subscription that ended under
+    ``io.modelcontextprotocol/subscriptionId`` (build it with
+    :class:`SubscriptionsListenResultMetaObject`).
+    """
+
+    meta: MetaObject
 
 
 @attrs.frozen(kw_only=True)

@@ -84,7 +84,12 @@ class CancelTaskRequest(Request[CancelTaskResult]):
 
 @attrs.frozen(kw_only=True)
 class GetTaskPayloadResult(Result):
-    """The result of the task's original request; its fields depend on that request."""
+    """The result of the task's original request; its fields depend on that request.
+
+    On the wire those fields sit at the top level of the result, beside ``_meta``;
+    here they are kept, as plain JSON, in ``extra`` (``None`` when there are none).
+    Read them with the original request's ``result_model``.
+    """
 
     extra: dict[str, Any] | None = None
 

@@ -1,0 +1,194 @@
+"""The client the official MCP conformance suite drives:
+``python examples/conformance_client.py URL``.
+
+The harness starts one mock server per scenario and runs this script with the
+mock's URL; the environment says what to do:
+
+* ``MCP_CONFORMANCE_SCENARIO``: which scenario (each has a function below);
+* ``MCP_CONFORMANCE_PROTOCOL_VERSION``: the revision the run is about. For
+  ``2026-07-28`` the client detects the era itself (a ``server/discover`` probe,
+  retried when the server answers -32022 with the versions it speaks); for
+  older revisions it opens with ``initialize`` at that revision;
+* ``MCP_CONFORMANCE_CONTEXT``: JSON with scenario data (the tool calls of
+  ``http-custom-headers``).
+
+Everything goes through trio_mcp's public API: :func:`trio_mcp.http.open_http_client`
+and the :class:`~trio_mcp.Client` it yields. The script exits 0 when the
+scenario ran, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import trio
+
+from trio_mcp import Client, types
+from trio_mcp.http import open_http_client
+
+Scenario = Callable[[Client, dict[str, Any]], Awaitable[None]]
+SCENARIOS: dict[str, Scenario] = {}
+MODERN = "2026-07-28"
+
+
+def scenario(*names: str) -> Callable[[Scenario], Scenario]:
+    def register(fn: Scenario) -> Scenario:
+        for name in names:
+            SCENARIOS[name] = fn
+        return fn
+
+    return register
+
+
+# -- what the client answers when the server asks ------------------------------------------
+
+
+def plausible(schema: dict[str, Any]) -> Any:
+    """A value for a form field: its default if it has one, else something of its type."""
+    if "default" in schema:
+        return schema["default"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "oneOf" in schema:
+        return schema["oneOf"][0].get("const")
+    kind = schema.get("type")
+    if kind == "boolean":
+        return True
+    if kind in ("integer", "number"):
+        return 1
+    if kind == "array":
+        return []
+    return "test"
+
+
+async def elicitation(
+    params: types.ElicitRequestFormParams | types.ElicitRequestURLParams,
+) -> types.ElicitResult:
+    """Accept every form, filling each field with its default (or a plausible value)."""
+    if isinstance(params, types.ElicitRequestURLParams):
+        return types.ElicitResult(action="decline")
+    properties = params.requested_schema.get("properties", {})
+    content = {name: plausible(field) for name, field in properties.items()}
+    return types.ElicitResult(action="accept", content=content)
+
+
+async def sampling(params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(text="A sampled answer from the conformance client."),
+        model="trio-mcp-conformance",
+        stop_reason="endTurn",
+    )
+
+
+async def roots() -> list[types.Root]:
+    return [types.Root(uri="file:///tmp/conformance", name="conformance")]
+
+
+def arguments_for(tool: types.Tool) -> dict[str, Any]:
+    """Arguments for every required parameter of a tool, from its input schema."""
+    properties = tool.input_schema.get("properties", {})
+    required = tool.input_schema.get("required", [])
+    return {name: plausible(properties.get(name, {})) for name in required}
+
+
+# -- the scenarios -------------------------------------------------------------------------
+
+
+@scenario("initialize", "request-metadata", "json-schema-ref-no-deref")
+async def list_tools(client: Client, context: dict[str, Any]) -> None:
+    """Open (initialize, or discover), list the tools if the server has any, leave."""
+    if client.server_capabilities.tools is not None:
+        await client.list_tools()
+
+
+@scenario("tools_call")
+async def tools_call(client: Client, context: dict[str, Any]) -> None:
+    await client.list_tools()
+    result = await client.call_tool("add_numbers", {"a": 2, "b": 3})
+    print(result.content)
+
+
+@scenario("sse-retry", "elicitation-sep1034-client-defaults", "http-invalid-tool-headers")
+async def call_every_tool(client: Client, context: dict[str, Any]) -> None:
+    """Call every tool the server lists (tools with invalid ``x-mcp-header`` annotations
+    are already left out of the list)."""
+    for tool in await client.list_tools():
+        result = await client.call_tool(tool.name, arguments_for(tool))
+        print(tool.name, "->", result.content)
+
+
+@scenario("json-schema-2020-12-preservation")
+async def echo_schema(client: Client, context: dict[str, Any]) -> None:
+    """Send the focal tool's input schema back exactly as it came."""
+    tools = {tool.name: tool for tool in await client.list_tools()}
+    schema = tools["json_schema_2020_12_tool"].input_schema
+    await client.call_tool("json_schema_echo", {"schema": schema})
+
+
+@scenario("sep-2322-client-request-state")
+async def multi_round_trips(client: Client, context: dict[str, Any]) -> None:
+    """Tools that answer ``input_required``; the client fulfils and retries by itself."""
+    await client.list_tools()
+    for name in ("test_mrtr_echo_state", "test_mrtr_unrelated", "test_mrtr_no_state"):
+        await client.call_tool(name, {})
+    await client.call_tool("test_mrtr_no_result_type", {})
+
+
+@scenario("http-standard-headers")
+async def every_method(client: Client, context: dict[str, Any]) -> None:
+    """Each method that carries ``Mcp-Name``: every tool, resource and prompt."""
+    for tool in await client.list_tools():
+        await client.call_tool(tool.name, arguments_for(tool))
+    for resource in await client.list_resources():
+        await client.read_resource(resource.uri)
+    for prompt in await client.list_prompts():
+        await client.get_prompt(prompt.name)
+
+
+@scenario("http-custom-headers")
+async def custom_headers(client: Client, context: dict[str, Any]) -> None:
+    """Call the tools the context names with its arguments, verbatim: the client mirrors
+    the ``x-mcp-header`` parameters into ``Mcp-Param-*`` headers."""
+    await client.list_tools()
+    for call in context.get("toolCalls", []):
+        await client.call_tool(call["name"], call.get("arguments", {}))
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+async def main(url: str) -> int:
+    name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION", MODERN)
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    run = SCENARIOS.get(name)
+    if run is None:
+        print(f"unknown scenario {name!r}", file=sys.stderr)
+        return 1
+    async with open_http_client(
+        url,
+        name="trio-mcp-conformance-client",
+        version="1.0.0",
+        protocol_version=None if version == MODERN else version,
+        elicitation=elicitation,
+        sampling=sampling,
+        roots=roots,
+        validate_output=False,
+    ) as client:
+        print(f"{name}: {client.era} era, protocol {client.protocol_version}")
+        with trio.fail_after(60):
+            await run(client, context)
+    return 0
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), stream=sys.stderr)
+    if len(sys.argv) != 2:
+        sys.exit(f"usage: {sys.argv[0]} URL")
+    sys.exit(trio.run(main, sys.argv[1]))

@@ -1,0 +1,93 @@
+"""Fixtures for the interop tests: the npm reference server, installed once.
+
+``bridge.py`` explains how the official Python SDK meets trio_mcp in process;
+``sdk_everything.py`` holds the SDK servers; ``sdk_client.py`` opens SDK clients.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import attrs
+import pytest
+
+#: The npm reference server, at the version these tests were written against.
+NPM_PACKAGE = "@modelcontextprotocol/server-everything"
+NPM_VERSION = "2026.8.31"
+#: Where it is installed (and reused across runs): ``npm install --prefix`` this folder.
+NPM_CACHE = Path(os.environ.get("TRIO_MCP_NPM_CACHE", Path.home() / ".cache" / "trio-mcp-npm"))
+
+
+@attrs.frozen
+class NpmServer:
+    """How to run the installed npm server over stdio."""
+
+    #: With this machine's node, directly (one process).
+    node_command: list[str]
+    #: Through ``npm exec``, as MCP hosts usually start it (npm, then node under it).
+    npm_exec_command: list[str]
+    version: str
+
+
+def _installed_version(package_dir: Path) -> str | None:
+    try:
+        return json.loads((package_dir / "package.json").read_text())["version"]  # type: ignore[no-any-return]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+@pytest.fixture(scope="session")
+def npm_server_everything() -> NpmServer:
+    """``@modelcontextprotocol/server-everything``, installed with npm into
+    :data:`NPM_CACHE` the first time (later runs need no network).
+
+    Skips the tests that use it (and only them) when node or npm is missing or the
+    registry cannot be reached.
+    """
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        pytest.skip("node and npm are needed for the npm reference server")
+    package_dir = NPM_CACHE / "node_modules" / "@modelcontextprotocol" / "server-everything"
+    if _installed_version(package_dir) != NPM_VERSION:
+        NPM_CACHE.mkdir(parents=True, exist_ok=True)
+        try:
+            subprocess.run(
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(NPM_CACHE),
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    f"{NPM_PACKAGE}@{NPM_VERSION}",
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+        except subprocess.CalledProcessError as exc:
+            pytest.skip(f"npm could not install {NPM_PACKAGE}: {exc.stderr.strip()[-500:]}")
+        except subprocess.TimeoutExpired:
+            pytest.skip(f"npm could not install {NPM_PACKAGE} within 300 s")
+    manifest = json.loads((package_dir / "package.json").read_text())
+    entry = package_dir / manifest["bin"]["mcp-server-everything"]
+    return NpmServer(
+        node_command=[node, str(entry), "stdio"],
+        npm_exec_command=[
+            npm,
+            "exec",
+            "--offline",
+            "--prefix",
+            str(NPM_CACHE),
+            "--",
+            "mcp-server-everything",
+            "stdio",
+        ],
+        version=manifest["version"],
+    )

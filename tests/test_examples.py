@@ -1,0 +1,240 @@
+"""Every example under examples/ runs and says what it should; the everything server works
+in memory in both eras."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from feature_harness import ERAS, MODERN, open_pair
+
+from trio_mcp.client import Change
+from trio_mcp.types import (
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitResult,
+    PromptReference,
+    ResourceTemplateReference,
+    Root,
+    TextContent,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+#: Lines each example's output must contain.
+EXPECTED: dict[str, list[str]] = {
+    "tools.py": [
+        "tool forecast: The weather forecast for a city.",
+        "call -> Oslo: sunny for 2 days, 21 degrees celsius",
+        "bad arguments -> isError=True: Invalid arguments for tool forecast: days: expected an "
+        "integer, got str 'two'",
+        "tool error -> isError=True: Atlantis is under water: no forecast",
+    ],
+    "structured_output.py": [
+        "structuredContent {'temperature': 22.5, 'conditions': 'Partly cloudy', 'humidity': 65}",
+        'text content {"temperature":22.5,"conditions":"Partly cloudy","humidity":65}',
+        "word_count {'result': 3}",
+    ],
+    "resources.py": [
+        "template users://{user_id}/orders/{page}",
+        "read config://app (application/toml): 'debug = true\\n'",
+        "read image://logo (image/png): 11 bytes",
+        "read project://README.md (text/markdown): '# Project\\n'",
+        "read config://missing -> error -32602: Resource not found: config://missing",
+        "read project://../secret.txt -> error -32602: Resource not found: project://../secret.txt",
+    ],
+    "prompts.py": [
+        "prompt code_review: Asks the model to review code. [('code', True), ('language', False)]",
+        "code_review -> Please review this Python:",
+        "  assistant: text",
+        "missing argument -> error -32602: Invalid params: prompt 'code_review' needs code",
+    ],
+    "completion.py": [
+        "language 'py' -> ['python']",
+        "framework 'f' (python) -> ['flask', 'fastapi']",
+        "issue numbers -> 100 values, total=999, hasMore=True",
+    ],
+    "logging_progress.py": [
+        "2025-11-25 (legacy), level 'warning':",
+        "  progress 2/2: indexed file 2",
+        "  log [warning] indexer: {'skipped': ['big.bin']}",
+        "2026-07-28 (modern), no log level asked:",
+        "  -> indexed 2 files",
+    ],
+    "elicitation.py": [
+        "  [server] book_table runs (round 0, legacy era)",
+        "  [server] book_table runs (round 1, modern era)",
+        "  -> Booked 4 seats (inside) for Ada on Friday",
+        "  [client] open https://pay.example.com/d/42? yes",
+        "  -> payment page accepted",
+    ],
+    "sampling.py": [
+        "  -> Old pond / a frog jumps in / sound of water (by toy-1)",
+        "  -> the model wants get_weather({'city': 'Kyoto'})",
+    ],
+    "roots.py": [
+        "2025-11-25 -> project (file:///home/ada/project), notes (file:///home/ada/notes)",
+        "2026-07-28 -> project (file:///home/ada/project), notes (file:///home/ada/notes)",
+        "2026-07-28 without roots -> this client shares no roots",
+    ],
+    "subscriptions.py": [
+        "tools list changed: ['ping']",
+        "status://current changed: degraded",
+        "tools list changed: []",
+        "subscription ended gracefully: True",
+    ],
+    "pagination_caching.py": [
+        "first page: ['tool_0', 'tool_1', 'tool_2'] next cursor: ",
+        "all tools: ['tool_0', 'tool_1', 'tool_2', 'tool_3', 'tool_4', 'tool_5', 'tool_6']",
+        "second listing came from the cache: 4 hits",
+        "after 61 s the pages were stale and fetched again: 6 misses",
+    ],
+    "cancellation.py": [
+        "[client] gave up after 5 s: True",
+        "[server] crunch was cancelled",
+        "[client] the server is still fine: ['crunch']",
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def outputs() -> Iterator[dict[str, subprocess.CompletedProcess[str]]]:
+    """Run every example at once (each its own process), and collect what they print."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    running = {
+        name: subprocess.Popen(
+            [sys.executable, str(EXAMPLES / name)],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in EXPECTED
+    }
+    done = {}
+    try:
+        for name, process in running.items():
+            stdout, stderr = process.communicate(timeout=30)
+            done[name] = subprocess.CompletedProcess(
+                process.args, process.returncode, stdout, stderr
+            )
+        yield done
+    finally:
+        for process in running.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+#: Scripts other tests run: servers (over stdio or HTTP) and the fixtures of the conformance suite.
+TESTED_ELSEWHERE = {
+    "everything_server.py",  # test_everything_server.py, the CLI demo
+    "memory_demo.py",  # test_demo.py
+    "echo_server.py",  # the stdio and HTTP tests, the benchmarks
+    "conformance_server.py",  # the conformance suite
+    "conformance_client.py",  # the conformance suite
+}
+
+
+def test_every_example_is_checked() -> None:
+    scripts = {path.name for path in EXAMPLES.glob("*.py")}
+    assert scripts - TESTED_ELSEWHERE == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_runs(name: str, outputs: dict[str, subprocess.CompletedProcess[str]]) -> None:
+    result = outputs[name]
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    for expected in EXPECTED[name]:
+        assert any(line.startswith(expected) for line in lines), (expected, result.stdout)
+
+
+# -- the everything server ------------------------------------------------------------------
+
+
+@pytest.fixture
+def everything() -> Any:
+    sys.path.insert(0, str(EXAMPLES))
+    try:
+        import everything_server
+    finally:
+        sys.path.remove(str(EXAMPLES))
+    return everything_server
+
+
+async def elicitation(params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"name": "Ada", "role": "ops"})
+
+
+async def sampling(params: CreateMessageRequestParams) -> CreateMessageResult:
+    return CreateMessageResult(role="assistant", content=TextContent(text="short"), model="m")
+
+
+async def roots() -> list[Root]:
+    return [Root(uri="file:///work")]
+
+
+@pytest.mark.parametrize("version", ERAS)
+async def test_everything_server(version: str, everything: Any, autojump_clock: Any) -> None:
+    server = everything.server
+    options = {"elicitation": elicitation, "sampling": sampling, "roots": roots}
+    async with open_pair(server, protocol_version=version, **options) as pair:
+        client = pair.client
+        assert client.server_info is not None
+        assert client.server_info.name == "everything"
+        names = {tool.name for tool in await client.list_tools()}
+        assert {"echo", "add", "forecast", "rich", "register", "summarize"} <= names
+
+        async def text_of(name: str, arguments: dict[str, Any] | None = None) -> str:
+            result = await client.call_tool(name, arguments)
+            assert not result.is_error, result
+            return result.content[0].text  # type: ignore[union-attr,no-any-return]
+
+        assert await text_of("echo", {"text": "hi"}) == "hi"
+        assert (await client.call_tool("add", {"a": 2, "b": 3})).structured_content == {"result": 5}
+        forecast = await client.call_tool("forecast", {"city": "Oslo"})
+        assert forecast.structured_content == {
+            "city": "Oslo",
+            "temperature": 21.5,
+            "conditions": "sunny",
+        }
+        assert len((await client.call_tool("rich")).content) == 4
+        assert await text_of("register") == "registered Ada (ops)"
+        assert await text_of("summarize", {"text": "a long story"}) == "short"
+        assert await text_of("workspace") == "file:///work"
+        updates: list[Any] = []
+        assert await text_of("long_task", {"steps": 2}) == "finished 2 steps"
+        await client.call_tool("long_task", {"steps": 2}, on_progress=updates.append)
+        assert len(updates) == 2
+
+        settings = await client.read_resource("config://settings")
+        assert settings.contents[0].text == '{"theme":"dark","language":"en"}'  # type: ignore[union-attr]
+        hello = await client.read_resource("greetings://fr/Ada")
+        assert hello.contents[0].text == "Bonjour, Ada!"  # type: ignore[union-attr]
+        source = await client.read_resource("examples://tools.py")
+        assert "Tools: typed Python functions" in source.contents[0].text  # type: ignore[union-attr]
+        review = await client.get_prompt("code_review", {"code": "x=1", "language": "python"})
+        assert len(review.messages) == 2
+        languages = await client.complete(PromptReference(name="code_review"), "language", "py")
+        assert languages.values == ["python"]
+        template = ResourceTemplateReference(uri="greetings://{language}/{name}")
+        assert (await client.complete(template, "language", "f")).values == ["fr"]
+
+        async with client.listen(tools=True, resource_uris=["counter://value"]) as changes:
+            await client.call_tool("toggle_bonus_tool")
+            await client.call_tool("increment")
+            with trio.fail_after(5):
+                seen = [await changes.__anext__(), await changes.__anext__()]
+            await client.call_tool("toggle_bonus_tool")
+        assert set(seen) == {Change("tools"), Change("updated", "counter://value")}
+        if version == MODERN:
+            assert settings.ttl_ms == 5_000

@@ -1,0 +1,264 @@
+"""The newline-delimited framing over real OS pipes, in one process: the public conformance
+check, then what the stdio framing promises beyond it."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import pytest
+import trio
+import trio.testing
+from hypothesis import given, strategies as st
+from trio.lowlevel import FdStream
+
+from trio_mcp import jsonrpc as rpc
+from trio_mcp.testing import check_transport
+from trio_mcp.transports import LineMessageStream, MessageStream, open_line_stream
+
+
+def _pipe(size: int | None = None) -> tuple[FdStream, FdStream]:
+    r, w = os.pipe()
+    if size is not None:
+        fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, size)
+    return FdStream(r), FdStream(w)
+
+
+@asynccontextmanager
+async def pipe_pair(
+    *, pipe_size: int | None = None, send_buffer: int = 16, **options: object
+) -> AsyncIterator[tuple[LineMessageStream, LineMessageStream]]:
+    a_to_b_r, a_to_b_w = _pipe(pipe_size)
+    b_to_a_r, b_to_a_w = _pipe(pipe_size)
+    async with (
+        open_line_stream(b_to_a_r, a_to_b_w, send_buffer=send_buffer, **options) as a,  # type: ignore[arg-type]
+        open_line_stream(a_to_b_r, b_to_a_w, send_buffer=send_buffer, **options) as b,  # type: ignore[arg-type]
+    ):
+        yield a, b
+
+
+@asynccontextmanager
+async def maker() -> AsyncIterator[tuple[MessageStream, MessageStream]]:
+    async with pipe_pair() as (a, b):
+        yield a, b
+
+
+@asynccontextmanager
+async def clogged() -> AsyncIterator[tuple[MessageStream, MessageStream]]:
+    # The smallest pipe the kernel allows (one page) and no queue before the writer.
+    async with pipe_pair(pipe_size=4096, send_buffer=0) as (a, b):
+        yield a, b
+
+
+async def send_raw(stream: MessageStream, data: bytes) -> None:
+    assert isinstance(stream, LineMessageStream)
+    await stream.send_raw(data + b"\n")
+
+
+async def test_pipes_pass_check_transport(autojump_clock: object) -> None:
+    await check_transport(maker, clogged, send_raw=send_raw)
+
+
+# -- framing details, over scripted byte streams --------------------------------------------------
+
+
+class ScriptedReceiveStream(trio.abc.ReceiveStream):
+    """Hands out the given chunks one per ``receive_some``, then end of input."""
+
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = list(chunks)
+        #: If set, the largest its read buffer got (checked at each read).
+        self.watch: LineMessageStream | None = None
+        self.most_buffered = 0
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        await trio.lowlevel.checkpoint()
+        if self.watch is not None:
+            self.most_buffered = max(self.most_buffered, len(self.watch._buffer))
+        return self.chunks.pop(0) if self.chunks else b""
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+class RecordingSendStream(trio.abc.SendStream):
+    """Records each ``send_all``; blocks while ``gate`` is not set."""
+
+    def __init__(self) -> None:
+        self.writes: list[bytes] = []
+        self.gate = trio.Event()
+        self.gate.set()
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await self.gate.wait()
+        self.writes.append(bytes(data))
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+async def receive_all(stream: MessageStream) -> list[object]:
+    got: list[object] = []
+    while True:
+        try:
+            got.append(await stream.receive())
+        except trio.EndOfChannel:
+            return got
+
+
+PING = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+
+
+async def test_blank_lines_crlf_and_a_last_line_without_newline() -> None:
+    chunks = [b"\n\n  \r\n" + PING + b"\r\n", b"\t\n", PING[:10], PING[10:] + b"\n" + PING]
+    async with open_line_stream(ScriptedReceiveStream(chunks), RecordingSendStream()) as s:
+        got = await receive_all(s)
+        assert got == [rpc.Request(1, "ping")] * 3
+        with pytest.raises(trio.EndOfChannel):  # and again
+            await s.receive()
+
+
+async def test_bad_lines_arrive_as_invalid_messages_and_the_stream_goes_on() -> None:
+    chunks = [b"not json\n", b"[1]\n" + PING + b"\n", b"\xff\xfe\n"]
+    async with open_line_stream(ScriptedReceiveStream(chunks), RecordingSendStream()) as s:
+        got = await receive_all(s)
+    assert len(got) == 4
+    assert isinstance(got[0], rpc.InvalidMessage)
+    assert got[0].reply is not None
+    assert got[0].reply.error.code == -32700
+    assert isinstance(got[1], rpc.Batch)  # a batch of one invalid item: the session's call
+    assert got[2] == rpc.Request(1, "ping")
+    assert isinstance(got[3], rpc.InvalidMessage)
+    assert got[3].reply is not None
+    assert got[3].reply.error.code == -32700  # invalid UTF-8
+
+
+@pytest.mark.parametrize("chunk", [7, 100, 1 << 20])
+async def test_an_oversized_line_is_reported_and_skipped_without_buffering_it(chunk: int) -> None:
+    limit = 1000
+    huge = b'{"jsonrpc":"2.0","method":"x","params":{"pad":"' + b"y" * 50_000 + b'"}}\n'
+    data = PING + b"\n" + huge + PING + b"\n" + b"z" * 5000
+    chunks = [data[i : i + chunk] for i in range(0, len(data), chunk)]
+    source = ScriptedReceiveStream(chunks)
+    async with open_line_stream(source, RecordingSendStream(), max_message_size=limit) as s:
+        source.watch = s
+        got = [await s.receive(), await s.receive(), await s.receive()]
+        # the trailing unterminated 5000 bytes are oversized too, then the end
+        last = await s.receive()
+        with pytest.raises(trio.EndOfChannel):
+            await s.receive()
+    assert source.most_buffered <= limit + chunk
+    assert got[0] == rpc.Request(1, "ping")
+    assert isinstance(got[1], rpc.InvalidMessage)
+    assert got[1].reply is not None
+    assert got[1].reply.error.code == -32600
+    assert got[1].reply.id is None
+    assert got[2] == rpc.Request(1, "ping")
+    assert isinstance(last, rpc.InvalidMessage)
+
+
+async def test_a_line_of_exactly_the_limit_passes() -> None:
+    async with open_line_stream(
+        ScriptedReceiveStream([PING + b"\n"]), RecordingSendStream(), max_message_size=len(PING)
+    ) as s:
+        assert await s.receive() == rpc.Request(1, "ping")
+    async with open_line_stream(
+        ScriptedReceiveStream([PING + b"\n"]), RecordingSendStream(), max_message_size=len(PING) - 1
+    ) as s:
+        assert isinstance(await s.receive(), rpc.InvalidMessage)
+
+
+@given(st.data())
+async def test_any_chunking_gives_the_same_messages(data: st.DataObject) -> None:
+    messages = [
+        rpc.Request(n, "tools/call", {"text": "é\n✓" * n}) if n % 2 else rpc.Notification("x/y")
+        for n in range(12)
+    ]
+    wire = b"".join(rpc.dumps(m) + b"\n" for m in messages)
+    cuts = sorted(data.draw(st.sets(st.integers(1, len(wire) - 1), max_size=40)))
+    chunks = [wire[i:j] for i, j in zip([0, *cuts], [*cuts, len(wire)], strict=True)]
+    async with open_line_stream(ScriptedReceiveStream(chunks), RecordingSendStream()) as s:
+        assert await receive_all(s) == messages
+
+
+async def test_queued_messages_go_out_in_one_write_and_aclose_flushes_them() -> None:
+    sink = RecordingSendStream()
+    sink.gate = trio.Event()  # hold the writer at its first write
+    async with open_line_stream(ScriptedReceiveStream([]), sink, send_buffer=8) as s:
+        for n in range(6):
+            await s.send(rpc.Notification("n", {"n": n}))
+        sink.gate.set()
+    # The first line went out alone (the writer took it at once); the five queued behind
+    # it while the write was blocked went out together, before aclose returned.
+    assert len(sink.writes) == 2
+    lines = b"".join(sink.writes).splitlines()
+    assert [rpc.parse(line) for line in lines] == [
+        rpc.Notification("n", {"n": n}) for n in range(6)
+    ]
+
+
+async def test_aclose_gives_up_on_a_stuck_flush_after_flush_timeout(autojump_clock: object) -> None:
+    sink = RecordingSendStream()
+    sink.gate = trio.Event()  # never opens: the peer does not read
+    blocked: list[BaseException] = []
+
+    async def blocked_send(s: LineMessageStream) -> None:
+        try:
+            await s.send(rpc.Notification("late"))
+        except trio.ClosedResourceError as exc:
+            blocked.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        async with open_line_stream(
+            ScriptedReceiveStream([]), sink, send_buffer=1, flush_timeout=3
+        ) as s:
+            await s.send(rpc.Notification("first"))
+            await trio.testing.wait_all_tasks_blocked()  # the writer is stuck in send_all
+            await s.send(rpc.Notification("second"))  # fills the queue
+            nursery.start_soon(blocked_send, s)
+            await trio.testing.wait_all_tasks_blocked()
+            start = trio.current_time()
+        assert trio.current_time() - start == pytest.approx(3)
+    assert len(blocked) == 1  # the blocked sender was woken by the close
+    assert sink.writes == []
+
+
+async def test_send_after_the_peer_closed_its_end_is_broken() -> None:
+    async with pipe_pair() as (a, b):
+        await b._receive_stream.aclose()  # b stops reading; a's writes now fail with EPIPE
+        with trio.fail_after(5):
+            for _ in range(1000):
+                try:
+                    await a.send(rpc.Notification("into/the/void"))
+                except trio.BrokenResourceError:
+                    break
+                await trio.sleep(0.001)
+            else:
+                pytest.fail("sending to a peer that closed its end never failed")
+
+
+async def test_receive_is_one_task_at_a_time() -> None:
+    async with pipe_pair() as (a, b), trio.open_nursery() as nursery:
+        nursery.start_soon(b.receive)
+        await trio.testing.wait_all_tasks_blocked()
+        with pytest.raises(trio.BusyResourceError):
+            await b.receive()
+        await a.send(rpc.Notification("x"))
+
+
+async def test_send_and_receive_are_checkpoints() -> None:
+    async with pipe_pair() as (a, b):
+        with trio.testing.assert_checkpoints():
+            await a.send(rpc.Notification("x"))
+        await a.send_raw(b'{"jsonrpc":"2.0","method":"y"}\n{"jsonrpc":"2.0","method":"z"}\n')
+        with trio.testing.assert_checkpoints():
+            await b.receive()
+        with trio.testing.assert_checkpoints():
+            await b.receive()  # the second line of a read comes from the buffer
+        with trio.testing.assert_checkpoints():
+            await b.receive()

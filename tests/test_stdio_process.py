@@ -1,0 +1,408 @@
+"""The stdio client transport against real child processes (the peers in ``stdio_peers/``).
+
+Each peer is one way a stdio server misbehaves. For each: leaving ``open_process_stream``
+takes as long as the ladder says and no longer, no process of the peer's tree is left
+alive, a pending receive ends, and a cancelled caller still gets the kill.
+
+Real processes need real time: these tests use small ``grace`` values and short bounded
+waits, and are marked slow.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from trio_mcp import jsonrpc as rpc
+from trio_mcp.transports import (
+    MessageStream,
+    ProcessMessageStream,
+    connect_process_stream,
+    default_environment,
+    open_process_stream,
+)
+
+PEERS = Path(__file__).resolve().parent / "stdio_peers"
+GRACE = 0.2
+#: Scheduling noise allowed on top of a ladder's expected duration.
+SLACK = 0.6
+
+pytestmark = pytest.mark.skipif(
+    not os.path.isdir("/proc/self"), reason="checks for leftover processes read /proc"
+)
+
+
+def peer(name: str) -> list[str]:
+    return [sys.executable, str(PEERS / f"{name}.py")]
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not: where PID 1 does not reap orphans, they
+    stay zombies for ever)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+async def started(stream: MessageStream) -> list[int]:
+    """Read the peer's ``peer/started`` notification: the pids of its process tree."""
+    with trio.fail_after(10):
+        message = await stream.receive()
+    assert isinstance(message, rpc.Notification), message
+    assert message.method == "peer/started"
+    assert message.params is not None
+    pids = list(message.params.values())
+    assert all(alive(pid) for pid in pids)
+    return pids
+
+
+async def echo_round_trip(stream: MessageStream) -> None:
+    message = rpc.Request(7, "tools/call", {"arguments": {"text": "ünïcödé"}})
+    await stream.send(message)
+    with trio.fail_after(5):
+        assert await stream.receive() == message
+
+
+class Outcome:
+    """What a background operation on the stream ended with."""
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+        self.done = False
+
+    async def run(self, op: Callable[[], Any]) -> None:
+        try:
+            while True:
+                await op()
+        except (trio.ClosedResourceError, trio.EndOfChannel, trio.BrokenResourceError) as exc:
+            self.error = exc
+        self.done = True
+
+
+# -- the ladder, peer by peer -------------------------------------------------------------------
+
+LADDER_CASES = [
+    # peer, its exit status, (shortest, longest) expected shutdown in units of GRACE
+    pytest.param("echo", 0, (0, 1), id="echo: exits on end of stdin"),
+    pytest.param("ignores_eof", -signal.SIGTERM, (1, 2), id="ignores end of stdin: SIGTERM"),
+    pytest.param("ignores_term", -signal.SIGKILL, (2, 3), id="ignores SIGTERM too: SIGKILL"),
+    pytest.param(
+        "grandchild_ignores_all",
+        -signal.SIGTERM,
+        (2, 3),
+        id="grandchild ignores both: group SIGKILL",
+    ),
+    pytest.param("leaves_child", 0, (0, 1), id="exits cleanly, leaves a child: group SIGTERM"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "returncode", "bounds"), LADDER_CASES)
+async def test_the_ladder_ends_every_process_within_its_bound(
+    name: str, returncode: int, bounds: tuple[int, int]
+) -> None:
+    receiving = Outcome()
+    async with trio.open_nursery() as nursery:
+        async with open_process_stream(peer(name), grace=GRACE, kill_timeout=GRACE) as stream:
+            pids = await started(stream)
+            await echo_round_trip(stream)
+            nursery.start_soon(receiving.run, stream.receive)
+            await trio.testing.wait_all_tasks_blocked()
+            start = trio.current_time()
+        elapsed = trio.current_time() - start
+    assert isinstance(receiving.error, trio.ClosedResourceError)  # the pending receive ended
+    assert stream.returncode == returncode
+    shortest, longest = bounds
+    assert shortest * GRACE <= elapsed <= longest * GRACE + SLACK
+    assert [pid for pid in pids if alive(pid)] == []
+
+
+@pytest.mark.slow
+async def test_a_peer_that_stops_reading_blocks_senders_then_is_terminated() -> None:
+    sent = 0
+
+    async def flood(stream: MessageStream) -> None:
+        nonlocal sent
+        while True:
+            await stream.send(rpc.Notification("flood", {"pad": "x" * 4096}))
+            sent += 1
+
+    sending, receiving = Outcome(), Outcome()
+    async with trio.open_nursery() as nursery:
+        async with open_process_stream(peer("stops_reading"), grace=GRACE) as stream:
+            pids = await started(stream)
+            nursery.start_soon(receiving.run, stream.receive)
+            nursery.start_soon(sending.run, lambda: flood(stream))
+            await trio.sleep(0.3)
+            stalled_at = sent
+            await trio.sleep(0.2)
+            # Backpressure: the pipe (64 KiB) and the send buffer (16 messages) are full.
+            assert sent == stalled_at
+            assert sent < 64
+            start = trio.current_time()
+        elapsed = trio.current_time() - start
+    # The queued messages could not be flushed: that took the first step's grace, then
+    # SIGTERM ended the peer.
+    assert isinstance(sending.error, trio.ClosedResourceError)
+    assert isinstance(receiving.error, trio.ClosedResourceError)
+    assert stream.returncode == -signal.SIGTERM
+    assert GRACE <= elapsed <= GRACE + SLACK
+    assert [pid for pid in pids if alive(pid)] == []
+
+
+@pytest.mark.slow
+async def test_cancelling_the_caller_during_shutdown_does_not_skip_the_kill() -> None:
+    async with trio.open_nursery() as nursery:
+        with trio.CancelScope() as caller:
+            async with open_process_stream(
+                peer("grandchild_ignores_all"), grace=GRACE, kill_timeout=GRACE
+            ) as stream:
+                pids = await started(stream)
+                # Cancel the caller half-way through the first step of the ladder.
+                nursery.start_soon(_cancel_after, GRACE / 2, caller)
+                start = trio.current_time()
+        elapsed = trio.current_time() - start
+    assert caller.cancelled_caught
+    assert 2 * GRACE <= elapsed <= 3 * GRACE + SLACK  # every step ran all the same
+    assert [pid for pid in pids if alive(pid)] == []
+
+
+async def _cancel_after(delay: float, scope: trio.CancelScope) -> None:
+    await trio.sleep(delay)
+    scope.cancel()
+
+
+@pytest.mark.slow
+async def test_a_cancelled_body_still_runs_the_whole_ladder() -> None:
+    with trio.move_on_after(0.5) as caller:
+        async with open_process_stream(peer("ignores_term"), grace=GRACE) as stream:
+            pids = await started(stream)
+            await trio.sleep_forever()
+    assert caller.cancelled_caught
+    assert stream.returncode == -signal.SIGKILL
+    assert [pid for pid in pids if alive(pid)] == []
+
+
+@pytest.mark.slow
+async def test_a_cancelled_nursery_shuts_down_a_connected_stream_without_aclose() -> None:
+    async with trio.open_nursery() as nursery:
+        stream = await connect_process_stream(nursery, peer("ignores_eof"), grace=GRACE)
+        pids = await started(stream)
+        nursery.cancel_scope.cancel()
+    assert stream.returncode == -signal.SIGTERM
+    assert [pid for pid in pids if alive(pid)] == []
+    await stream.aclose()  # idempotent, and returns at once
+    with pytest.raises(trio.ClosedResourceError):
+        await stream.receive()
+
+
+@pytest.mark.slow
+async def test_infinite_grace_never_escalates() -> None:
+    async with trio.open_nursery() as nursery:
+        stream = await connect_process_stream(nursery, peer("ignores_eof"), grace=math.inf)
+        (pid,) = await started(stream)
+        nursery.start_soon(stream.aclose)
+        await trio.sleep(4 * GRACE)
+        assert alive(pid)  # nobody signalled it
+        os.kill(pid, signal.SIGUSR1)  # it goes when it chooses to
+    assert stream.returncode == -signal.SIGUSR1
+
+
+# -- a child that ends by itself ----------------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_a_child_dying_midstream_ends_receive_with_its_status_and_last_words() -> None:
+    lines: list[str] = []
+    async with open_process_stream(peer("dies_midstream"), stderr=lines.append) as stream:
+        await stream.send(rpc.Request(1, "tools/call", {}))
+        with trio.fail_after(5):
+            with pytest.raises(trio.EndOfChannel):
+                await stream.receive()
+            # The status and the whole of stderr were waited for before the end was reported.
+            assert stream.close_details() == (
+                3,
+                "starting work on tools/call\nfatal: out of cheese",
+            )
+            with pytest.raises(trio.EndOfChannel):  # again
+                await stream.receive()
+            with pytest.raises(trio.BrokenResourceError):  # nobody reads its stdin any more
+                await _send_until_it_fails(stream)
+            start = trio.current_time()
+    assert trio.current_time() - start < SLACK  # nothing left to wait for
+    assert lines == ["starting work on tools/call", "fatal: out of cheese"]
+
+
+async def _send_until_it_fails(stream: MessageStream) -> None:
+    for _ in range(100):
+        await stream.send(rpc.Notification("anyone/there"))
+        await trio.sleep(0.01)
+
+
+@pytest.mark.slow
+async def test_stdout_closing_early_is_reported_after_exit_wait() -> None:
+    code = "import os, time; os.close(1); time.sleep(30)"
+    async with open_process_stream([sys.executable, "-c", code], grace=GRACE, exit_wait=0.3) as s:
+        with trio.fail_after(5):
+            start = trio.current_time()
+            with pytest.raises(trio.EndOfChannel):
+                await s.receive()
+            assert trio.current_time() - start >= 0.3
+        assert s.close_details() == (None, None)  # it has not exited
+    assert s.returncode == -signal.SIGTERM
+
+
+# -- stderr -------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_stderr_is_drained_so_a_flooding_child_keeps_answering() -> None:
+    lines: list[str] = []
+    async with open_process_stream(
+        peer("floods_stderr"), stderr=lines.append, stderr_tail_lines=2
+    ) as stream:
+        pids = await started(stream)
+        await echo_round_trip(stream)  # the peer floods stderr before it answers
+        with trio.fail_after(5):
+            while not lines or lines[-1] != "flood done":
+                await trio.sleep(0.01)
+        assert stream.stderr_tail == "L" * (100_000 % 8192) + "\nflood done"
+        start = trio.current_time()
+    assert trio.current_time() - start < SLACK
+    assert stream.returncode == 0
+    assert len(lines) == 20_000 + math.ceil(100_000 / 8192) + 1
+    assert lines[0].startswith("noise 000000 ")
+    assert max(len(line) for line in lines) == 8192  # a long line comes in pieces
+    assert [pid for pid in pids if alive(pid)] == []
+
+
+@pytest.mark.slow
+async def test_stderr_goes_to_logging_by_default(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="trio_mcp.stdio.stderr")
+    async with open_process_stream(peer("dies_midstream")) as stream:
+        await stream.send(rpc.Request(1, "ping"))
+        with trio.fail_after(5), pytest.raises(trio.EndOfChannel):
+            await stream.receive()
+    messages = [r.getMessage() for r in caplog.records if r.name == "trio_mcp.stdio.stderr"]
+    assert messages == [
+        f"[pid {stream.pid}] starting work on ping",
+        f"[pid {stream.pid}] fatal: out of cheese",
+    ]
+
+
+@pytest.mark.slow
+async def test_an_error_in_the_stderr_handler_propagates_after_the_child_is_shut_down() -> None:
+    class HandlerFailed(Exception):
+        pass
+
+    calls: list[str] = []
+
+    def handler(line: str) -> None:
+        calls.append(line)
+        raise HandlerFailed(line)
+
+    streams: list[ProcessMessageStream] = []
+
+    async def run() -> None:
+        async with open_process_stream(peer("dies_midstream"), stderr=handler) as stream:
+            streams.append(stream)
+            await stream.send(rpc.Request(1, "ping"))
+            await trio.sleep_forever()
+
+    start = trio.current_time()
+    with trio.fail_after(5), pytest.raises(HandlerFailed, match="starting work on ping"):
+        await run()
+    assert streams[0].returncode == 3
+    assert calls == ["starting work on ping"]  # the drain stopped at the error
+    assert trio.current_time() - start < SLACK  # nothing waited for the dead drain
+
+
+# -- starting -----------------------------------------------------------------------------------
+
+
+async def test_a_missing_command_is_a_clear_error() -> None:
+    with pytest.raises(FileNotFoundError, match=r"'no-such-mcp-server'.*not found on PATH"):
+        async with open_process_stream(["no-such-mcp-server", "--stdio"]):
+            pytest.fail("started")  # pragma: no cover
+
+
+async def test_a_missing_working_directory_is_a_clear_error(tmp_path: Path) -> None:
+    missing = tmp_path / "gone"
+    with pytest.raises(FileNotFoundError, match=r"working directory does not exist: .*gone"):
+        async with open_process_stream([sys.executable, "-V"], cwd=missing):
+            pytest.fail("started")  # pragma: no cover
+
+
+async def test_a_file_that_is_not_executable_is_a_clear_error(tmp_path: Path) -> None:
+    script = tmp_path / "server.sh"
+    script.write_text("#!/bin/sh\n")
+    with pytest.raises(PermissionError, match="not executable"):
+        async with open_process_stream([script]):
+            pytest.fail("started")  # pragma: no cover
+
+
+async def test_an_empty_command_or_a_negative_grace_is_refused() -> None:
+    with pytest.raises(ValueError, match="empty"):
+        async with open_process_stream([]):
+            pytest.fail("started")  # pragma: no cover
+    with pytest.raises(ValueError, match="grace"):
+        async with open_process_stream([sys.executable], grace=-1):
+            pytest.fail("started")  # pragma: no cover
+
+
+def test_the_default_environment_is_an_allow_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    monkeypatch.setenv("HOME", "/home/someone")
+    monkeypatch.setenv("SHELL", "() { :; }; echo pwned")
+    env = default_environment()
+    assert "OPENAI_API_KEY" not in env
+    assert "SHELL" not in env
+    assert env["LC_ALL"] == "C.UTF-8"
+    assert env["HOME"] == "/home/someone"
+    assert set(env) <= {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG"} | {
+        k for k in env if k.startswith("LC_")
+    }
+
+
+@pytest.mark.slow
+async def test_the_child_gets_the_default_environment_plus_what_is_passed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    code = (
+        "import json, os; print(json.dumps("
+        "{'jsonrpc': '2.0', 'method': 'env', 'params': dict(os.environ)}), flush=True)"
+    )
+    async with open_process_stream(
+        [sys.executable, "-c", code], env={"MCP_SETTING": "on"}
+    ) as stream:
+        with trio.fail_after(5):
+            message = await stream.receive()
+    assert isinstance(message, rpc.Notification)
+    assert message.params is not None
+    assert message.params.get("MCP_SETTING") == "on"
+    assert "OPENAI_API_KEY" not in message.params
+    assert message.params.get("PATH") == os.environ.get("PATH")
+
+
+@pytest.mark.slow
+async def test_the_child_leads_its_own_process_group() -> None:
+    async with open_process_stream(peer("echo")) as stream:
+        (pid,) = await started(stream)
+        assert isinstance(stream, ProcessMessageStream)
+        assert pid == stream.pid
+        assert os.getpgid(pid) == pid
+        assert os.getsid(pid) == pid

@@ -1,0 +1,106 @@
+"""What a client answers when a server asks (sampling, roots, elicitation): the handlers an
+application gives, the capabilities they declare, and refusing what was not declared.
+
+The same handlers serve both eras: legacy servers send requests, modern servers put the
+questions in an ``InputRequiredResult`` and the client retries with the answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeAlias
+
+import attrs
+
+from .._errors import ErrorCode, McpError
+from .._types._capabilities import (
+    ClientCapabilities,
+    ElicitationCapability,
+    RootsCapability,
+    SamplingCapability,
+)
+from .._types._elicitation import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
+from .._types._roots import ListRootsResult, Root
+from .._types._sampling import CreateMessageRequestParams, CreateMessageResult
+
+__all__ = ["ASKS", "Answering", "ElicitationHandler", "RootsHandler", "SamplingHandler"]
+
+#: Answers ``sampling/createMessage``.
+SamplingHandler: TypeAlias = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
+#: Answers ``roots/list``.
+RootsHandler: TypeAlias = Callable[[], Awaitable[Sequence[Root]]]
+#: Answers ``elicitation/create`` (form or URL mode).
+ElicitationHandler: TypeAlias = Callable[
+    [ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[ElicitResult]
+]
+
+#: What a server may ask of a client.
+ASKS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+
+
+@attrs.frozen
+class Answering:
+    """The application's handlers (each ``None`` when it has none)."""
+
+    sampling: SamplingHandler | None = None
+    roots: RootsHandler | None = None
+    elicitation: ElicitationHandler | None = None
+
+    def capabilities(
+        self, *, sampling_tools: bool = False, elicitation_modes: Sequence[str] = ("form",)
+    ) -> ClientCapabilities:
+        """The capabilities these handlers declare."""
+        return ClientCapabilities(
+            sampling=(
+                SamplingCapability(tools={} if sampling_tools else None)
+                if self.sampling is not None
+                else None
+            ),
+            roots=RootsCapability(list_changed=True) if self.roots is not None else None,
+            elicitation=(
+                ElicitationCapability(
+                    form={} if "form" in elicitation_modes else None,
+                    url={} if "url" in elicitation_modes else None,
+                )
+                if self.elicitation is not None
+                else None
+            ),
+        )
+
+    def undeclared(self, method: str, params: Any, declared: ClientCapabilities) -> str | None:
+        """What a server's question needs that ``declared`` lacks (``None``: we answer it)."""
+        if method == "elicitation/create":
+            elicitation = declared.elicitation
+            if self.elicitation is None or elicitation is None:
+                return "elicitation"
+            if isinstance(params, ElicitRequestURLParams):
+                return "URL-mode elicitation" if elicitation.url is None else None
+            form_only_url = elicitation.form is None and elicitation.url is not None
+            return "form-mode elicitation" if form_only_url else None
+        if method == "sampling/createMessage":
+            sampling = declared.sampling
+            if self.sampling is None or sampling is None:
+                return "sampling"
+            if (params.tools or params.tool_choice) and sampling.tools is None:
+                return "sampling with tools"
+            return None
+        if method == "roots/list":
+            return "roots" if self.roots is None or declared.roots is None else None
+        return method
+
+    async def answer(self, method: str, params: Any) -> Any:
+        """The application's answer to a question (check :meth:`undeclared` first).
+
+        Blocks while the handler runs (a user filling in a form, a model sampling).
+
+        Raises:
+            McpError: -32601 for a question we have no handler for; whatever the
+                handler raises.
+        """
+        if method == "sampling/createMessage" and self.sampling is not None:
+            return await self.sampling(params)
+        if method == "roots/list" and self.roots is not None:
+            return ListRootsResult(roots=list(await self.roots()))
+        if method == "elicitation/create" and self.elicitation is not None:
+            return await self.elicitation(params)
+        raise McpError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)

@@ -1,0 +1,96 @@
+"""A :class:`~trio_mcp.Client` for a server run as a child process over stdio."""
+
+from __future__ import annotations
+
+import math
+import os
+import shlex
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+
+from .._transports._process import connect_process_stream
+from .._util import open_nursery_unwrapped
+from ._client import Client, connect_client
+
+__all__ = ["connect_stdio_client", "open_stdio_client"]
+
+
+def _argv(command: str | Sequence[str | os.PathLike[str]]) -> list[str]:
+    if isinstance(command, str):
+        return shlex.split(command)
+    return [os.fspath(part) for part in command]
+
+
+async def connect_stdio_client(
+    nursery: trio.Nursery,
+    command: str | Sequence[str | os.PathLike[str]],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    grace: float = 2.0,
+    stderr: Callable[[str], object] | None = None,
+    **client_options: Any,
+) -> Client:
+    """Start ``command`` and open a :class:`~trio_mcp.Client` to it; the child and the
+    session run in ``nursery`` (yours).
+
+    ``command`` is an argument list, or a string split like a shell would
+    (no shell runs it). The child gets a small safe environment plus ``env``,
+    runs in its own process group, and its stderr lines go to ``stderr`` (or
+    the ``logging`` module). ``client_options`` are
+    :func:`~trio_mcp.client.connect_client`'s; the command line keys the era
+    cache.
+
+    Closing the client runs the shutdown ladder: close the child's stdin →
+    ``grace`` seconds → SIGTERM to its process group → ``grace`` → SIGKILL →
+    reap. It runs shielded, so cancelling the caller does not skip it.
+    ``grace=math.inf`` waits for a clean exit forever.
+    """
+    argv = _argv(command)
+    stream = await connect_process_stream(
+        nursery,
+        argv,
+        env=env,
+        cwd=cwd,
+        grace=grace,
+        kill_timeout=min(grace, 5.0) if grace != math.inf else 5.0,
+        stderr=stderr,
+    )
+    client_options.setdefault("peer", shlex.join(argv))
+    try:
+        return await connect_client(nursery, stream, **client_options)
+    except BaseException:
+        with trio.CancelScope(shield=True):
+            await stream.aclose()
+        raise
+
+
+@asynccontextmanager
+async def open_stdio_client(
+    command: str | Sequence[str | os.PathLike[str]], **options: Any
+) -> AsyncIterator[Client]:
+    """A :class:`~trio_mcp.Client` to a server started as a child process, for the block.
+
+    Entering starts the process and opens the client (era detection and
+    handshake included). Leaving closes the session and runs the shutdown
+    ladder (see :func:`connect_stdio_client`, whose options these are); the
+    block does not end until the child and its process group are gone.
+
+    ::
+
+        async with open_stdio_client(["python", "server.py"]) as client:
+            print(await client.list_tools())
+
+    Raises:
+        FileNotFoundError: the command does not exist.
+        ConnectionClosed: the server exited during the opening.
+    """
+    async with open_nursery_unwrapped() as nursery:
+        client = await connect_stdio_client(nursery, command, **options)
+        try:
+            yield client
+        finally:
+            await client.aclose()

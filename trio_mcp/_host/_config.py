@@ -1,0 +1,80 @@
+"""How a host reaches each of its servers."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+import attrs
+
+__all__ = ["HttpServerConfig", "ServerConfig", "StdioServerConfig", "parse_config", "validate_name"]
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _argv(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(str(part) for part in value)
+
+
+@attrs.frozen(kw_only=True)
+class StdioServerConfig:
+    """A server the host starts as a child process."""
+
+    command: tuple[str, ...] = attrs.field(converter=_argv)
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+    #: Seconds for each step of the shutdown ladder.
+    grace: float = 2.0
+
+
+@attrs.frozen(kw_only=True)
+class HttpServerConfig:
+    """A server the host reaches over HTTP (Streamable HTTP or the legacy HTTP+SSE)."""
+
+    url: str
+    headers: Mapping[str, str] | None = None
+
+
+ServerConfig: TypeAlias = StdioServerConfig | HttpServerConfig
+
+
+def validate_name(name: str, separator: str) -> str:
+    """Server names prefix tool and prompt names, so they follow the tool-name rules and
+    cannot contain the separator."""
+    if not _NAME.match(name) or separator in name:
+        raise ValueError(
+            f"invalid server name {name!r}: use 1 to 64 of A-Z a-z 0-9 _ . - and not {separator!r}"
+        )
+    return name
+
+
+def parse_config(config: Mapping[str, Any]) -> dict[str, ServerConfig]:
+    """Server configs from the common JSON shape (``{"mcpServers": {name: {...}}}`` or the
+    inner mapping): ``{"command": "uvx", "args": [...], "env": {...}, "cwd": ...}`` for
+    stdio, ``{"url": "...", "headers": {...}}`` for HTTP.
+
+    Raises:
+        ValueError: an entry that is neither.
+    """
+    servers = config.get("mcpServers", config)
+    parsed: dict[str, ServerConfig] = {}
+    for name, entry in servers.items():
+        if not isinstance(entry, Mapping):
+            raise ValueError(f"server {name!r}: expected an object")  # noqa: TRY004 - bad config
+        if "url" in entry:
+            parsed[name] = HttpServerConfig(url=str(entry["url"]), headers=entry.get("headers"))
+        elif "command" in entry:
+            command = entry["command"]
+            argv = shlex.split(command) if isinstance(command, str) else list(command)
+            args: Sequence[str] = entry.get("args") or ()
+            parsed[name] = StdioServerConfig(
+                command=(*argv, *args),
+                env=entry.get("env"),
+                cwd=entry.get("cwd"),
+                grace=float(entry.get("grace", 2.0)),
+            )
+        else:
+            raise ValueError(f"server {name!r}: give either 'command' or 'url'")
+    return parsed

@@ -1,0 +1,301 @@
+"""The :class:`Host`: a nursery of clients, one per server, each isolated.
+
+Resource handling
+-----------------
+
+Each server has one supervising task in the host's nursery. It opens the
+server's client (starting the child process, or connecting over HTTP),
+fetches its lists, follows its list-change notifications, and waits until
+the connection ends; then, if restarting is on, it waits a backoff delay
+(doubling from ``backoff_initial`` to ``backoff_max``, reset after a
+connection that stayed up) and starts again. Its subscriptions are
+re-established with it.
+
+Error handling
+--------------
+
+A server that fails to start, crashes, or misbehaves affects only its own
+entry: the failure is logged and kept in :attr:`ServerState.error`, and the
+other servers go on. Calls routed to a server that is down raise
+:exc:`~trio_mcp.ConnectionClosed`.
+
+Leaving :func:`open_host` cancels every supervisor at once, so the clients'
+shutdown ladders run in parallel: closing takes as long as the slowest
+server, not the sum.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Literal
+
+import attrs
+import trio
+
+from .._client._client import Client
+from .._client._stdio import open_stdio_client
+from .._errors import ConnectionClosed, ErrorCode, McpError
+from .._types._prompts import GetPromptResult, Prompt
+from .._types._resources import ReadResourceResult, Resource, ResourceTemplate
+from .._types._tools import CallToolResult, Tool
+from .._util import open_nursery_unwrapped
+from ._config import HttpServerConfig, ServerConfig, StdioServerConfig, validate_name
+
+__all__ = ["Host", "ServerState", "open_host"]
+
+log = logging.getLogger("trio_mcp.host")
+
+Status = Literal["starting", "connected", "restarting", "failed", "stopped"]
+
+
+@attrs.define(eq=False)
+class ServerState:
+    """What the host knows about one server."""
+
+    name: str
+    config: ServerConfig
+    status: Status = "starting"
+    client: Client | None = None
+    error: BaseException | None = None
+    restarts: int = 0
+    tools: list[Tool] = attrs.Factory(list)
+    prompts: list[Prompt] = attrs.Factory(list)
+    resources: list[Resource] = attrs.Factory(list)
+    resource_templates: list[ResourceTemplate] = attrs.Factory(list)
+    #: Set each time the server's first connection attempt has finished (either way).
+    settled: trio.Event = attrs.Factory(trio.Event)
+
+
+class Host:
+    """Many servers behind one namespaced view. Create it with :func:`open_host`.
+
+    Tools and prompts are named ``{server}{separator}{name}``
+    (``weather__forecast``); resources keep their URIs, and a read goes to the
+    server that listed the URI (or whose template matches it).
+    """
+
+    def __init__(
+        self,
+        servers: Mapping[str, ServerConfig],
+        *,
+        separator: str = "__",
+        restart: bool = True,
+        backoff_initial: float = 0.5,
+        backoff_max: float = 30.0,
+        stable_after: float = 10.0,
+        client_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.separator = separator
+        self.restart = restart
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        self.stable_after = stable_after
+        self.client_options = dict(client_options or {})
+        self.servers: dict[str, ServerState] = {
+            validate_name(name, separator): ServerState(name, config)
+            for name, config in servers.items()
+        }
+        self.changed = trio.Event()
+
+    # -- the aggregated view ---------------------------------------------------------------------
+
+    def tools(self) -> dict[str, Tool]:
+        """Every connected server's tools, by namespaced name."""
+        return {
+            f"{state.name}{self.separator}{tool.name}": tool
+            for state in self.servers.values()
+            if state.client is not None
+            for tool in state.tools
+        }
+
+    def prompts(self) -> dict[str, Prompt]:
+        return {
+            f"{state.name}{self.separator}{prompt.name}": prompt
+            for state in self.servers.values()
+            if state.client is not None
+            for prompt in state.prompts
+        }
+
+    def resources(self) -> dict[str, tuple[str, Resource]]:
+        """Every connected server's resources by URI, with the server that owns each."""
+        found: dict[str, tuple[str, Resource]] = {}
+        for state in self.servers.values():
+            if state.client is not None:
+                for resource in state.resources:
+                    found.setdefault(resource.uri, (state.name, resource))
+        return found
+
+    def resource_templates(self) -> list[tuple[str, ResourceTemplate]]:
+        return [
+            (state.name, template)
+            for state in self.servers.values()
+            if state.client is not None
+            for template in state.resource_templates
+        ]
+
+    def client(self, server: str) -> Client:
+        """The connected client of ``server``.
+
+        Raises:
+            KeyError: no such server.
+            ConnectionClosed: it is not connected now.
+        """
+        state = self.servers[server]
+        if state.client is None:
+            raise ConnectionClosed(
+                f"server {server!r} is {state.status}", data={"error": repr(state.error)}
+            )
+        return state.client
+
+    def _route(self, namespaced: str) -> tuple[Client, str]:
+        server, separator, name = namespaced.partition(self.separator)
+        if not separator or server not in self.servers:
+            raise McpError(f"no server owns {namespaced!r}", code=ErrorCode.INVALID_PARAMS)
+        return self.client(server), name
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
+    ) -> CallToolResult:
+        """Call ``server__tool`` on the server that owns it (see :meth:`Client.call_tool`)."""
+        client, tool = self._route(name)
+        return await client.call_tool(tool, arguments, **options)
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> GetPromptResult:
+        client, prompt = self._route(name)
+        return await client.get_prompt(prompt, arguments)
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read ``uri`` from the server that listed it, else from the first whose template
+        matches."""
+        owner = self.resources().get(uri)
+        if owner is not None:
+            return await self.client(owner[0]).read_resource(uri)
+        from .._server._uritemplate import UriTemplate
+
+        for server, template in self.resource_templates():
+            if UriTemplate(template.uri_template).match(uri) is not None:
+                return await self.client(server).read_resource(uri)
+        raise McpError(
+            f"Resource not found: no server offers {uri}",
+            code=ErrorCode.INVALID_PARAMS,
+            data={"uri": uri},
+        )
+
+    async def wait_settled(self) -> None:
+        """Block until every server's first connection attempt has finished, either way."""
+        for state in self.servers.values():
+            await state.settled.wait()
+
+    async def wait_changed(self) -> None:
+        """Block until the view changes next (a server connects, drops, or a list changes)."""
+        await self.changed.wait()
+
+    def _notify(self) -> None:
+        self.changed.set()
+        self.changed = trio.Event()
+
+    # -- supervising ---------------------------------------------------------------------------
+
+    def _open(self, config: ServerConfig) -> AbstractAsyncContextManager[Client]:
+        if isinstance(config, StdioServerConfig):
+            return open_stdio_client(
+                config.command,
+                env=config.env,
+                cwd=config.cwd,
+                grace=config.grace,
+                **self.client_options,
+            )
+        from .._http._client import open_http_client  # only hosts with HTTP servers need it
+
+        return open_http_client(config.url, headers=config.headers, **self.client_options)
+
+    async def _supervise(self, state: ServerState) -> None:
+        delay = self.backoff_initial
+        while True:
+            started = trio.current_time()
+            try:
+                async with self._open(state.config) as client:
+                    state.client, state.status, state.error = client, "connected", None
+                    await self._refresh(state, client)
+                    state.settled.set()
+                    self._notify()
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(self._follow_changes, state, client)
+                        await client.session.wait_finished()
+                        nursery.cancel_scope.cancel()
+                    state.error = ConnectionClosed(f"server {state.name!r} closed the connection")
+            except Exception as exc:  # noqa: BLE001 - one server's failure must not spread
+                state.error = exc
+                log.warning("server %r: %s", state.name, exc)
+            finally:
+                state.client = None
+                state.tools, state.prompts, state.resources, state.resource_templates = (
+                    [],
+                    [],
+                    [],
+                    [],
+                )
+                self._notify()
+            state.settled.set()
+            if not self.restart:
+                state.status = "failed"
+                return
+            if trio.current_time() - started >= self.stable_after:
+                delay = self.backoff_initial
+            state.status = "restarting"
+            state.restarts += 1
+            log.info("server %r: restarting in %.1f s", state.name, delay)
+            await trio.sleep(delay)
+            delay = min(delay * 2, self.backoff_max)
+
+    async def _refresh(
+        self,
+        state: ServerState,
+        client: Client,
+        kinds: tuple[str, ...] = ("tools", "prompts", "resources"),
+    ) -> None:
+        caps = client.server_capabilities
+        if "tools" in kinds:
+            state.tools = await client.list_tools() if caps.tools is not None else []
+        if "prompts" in kinds:
+            state.prompts = await client.list_prompts() if caps.prompts is not None else []
+        if "resources" in kinds and caps.resources is not None:
+            state.resources = await client.list_resources()
+            state.resource_templates = await client.list_resource_templates()
+
+    async def _follow_changes(self, state: ServerState, client: Client) -> None:
+        try:
+            async with client.listen(tools=True, prompts=True, resources=True) as changes:
+                async for change in changes:
+                    if change.kind != "updated":
+                        await self._refresh(state, client, (change.kind,))
+                        self._notify()
+        except McpError as exc:
+            log.info("server %r: not following list changes: %s", state.name, exc)
+
+
+@asynccontextmanager
+async def open_host(servers: Mapping[str, ServerConfig], **options: Any) -> AsyncIterator[Host]:
+    """Connect to every server concurrently, for the duration of the block.
+
+    Entering returns at once (use :meth:`Host.wait_settled` to wait for the
+    first connections); leaving closes every client in parallel. Options are
+    :class:`Host`'s; ``client_options`` go to each client.
+    """
+    host = Host(servers, **options)
+    async with open_nursery_unwrapped() as nursery:
+        for state in host.servers.values():
+            nursery.start_soon(host._supervise, state)
+        try:
+            yield host
+        finally:
+            nursery.cancel_scope.cancel()
+            for state in host.servers.values():
+                state.status = "stopped"
+
+
+_ = HttpServerConfig

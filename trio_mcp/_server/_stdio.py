@@ -1,0 +1,76 @@
+"""Running a :class:`~trio_mcp.server.Server` over this process's stdin and stdout."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from .._transports._stdio_server import open_stdio_server_stream
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+__all__ = ["run", "run_stdio"]
+
+log = logging.getLogger("trio_mcp.server")
+
+#: How long requests already running may go on after stdin ends (seconds).
+DEFAULT_DRAIN_TIMEOUT = 10.0
+
+
+async def run_stdio(
+    server: Server,
+    *,
+    drain_timeout: float = DEFAULT_DRAIN_TIMEOUT,
+    handle_signals: bool = True,
+    **session_options: Any,
+) -> None:
+    """Serve one client over stdin/stdout until stdin ends (or a signal arrives).
+
+    Newline-delimited JSON goes to stdout and nothing else: while serving,
+    file descriptor 1 points at stderr, so a stray ``print()`` cannot corrupt
+    the protocol. Logs go to stderr.
+
+    When stdin ends, the server stops reading; requests already running may
+    finish and their answers are written, for at most ``drain_timeout``
+    seconds (then they are cancelled); then it returns. So
+    ``printf '...' | python server.py`` answers every request it was sent.
+    With ``handle_signals`` (in the main thread), SIGTERM or SIGINT cancels
+    running handlers and returns promptly.
+
+    Blocks until then. Cancelling it cancels every handler.
+    """
+    async with open_stdio_server_stream() as stream, trio.open_nursery() as nursery:
+        if handle_signals and threading.current_thread() is threading.main_thread():
+            await nursery.start(_cancel_on_signal, nursery.cancel_scope)
+        await server.serve(stream, drain_timeout=drain_timeout, **session_options)
+        nursery.cancel_scope.cancel()
+
+
+async def _cancel_on_signal(
+    scope: trio.CancelScope, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+) -> None:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        task_status.started()
+        async for signum in signals:
+            log.info("received %s: stopping", signal.Signals(signum).name)
+            scope.cancel()
+            return
+
+
+def run(server: Server, **options: Any) -> None:
+    """Run ``server`` over stdio until its client goes away: the one call a script needs.
+
+    ``options`` are :func:`run_stdio`'s. Configures logging to stderr when the
+    program has not configured logging itself.
+    """
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
+        )
+    trio.run(lambda: run_stdio(server, **options))

@@ -1,0 +1,478 @@
+"""Newline-delimited JSON-RPC over a pair of byte streams: the stdio framing.
+
+One message per line, UTF-8 JSON with no embedded newline (what the stdio
+transport specifies, and what its custom-transport section recommends for any
+reliable byte stream: pipes, Unix sockets, TCP).
+
+Theory of operation
+-------------------
+
+*Reading* happens in :meth:`LineMessageStream.receive` itself, in the task that
+calls it: it takes bytes from the receive stream into a buffer and hands out
+one line at a time. A cancelled ``receive`` loses nothing, because bytes are
+only ever consumed from the buffer synchronously, after the last checkpoint.
+A line longer than ``max_message_size`` is never buffered whole: as soon as the
+partial line passes the limit the stream reports an
+:class:`~trio_mcp.jsonrpc.InvalidMessage` (-32600) and drops bytes until the
+next newline, where it picks up again.
+
+*Writing* is done by one writer task fed through a bounded memory channel.
+``send`` serializes the message and puts the line in the channel: the channel
+takes it whole or not at all, so a cancelled ``send`` never leaves half a line
+on the wire, and concurrent senders need no lock. The writer joins whatever is
+queued into one ``send_all``. When the peer stops reading, the OS buffer
+fills, the writer blocks, the channel fills, and ``send`` blocks: memory held
+for outgoing data is at most ``send_buffer`` lines plus the batch being
+written.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Final
+
+import orjson
+import trio
+
+from .._errors import ErrorCode
+from .._jsonrpc import ErrorResponse, InvalidMessage, Message, parse, serialize
+from .._types._base import Error, RequestId
+from .._util import open_nursery_unwrapped
+from ._stream import MessageStream, Received
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_SIZE",
+    "DEFAULT_SEND_BUFFER",
+    "LineMessageStream",
+    "connect_line_stream",
+    "open_line_stream",
+]
+
+#: The default cap on one incoming line, in bytes (4 MiB).
+DEFAULT_MAX_MESSAGE_SIZE: Final = 4 * 1024 * 1024
+#: The default number of serialized messages that may wait for the writer task.
+DEFAULT_SEND_BUFFER: Final = 16
+
+_READ_SIZE: Final = 65536
+#: The writer joins queued lines into one write up to about this many bytes.
+_BATCH_BYTES: Final = 256 * 1024
+_WHITESPACE: Final = frozenset(b" \t\r")
+
+
+def _oversized(limit: int) -> InvalidMessage:
+    reason = f"message larger than {limit} bytes"
+    return InvalidMessage(
+        reason,
+        ErrorResponse(
+            None, Error(code=ErrorCode.INVALID_REQUEST, message=f"Invalid Request: {reason}")
+        ),
+    )
+
+
+class LineMessageStream(MessageStream):
+    """A :class:`~trio_mcp.transports.MessageStream` of newline-delimited JSON over a
+    byte :class:`~trio.abc.ReceiveStream` and :class:`~trio.abc.SendStream`.
+
+    Create it with :func:`open_line_stream` or :func:`connect_line_stream` (it
+    needs its writer task running). It owns both byte streams and closes them.
+
+    Blocking and cancellation:
+
+    * :meth:`send` blocks only while ``send_buffer`` lines already wait for the
+      writer (the peer is not reading). It returns once the line is queued,
+      before it is written; if cancelled, nothing of the message is written.
+    * :meth:`receive` blocks until a whole line arrives. Cancelling it loses
+      nothing: the next call returns what would have come.
+    * :meth:`aclose` waits up to ``flush_timeout`` seconds for queued lines to
+      be written, then closes both byte streams. If cancelled it stops
+      waiting, closes at once and re-raises.
+
+    Error handling:
+
+    * End of input raises :exc:`trio.EndOfChannel`, again on every later call.
+      A non-blank last line without its newline is still delivered first.
+    * When the peer stops reading for good (broken pipe), the writer task
+      ends quietly and the next :meth:`send` raises
+      :exc:`trio.BrokenResourceError`. Lines queued before that are lost, as
+      bytes in an OS buffer would be.
+    * After :meth:`aclose`, :meth:`send` and :meth:`receive` raise
+      :exc:`trio.ClosedResourceError`, including a ``receive`` or ``send``
+      blocked at the time.
+    * Blank lines are skipped; a line that is not JSON-RPC arrives as an
+      :class:`~trio_mcp.jsonrpc.InvalidMessage`, as does a line over
+      ``max_message_size`` (-32600), and the stream goes on.
+
+    Args:
+        receive_stream: where lines come from.
+        send_stream: where lines go.
+        max_message_size: the longest line accepted, in bytes (not counting
+            the newline).
+        send_buffer: how many serialized messages may wait for the writer
+            before :meth:`send` blocks (``0``: every ``send`` waits for the
+            writer to take its line).
+        flush_timeout: how long :meth:`aclose` waits for queued lines to be
+            written (``math.inf``: as long as it takes; ``0``: drop them).
+    """
+
+    def __init__(
+        self,
+        receive_stream: trio.abc.ReceiveStream,
+        send_stream: trio.abc.SendStream,
+        *,
+        max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+        send_buffer: int = DEFAULT_SEND_BUFFER,
+        flush_timeout: float = 2.0,
+    ) -> None:
+        if max_message_size < 1:
+            raise ValueError("max_message_size must be at least 1")
+        self.max_message_size = max_message_size
+        self.flush_timeout = flush_timeout
+        self._receive_stream = receive_stream
+        self._send_stream = send_stream
+        self._queue_in, self._queue_out = trio.open_memory_channel[bytes](send_buffer)
+        #: Lines queued or being written by the writer: while any are, sends must queue
+        #: behind them, so only when there are none may a sender write directly.
+        self._pending = 0
+        #: The pipe's descriptor, for direct writes (``None``: always use the writer).
+        fileno = getattr(send_stream, "fileno", None)
+        self._fd: int | None = fileno() if callable(fileno) else None
+        # receiving
+        self._buffer = bytearray()
+        self._start = 0  # where the unconsumed data in _buffer begins
+        self._scan = 0  # where to resume looking for a newline
+        self._discarding = False  # inside an oversized line
+        self._at_eof = False
+        self._receiving = False
+        self._receive_done: trio.Event | None = None  # set when the current receive returns
+        self._receive_scope: trio.CancelScope | None = None
+        # writing and closing
+        self._writer_scope = trio.CancelScope()
+        self._writer_done = trio.Event()
+        self._closed = False
+
+    # -- sending ----------------------------------------------------------------------------------
+
+    async def send(self, message: Message, *, related: RequestId | None = None) -> None:
+        """Send one message (``related`` is ignored: a pipe has one channel).
+
+        When nothing is waiting to be written and the pipe has room, the line is
+        written at once, without waiting; otherwise it queues for the writer task
+        (blocking while the queue is full). Either way a line is written whole:
+        what the pipe does not take at once is handed to the writer, which writes
+        it before anything else. A cancellation point always; it yields only when
+        it has to wait.
+
+        Raises:
+            trio.ClosedResourceError: the stream was closed, before or during the call.
+            trio.BrokenResourceError: the peer stopped reading for good.
+            TypeError: the message holds something JSON cannot represent.
+        """
+        line = orjson.dumps(serialize(message), option=orjson.OPT_APPEND_NEWLINE)
+        await trio.lowlevel.checkpoint_if_cancelled()
+        if self._pending == 0 and self._fd is not None and not self._closed:
+            line = self._write_now(line)
+            if not line:
+                await trio.lowlevel.cancel_shielded_checkpoint()
+                return
+        await self._enqueue(line)
+
+    def _write_now(self, line: bytes) -> bytes:
+        """Write as much of ``line`` as the pipe takes without blocking; return the rest."""
+        assert self._fd is not None
+        try:
+            written = os.write(self._fd, line)
+        except BlockingIOError:
+            return line
+        except OSError as exc:
+            # The peer closed its end (EPIPE), or the descriptor is gone.
+            raise trio.BrokenResourceError("the peer is no longer reading") from exc
+        return line[written:]
+
+    def send_nowait(self, message: Message, *, related: RequestId | None = None) -> None:
+        """Queue one message if the queue has room.
+
+        Raises:
+            trio.WouldBlock: the queue is full; use :meth:`send`.
+            trio.ClosedResourceError, trio.BrokenResourceError: as :meth:`send`.
+        """
+        try:
+            self._queue_in.send_nowait(
+                orjson.dumps(serialize(message), option=orjson.OPT_APPEND_NEWLINE)
+            )
+        except trio.BrokenResourceError:
+            raise trio.BrokenResourceError("the peer is no longer reading") from None
+        self._pending += 1
+
+    async def send_raw(self, data: bytes) -> None:
+        """Queue bytes to write as they are (for tests of bad input; include the newline).
+
+        Raises as :meth:`send` does.
+        """
+        await self._enqueue(bytes(data))
+
+    async def _enqueue(self, line: bytes) -> None:
+        self._pending += 1
+        try:
+            await self._queue_in.send(line)
+        except trio.BrokenResourceError:
+            self._pending -= 1
+            # The writer task has ended: the peer stopped reading (or the writer's
+            # nursery was cancelled); nothing more can be delivered.
+            raise trio.BrokenResourceError("the peer is no longer reading") from None
+        except BaseException:
+            self._pending -= 1
+            raise
+
+    async def _write_loop(
+        self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        queue = self._queue_out
+        send_all = self._send_stream.send_all
+        try:
+            with self._writer_scope, queue:
+                task_status.started()
+                async for line in queue:
+                    batch = [line]
+                    size = len(line)
+                    while size < _BATCH_BYTES:
+                        try:
+                            line = queue.receive_nowait()
+                        except (trio.WouldBlock, trio.EndOfChannel):
+                            break
+                        batch.append(line)
+                        size += len(line)
+                    try:
+                        await send_all(batch[0] if len(batch) == 1 else b"".join(batch))
+                        self._pending -= len(batch)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        # Broken: the peer closed its end. Closed: our aclose gave up
+                        # on the flush. Either way, leaving closes the queue, so
+                        # senders learn of it.
+                        return
+        finally:
+            self._writer_done.set()
+
+    # -- receiving --------------------------------------------------------------------------------
+
+    async def receive(self) -> Received:
+        """Wait for the next line and parse it.
+
+        Raises:
+            trio.EndOfChannel: the input ended (again on every later call).
+            trio.ClosedResourceError: the stream was closed, before or during the call.
+            trio.BrokenResourceError: the underlying stream broke.
+            trio.BusyResourceError: another task is already receiving.
+        """
+        if self._receiving:
+            raise trio.BusyResourceError("another task is already receiving from this stream")
+        self._receiving = True
+        done = self._receive_done = trio.Event()
+        try:
+            # Nothing is consumed before this point, so a cancellation here loses nothing;
+            # after it, only the read itself may be cancelled (and it consumes nothing then).
+            await trio.lowlevel.checkpoint_if_cancelled()
+            item = None if self._closed else self._next_from_buffer()
+            if item is not None or self._closed or self._at_eof:
+                await trio.lowlevel.cancel_shielded_checkpoint()
+            if item is not None:
+                return item
+            while True:
+                if self._closed:
+                    raise trio.ClosedResourceError("the message stream is closed")
+                if self._at_eof:
+                    raise trio.EndOfChannel
+                data = await self._read()
+                if not data:
+                    self._at_eof = True
+                    item = self._residue()
+                    if item is not None:
+                        return item
+                    raise trio.EndOfChannel
+                self._buffer += data
+                item = self._next_from_buffer()
+                if item is not None:
+                    return item
+        finally:
+            self._receiving = False
+            self._receive_done = None
+            done.set()
+
+    def receive_nowait(self) -> Received:
+        """The next message if one is already buffered; never reads from the byte stream.
+
+        Raises:
+            trio.WouldBlock: nothing complete is buffered (or the stream is closed, at its
+                end, or another task is receiving): call :meth:`receive`.
+        """
+        if self._receiving or self._closed or self._at_eof:
+            raise trio.WouldBlock
+        item = self._next_from_buffer()
+        if item is None:
+            raise trio.WouldBlock
+        return item
+
+    async def _read(self) -> bytes | bytearray:
+        with trio.CancelScope() as scope:
+            self._receive_scope = scope
+            try:
+                return await self._receive_stream.receive_some(_READ_SIZE)
+            except trio.ClosedResourceError:
+                if self._closed:
+                    raise trio.ClosedResourceError("the message stream is closed") from None
+                raise
+            finally:
+                self._receive_scope = None
+        # Only our aclose cancels this scope.
+        raise trio.ClosedResourceError("the message stream is closed")
+
+    def _next_from_buffer(self) -> Received | None:
+        """Take the next complete line out of the buffer, or make room to read more."""
+        buffer = self._buffer
+        limit = self.max_message_size
+        while True:
+            newline = buffer.find(b"\n", self._scan)
+            if newline < 0:
+                break
+            start = self._start
+            self._start = self._scan = newline + 1
+            if self._discarding:
+                self._discarding = False  # the tail of an oversized line: resynchronised
+                continue
+            if newline - start > limit:
+                return _oversized(limit)
+            if newline == start or (
+                buffer[start] in _WHITESPACE and not buffer[start:newline].strip()
+            ):
+                continue  # blank line
+            return parse(buffer[start:newline])
+        # No newline in the rest. Drop what is consumed, and watch the partial line's size.
+        if self._discarding:
+            del buffer[:]
+            self._start = self._scan = 0
+            return None
+        del buffer[: self._start]
+        self._start = 0
+        self._scan = len(buffer)
+        if len(buffer) > limit:
+            del buffer[:]
+            self._scan = 0
+            self._discarding = True
+            return _oversized(limit)
+        return None
+
+    def _residue(self) -> Received | None:
+        """At end of input: a last line without its newline, if there is one."""
+        rest = bytes(self._buffer[self._start :])
+        del self._buffer[:]
+        self._start = self._scan = 0
+        if self._discarding or not rest.strip():
+            return None
+        return parse(rest)
+
+    # -- closing ----------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Flush queued lines (up to ``flush_timeout`` seconds), then close both byte
+        streams. Wakes a task blocked in :meth:`receive` or :meth:`send` with
+        :exc:`trio.ClosedResourceError`. Idempotent; closes even when cancelled."""
+        await self._close(trio.current_time() + self.flush_timeout)
+
+    async def _close(self, flush_deadline: float) -> None:
+        """Close, giving the writer until ``flush_deadline`` to write what is queued."""
+        try:
+            await self._close_sending(flush_deadline)
+        finally:
+            await trio.aclose_forcefully(self._receive_stream)
+
+    async def _close_sending(self, flush_deadline: float) -> None:
+        """Close for our user and close the send stream (after the writer wrote what is
+        queued, or at ``flush_deadline``), but leave the receive stream open for
+        :meth:`_discard_input`."""
+        if self._closed:
+            await trio.lowlevel.checkpoint()
+            return
+        self._closed = True
+        self._queue_in.close()  # the writer drains the queue, then stops
+        if self._receive_scope is not None:
+            self._receive_scope.cancel()
+        try:
+            with trio.move_on_at(flush_deadline):
+                await self._writer_done.wait()
+        finally:
+            self._writer_scope.cancel()
+            await trio.aclose_forcefully(self._send_stream)
+
+    async def _discard_input(self) -> None:
+        """After :meth:`_close_sending`: read and drop whatever the peer still writes, until
+        its end (a peer blocked writing to us can then go on and exit). Cancel it to stop.
+        """
+        if self._receive_done is not None:
+            await self._receive_done.wait()  # the woken receiver has let go of the stream
+        try:
+            while await self._receive_stream.receive_some(_READ_SIZE):
+                pass
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+
+
+async def connect_line_stream(
+    nursery: trio.Nursery,
+    receive_stream: trio.abc.ReceiveStream,
+    send_stream: trio.abc.SendStream,
+    *,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    send_buffer: int = DEFAULT_SEND_BUFFER,
+    flush_timeout: float = 2.0,
+) -> LineMessageStream:
+    """Start a :class:`LineMessageStream` whose writer task runs in ``nursery`` (yours).
+
+    Returns once the writer runs. The nursery will not exit until the stream is
+    closed (:meth:`LineMessageStream.aclose`) or the nursery is cancelled;
+    cancelling it stops the writer, after which sends raise
+    :exc:`trio.BrokenResourceError`. Options are :class:`LineMessageStream`'s.
+    """
+    stream = LineMessageStream(
+        receive_stream,
+        send_stream,
+        max_message_size=max_message_size,
+        send_buffer=send_buffer,
+        flush_timeout=flush_timeout,
+    )
+    await nursery.start(stream._write_loop)
+    return stream
+
+
+@asynccontextmanager
+async def open_line_stream(
+    receive_stream: trio.abc.ReceiveStream,
+    send_stream: trio.abc.SendStream,
+    *,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    send_buffer: int = DEFAULT_SEND_BUFFER,
+    flush_timeout: float = 2.0,
+) -> AsyncIterator[LineMessageStream]:
+    """A :class:`LineMessageStream` for the duration of the block.
+
+    Entering starts the writer task; leaving closes the stream (flushing queued
+    lines for up to ``flush_timeout`` seconds) and waits for the writer to end.
+
+    Example::
+
+        async with open_line_stream(trio.lowlevel.FdStream(r), trio.lowlevel.FdStream(w)) as s:
+            await s.send(jsonrpc.Notification("notifications/initialized"))
+    """
+    async with open_nursery_unwrapped() as nursery:
+        stream = await connect_line_stream(
+            nursery,
+            receive_stream,
+            send_stream,
+            max_message_size=max_message_size,
+            send_buffer=send_buffer,
+            flush_timeout=flush_timeout,
+        )
+        try:
+            yield stream
+        finally:
+            await stream.aclose()
