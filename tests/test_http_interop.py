@@ -4,19 +4,15 @@ server, and a trio_mcp Client over a minimal in-test HTTP stream."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 import trio
 from http_support import LEGACY, MODERN, make_server, running
 
-from trio_mcp import Client, connect_client, jsonrpc
-from trio_mcp.http import asgi_app
-from trio_mcp.transports import MessageStream
+from trio_mcp.http import asgi_app, open_http_client
+from trio_mcp.types import ElicitResult
 
 mcp = pytest.importorskip("mcp")
 mcp_types = pytest.importorskip("mcp_types")
@@ -82,68 +78,39 @@ async def test_cancelling_an_sdk_call_cancels_the_handler(mode: str) -> None:
                     await probe.cancelled.wait()
 
 
-class _ModernHttpStream(MessageStream):
-    """Just enough of a stateless HTTP client transport for a trio_mcp Client: every request
-    is a POST with the metadata headers; answers (JSON or SSE) come back on receive()."""
-
-    def __init__(self, client: httpx.AsyncClient, url: str, nursery: trio.Nursery) -> None:
-        self._client = client
-        self._url = url
-        self._nursery = nursery
-        self._send, self._receive = trio.open_memory_channel[Any](16)
-
-    async def send(self, message: jsonrpc.Message, *, related: Any = None) -> None:
-        if not isinstance(message, jsonrpc.Request):
-            await trio.lowlevel.checkpoint()
-            return  # no client notifications over stateless HTTP
-        self._nursery.start_soon(self._post, message)
-
-    async def _post(self, message: jsonrpc.Request) -> None:
-        params = message.params or {}
-        headers = {
-            "mcp-protocol-version": MODERN,
-            "mcp-method": message.method,
-            "accept": "application/json, text/event-stream",
-        }
-        name = params.get("name", params.get("uri"))
-        if message.method in ("tools/call", "prompts/get", "resources/read") and name:
-            headers["mcp-name"] = name
-        response = await self._client.post(
-            self._url, content=jsonrpc.dumps(message), headers=headers
-        )
-        if response.headers["content-type"].startswith("text/event-stream"):
-            lines = [line[5:] for line in response.text.splitlines() if line.startswith("data:")]
-            for data in lines:
-                if data.strip():
-                    await self._send.send(jsonrpc.parse(data))
-        else:
-            await self._send.send(jsonrpc.parse(response.content))
-
-    async def receive(self) -> Any:
-        return await self._receive.receive()
-
-    async def aclose(self) -> None:
-        await self._send.aclose()
-        await self._receive.aclose()
+async def elicit_ours(params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"name": "Ours"})
 
 
-@asynccontextmanager
-async def trio_mcp_client(url: str) -> AsyncIterator[Client]:
-    async with httpx.AsyncClient() as http, trio.open_nursery() as nursery:
-        stream = _ModernHttpStream(http, url, nursery)
-        client = await connect_client(nursery, stream, protocol_version=MODERN, cache=False)
-        try:
-            yield client
-        finally:
-            await client.aclose()
-            nursery.cancel_scope.cancel()
-
-
-async def test_a_trio_mcp_client_round_trip() -> None:
+@pytest.mark.parametrize("version", [None, LEGACY, "2025-03-26", "2024-11-05"])
+async def test_the_trio_mcp_http_client_in_every_era(version: str | None) -> None:
     server, _ = make_server()
     app = asgi_app(server)
-    async with running(app) as base, trio_mcp_client(base + "/mcp") as client:
-        result = await client.call_tool("echo", {"text": "ours"})
-        assert result.content[0].text == "ours"
-        tools = await client.list_tools()
-        assert [t.name for t in tools][:2] == ["echo", "progress"]
+    progress: list[float] = []
+    async with running(app) as base:
+        async with open_http_client(
+            base + "/mcp", protocol_version=version, elicitation=elicit_ours
+        ) as client:
+            assert (await client.call_tool("echo", {"text": "ours"})).content[0].text == "ours"
+            if version is None or version >= "2025-06-18":  # elicitation came in 2025-06-18
+                assert (await client.call_tool("ask_name", {})).content[0].text == "Hello, Ours!"
+            result = await client.call_tool(
+                "progress", {}, on_progress=lambda p: progress.append(p.progress)
+            )
+            assert result.content[0].text == "done"
+            regional = await client.call_tool("regional", {"region": "ünï", "count": 2})
+            assert regional.content[0].text == "ünï x2"
+        assert progress == [0, 1, 2]
+        # Closing the client ended its session (DELETE): nothing is left behind.
+        assert app.manager is not None and app.manager.sessions == {}
+
+
+async def test_the_trio_mcp_client_over_http_sse_2024() -> None:
+    server, _ = make_server()
+    app = asgi_app(server)
+    async with running(app) as base:
+        async with open_http_client(base + "/sse", transport="sse") as client:
+            assert (await client.call_tool("echo", {"text": "old"})).content[0].text == "old"
+        with trio.fail_after(5):
+            while app.sse is not None and app.sse.sessions:
+                await trio.sleep(0.01)
