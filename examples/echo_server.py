@@ -27,8 +27,9 @@ server = Server("echo", version="1.0.0")
 
 
 @server.tool()
-async def echo(text: str) -> str:
+def echo(text: str) -> str:
     """Return the text unchanged."""
+    # A plain function: it never waits, so a call is answered without a task of its own.
     return text
 
 
