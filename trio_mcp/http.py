@@ -1,5 +1,12 @@
-"""MCP over HTTP: Streamable HTTP (both eras) and the legacy 2024-11-05 HTTP+SSE transport."""
+"""MCP over HTTP: Streamable HTTP (both protocol eras on one endpoint) and the legacy
+2024-11-05 HTTP+SSE transport. The server is an ASGI app served with Hypercorn's Trio
+worker; the client runs on httpx."""
 
+from ._http._asgi import (
+    McpAsgiApp as McpAsgiApp,
+    asgi_app as asgi_app,
+    open_asgi_app as open_asgi_app,
+)
 from ._http._client import (
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
     connect_http_client as connect_http_client,
@@ -9,3 +16,11 @@ from ._http._client import (
     open_http_stream as open_http_stream,
 )
 from ._http._client_stream import HttpClientStream as HttpClientStream
+from ._http._event_store import (
+    EventStore as EventStore,
+    MemoryEventStore as MemoryEventStore,
+    Replay as Replay,
+)
+from ._http._legacy_session import close_sse_stream as close_sse_stream
+from ._http._security import HostPolicy as HostPolicy
+from ._http._serve import serve as serve

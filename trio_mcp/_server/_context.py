@@ -250,7 +250,7 @@ class Context:
         answers: dict[str, Any] = {}
 
         async def one(key: str, request: Request[Any]) -> None:
-            answers[key] = await self.session.request(request)
+            answers[key] = await self.session.request(request, related=self.request)
 
         if len(requests) == 1:
             ((key, request),) = requests.items()

@@ -60,6 +60,7 @@ class Dispatcher:
         self.legacy_subscriber: Subscriber | None = None
         #: Open ``subscriptions/listen`` streams of this connection.
         self._listening: set[Subscriber] = set()
+        self._subscriptions_ended = False
         self._handlers: dict[str, Handler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -131,21 +132,26 @@ class Dispatcher:
         if request.version not in MODERN_VERSIONS:
             return await run(ctx)
         sealer = self.server._sealer
-        binding = binding_of(request.method, request.raw_params)
+        responses = params.input_responses
+        if responses is not None and not isinstance(responses, dict):
+            await trio.lowlevel.checkpoint()
+            raise McpError(
+                "Invalid params: inputResponses must be an object", code=ErrorCode.INVALID_PARAMS
+            )
         inputs = Inputs(answers={})
         if params.request_state is not None:
-            state = sealer.open(params.request_state, binding=binding)
+            # Raises -32602 for a tampered, expired or foreign state.
+            state = sealer.open(
+                params.request_state, binding=binding_of(request.method, request.raw_params)
+            )
             inputs.answers = dict(state.answers)
             inputs.round = state.round
-            responses = params.input_responses or {}
-            if not isinstance(responses, dict):
-                raise McpError(
-                    "Invalid params: inputResponses must be an object",
-                    code=ErrorCode.INVALID_PARAMS,
-                )
-            for key in state.pending:
-                if key in responses:
-                    inputs.answers[key] = responses[key]
+        if responses:
+            # Answers may come without a state (a client that asks ahead, or a server that
+            # needed no state); an answer the state already holds is not replaced.
+            for key, answer in responses.items():
+                inputs.answers.setdefault(key, answer)
+            inputs.round = max(inputs.round, 1)
         ctx = Context(self.server, ctx.session, request, inputs)
         try:
             return await run(ctx)
@@ -158,7 +164,7 @@ class Dispatcher:
                 raise
             requests = found
         state_token = sealer.seal(
-            binding=binding,
+            binding=binding_of(request.method, request.raw_params),
             answers=inputs.answers,
             pending=tuple(requests),
             round=inputs.round + 1,
@@ -348,6 +354,8 @@ class Dispatcher:
             uris=set(agreed.resource_subscriptions or ()),
         ) as subscriber:
             self._listening.add(subscriber)
+            if self._subscriptions_ended:
+                subscriber.send.close()
             try:
                 await session.send_notification(
                     "notifications/subscriptions/acknowledged",
@@ -365,7 +373,8 @@ class Dispatcher:
 
     def end_subscriptions(self) -> None:
         """End this connection's ``subscriptions/listen`` streams gracefully (its input
-        ended, so nobody will cancel them)."""
+        ended, so nobody will cancel them), and any that start later at once."""
+        self._subscriptions_ended = True
         for subscriber in list(self._listening):
             subscriber.send.close()
 

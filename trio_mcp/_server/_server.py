@@ -125,6 +125,7 @@ class Server:
         self._custom_methods: dict[str, Callable[[Context, Any], Awaitable[Any]]] = {}
         self._notification_callbacks: dict[str, Callable[[Any], Awaitable[None]]] = {}
         self._hub = Hub()
+        self._capabilities_cache: dict[tuple[bool, ...], ServerCapabilities] = {}
 
     @property
     def name(self) -> str:
@@ -157,12 +158,25 @@ class Server:
 
     def capabilities(self) -> ServerCapabilities:
         """What this server declares now (each connection takes it when it starts)."""
+        has_resources = bool(self._resources or self._templates or self._directories)
+        # They depend only on what kinds of things are registered: remember them per kind
+        # (stateless HTTP builds a connection per request).
+        key = (
+            bool(self._tools),
+            has_resources,
+            bool(self._prompts),
+            bool(self._prompts or self._templates or self._completers),
+        )
+        cached = self._capabilities_cache.get(key)
+        if cached is None:
+            cached = self._capabilities_cache[key] = self._build_capabilities(has_resources)
+        return cached
 
+    def _build_capabilities(self, has_resources: bool) -> ServerCapabilities:
         def declared(kind: str, present: bool) -> bool:
             choice = self._declare[kind]
             return present if choice is None else choice
 
-        has_resources = bool(self._resources or self._templates or self._directories)
         return ServerCapabilities(
             tools=ToolsCapability(list_changed=True)
             if declared("tools", bool(self._tools))

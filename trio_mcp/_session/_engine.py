@@ -53,7 +53,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any, Generic, TypeVar
 
 import trio
@@ -180,9 +180,7 @@ class Session:
         self._backlog = max_concurrent_requests
         self._waiting_for_slot = 0
         self._reply_slots = trio.Semaphore(max_concurrent_requests)
-        self._notifications_in, self._notifications_out = trio.open_memory_channel[tuple[str, Any]](
-            notification_buffer
-        )
+        self._notification_buffer = notification_buffer
         self._waiters: dict[Any, Waiter] = {}
         self._scopes: dict[Any, trio.CancelScope] = {}
         self._run_scope = trio.CancelScope()
@@ -212,6 +210,11 @@ class Session:
     # -- running ----------------------------------------------------------------------------
 
     async def _run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        # Made here, not in __init__: a session that only answers single requests
+        # (handle_request) never needs them.
+        self._notifications_in, self._notifications_out = trio.open_memory_channel[tuple[str, Any]](
+            self._notification_buffer
+        )
         try:
             with self._run_scope:
                 async with trio.open_nursery() as nursery:
@@ -323,23 +326,65 @@ class Session:
             assert kind is Dropped
             log.debug("dropped: %s", event.reason)  # type: ignore[union-attr]
 
-    async def _answer_now(self, request: InboundRequest, handlers: trio.Nursery) -> bool:
-        """Answer ``request`` in the receive loop if the immediate handler can; True if done."""
+    async def handle_request(self, request: InboundRequest) -> None:
+        """Run the handler for ``request`` in the calling task and send its answer.
+
+        For transports that carry each request on an exchange of its own (stateless
+        HTTP): they feed the message to :attr:`connection` themselves, and when it says
+        :class:`~trio_mcp.protocol.Dispatch`, answer here instead of in a receive loop
+        (the session need not be running). Blocks until the handler finished and its
+        answer was sent; cancelling the call cancels the handler, which then sends
+        nothing. Beyond ``max_concurrent_requests`` running and as many waiting, the
+        request is refused at once with "Server busy".
+        """
+        if self._immediate is not None:
+            answer = self._immediate_answer(request)
+            if answer is not LATER:
+                if answer is not None:
+                    with suppress(ConnectionClosed):
+                        await self._send_answer(request, answer)  # type: ignore[arg-type]
+                return
+        try:
+            self._slots.acquire_nowait()  # the handler checkpoints; no need to yield first
+        except trio.WouldBlock:
+            if self._waiting_for_slot >= self._backlog:
+                await self._refuse_busy(request)
+                return
+            self._waiting_for_slot += 1
+            await self._handle(request, False)
+        else:
+            await self._handle(request, True)
+
+    async def _refuse_busy(self, request: InboundRequest) -> None:
+        busy = McpError("Server busy: too many requests in flight")
+        refusal = self.connection.respond_error(request, busy)
+        if refusal is not None:
+            await self._send_quietly(refusal, related=request.id)
+
+    def _immediate_answer(self, request: InboundRequest) -> rpc.Message | object | None:
+        """The immediate handler's answer to ``request``: a message, None (nothing to
+        send), or LATER (it needs a task of its own)."""
         assert self._immediate is not None
         try:
             result = self._immediate(self, request)
             if result is LATER:
-                return False
-            message: rpc.Message | None = self.connection.respond(request, result)
+                return LATER  # type: ignore[no-any-return]
+            return self.connection.respond(request, result)
         except McpError as exc:
-            message = self.connection.respond_error(request, exc)
+            return self.connection.respond_error(request, exc)
         except Exception:
             log.exception("handler for %s (id %r) failed", request.method, request.id)
-            message = self.connection.respond_error(
+            return self.connection.respond_error(
                 request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
             )
-        if message is not None:
-            await self._reply(message, handlers, related=request.id)
+
+    async def _answer_now(self, request: InboundRequest, handlers: trio.Nursery) -> bool:
+        """Answer ``request`` in the receive loop if the immediate handler can; True if done."""
+        answer = self._immediate_answer(request)
+        if answer is LATER:
+            return False
+        if answer is not None:
+            await self._reply(answer, handlers, related=request.id)  # type: ignore[arg-type]
         return True
 
     async def _handle(self, request: InboundRequest, admitted: bool) -> None:
@@ -367,18 +412,7 @@ class Session:
                         request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
                     )
                 if message is not None:
-                    try:
-                        await self._send(message, related=request.id)
-                    except TypeError:
-                        # The result held something JSON cannot carry (a set, an object):
-                        # the handler's bug, answered like any other handler failure.
-                        log.exception(
-                            "answer to %s (id %r) is not JSON", request.method, request.id
-                        )
-                        internal = McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
-                        await self._send(
-                            rpc.ErrorResponse(request.id, internal.error), related=request.id
-                        )
+                    await self._send_answer(request, message)
         except ConnectionClosed:
             pass
         finally:
@@ -389,6 +423,16 @@ class Session:
                 self._waiting_for_slot -= 1
             if admitted:
                 self._slots.release()
+
+    async def _send_answer(self, request: InboundRequest, message: rpc.Message) -> None:
+        try:
+            await self._send(message, related=request.id)
+        except TypeError:
+            # The result held something JSON cannot carry (a set, an object): the
+            # handler's bug, answered like any other handler failure.
+            log.exception("answer to %s (id %r) is not JSON", request.method, request.id)
+            internal = McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
+            await self._send(rpc.ErrorResponse(request.id, internal.error), related=request.id)
 
     async def _notification_worker(self) -> None:
         async with self._notifications_out:
@@ -528,6 +572,7 @@ class Session:
         *,
         on_progress: ProgressCallback | None = None,
         model: type[Any] | None = None,
+        related: InboundRequest | None = None,
     ) -> Any:
         """Send a request and wait for its answer.
 
@@ -539,7 +584,9 @@ class Session:
         Blocks until the answer. Cancelling the wait (put it in a
         ``trio.fail_after`` for a deadline) tells the peer to cancel.
         ``on_progress`` (sync or async) is called with each progress update,
-        in this task, before the answer is returned.
+        in this task, before the answer is returned. ``related`` is the inbound request
+        this one is part of (a server asking the client something while it handles a
+        call), for transports that route by request.
 
         Raises:
             McpError: the peer answered with an error, or the request may not be sent.
@@ -548,11 +595,12 @@ class Session:
             ProtocolError: the answer was malformed.
         """
         timeout = self.request_timeout
+        related_id = related.id if related is not None else None
         if timeout is None or timeout == math.inf:
-            return await self._request(method, params, on_progress, model)
+            return await self._request(method, params, on_progress, model, related_id)
         try:
             with trio.fail_after(timeout):
-                return await self._request(method, params, on_progress, model)
+                return await self._request(method, params, on_progress, model, related_id)
         except trio.TooSlowError:
             raise RequestTimeout(f"{method} timed out after {timeout} s") from None
 
@@ -562,6 +610,7 @@ class Session:
         params: dict[str, Any] | None,
         on_progress: ProgressCallback | None,
         model: type[Any] | None,
+        related: Any = None,
     ) -> Any:
         # open_request() without the context-manager layers: this is the hot path.
         self._check_open()
@@ -571,7 +620,7 @@ class Session:
         waiter = Waiter(progress=on_progress is not None)
         self._waiters[pending.id] = waiter
         try:
-            await self._send(message)
+            await self._send(message, related=related)
             while waiter.answer is None:
                 await waiter.wait()
                 while waiter.progress:
@@ -587,7 +636,11 @@ class Session:
         return _read_answer(self.connection, pending, waiter.answer, model)
 
     async def request(
-        self, request: Request[R], *, on_progress: ProgressCallback | None = None
+        self,
+        request: Request[R],
+        *,
+        on_progress: ProgressCallback | None = None,
+        related: InboundRequest | None = None,
     ) -> R:
         """Send a typed request (``types.CallToolRequest(params=...)``) and return its typed
         result; see :meth:`send_request`."""
@@ -595,7 +648,7 @@ class Session:
         raw = None if params is None else converter_for(self._write_version()).unstructure(params)
         method: str = request.method  # type: ignore[attr-defined]
         return await self.send_request(  # type: ignore[no-any-return]
-            method, raw, on_progress=on_progress, model=request.result_model
+            method, raw, on_progress=on_progress, model=request.result_model, related=related
         )
 
     def _write_version(self) -> str:

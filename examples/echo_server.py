@@ -1,0 +1,95 @@
+"""An echo server: one tool, ``echo(text)``, returning the text. Over stdio by default, or
+over Streamable HTTP (both protocol eras) on 127.0.0.1::
+
+    python examples/echo_server.py                          # stdio
+    python examples/echo_server.py --http 8000              # http://127.0.0.1:8000/mcp
+    python examples/echo_server.py --http 8000 --workers 2  # two processes (stateless era only)
+
+SIGTERM or Ctrl-C shuts the HTTP server down gracefully: long-lived streams
+end at once, requests in flight get ``--graceful`` seconds, then everything
+still running is cancelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from functools import partial
+
+import trio
+
+import trio_mcp
+from trio_mcp import Server
+from trio_mcp.http import asgi_app, serve
+
+server = Server("echo", version="1.0.0")
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    # A plain function: it never waits, so a call is answered without a task of its own.
+    return text
+
+
+#: The ASGI app, for ASGI servers run from the command line (and ``--workers``).
+app = asgi_app(server)
+
+
+async def until_signalled() -> None:
+    """Return at the first SIGTERM or SIGINT."""
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            return
+
+
+async def serve_http(port: int, graceful: float) -> None:
+    async with trio.open_nursery() as nursery:
+        bound = await nursery.start(
+            partial(
+                serve,
+                server,
+                "127.0.0.1",
+                port,
+                graceful_timeout=graceful,
+                shutdown_trigger=until_signalled,
+            )
+        )
+        print(f"echo server on http://127.0.0.1:{bound}/mcp", file=sys.stderr, flush=True)
+
+
+def serve_workers(port: int, workers: int, graceful: float) -> None:
+    """Several Hypercorn worker processes on one socket: only for stateless (2026-07-28)
+    clients, since each process keeps its own legacy sessions."""
+    from hypercorn.config import Config
+    from hypercorn.run import run
+
+    config = Config()
+    config.application_path = f"{__file__}:app"
+    config.bind = [f"127.0.0.1:{port}"]
+    config.worker_class = "trio"
+    config.workers = workers
+    config.graceful_timeout = graceful
+    config.accesslog = None
+    config.loglevel = "WARNING"
+    print(f"echo server on http://127.0.0.1:{port}/mcp ({workers} workers)", file=sys.stderr)
+    sys.exit(run(config))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="An MCP echo server.")
+    parser.add_argument("--http", type=int, metavar="PORT", help="serve HTTP on this port")
+    parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes")
+    parser.add_argument("--graceful", type=float, default=5.0, help="shutdown deadline (s)")
+    args = parser.parse_args()
+    if args.http is None:
+        trio_mcp.run(server)
+    elif args.workers > 1:
+        serve_workers(args.http, args.workers, args.graceful)
+    else:
+        trio.run(serve_http, args.http, args.graceful)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Run the official MCP conformance suite against trio_mcp (stdlib only).
+
+    python tests/conformance/run.py server            # every server scenario, both spec versions
+    python tests/conformance/run.py client            # every client scenario (auth/* skipped)
+    python tests/conformance/run.py all               # both
+    python tests/conformance/run.py server --spec-version 2026-07-28 --scenario caching -v
+
+Server mode starts ``examples/conformance_server.py`` once on a free port of
+127.0.0.1 and runs every scenario ``conformance list --server`` gives for
+each spec version against it, several at a time. Client mode runs
+``examples/conformance_client.py`` under the harness's mock servers.
+
+The harness (``@modelcontextprotocol/conformance`` and ``node@22``) is
+installed with npm into ``$TRIO_MCP_CONFORMANCE_HOME`` (default
+``~/.cache/trio-mcp-conformance``) on first use and reused after.
+
+Prints one line per scenario, then per mode and spec version
+``<mode> <version>: P passed, F failed (S scenarios)``, and last
+``conformance: P passed, F failed``. Exit status: 0 all passed, 1 failures,
+2 usage error, 4 the harness could not be installed (npm or the registry
+unreachable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+HARNESS_VERSION = "0.2.0-alpha.12"
+SPEC_VERSIONS = ("2025-11-25", "2026-07-28")
+ROOT = Path(__file__).resolve().parents[2]
+HOME = Path(
+    os.environ.get("TRIO_MCP_CONFORMANCE_HOME", Path.home() / ".cache" / "trio-mcp-conformance")
+)
+SERVER_SKIP_PREFIXES = ("tasks-", "auth/")
+CLIENT_SKIP_PREFIXES = ("auth/",)
+
+
+class InstallError(Exception):
+    pass
+
+
+def install() -> tuple[str, str]:
+    """The node binary and the harness entry point, installing them if needed."""
+    harness = HOME / "node_modules" / "@modelcontextprotocol" / "conformance"
+    node = HOME / "node_modules" / ".bin" / "node"
+    installed = harness / "package.json"
+    if (
+        installed.exists()
+        and json.loads(installed.read_text())["version"] == HARNESS_VERSION
+        and node.exists()
+    ):
+        return str(node), str(harness / "dist" / "index.js")
+    npm = shutil.which("npm")
+    if npm is None:
+        raise InstallError("npm is not installed")
+    HOME.mkdir(parents=True, exist_ok=True)
+    command = [
+        npm,
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--prefix",
+        str(HOME),
+        "node@22",
+        f"@modelcontextprotocol/conformance@{HARNESS_VERSION}",
+    ]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        raise InstallError("npm install timed out") from None
+    if done.returncode != 0 or not node.exists():
+        raise InstallError(f"npm install failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return str(node), str(harness / "dist" / "index.js")
+
+
+def list_scenarios(harness: list[str], mode: str, version: str) -> list[str]:
+    out = subprocess.run(
+        [*harness, "list", f"--{mode}", "--spec-version", version],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    names = [line.strip()[2:].split()[0] for line in out.splitlines() if line.startswith("  - ")]
+    skip = SERVER_SKIP_PREFIXES if mode == "server" else CLIENT_SKIP_PREFIXES
+    return [n for n in names if not n.startswith(skip)]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(python: str, logs: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    log = open(logs / "server.log", "wb")  # noqa: SIM115 - closed with the process
+    process = subprocess.Popen(
+        [python, str(ROOT / "examples" / "conformance_server.py"), "--port", str(port)],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the conformance server exited; see {logs / 'server.log'}")
+        try:
+            urllib.request.urlopen(url, timeout=2)
+        except urllib.error.HTTPError:
+            return process, url  # it answers (405 for a plain GET)
+        except OSError:
+            time.sleep(0.2)
+        else:
+            return process, url
+    process.kill()
+    raise RuntimeError("the conformance server did not start")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=10)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+
+
+def run_scenario(
+    harness: list[str], mode: str, target: str, name: str, version: str, out: Path, limit: int
+) -> dict[str, object]:
+    directory = out / mode / version / name.replace("/", "__")
+    directory.mkdir(parents=True, exist_ok=True)
+    if mode == "server":
+        command = [*harness, "server", "--url", target]
+    else:
+        command = [*harness, "client", "--command", target, "--timeout", str((limit - 10) * 1000)]
+    command += ["--scenario", name, "--spec-version", version, "-o", str(directory)]
+    notes: list[str] = []
+    try:
+        done = subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, timeout=limit, check=False
+        )
+        log = done.stdout + done.stderr
+    except subprocess.TimeoutExpired as exc:
+        log = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
+        notes.append(f"timed out after {limit} s")
+    (directory / "harness.log").write_text(log)
+    files = sorted(directory.glob("**/checks.json"))
+    checks = json.loads(files[-1].read_text()) if files else []
+    if not files and not notes:
+        notes.append("no checks.json")
+    if mode == "client":
+        if "CLIENT TIMED OUT" in log:
+            notes.append("client timed out")
+        if "CLIENT EXITED WITH ERROR" in log:
+            notes.append("client exited with an error")
+    passed = sum(c.get("status") == "SUCCESS" for c in checks)
+    failed = sum(c.get("status") == "FAILURE" for c in checks)
+    warnings = sum(c.get("status") == "WARNING" for c in checks)
+    if notes and not failed:
+        failed = 1
+    problems = [
+        f"{c.get('id')}: {c.get('status')}: {(c.get('errorMessage') or '')[:300]}"
+        for c in checks
+        if c.get("status") in ("FAILURE", "WARNING")
+    ]
+    return {
+        "mode": mode,
+        "version": version,
+        "scenario": name,
+        "passed": passed,
+        "failed": failed,
+        "warnings": warnings,
+        "notes": notes,
+        "problems": problems,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=["server", "client", "all"])
+    parser.add_argument("--spec-version", action="append", choices=SPEC_VERSIONS)
+    parser.add_argument("--scenario", action="append", help="only these (repeatable)")
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("CONFORMANCE_JOBS", 6)))
+    parser.add_argument("--timeout", type=int, default=90, help="seconds per scenario")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("-o", "--output", type=Path, default=None)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args()
+
+    try:
+        node, entry = install()
+    except InstallError as exc:
+        print(f"conformance: cannot install the harness: {exc}", file=sys.stderr)
+        return 4
+    harness = [node, entry]
+    versions = args.spec_version or list(SPEC_VERSIONS)
+    modes = ["server", "client"] if args.mode == "all" else [args.mode]
+    out = args.output or Path(tempfile.mkdtemp(prefix="trio-mcp-conformance-"))
+    out.mkdir(parents=True, exist_ok=True)
+    print(f"harness {HARNESS_VERSION}; results in {out}", flush=True)
+
+    results: list[dict[str, object]] = []
+    for mode in modes:
+        if mode == "client" and not (ROOT / "examples" / "conformance_client.py").exists():
+            print("client: examples/conformance_client.py is missing", flush=True)
+            results.append(
+                {"mode": "client", "version": "-", "scenario": "(fixture missing)",
+                 "passed": 0, "failed": 1, "warnings": 0, "notes": ["no fixture"], "problems": []}
+            )  # fmt: skip
+            continue
+        jobs = []
+        for version in versions:
+            for name in list_scenarios(harness, mode, version):
+                if not args.scenario or name in args.scenario:
+                    jobs.append((name, version))
+        server = None
+        if mode == "server":
+            server, target = start_server(args.python, out)
+        else:
+            target = f"{args.python} {ROOT / 'examples' / 'conformance_client.py'}"
+        started = time.monotonic()
+        try:
+            with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+                futures = [
+                    pool.submit(run_scenario, harness, mode, target, n, v, out, args.timeout)
+                    for n, v in jobs
+                ]
+                for future in futures:
+                    result = future.result()
+                    results.append(result)
+                    report(result, args.verbose)
+        finally:
+            if server is not None:
+                stop(server)
+        print(f"{mode}: {len(jobs)} scenarios in {time.monotonic() - started:.0f} s", flush=True)
+
+    total_passed = total_failed = 0
+    for mode in modes:
+        for version in versions:
+            rows = [r for r in results if r["mode"] == mode and r["version"] in (version, "-")]
+            passed = sum(int(r["passed"]) for r in rows)  # type: ignore[call-overload]
+            failed = sum(int(r["failed"]) for r in rows)  # type: ignore[call-overload]
+            bad = sum(1 for r in rows if r["failed"])
+            print(
+                f"{mode} {version}: {passed} passed, {failed} failed "
+                f"({len(rows)} scenarios, {bad} failing)"
+            )
+            total_passed += passed
+            total_failed += failed
+    (out / "summary.json").write_text(json.dumps(results, indent=1))
+    print(f"conformance: {total_passed} passed, {total_failed} failed")
+    return 1 if total_failed else 0
+
+
+def report(result: dict[str, object], verbose: bool) -> None:
+    status = "FAIL" if result["failed"] else ("WARN" if result["warnings"] else "PASS")
+    notes = f"  [{'; '.join(result['notes'])}]" if result["notes"] else ""  # type: ignore[arg-type]
+    print(
+        f"{status}  {result['mode']} {result['version']} {result['scenario']}: "
+        f"{result['passed']} passed, {result['failed']} failed, "
+        f"{result['warnings']} warnings{notes}",
+        flush=True,
+    )
+    if status == "FAIL" or verbose:
+        for problem in result["problems"][:8]:  # type: ignore[index]
+            print(f"      {problem}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

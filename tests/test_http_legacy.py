@@ -1,0 +1,330 @@
+"""Legacy Streamable HTTP (2025-03-26 to 2025-11-25): sessions, routing, resumption, and
+the release of everything a session held."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import partial
+from typing import Any
+
+import httpx
+import pytest
+import trio
+import trio.testing
+from http_support import (
+    ACCEPT,
+    LEGACY,
+    initialize,
+    make_server,
+    open_sse,
+    parse_sse,
+    running,
+)
+
+from trio_mcp.http import McpAsgiApp, MemoryEventStore, asgi_app
+
+
+def call(
+    id: int, name: str, arguments: dict[str, Any] | None = None, **meta: Any
+) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+    if meta:
+        params["_meta"] = meta
+    return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+
+
+async def settle(app: McpAsgiApp, *, sessions: int, running: int = 0) -> None:
+    """Wait until the manager holds ``sessions`` sessions and ``running`` engines, and its
+    nursery no task but the reaper and the engines."""
+    manager = app.manager
+    assert manager is not None
+    with trio.fail_after(5):
+        while True:
+            stats = manager.statistics()
+            tasks = len(manager.nursery.child_tasks)
+            if stats == {"sessions": sessions, "running": running} and tasks == 1 + running:
+                return
+            await trio.sleep(0.01)
+
+
+@pytest.fixture
+async def served() -> Any:
+    server, probe = make_server()
+    app = asgi_app(server, engine_linger=0.05, keepalive_interval=0.05)
+    async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+        yield client, base + "/mcp", probe, app
+
+
+async def test_a_session_from_initialize_to_delete(served: Any) -> None:
+    client, url, _, app = served
+    headers = await initialize(client, url)
+    assert re.fullmatch(r"[\x21-\x7e]{16,}", headers["mcp-session-id"])
+    assert headers["mcp-protocol-version"] == LEGACY
+    r = await client.post(url, json=call(1, "echo", {"text": "hi"}), headers=headers)
+    assert r.headers["content-type"] == "application/json"
+    assert r.json() == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"content": [{"type": "text", "text": "hi"}]},
+    }
+    r = await client.post(url, json={"jsonrpc": "2.0", "id": 2, "method": "ping"}, headers=headers)
+    assert r.json()["result"] == {}
+    r = await client.delete(url, headers=headers)
+    assert r.status_code == 200
+    r = await client.post(url, json=call(3, "echo", {"text": "x"}), headers=headers)
+    assert r.status_code == 404
+    await settle(app, sessions=0)
+
+
+async def test_requests_need_a_known_session(served: Any) -> None:
+    client, url, _, _ = served
+    r = await client.post(url, json=call(1, "echo", {"text": "x"}), headers={"accept": ACCEPT})
+    assert (r.status_code, r.json()["error"]["code"]) == (400, -32600)
+    r = await client.post(
+        url,
+        json=call(1, "echo", {"text": "x"}),
+        headers={"accept": ACCEPT, "mcp-session-id": "nope"},
+    )
+    assert r.status_code == 404
+    for method in ("GET", "DELETE"):
+        assert (await client.request(method, url, headers={"accept": ACCEPT})).status_code == 400
+        r = await client.request(method, url, headers={"accept": ACCEPT, "mcp-session-id": "nope"})
+        assert r.status_code == 404
+
+
+async def test_a_session_is_fully_released_when_it_ends(served: Any) -> None:
+    client, url, _, app = served
+    headers = await initialize(client, url)
+    await settle(app, sessions=1, running=0)  # initialize needs no engine
+    r = await client.post(url, json=call(1, "echo", {"text": "x"}), headers=headers)
+    assert r.status_code == 200
+    await settle(app, sessions=1, running=0)  # the engine went dormant again
+    async with open_sse(client, "GET", url, headers=headers) as reader:
+        await reader.wait_for(1)  # the priming event
+        await settle(app, sessions=1, running=1)  # an open stream keeps the engine
+        assert (await client.delete(url, headers=headers)).status_code == 200
+        assert len(await reader.rest()) == 1  # the stream ends with the session
+    await settle(app, sessions=0)
+    assert app.event_store is not None and len(app.event_store) == 0  # type: ignore[arg-type]
+
+
+async def test_idle_sessions_expire() -> None:
+    server, _ = make_server()
+    app = asgi_app(server, session_idle_timeout=0.2, engine_linger=0.05)
+    async with running(app) as base, httpx.AsyncClient() as client:
+        headers = await initialize(client, base + "/mcp")
+        await settle(app, sessions=1)
+        with trio.fail_after(5):
+            while app.manager is not None and app.manager.sessions:
+                await trio.sleep(0.05)
+        r = await client.post(base + "/mcp", json=call(1, "echo", {"text": "x"}), headers=headers)
+        assert r.status_code == 404
+
+
+async def test_shutdown_ends_every_session_and_its_tasks() -> None:
+    server, probe = make_server()
+    app = asgi_app(server, engine_linger=0.05)
+    async with running(app, graceful_timeout=0.5) as base, httpx.AsyncClient(timeout=10) as client:
+        headers = await initialize(client, base + "/mcp")
+        manager = app.manager
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                partial(client.post, base + "/mcp", json=call(1, "block"), headers=headers)
+            )
+            with trio.fail_after(5):
+                await probe.started.wait()
+            nursery.cancel_scope.cancel()  # the client leaves; the call goes on (legacy)
+    # Leaving `running` shut the app down: the deadline cancelled the call, the sessions ended.
+    assert probe.cancelled.is_set()
+    assert app.manager is None
+    assert manager is not None and manager.sessions == {}
+
+
+async def test_session_cap_gives_503() -> None:
+    server, _ = make_server()
+    app = asgi_app(server, max_sessions=2)
+    async with running(app) as base, httpx.AsyncClient() as client:
+        await initialize(client, base + "/mcp")
+        await initialize(client, base + "/mcp")
+        r = await client.post(
+            base + "/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": LEGACY,
+                    "capabilities": {},
+                    "clientInfo": {"name": "x", "version": "1"},
+                },
+            },
+            headers={"accept": ACCEPT},
+        )
+        assert r.status_code == 503
+        assert r.headers["retry-after"]
+
+
+async def test_server_requests_travel_on_the_calls_stream(served: Any) -> None:
+    """An elicitation goes out on the tools/call's SSE stream; the client POSTs the answer
+    (202) and the result follows on the same stream."""
+    client, url, _, _ = served
+    headers = await initialize(client, url)
+    async with open_sse(client, "POST", url, json=call(5, "ask_name"), headers=headers) as reader:
+        assert reader.response.headers["content-type"] == "text/event-stream"
+        events = await reader.wait_for(2)  # priming + the elicitation request
+        assert events[0].data == "" and events[0].id and events[0].retry == 1000
+        request = json.loads(events[1].data)
+        assert request["method"] == "elicitation/create"
+        answer = {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"action": "accept", "content": {"name": "Ada"}},
+        }
+        posted = await client.post(url, json=answer, headers=headers)
+        assert posted.status_code == 202
+        events = await reader.rest()
+    final = json.loads(events[-1].data)
+    assert final["id"] == 5
+    assert final["result"]["content"][0]["text"] == "Hello, Ada!"
+
+
+async def test_progress_and_logs_stream_with_event_ids(served: Any) -> None:
+    client, url, _, _ = served
+    headers = await initialize(client, url)
+    r = await client.post(url, json=call(1, "progress", progressToken="t"), headers=headers)
+    events = parse_sse(r.text)
+    ids = [e.id for e in events]
+    assert all(ids) and len(set(ids)) == len(ids)
+    messages = [json.loads(e.data) for e in events[1:]]
+    assert [m.get("method") for m in messages[:6]].count("notifications/progress") == 3
+    assert messages[-1]["id"] == 1
+
+
+async def test_the_standalone_stream_carries_list_changes_and_is_unique(served: Any) -> None:
+    client, url, _, app = served
+    headers = await initialize(client, url)
+    async with open_sse(client, "GET", url, headers=headers) as reader:
+        assert reader.response.headers["content-type"] == "text/event-stream"
+        await reader.wait_for(1)  # priming
+        second = await client.get(url, headers=headers)
+        assert second.status_code == 409
+        app.server.notify_list_changed("tools")
+        events = await reader.wait_for(2)
+        assert json.loads(events[1].data)["method"] == "notifications/tools/list_changed"
+        with trio.fail_after(5):
+            await reader.wait_raw(": keep-alive")
+
+
+async def test_a_stream_closed_early_resumes_with_last_event_id(served: Any) -> None:
+    """SEP-1699: the tool ends its stream; GET with Last-Event-ID replays what came after,
+    and the answer follows."""
+    client, url, probe, app = served
+    headers = await initialize(client, url)
+    r = await client.post(url, json=call(9, "poll", progressToken="p"), headers=headers)
+    events = parse_sse(r.text)  # the stream ended early: priming and progress, no answer
+    assert events[0].data == "" and events[0].retry == 1000
+    assert [json.loads(e.data).get("method") for e in events[1:]] == ["notifications/progress"]
+    probe.release.set()
+    await trio.sleep(0.05)  # the answer goes into the event store
+    resume = {**headers, "last-event-id": events[-1].id or ""}
+    r = await client.get(url, headers=resume)
+    replay = parse_sse(r.text)
+    assert [json.loads(e.data)["id"] for e in replay] == [9]
+    assert json.loads(replay[0].data)["result"]["content"][0]["text"] == "after reconnect"
+    # Replayed to the end, the stream is forgotten.
+    assert (await client.get(url, headers=resume)).status_code == 404
+    assert app.event_store is not None and len(app.event_store) == 0
+
+
+async def test_a_client_that_lost_its_stream_gets_the_rest_live(served: Any) -> None:
+    """Legacy: a disconnect is not a cancellation; resuming attaches to the running call."""
+    client, url, probe, _ = served
+    headers = await initialize(client, url)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(partial(client.post, url, json=call(6, "block"), headers=headers))
+        with trio.fail_after(5):
+            await probe.started.wait()
+        nursery.cancel_scope.cancel()  # the client leaves before any answer
+    # The call goes on; its answer waits in the event store.
+    await trio.sleep(0.05)
+    assert not probe.cancelled.is_set()
+    probe.release.set()
+    with trio.fail_after(5):
+        await probe.finished.wait()
+
+
+async def test_resuming_attaches_to_a_call_still_running(served: Any) -> None:
+    client, url, probe, _ = served
+    headers = await initialize(client, url)
+    async with open_sse(
+        client, "POST", url, json=call(7, "poll", progressToken="p"), headers=headers
+    ) as reader:
+        events = await reader.rest()  # priming, progress, then the server ends the stream
+    resume = {**headers, "last-event-id": events[-1].id or ""}
+    async with open_sse(client, "GET", url, headers=resume) as reader:
+        await trio.sleep(0.05)
+        probe.release.set()  # the answer comes live on the resumed stream
+        events = await reader.rest()
+    assert [json.loads(e.data)["id"] for e in events] == [7]
+
+
+async def test_unknown_event_ids_cannot_be_resumed(served: Any) -> None:
+    client, url, _, _ = served
+    headers = await initialize(client, url)
+    r = await client.get(url, headers={**headers, "last-event-id": "nope/1"})
+    assert r.status_code == 404
+
+
+async def test_batches_exist_only_in_2025_03_26(served: Any) -> None:
+    client, url, _, _ = served
+    old = await initialize(client, url, "2025-03-26")
+    batch = [call(1, "echo", {"text": "a"}), call(2, "echo", {"text": "b"})]
+    r = await client.post(url, json=batch, headers={**old, "accept": "application/json"})
+    answers = sorted(r.json(), key=lambda m: m["id"])
+    assert [m["result"]["content"][0]["text"] for m in answers] == ["a", "b"]
+    new = await initialize(client, url)
+    r = await client.post(url, json=batch, headers=new)
+    assert (r.status_code, r.json()["error"]["code"]) == (400, -32600)
+
+
+async def test_the_same_request_id_twice_at_once_is_refused(served: Any) -> None:
+    client, url, probe, _ = served
+    headers = await initialize(client, url)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(partial(client.post, url, json=call(1, "block"), headers=headers))
+        with trio.fail_after(5):
+            await probe.started.wait()
+        r = await client.post(url, json=call(1, "echo", {"text": "x"}), headers=headers)
+        assert (r.status_code, r.json()["error"]["code"]) == (400, -32600)
+        probe.release.set()
+
+
+async def test_without_an_event_store_streams_are_not_resumable() -> None:
+    server, _ = make_server()
+    app = asgi_app(server, event_store=None)
+    async with running(app) as base, httpx.AsyncClient() as client:
+        headers = await initialize(client, base + "/mcp")
+        r = await client.post(
+            base + "/mcp", json=call(1, "progress", progressToken="t"), headers=headers
+        )
+        events = parse_sse(r.text)
+        assert all(e.id is None for e in events)
+        assert json.loads(events[-1].data)["id"] == 1
+
+
+async def test_memory_event_store_bounds() -> None:
+    store = MemoryEventStore(max_events_per_stream=2, max_streams=2)
+    first = await store.append("a", b"1")
+    for data in (b"2", b"3", b"4"):
+        await store.append("a", data)
+    assert await store.replay_after(first) is None  # event 2 was dropped: a gap
+    replay = await store.replay_after("a/2")
+    assert replay is not None and replay.events == [("a/3", b"3"), ("a/4", b"4")]
+    await store.append("b", b"x")
+    await store.append("c", b"y")  # evicts "a", the least recently written
+    assert await store.replay_after("a/2") is None
+    assert len(store) == 2
+    await store.discard("b")
+    assert len(store) == 1
+    assert await store.replay_after("c/9") is None  # never issued

@@ -1,0 +1,362 @@
+"""The ASGI application: Streamable HTTP in both eras on one endpoint, plus the 2024-11-05
+HTTP+SSE transport, for a :class:`~trio_mcp.Server`.
+
+Resource handling
+-----------------
+
+Stateless (2026-07-28) requests need nothing beyond the task that serves
+them. Legacy sessions live in a nursery: the ASGI *lifespan* task opens it at
+startup and closes it at shutdown (Hypercorn's Trio worker runs the lifespan
+on its own nursery), or, for servers without lifespan support, the block of
+:func:`open_asgi_app`. Without either, legacy requests get ``503``.
+
+Era per request
+---------------
+
+A POST is legacy when its ``MCP-Protocol-Version`` header is absent or names
+a legacy revision *and* its ``_meta`` carries no protocol version; anything
+else is stateless, even an ``initialize`` (which a stateless server does not
+know: 404). ``GET`` and ``DELETE`` belong to legacy sessions; with a modern
+version header they get ``405``.
+
+Error handling
+--------------
+
+Bad requests get the status the spec gives and a JSON-RPC error body: 403
+for a refused ``Host``/``Origin``, 413 for a body over the limit, 415 for a
+body that is not JSON, 406 when the client accepts neither JSON nor SSE, 400
+for malformed or mismatched requests, 404 for unknown sessions and methods,
+405 for unsupported HTTP methods, 503 while not taking sessions.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from .. import _jsonrpc as rpc
+from .._errors import ErrorCode
+from .._protocol._envelope import declares_modern_version
+from .._transports._stream import Received
+from .._versions import LEGACY_VERSIONS, allows_batches
+from ._event_store import EventStore, MemoryEventStore
+from ._exchange import Disconnected, HttpRequest, Receive, Scope, Send, TooLarge
+from ._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
+from ._legacy_sse import SseTransport
+from ._modern import ModernEndpoint
+from ._security import HostPolicy
+from ._sessions import SessionManager
+
+if TYPE_CHECKING:
+    from .._server._server import Server
+
+__all__ = ["McpAsgiApp", "asgi_app", "open_asgi_app"]
+
+log = logging.getLogger("trio_mcp.http")
+
+_DEFAULT_STORE: Any = object()
+_ALLOW_MCP = [(b"allow", b"GET, POST, DELETE")]
+_ALLOW_POST = [(b"allow", b"POST")]
+_ALLOW_GET = [(b"allow", b"GET")]
+
+
+class McpAsgiApp:
+    """An ASGI 3 application serving ``server`` (see :func:`asgi_app` for the options).
+
+    ``app.manager`` is the legacy session manager while the app runs (``None``
+    otherwise).
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str = "/mcp",
+        sse_path: str | None = "/sse",
+        message_path: str = "/messages",
+        host_policy: HostPolicy | None = None,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        max_sessions: int = 10_000,
+        session_idle_timeout: float = 600.0,
+        event_store: EventStore | None = _DEFAULT_STORE,
+        retry_ms: int | None = 1000,
+        keepalive_interval: float = 15.0,
+        engine_linger: float = 2.0,
+        session_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.server = server
+        self.path = path
+        self.sse_path = sse_path
+        self.message_path = message_path
+        self.host_policy = host_policy if host_policy is not None else HostPolicy.loopback()
+        self.max_body_bytes = max_body_bytes
+        self.max_sessions = max_sessions
+        self.session_idle_timeout = session_idle_timeout
+        self.event_store: EventStore | None = (
+            MemoryEventStore() if event_store is _DEFAULT_STORE else event_store
+        )
+        self.retry_ms = retry_ms
+        self.keepalive_interval = keepalive_interval
+        self.engine_linger = engine_linger
+        self.session_options = dict(session_options or {})
+        self.modern = ModernEndpoint(server, keepalive_interval=keepalive_interval)
+        self.sse = (
+            SseTransport(
+                server,
+                message_path=message_path,
+                keepalive_interval=keepalive_interval,
+                session_options=self.session_options,
+            )
+            if sse_path is not None
+            else None
+        )
+        self.manager: SessionManager | None = None
+
+    def __repr__(self) -> str:
+        return f"<McpAsgiApp {self.server.name!r} at {self.path!r}>"
+
+    # -- running ----------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[McpAsgiApp]:
+        """Run the legacy session manager for the block (the lifespan does this for you).
+
+        Entering opens its nursery; leaving ends every session (cancelling what runs in
+        them) and waits for their tasks.
+        """
+        if self.manager is not None:
+            raise RuntimeError("this app is already running")
+        async with trio.open_nursery() as nursery:
+            self.manager = SessionManager(
+                self.server,
+                nursery,
+                store=self.event_store,
+                max_sessions=self.max_sessions,
+                idle_timeout=self.session_idle_timeout,
+                engine_linger=self.engine_linger,
+                retry_ms=self.retry_ms,
+                keepalive_interval=self.keepalive_interval,
+                session_options=self.session_options,
+            )
+            self.modern.watchers = nursery
+            try:
+                yield self
+            finally:
+                self.modern.watchers = None
+                manager, self.manager = self.manager, None
+                self.begin_shutdown()
+                with trio.CancelScope(shield=True):
+                    await manager.aclose()
+                nursery.cancel_scope.cancel()
+
+    def begin_shutdown(self) -> None:
+        """Start a graceful shutdown: end the long-lived streams (standalone ``GET``
+        streams, ``subscriptions/listen``, HTTP+SSE sessions) and take no new sessions.
+        Requests in flight go on."""
+        self.modern.begin_shutdown()
+        if self.sse is not None:
+            self.sse.begin_shutdown()
+        if self.manager is not None:
+            self.manager.begin_shutdown()
+
+    # -- ASGI -------------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(HttpRequest(scope, receive, send))
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        else:
+            raise RuntimeError(f"{self!r} serves only HTTP (got a {kind!r} connection)")
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        if self.manager is not None:
+            # Owned by open_asgi_app's block: nothing to start here.
+            await send({"type": "lifespan.startup.complete"})
+            await receive()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        async with self.running():
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def _http(self, http: HttpRequest) -> None:
+        refusal = self.host_policy.refusal(http.headers)
+        if refusal is not None:
+            log.warning("refused a request: %s", refusal)
+            await http.respond_error(403, ErrorCode.INVALID_REQUEST, f"Forbidden: {refusal}")
+            return
+        path = http.path
+        if path == self.path:
+            await self._mcp(http)
+        elif self.sse is not None and path == self.sse_path:
+            if http.method == "GET":
+                await self.sse.get(http)
+            else:
+                await http.respond(405, headers=_ALLOW_GET)
+        elif self.sse is not None and path == self.message_path:
+            if http.method == "POST":
+                body = await self._body(http)
+                if body is not None:
+                    await self.sse.post(http, body)
+            else:
+                await http.respond(405, headers=_ALLOW_POST)
+        else:
+            await http.respond(404, b"Not Found", content_type=b"text/plain")
+
+    async def _body(self, http: HttpRequest) -> bytes | None:
+        """The request body; ``None`` after answering when it cannot be had."""
+        content_type = http.headers.get("content-type")
+        if (
+            content_type is not None
+            and content_type.split(";", 1)[0].strip().lower() != "application/json"
+        ):
+            await http.respond_error(
+                415,
+                ErrorCode.INVALID_REQUEST,
+                "Unsupported Media Type: the body must be application/json",
+            )
+            return None
+        try:
+            return await http.read_body(self.max_body_bytes)
+        except TooLarge:
+            await http.respond_error(
+                413,
+                ErrorCode.INVALID_REQUEST,
+                f"Payload Too Large: the limit is {self.max_body_bytes} bytes",
+                headers=[(b"connection", b"close")],
+            )
+        except Disconnected:
+            pass
+        return None
+
+    async def _mcp(self, http: HttpRequest) -> None:
+        method = http.method
+        if method == "POST":
+            body = await self._body(http)
+            if body is None:
+                return
+            message = rpc.parse(body)
+            if _is_modern(http.headers.get(MCP_PROTOCOL_VERSION), message):
+                await self.modern.post(http, message)
+            else:
+                await self._legacy_post(http, message)
+        elif method in ("GET", "DELETE"):
+            version = http.headers.get(MCP_PROTOCOL_VERSION)
+            manager = self.manager
+            if (version is not None and version.strip() not in LEGACY_VERSIONS) or manager is None:
+                await http.respond(405, headers=_ALLOW_POST)
+                return
+            session = manager.session_for(http)
+            if session is None:
+                await _no_session(http)
+            elif method == "GET":
+                await manager.get(http, session)
+            else:
+                await manager.delete(http, session)
+        else:
+            await http.respond(405, headers=_ALLOW_MCP)
+
+    async def _legacy_post(self, http: HttpRequest, message: Received) -> None:
+        if type(message) is rpc.InvalidMessage:
+            if message.reply is not None:
+                await http.respond_message(message.reply, 400)
+            else:
+                await http.respond_error(400, ErrorCode.INVALID_REQUEST, "Invalid message")
+            return
+        manager = self.manager
+        if manager is None:
+            await http.respond_error(
+                503,
+                ErrorCode.INVALID_REQUEST,
+                "Service Unavailable: sessions need the app's lifespan (or open_asgi_app)",
+            )
+            return
+        session = manager.session_for(http)
+        if session is None:
+            if MCP_SESSION_ID not in http.headers and _is_initialize(message):
+                await manager.initialize(http, message)  # type: ignore[arg-type]
+            else:
+                await _no_session(http)
+            return
+        if type(message) is rpc.Batch:
+            if not allows_batches(session.connection.version or ""):
+                await http.respond_error(
+                    400,
+                    ErrorCode.INVALID_REQUEST,
+                    "Invalid Request: this protocol version has no JSON-RPC batches",
+                )
+                return
+            messages: list[Received] = list(message.items)
+        else:
+            messages = [message]
+        await manager.post(http, session, messages)
+
+
+def _is_modern(header: str | None, message: Received) -> bool:
+    if header is not None and header.strip() not in LEGACY_VERSIONS:
+        return True
+    kind = type(message)
+    if kind is rpc.Request or kind is rpc.Notification:
+        return declares_modern_version(message.params)  # type: ignore[union-attr]
+    return False
+
+
+def _is_initialize(message: Received) -> bool:
+    return type(message) is rpc.Request and message.method == "initialize"
+
+
+async def _no_session(http: HttpRequest) -> None:
+    if MCP_SESSION_ID in http.headers:
+        await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
+    else:
+        await http.respond_error(400, ErrorCode.INVALID_REQUEST, "Bad Request: Missing session ID")
+
+
+def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
+    """An ASGI 3 application serving ``server`` over Streamable HTTP (both eras) and the
+    2024-11-05 HTTP+SSE transport.
+
+    Serve it with an ASGI server that runs the lifespan protocol on Trio (Hypercorn's
+    Trio worker; see :func:`serve`), or enter :func:`open_asgi_app` instead.
+
+    Args:
+        path: the MCP endpoint.
+        sse_path, message_path: the 2024-11-05 endpoints (``sse_path=None`` turns them off).
+        host_policy: the accepted ``Host``/``Origin`` headers (DNS-rebinding protection);
+            by default the local machine's names only: pass
+            :meth:`HostPolicy(allowed_hosts=[...]) <HostPolicy>` to serve other names.
+        max_body_bytes: the largest request body (413 beyond).
+        max_sessions: the most legacy sessions at once (503 beyond).
+        session_idle_timeout: seconds without HTTP traffic after which a legacy session
+            ends (``math.inf``: never).
+        event_store: where events of resumable streams wait (a bounded
+            :class:`MemoryEventStore` by default; ``None``: streams are not resumable).
+        retry_ms: the reconnection delay announced in priming events.
+        keepalive_interval: seconds between keep-alive comments on long-lived streams.
+        engine_linger: idle seconds after which a legacy session stops its tasks.
+        session_options: options for each :class:`~trio_mcp.session.Session`
+            (``drain_timeout``, ``max_concurrent_requests``, ...).
+    """
+    return McpAsgiApp(server, **options)
+
+
+@asynccontextmanager
+async def open_asgi_app(server: Server, **options: Any) -> AsyncIterator[McpAsgiApp]:
+    """An ASGI app (as :func:`asgi_app`) whose sessions live in this block's nursery, for ASGI
+    servers that do not run the lifespan protocol.
+
+    Entering blocks only to open the nursery; leaving ends every session.
+    """
+    app = McpAsgiApp(server, **options)
+    async with app.running():
+        yield app

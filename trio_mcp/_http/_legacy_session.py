@@ -1,0 +1,416 @@
+"""One session of legacy Streamable HTTP (2025-03-26 to 2025-11-25): its engine and the
+routing of what it sends.
+
+A session keeps its protocol state (a :class:`~trio_mcp.protocol.Connection`:
+the negotiated version, the client's capabilities and log level) for its
+whole life, but runs its *engine* -- a :class:`~trio_mcp.session.Session`
+over a routing stream, plus the task that forwards list changes -- only
+while it has work: requests in flight, an open stream, requests of ours
+awaiting the client. After ``engine_linger`` idle seconds the engine stops,
+and an idle session costs a few kilobytes. Requests the protocol answers by
+itself (``initialize``, ``ping``, ``logging/setLevel``) and notifications to
+a dormant session need no engine at all.
+
+The engine runs in the session manager's nursery (see :mod:`._sessions`).
+
+Routing
+-------
+
+What the engine sends is routed by the request it belongs to (``related``):
+to the channel of the POST that carried that request, else to the
+standalone ``GET`` stream; never to several streams. See :mod:`._channels`
+for resumption.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Final
+
+import trio
+
+from .. import _jsonrpc as rpc
+from .._errors import ErrorCode
+from .._protocol._connection import Connection
+from .._protocol._events import NotificationReceived, Reply
+from .._server._dispatch import Dispatcher
+from .._session._engine import Session, connect_session
+from .._transports._stream import MessageStream, Received
+from .._types._base import RequestId
+from ._channels import Channel
+from ._exchange import error_body
+
+if TYPE_CHECKING:
+    from .._server._context import Context
+    from ._sessions import SessionManager
+
+__all__ = ["LegacySession", "SessionClosed", "close_sse_stream"]
+
+log = logging.getLogger("trio_mcp.http")
+
+_ENDED: Final = "Session not found (it ended)"
+#: Requests the protocol connection answers by itself, with no handler.
+SELF_ANSWERED: Final = frozenset({"initialize", "ping", "logging/setLevel"})
+
+
+class SessionClosed(Exception):
+    """The session ended while a message was being delivered."""
+
+
+class _SessionStream(MessageStream):
+    """The engine's message stream: receives what POSTs deliver, routes what it sends."""
+
+    __slots__ = ("inbound", "session")
+
+    def __init__(self, session: LegacySession) -> None:
+        self.session = session
+        self.inbound: trio.MemoryReceiveChannel[Received] | None = None
+
+    async def send(self, message: rpc.Message, *, related: RequestId | None = None) -> None:
+        if self.session.closed:
+            await trio.lowlevel.checkpoint()
+            raise trio.BrokenResourceError("the session ended")
+        await self.session.route(message, related)
+
+    async def receive(self) -> Received:
+        inbound = self.inbound
+        if inbound is None:
+            await trio.lowlevel.checkpoint()
+            raise trio.EndOfChannel
+        return await inbound.receive()
+
+    async def aclose(self) -> None:
+        if self.inbound is not None:
+            self.inbound.close()
+        await trio.lowlevel.checkpoint()
+
+
+class LegacySession:
+    """One MCP session of legacy Streamable HTTP (see the module notes)."""
+
+    __slots__ = (
+        "_engine_done",
+        "_engine_scope",
+        "_inbound",
+        "busy",
+        "channels",
+        "closed",
+        "connection",
+        "id",
+        "last_seen",
+        "manager",
+        "routes",
+        "standalone",
+        "stream",
+        "subscribed_uris",
+    )
+
+    def __init__(self, manager: SessionManager, session_id: str, connection: Connection) -> None:
+        self.manager = manager
+        self.id = session_id
+        self.connection = connection
+        #: ``resources/subscribe`` URIs: kept across engine runs.
+        self.subscribed_uris: set[str] = set()
+        self.stream = _SessionStream(self)
+        #: request id -> the channel that carries its answer
+        self.routes: dict[RequestId, Channel] = {}
+        #: stream id -> channel, for every channel a client may still resume
+        self.channels: dict[str, Channel] = {}
+        self.standalone: Channel | None = None
+        #: HTTP requests in flight and streams attached: while non-zero the session is
+        #: neither idle nor dormant.
+        self.busy = 0
+        self.last_seen = trio.current_time()
+        self.closed = False
+        self._inbound: trio.MemorySendChannel[Received] | None = None
+        self._engine_done: trio.Event | None = None
+        self._engine_scope: trio.CancelScope | None = None
+
+    def __repr__(self) -> str:
+        state = "running" if self._inbound is not None else "dormant"
+        return f"<LegacySession {self.id[:8]}... {state}, busy={self.busy}>"
+
+    @property
+    def running(self) -> bool:
+        """Whether the engine runs (or is finishing)."""
+        return self._engine_done is not None
+
+    @property
+    def resumable(self) -> bool:
+        return self.manager.store is not None
+
+    # -- delivering what the client sent ----------------------------------------------------
+
+    async def deliver(self, message: Received) -> None:
+        """Hand one message from the client to the session.
+
+        Blocks while the engine's inbound queue is full (backpressure on the client).
+
+        Raises:
+            SessionClosed: the session ended.
+        """
+        kind = type(message)
+        if kind is rpc.Request and message.method in SELF_ANSWERED:  # type: ignore[union-attr]
+            event = self.connection.receive(message)  # type: ignore[arg-type]
+            if type(event) is Reply:
+                await self.route(event.message, message.id)  # type: ignore[union-attr]
+            else:
+                await trio.lowlevel.checkpoint()
+            return
+        if kind is rpc.Notification and message.method == "notifications/cancelled":  # type: ignore[union-attr]
+            await self._cancelled((message.params or {}).get("requestId"))  # type: ignore[union-attr]
+        if self._inbound is None and kind is not rpc.Request:
+            # Dormant: no handler runs and none of our requests waits for an answer, so the
+            # connection alone deals with it.
+            event = self.connection.receive(message)  # type: ignore[arg-type]
+            if type(event) is NotificationReceived:
+                await self._notify(event)
+            elif type(event) is Reply:
+                await self.route(event.message, None)
+            else:
+                await trio.lowlevel.checkpoint()
+            return
+        inbound = await self._engine_inbound()
+        try:
+            await inbound.send(message)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            raise SessionClosed from None
+
+    async def _cancelled(self, request_id: object) -> None:
+        """The client cancelled ``request_id``: no answer will come for it, so a channel
+        left with nothing pending ends its response now (rather than at session end)."""
+        if not isinstance(request_id, (str, int)):
+            return
+        channel = self.routes.pop(request_id, None)
+        if channel is None:
+            return
+        channel.pending.discard(request_id)
+        if not channel.pending:
+            await channel.abandon()
+            await self._forget(channel)
+
+    async def _notify(self, event: NotificationReceived) -> None:
+        callback = self.manager.server._notification_callbacks.get(event.method)
+        if callback is None:
+            await trio.lowlevel.checkpoint()
+            return
+        try:
+            await callback(event.params)
+        except Exception:
+            log.exception("notification handler for %s failed", event.method)
+
+    # -- the engine -------------------------------------------------------------------------
+
+    async def ensure_running(self) -> None:
+        """Start the engine if it is not running (an open stream needs it)."""
+        await self._engine_inbound()
+
+    async def _engine_inbound(self) -> trio.MemorySendChannel[Received]:
+        while self._inbound is None:
+            if self.closed:
+                raise SessionClosed
+            done = self._engine_done
+            if done is not None:
+                await done.wait()  # the previous run is finishing
+                continue
+            self._start_engine()
+        await trio.lowlevel.checkpoint()
+        return self._inbound
+
+    def _start_engine(self) -> None:
+        manager = self.manager
+        send, receive = trio.open_memory_channel[Received](manager.inbound_buffer)
+        self._inbound = send
+        self.stream.inbound = receive
+        self._engine_done = trio.Event()
+        self._engine_scope = trio.CancelScope()
+        manager.nursery.start_soon(self._engine, send, self._engine_scope, self._engine_done)
+
+    async def _engine(
+        self,
+        inbound: trio.MemorySendChannel[Received],
+        scope: trio.CancelScope,
+        done: trio.Event,
+    ) -> None:
+        manager = self.manager
+        try:
+            with scope:
+                dispatcher = Dispatcher(manager.server)
+                dispatcher.subscribed_uris = self.subscribed_uris
+                changes = trio.CancelScope()
+                async with trio.open_nursery() as nursery:
+                    session = await connect_session(
+                        nursery,
+                        self.stream,
+                        self.connection,
+                        handler=dispatcher.handle,
+                        immediate=dispatcher.immediate,
+                        notification_handler=dispatcher.on_notification,
+                        on_input_ended=changes.cancel,
+                        **manager.session_options,
+                    )
+                    nursery.start_soon(_forward_changes, dispatcher, session, changes)
+                    await self._until_idle(inbound)
+                    await session.wait_finished()
+                    changes.cancel()
+        except Exception:
+            # A bug in one session must not take the others (and the app) down with it.
+            log.exception("session %s failed; ending it", self.id)
+            with trio.CancelScope(shield=True):
+                await self.end()
+        finally:
+            inbound.close()
+            if self._inbound is inbound:
+                self._inbound = None
+            self.stream.inbound = None
+            self._engine_done = None
+            self._engine_scope = None
+            done.set()
+
+    async def _until_idle(self, inbound: trio.MemorySendChannel[Received]) -> None:
+        """Return once the session has had nothing to do for ``engine_linger`` seconds; no
+        message can arrive for the engine after that."""
+        linger = self.manager.engine_linger
+        connection = self.connection
+        while True:
+            await trio.sleep(linger)
+            if (
+                self.busy == 0
+                and connection.in_flight == 0
+                and connection.outstanding == 0
+                and trio.current_time() - self.last_seen >= linger
+            ):
+                self._inbound = None
+                inbound.close()  # the engine's session sees the end of its input and ends
+                return
+
+    # -- routing what the engine sends ------------------------------------------------------
+
+    async def route(self, message: rpc.Message, related: RequestId | None) -> None:
+        """Send one message to the channel it belongs to (see the module notes)."""
+        kind = type(message)
+        answer = kind is rpc.ResultResponse or kind is rpc.ErrorResponse
+        if answer and related is None:
+            related = message.id  # type: ignore[union-attr]
+        channel = self.routes.get(related) if related is not None else None
+        if channel is not None and not answer:
+            writer = channel.writer
+            if writer is not None and writer.state == "new" and not writer.sse_ok:
+                channel = None  # a JSON-only response cannot carry it; try the standalone
+        last = False
+        if channel is None:
+            channel = self.standalone
+            if channel is None or (answer and related is not None):
+                # No stream for it: the client never opened the standalone stream (so it
+                # could not resume it either), or an answer to a request we do not know.
+                log.debug("dropped %s: no stream carries it", kind.__name__)
+                await trio.lowlevel.checkpoint()
+                return
+        elif answer:
+            del self.routes[related]  # type: ignore[arg-type]
+            channel.pending.discard(related)
+            last = not channel.pending
+        delivered = await channel.emit(rpc.dumps(message), answer=answer, last=last)
+        if last and (delivered or channel.store is None):
+            await self._forget(channel)
+        # else: its client is gone; the events wait in the store for a resumption
+
+    def _standalone(self) -> Channel:
+        channel = self.standalone
+        if channel is None:
+            channel = self.standalone = Channel(set(), self.manager.store, self.channels)
+        return channel
+
+    async def _forget(self, channel: Channel) -> None:
+        if not channel.has_events:
+            return  # (the caller checkpointed)
+        if self.channels.pop(channel.stream_id, None) is not None and channel.store is not None:
+            await channel.store.discard(channel.stream_id)
+        else:
+            await trio.lowlevel.checkpoint()
+
+    def open_channel(self, request_ids: list[RequestId]) -> Channel | None:
+        """A channel for the answers to ``request_ids``; ``None`` if one of them is already
+        in flight in this session."""
+        if any(id in self.routes for id in request_ids):
+            return None
+        channel = Channel(set(request_ids), self.manager.store, self.channels)
+        for id in request_ids:
+            self.routes[id] = channel
+        return channel
+
+    async def close_request_stream(self, request_id: RequestId) -> bool:
+        """End the response carrying ``request_id``'s messages early (see
+        :func:`~trio_mcp.http.close_sse_stream`)."""
+        channel = self.routes.get(request_id)
+        if channel is None:
+            await trio.lowlevel.checkpoint()
+            return False
+        return await channel.close_early()
+
+    # -- ending -----------------------------------------------------------------------------
+
+    def touch(self) -> None:
+        self.last_seen = trio.current_time()
+
+    async def end(self) -> None:
+        """End the session: cancel its engine, let go of its responses, discard its events,
+        and remove it from the manager. Idempotent."""
+        if self.closed:
+            await trio.lowlevel.checkpoint()
+            return
+        self.closed = True
+        self.manager.sessions.pop(self.id, None)
+        if self._engine_scope is not None:
+            self._engine_scope.cancel()
+        if self._inbound is not None:
+            self._inbound.close()
+            self._inbound = None
+        channels = {*self.channels.values(), *self.routes.values()}
+        if self.standalone is not None:
+            channels.add(self.standalone)
+        self.routes.clear()
+        self.channels.clear()
+        self.standalone = None
+        writers = [c.writer for c in channels if c.writer is not None]
+        for channel in channels:
+            channel.finished = True
+            channel.let_go()
+        store = self.manager.store
+        with trio.CancelScope(shield=True):
+            for writer in writers:
+                # Complete the responses still open: their exchanges end with them.
+                if writer.state == "new":
+                    await writer.json(error_body(None, ErrorCode.INVALID_REQUEST, _ENDED), 404)
+                else:
+                    await writer.close()
+            if store is not None:
+                for channel in channels:
+                    if channel.has_events:
+                        await store.discard(channel.stream_id)
+            self.connection.close()
+
+
+async def _forward_changes(
+    dispatcher: Dispatcher, session: Session, scope: trio.CancelScope
+) -> None:
+    with scope:
+        await dispatcher.forward_changes(session)
+
+
+async def close_sse_stream(ctx: Context) -> bool:
+    """End the SSE stream that carries ``ctx``'s request now (SEP-1699 polling).
+
+    Legacy Streamable HTTP only, with an event store: the client reconnects
+    with ``GET`` and ``Last-Event-ID`` after the ``retry`` delay, and gets what
+    the handler sent meanwhile, its answer included. Use it for long
+    operations, so that no connection stays open while nothing happens.
+
+    Returns whether a stream was closed (``False`` over other transports, in
+    the stateless era, or when the request's stream is already gone).
+    """
+    stream = ctx.session.stream
+    if not isinstance(stream, _SessionStream):
+        await trio.lowlevel.checkpoint()
+        return False
+    return await stream.session.close_request_stream(ctx.request.id)

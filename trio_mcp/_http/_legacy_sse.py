@@ -1,0 +1,141 @@
+"""The HTTP+SSE transport of protocol version 2024-11-05 (deprecated, for old clients).
+
+A client opens ``GET /sse``; the first event, ``endpoint``, names the URL to
+POST its messages to (``/messages?session_id=...``). Every POST is answered
+``202 Accepted``; everything the server sends travels on the SSE stream.
+
+Resource handling: the session runs in the task serving the ``GET``, for as
+long as the stream is open; the client disconnecting ends it (its running
+requests are cancelled), and so does shutdown (it drains first).
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
+
+import trio
+
+from .. import _jsonrpc as rpc
+from .._errors import ErrorCode
+from .._transports._stream import MessageStream, Received
+from .._types._base import RequestId
+from ._exchange import HttpRequest, ResponseWriter, cancel_on_disconnect, keep_alive
+from ._sse import endpoint_event
+
+if TYPE_CHECKING:
+    from .._server._server import Server
+
+__all__ = ["SseTransport"]
+
+
+class _SseStream(MessageStream):
+    """One 2024-11-05 session: messages POSTed in, the SSE stream out."""
+
+    __slots__ = ("_inbound", "_writer")
+
+    def __init__(
+        self, writer: ResponseWriter, inbound: trio.MemoryReceiveChannel[Received]
+    ) -> None:
+        self._writer = writer
+        self._inbound = inbound
+
+    async def send(self, message: rpc.Message, *, related: RequestId | None = None) -> None:
+        if self._writer.state == "done":
+            await trio.lowlevel.checkpoint()
+            raise trio.BrokenResourceError("the SSE stream ended")
+        await self._writer.event(rpc.dumps(message))
+
+    async def receive(self) -> Received:
+        return await self._inbound.receive()
+
+    async def aclose(self) -> None:
+        self._inbound.close()
+        await trio.lowlevel.checkpoint()
+
+
+class SseTransport:
+    """Serves 2024-11-05 HTTP+SSE sessions for a server.
+
+    Args:
+        server: the server.
+        message_path: the path POSTs go to (the ``endpoint`` event names it).
+        inbound_buffer: messages a session queues before a POST waits.
+        keepalive_interval: seconds between keep-alive comments.
+        session_options: options for each :class:`~trio_mcp.session.Session`.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        message_path: str,
+        inbound_buffer: int = 16,
+        keepalive_interval: float = 15.0,
+        session_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.server = server
+        self.message_path = message_path
+        self.inbound_buffer = inbound_buffer
+        self.keepalive_interval = keepalive_interval
+        self.session_options = dict(session_options or {})
+        #: session id -> where POSTed messages go
+        self.sessions: dict[str, trio.MemorySendChannel[Received]] = {}
+        self.closing = False
+
+    def begin_shutdown(self) -> None:
+        """End every session's input: they drain their requests and end their streams."""
+        self.closing = True
+        for inbound in self.sessions.values():
+            inbound.close()
+
+    async def get(self, http: HttpRequest) -> None:
+        """Serve one session on this SSE stream. Blocks until it ends."""
+        if not http.accepts_sse:
+            await http.respond_error(
+                406, ErrorCode.INVALID_REQUEST, "Not Acceptable: accept text/event-stream"
+            )
+            return
+        if self.closing:
+            await http.respond_error(
+                503, ErrorCode.INVALID_REQUEST, "Service Unavailable: shutting down"
+            )
+            return
+        session_id = secrets.token_urlsafe(24)
+        send, receive = trio.open_memory_channel[Received](self.inbound_buffer)
+        writer = ResponseWriter(http.send, json_ok=False)
+        root = http.scope.get("root_path", "")
+        self.sessions[session_id] = send
+        try:
+            await writer.open_sse()
+            await writer.raw(endpoint_event(f"{root}{self.message_path}?session_id={session_id}"))
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(cancel_on_disconnect, http, nursery.cancel_scope, writer)
+                nursery.start_soon(keep_alive, writer, self.keepalive_interval)
+                await self.server.serve(_SseStream(writer, receive), **self.session_options)
+                nursery.cancel_scope.cancel()
+        finally:
+            self.sessions.pop(session_id, None)
+            send.close()
+            receive.close()
+        await writer.close()
+
+    async def post(self, http: HttpRequest, body: bytes) -> None:
+        """Deliver one POSTed message (or batch) to its session: ``202 Accepted``."""
+        query = parse_qs(http.scope.get("query_string", b"").decode("latin-1"))
+        session_id = (query.get("session_id") or [""])[0]
+        inbound = self.sessions.get(session_id)
+        if inbound is None:
+            await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
+            return
+        message = rpc.parse(body)
+        if type(message) is rpc.InvalidMessage and message.reply is not None:
+            await http.respond_message(message.reply, 400)
+            return
+        try:
+            await inbound.send(message)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
+            return
+        await http.respond(202, b"Accepted", content_type=b"text/plain")

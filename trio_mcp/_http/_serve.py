@@ -1,0 +1,96 @@
+"""Serving the ASGI app with Hypercorn's Trio worker."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve as hypercorn_serve
+
+from ._asgi import McpAsgiApp
+from ._security import HostPolicy, is_loopback
+
+if TYPE_CHECKING:
+    from .._server._server import Server
+
+__all__ = ["serve"]
+
+log = logging.getLogger("trio_mcp.http")
+
+
+def _bind(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host and not host.startswith("[") else f"{host}:{port}"
+
+
+async def serve(
+    server: Server,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    *,
+    graceful_timeout: float = 5.0,
+    shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
+    config: Config | None = None,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+    **app_options: Any,
+) -> None:
+    """Serve ``server`` over HTTP (see :func:`asgi_app`) on ``host:port`` until
+    ``shutdown_trigger`` returns, then shut down gracefully.
+
+    ``task_status.started()`` reports the bound port once the server accepts
+    connections (``port=0`` picks a free one)::
+
+        port = await nursery.start(partial(serve, server, port=0))
+
+    Args:
+        server: what to serve.
+        host, port: where to listen. Binding to the local machine (the default) turns on
+            DNS-rebinding protection unless ``host_policy`` says otherwise.
+        graceful_timeout: the shutdown deadline: requests still running that many
+            seconds after shutdown began are cancelled.
+        shutdown_trigger: an async function whose return starts the shutdown (say,
+            waiting for SIGTERM); by default the server runs until cancelled.
+        config: a Hypercorn configuration to start from (its ``bind`` is used when it
+            has one; ``fd://N`` shares a listening socket between worker processes).
+        app_options: :func:`asgi_app`'s options.
+
+    Resource handling: Hypercorn's nurseries (connections, lifespan) and the app's
+    session manager all live inside this call. Shutdown first ends the long-lived
+    streams and stops accepting connections; requests in flight then have
+    ``graceful_timeout`` seconds; then the sessions end. Cancelling this call
+    instead stops everything at once.
+    """
+    if "host_policy" not in app_options and not is_loopback(host):
+        # Serving other names is a deliberate choice; Host checks would refuse them.
+        app_options["host_policy"] = HostPolicy.off()
+    app = McpAsgiApp(server, **app_options)
+    if config is None:
+        config = Config()
+        config.loglevel = "WARNING"
+    if not config.bind or config.bind == ["127.0.0.1:8000"]:
+        config.bind = [_bind(host, port)]
+    config.accesslog = None
+    config.graceful_timeout = graceful_timeout
+    # Reads stay unbounded (idle SSE clients send nothing); idle keep-alive connections
+    # close after keep_alive_timeout, headers are bounded by h11_max_incomplete_size.
+    config.read_timeout = None
+
+    async def trigger() -> None:
+        if shutdown_trigger is None:
+            await trio.sleep(math.inf)
+        else:
+            await shutdown_trigger()
+        log.info("shutting down (deadline %s s)", graceful_timeout)
+        app.begin_shutdown()
+
+    async with trio.open_nursery() as nursery:
+        binds: list[str] = await nursery.start(
+            partial(hypercorn_serve, app, config, shutdown_trigger=trigger, mode="asgi")  # type: ignore[arg-type]
+        )
+        bound = urlsplit(binds[0]).port if binds else None
+        task_status.started(bound if bound is not None else port)

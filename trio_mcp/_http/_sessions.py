@@ -1,0 +1,311 @@
+"""The legacy Streamable HTTP sessions (2025-03-26 to 2025-11-25) of one app, and the HTTP
+requests that act on them.
+
+Resource handling
+-----------------
+
+The :class:`SessionManager` lives in a nursery its owner opened (the ASGI
+lifespan task, or :func:`~trio_mcp.http.open_asgi_app`); every session's
+engine runs there (see :mod:`._legacy_session`), so none outlives it.
+
+A session ends on ``DELETE``, after ``idle_timeout`` seconds without HTTP
+traffic, and at shutdown: its engine is cancelled, its waiting responses are
+ended, its events are discarded and its entry is removed.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+from typing import TYPE_CHECKING, Any, Final
+
+import trio
+
+from .. import _jsonrpc as rpc
+from .._errors import ErrorCode
+from .._protocol._events import Reply
+from .._transports._stream import Received
+from ._channels import Channel
+from ._event_store import EventStore
+from ._exchange import HttpRequest, ResponseWriter, keep_alive
+from ._headers import LAST_EVENT_ID, MCP_SESSION_ID
+from ._legacy_session import LegacySession, SessionClosed
+from ._sse import priming_event
+
+if TYPE_CHECKING:
+    from .._server._server import Server
+
+__all__ = ["SessionManager"]
+
+log = logging.getLogger("trio_mcp.http")
+
+#: The first revision whose clients expect priming events (SEP-1699).
+PRIMING_SINCE: Final = "2025-11-25"
+
+
+class SessionManager:
+    """Owns the legacy sessions of one app (see the module notes).
+
+    Runs in ``nursery``: one task that expires idle sessions, plus each
+    running session's engine.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        nursery: trio.Nursery,
+        *,
+        store: EventStore | None,
+        max_sessions: int = 10_000,
+        idle_timeout: float = 600.0,
+        engine_linger: float = 2.0,
+        retry_ms: int | None = 1000,
+        inbound_buffer: int = 16,
+        keepalive_interval: float = 15.0,
+        session_options: dict[str, Any] | None = None,
+    ) -> None:
+        self.server = server
+        self.nursery = nursery
+        self.store = store
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.engine_linger = engine_linger
+        self.retry_ms = retry_ms
+        self.inbound_buffer = inbound_buffer
+        self.keepalive_interval = keepalive_interval
+        self.session_options = dict(session_options or {})
+        self.sessions: dict[str, LegacySession] = {}
+        #: No new sessions (shutdown began).
+        self.closing = False
+        self._reaper_scope = trio.CancelScope()
+        nursery.start_soon(self._reap)
+
+    def statistics(self) -> dict[str, int]:
+        """How many sessions exist, and how many run their engine."""
+        return {
+            "sessions": len(self.sessions),
+            "running": sum(1 for s in self.sessions.values() if s.running),
+        }
+
+    async def _reap(self) -> None:
+        with self._reaper_scope:
+            period = max(0.05, min(self.idle_timeout / 4, 30.0))
+            while True:
+                await trio.sleep(period)
+                if self.idle_timeout == math.inf:
+                    continue
+                now = trio.current_time()
+                for session in list(self.sessions.values()):
+                    if session.busy == 0 and now - session.last_seen > self.idle_timeout:
+                        log.debug("session %s expired", session.id)
+                        await session.end()
+
+    def begin_shutdown(self) -> None:
+        """Refuse new sessions and let go of the standalone streams (they would keep their
+        connections open until the graceful deadline)."""
+        self.closing = True
+        for session in self.sessions.values():
+            if session.standalone is not None:
+                session.standalone.let_go()
+
+    async def aclose(self) -> None:
+        """End every session (shutdown)."""
+        self.closing = True
+        self._reaper_scope.cancel()
+        for session in list(self.sessions.values()):
+            await session.end()
+
+    # -- HTTP -------------------------------------------------------------------------------
+
+    def new_session_id(self) -> str:
+        """A cryptographically random session id of visible ASCII (URL-safe Base64)."""
+        return secrets.token_urlsafe(24)
+
+    def session_for(self, http: HttpRequest) -> LegacySession | None:
+        session_id = http.headers.get(MCP_SESSION_ID)
+        return self.sessions.get(session_id.strip()) if session_id is not None else None
+
+    async def initialize(self, http: HttpRequest, request: rpc.Request) -> None:
+        """Answer a session-less ``initialize``: create the session."""
+        if self.closing or len(self.sessions) >= self.max_sessions:
+            await http.respond_error(
+                503,
+                ErrorCode.INVALID_REQUEST,
+                "Service Unavailable: the server is not taking new sessions",
+                id=request.id,
+                headers=[(b"retry-after", b"5")],
+            )
+            return
+        connection = self.server.connection()
+        event = connection.receive(request)
+        assert type(event) is Reply
+        response = event.message
+        if type(response) is not rpc.ResultResponse:
+            await http.respond_message(response, 400)
+            return
+        session_id = self.new_session_id()
+        self.sessions[session_id] = LegacySession(self, session_id, connection)
+        header = [(b"mcp-session-id", session_id.encode("ascii"))]
+        data = rpc.dumps(response)
+        if http.accepts_json:
+            await http.respond(200, data, headers=header)
+        else:
+            writer = ResponseWriter(http.send, json_ok=False, headers=header)
+            await writer.event(data)
+            await writer.close()
+
+    async def post(
+        self, http: HttpRequest, session: LegacySession, messages: list[Received]
+    ) -> None:
+        """Answer a POST of ``messages`` in ``session``. Blocks until the answers were sent,
+        the client went away, or the session ended."""
+        session.busy += 1
+        session.touch()
+        try:
+            await self._post(http, session, messages)
+        finally:
+            session.busy -= 1
+            session.touch()
+
+    async def _post(
+        self, http: HttpRequest, session: LegacySession, messages: list[Received]
+    ) -> None:
+        ids = [m.id for m in messages if type(m) is rpc.Request]
+        if not ids:
+            try:
+                for message in messages:
+                    await session.deliver(message)
+            except SessionClosed:
+                await _session_gone(http)
+            else:
+                await http.respond(202)
+            return
+        if session.closed:
+            await _session_gone(http)
+            return
+        channel = session.open_channel(ids)
+        if channel is None:
+            await http.respond_error(
+                400,
+                ErrorCode.INVALID_REQUEST,
+                "Invalid Request: a request with this id is already in flight",
+                id=ids[0],
+            )
+            return
+        writer = ResponseWriter(http.send, json_ok=http.accepts_json, sse_ok=http.accepts_sse)
+        self._prime(session, channel, writer)
+        channel.attach(writer)
+        try:
+            for message in messages:
+                await session.deliver(message)
+        except SessionClosed:
+            channel.let_go()
+            if writer.state == "new":
+                await _session_gone(http)
+            await writer.close()
+            return
+        # Wait for the end of the exchange: the response completes (the channel finished,
+        # closed early, or the session ended: the server then reports the exchange over
+        # as a disconnect), or the client leaves. Waiting here needs no task of its own.
+        await http.wait_disconnect()
+        # If the client left early, what follows waits in the store (legacy: no cancel).
+        await channel.release(writer)
+
+    def _prime(self, session: LegacySession, channel: Channel, writer: ResponseWriter) -> None:
+        store = channel.store
+        if store is None or (session.connection.version or "") < PRIMING_SINCE:
+            return
+        retry_ms = self.retry_ms
+
+        async def priming() -> bytes:
+            return priming_event(await store.append(channel.stream_id, b""), retry_ms)
+
+        writer.preamble = priming
+
+    async def get(self, http: HttpRequest, session: LegacySession) -> None:
+        """A GET: the standalone stream, or the resumption of a stream (``Last-Event-ID``).
+        Blocks while the stream is open."""
+        if not http.accepts_sse:
+            await http.respond_error(
+                406, ErrorCode.INVALID_REQUEST, "Not Acceptable: accept text/event-stream"
+            )
+            return
+        session.busy += 1
+        session.touch()
+        try:
+            last_event_id = http.headers.get(LAST_EVENT_ID)
+            if last_event_id is not None and session.resumable:
+                await self._resume(http, session, last_event_id.strip())
+            else:
+                await self._standalone(http, session)
+        finally:
+            session.busy -= 1
+            session.touch()
+
+    async def _resume(self, http: HttpRequest, session: LegacySession, last_event_id: str) -> None:
+        assert self.store is not None
+        replay = await self.store.replay_after(last_event_id)
+        channel = session.channels.get(replay.stream_id) if replay is not None else None
+        if replay is None or channel is None:
+            await http.respond_error(
+                404, ErrorCode.INVALID_REQUEST, "Not Found: no stream to resume from that event"
+            )
+            return
+        writer = ResponseWriter(http.send, json_ok=False)
+        if not await channel.resume(writer, replay.events):
+            await session._forget(channel)
+            return
+        await self._carry(http, session, channel, writer)
+
+    async def _standalone(self, http: HttpRequest, session: LegacySession) -> None:
+        channel = session._standalone()
+        if channel.writer is not None:
+            await http.respond_error(
+                409,
+                ErrorCode.INVALID_REQUEST,
+                "Conflict: this session already has a standalone stream",
+            )
+            return
+        if self.closing:
+            await http.respond_error(
+                503, ErrorCode.INVALID_REQUEST, "Service Unavailable: shutting down"
+            )
+            return
+        await session.ensure_running()
+        writer = ResponseWriter(http.send, json_ok=False)
+        self._prime(session, channel, writer)
+        channel.attach(writer)
+        await writer.open_sse()
+        await self._carry(http, session, channel, writer)
+
+    async def _carry(
+        self, http: HttpRequest, session: LegacySession, channel: Channel, writer: ResponseWriter
+    ) -> None:
+        released = channel.released
+        assert released is not None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_detach_on_disconnect, http, channel, writer, nursery.cancel_scope)
+            nursery.start_soon(keep_alive, writer, self.keepalive_interval)
+            await released.wait()
+            nursery.cancel_scope.cancel()
+        await writer.close()
+        await channel.release(writer)
+
+    async def delete(self, http: HttpRequest, session: LegacySession) -> None:
+        """End ``session`` at the client's request."""
+        await session.end()
+        await http.respond(200)
+
+
+async def _detach_on_disconnect(
+    http: HttpRequest, channel: Channel, writer: ResponseWriter, scope: trio.CancelScope
+) -> None:
+    await http.wait_disconnect()
+    if channel.writer is writer:
+        channel.let_go()
+    scope.cancel()
+
+
+async def _session_gone(http: HttpRequest) -> None:
+    await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found (it ended)")
