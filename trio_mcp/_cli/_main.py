@@ -20,6 +20,7 @@ from .._errors import ConnectionClosed, McpError
 from .._types._content import TextResourceContents
 from .._version import __version__
 from ._demo import run_demo
+from ._fuzz import add_fuzz_commands, run_fuzz, run_replay
 from ._output import describe_block, one_line, print_json
 from ._target import add_target_options, open_target
 
@@ -74,6 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--shutdown-grace", type=float, default=2.0, help=argparse.SUPPRESS)
     demo.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
     demo.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+
+    add_fuzz_commands(commands)
     return parser
 
 
@@ -201,6 +204,8 @@ COMMANDS: dict[str, Command] = {
     "read-resource": _read_resource,
     "get-prompt": _get_prompt,
     "demo": run_demo,
+    "fuzz": run_fuzz,
+    "replay": run_replay,
 }
 
 

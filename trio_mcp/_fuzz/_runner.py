@@ -1,0 +1,605 @@
+"""Running the state machine against a target: :func:`fuzz_server`.
+
+Theory of operation
+-------------------
+
+Hypothesis is synchronous, so it runs in one worker thread started with
+:func:`trio.to_thread.run_sync` from the task that called
+:func:`fuzz_server`; that task waits for it (drawing the progress line) and
+nothing outlives the call. Each rule's I/O is a :func:`trio.from_thread.run`
+call back into Trio, where the connections, their reader tasks and the
+child processes live, in a nursery that :func:`fuzz_server` owns.
+
+Cancelling :func:`fuzz_server` (or Ctrl-C) reaches the thread at its next
+call into Trio, as :exc:`trio.Cancelled`, which Hypothesis lets through;
+the time budget is a :class:`BudgetExhausted` raised the same way. Both end
+the run at once, keeping what was found so far.
+
+Failures are not taken from Hypothesis's final exception but recorded as
+they happen: for each invariant, the few shortest failing transcripts. The
+shrinker keeps feeding that record smaller examples, and a run cut short
+by its budget still reports the smallest seen. At the end each is replayed
+on a fresh connection to check that it reproduces.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+import attrs
+import trio
+
+from .._util import open_nursery_unwrapped
+from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS, era_of
+from ._checker import Finding
+from ._connection import Connection, StdioConnection, Timing
+from ._invariants import INVARIANTS, violation
+from ._minimize import minimize
+from ._opener import Opener
+from ._probe import Catalogue, EraCatalogue, probe_era
+from ._replay import replay_steps
+from ._report import FuzzFailure, FuzzReport, Progress, received_json
+from ._steps import Settle, Step
+from ._target import StdioTarget, Target
+from ._validate import Validator, spec_dir_from_environment
+
+__all__ = ["BudgetExhausted", "FuzzError", "fuzz_server", "write_reproductions"]
+
+T = TypeVar("T")
+_CANDIDATES = 3
+#: Findings that count even while probing an era the server turns out not to speak.
+_ALWAYS_WRONG = frozenset({"server-alive", "valid-jsonrpc-only"})
+
+
+class FuzzError(Exception):
+    """The run could not start: the target speaks neither era, or cannot be started."""
+
+
+class BudgetExhausted(BaseException):
+    """The time budget ran out (raised in the fuzzing thread; Hypothesis lets it through)."""
+
+
+@attrs.define
+class _Candidate:
+    finding: Finding
+    era: str
+    steps: tuple[Step, ...]
+    received: tuple[dict[str, Any], ...]
+    stderr_tail: str | None
+    #: The index of the step that sent the message the finding points at.
+    culprit: int | None = None
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return (sum(1 for s in self.steps if not isinstance(s, Settle)), len(str(self.steps)))
+
+
+class _Store:
+    """The smallest failing transcripts seen, per invariant."""
+
+    def __init__(self) -> None:
+        self.candidates: dict[str, list[_Candidate]] = {}
+
+    def offer(self, candidate: _Candidate) -> None:
+        found = self.candidates.setdefault(candidate.finding.invariant.name, [])
+        if any(c.steps == candidate.steps for c in found):
+            return
+        found.append(candidate)
+        found.sort(key=lambda c: c.size)
+        del found[_CANDIDATES:]
+
+
+class Link:
+    """The fuzzing thread's handle on one connection (every method blocks the thread on a
+    call into Trio)."""
+
+    def __init__(self, runtime: Runtime, connection: Connection, era: str) -> None:
+        self.runtime = runtime
+        self.connection = connection
+        self.era = era
+        #: The machine's state between examples, for a connection kept for the whole run.
+        self.state: dict[str, Any] = {}
+
+    @property
+    def alive(self) -> bool:
+        return self.connection.alive
+
+    def step(self, step: Step) -> None:
+        """Execute ``step``, then raise the first failed requirement it revealed."""
+        self.runtime.call(self.connection.run, step)
+        self.runtime.progress.steps += 1
+        self.check()
+
+    def check(self) -> None:
+        findings = self.runtime.call_sync(self.connection.findings)
+        if findings:
+            self.runtime.record(self, findings)
+
+    def answer(self, id: Any) -> Any:
+        def get() -> Any:
+            answer = self.connection.checker.answers.get(id)
+            return answer if answer is not None and type(answer.id) is type(id) else None
+
+        return self.runtime.call_sync(get)
+
+    def cancelled_unanswered(self) -> bool:
+        return bool(self.runtime.call_sync(self.connection.checker.cancelled_unanswered))
+
+    def http_session_deleted(self) -> bool:
+        """(HTTP) Whether the last ``DELETE`` ended the session (the server may refuse)."""
+
+        def deleted() -> bool:
+            return getattr(self.connection, "session_id", "") is None and bool(
+                getattr(self.connection, "stale_sessions", ())
+            )
+
+        return self.runtime.call_sync(deleted)
+
+
+class Runtime:
+    """What the state machine reaches the target through, and where it reports.
+
+    Created by :func:`fuzz_server`; the machine class gets it as a class attribute.
+    """
+
+    def __init__(
+        self,
+        *,
+        opener: Opener,
+        catalogue: Catalogue,
+        progress: Progress,
+        strict: bool,
+        per_run: bool,
+        budget_end: float,
+        shrink_budget: float,
+        max_message_size: int,
+    ) -> None:
+        self.opener = opener
+        self.catalogue = catalogue
+        self.eras = sorted(catalogue.eras)
+        self.progress = progress
+        self.strict = strict
+        self.per_run = per_run
+        self.budget_end = budget_end
+        self.shrink_budget = shrink_budget
+        self.max_message_size = max_message_size
+        self.transport = opener.transport
+        self.store = _Store()
+        self.warnings = _Store()
+        self.stopped = "done"
+        self.problems: list[str] = []
+        self._shared: Link | None = None
+        self._open: set[Connection] = set()
+        self._eof_checked = False
+
+    # -- calls into Trio (from the thread) --------------------------------------------------------
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run async ``fn`` in Trio, unless the time budget is spent."""
+        if time.monotonic() > self.budget_end:
+            raise BudgetExhausted
+        return trio.from_thread.run(fn, *args)
+
+    def call_sync(self, fn: Callable[..., T], *args: Any) -> T:
+        return trio.from_thread.run_sync(fn, *args)
+
+    # -- connections ------------------------------------------------------------------------------
+
+    def open_link(self, era: str) -> Link:
+        """(thread) A connection for a new example: fresh, or the run's shared one."""
+        self.progress.examples += 1
+        if self.per_run and self._shared is not None and self._shared.alive:
+            return self._shared
+        connection = self.call(self._open_connection, era)
+        link = Link(self, connection, era)
+        if self.per_run:
+            self._shared = link
+        return link
+
+    async def _open_connection(self, era: str) -> Connection:
+        connection = await self.opener.open(era)
+        set_tools = getattr(connection, "set_tools", None)
+        if set_tools is not None:
+            set_tools(self.catalogue.eras[era].tools)
+        self._open.add(connection)
+        return connection
+
+    def release_link(self, link: Link) -> None:
+        """(thread) The example is over: close its connection (unless it is shared)."""
+        if self.per_run and link is self._shared and link.alive:
+            return
+        trio.from_thread.run(self._close_connection, link)
+
+    async def _close_connection(self, link: Link) -> None:
+        connection = link.connection
+        self._open.discard(connection)
+        if self._eof_checked or not isinstance(connection, StdioConnection):
+            # Known to exit (or not) on end of input: close in the background.
+            self.opener.nursery.start_soon(connection.aclose)
+            await trio.lowlevel.checkpoint()
+            return
+        await connection.aclose()
+        self._eof_checked = True
+        if connection.exited_on_eof is False:
+            connection.checker.fail(
+                "exit-on-stdin-eof",
+                f"the server was still running {self.opener.timing.shutdown_grace:g} s after "
+                "its stdin closed, and had to be terminated",
+                connection._seq,
+            )
+            self._record_now(link, connection.checker.take_findings())
+
+    async def close_all(self) -> None:
+        """(Trio) Close every connection still open (the shared one, abandoned ones)."""
+        for connection in list(self._open):
+            self._open.discard(connection)
+            await connection.aclose()
+
+    # -- findings ---------------------------------------------------------------------------------
+
+    def _candidate(self, link: Link, finding: Finding, *, truncate: bool) -> _Candidate:
+        connection = link.connection
+        steps = list(connection.steps)
+        if truncate and steps and not isinstance(steps[-1], Settle):
+            steps.append(Settle())
+        tail = connection.stderr_tail if isinstance(connection, StdioConnection) else None
+        return _Candidate(
+            finding=finding,
+            era=link.era,
+            steps=tuple(steps),
+            received=tuple(received_json(item) for _, item in connection.received[-60:]),
+            stderr_tail=tail,
+            culprit=connection.culprit(finding.seq),
+        )
+
+    def _record_now(self, link: Link, findings: Sequence[Finding]) -> None:
+        for finding in findings:
+            failing = finding.invariant.level == "MUST" or self.strict
+            store = self.store if failing else self.warnings
+            (self.progress.failed if failing else self.progress.warned).add(finding.invariant.name)
+            store.offer(self._candidate(link, finding, truncate=True))
+
+    def record(self, link: Link, findings: Sequence[Finding]) -> None:
+        """(thread) Keep the findings; raise the first failing one for Hypothesis to shrink."""
+        self.call_sync(self._record_now, link, findings)
+        for finding in findings:
+            if finding.invariant.level == "MUST" or self.strict:
+                # From the first failure on, shrinking gets ``shrink_budget`` seconds more.
+                self.budget_end = min(self.budget_end, time.monotonic() + self.shrink_budget)
+                raise violation(finding.invariant.name, finding.detail)
+
+    # -- the thread -------------------------------------------------------------------------------
+
+    def run_test(self, test: Callable[[], None]) -> None:
+        """(thread) Run the Hypothesis test; what it found is in the stores."""
+        from hypothesis.errors import HypothesisException
+
+        try:
+            test()
+        except BudgetExhausted:
+            self.stopped = "time budget"
+        except BaseExceptionGroup as group:
+            self._classify(group)
+        except HypothesisException as exc:
+            self.problems.append(f"Hypothesis: {type(exc).__name__}: {str(exc)[:300]}")
+        except Exception as exc:  # noqa: BLE001 - sorted below; anything unexpected re-raised
+            self._classify(exc)
+
+    def _classify(self, exc: BaseException) -> None:
+        from hypothesis.errors import HypothesisException
+
+        from ._invariants import Violation
+
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                self._classify(inner)
+            return
+        if isinstance(exc, BudgetExhausted):
+            self.stopped = "time budget"
+        elif isinstance(exc, HypothesisException):
+            self.problems.append(f"Hypothesis: {type(exc).__name__}: {str(exc)[:300]}")
+        elif not isinstance(exc, Violation):
+            raise exc
+
+
+def _settings(max_examples: int, max_steps: int) -> Any:
+    from hypothesis import HealthCheck, Phase, Verbosity, settings
+
+    return settings(
+        max_examples=max_examples,
+        stateful_step_count=max_steps,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=True,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+    )
+
+
+async def _probe(
+    opener: Opener, protocol_version: str | None, notes: list[str]
+) -> tuple[Catalogue, list[tuple[str, list[Finding], list[Step]]]]:
+    if protocol_version is not None:
+        if protocol_version not in LEGACY_VERSIONS + MODERN_VERSIONS:
+            raise FuzzError(
+                f"unknown protocol version {protocol_version!r}; choose one of "
+                + ", ".join(MODERN_VERSIONS + LEGACY_VERSIONS)
+            )
+        eras: list[str] = [era_of(protocol_version)]
+    else:
+        eras = ["modern", "legacy"]
+    found: dict[str, EraCatalogue] = {}
+    probe_findings: list[tuple[str, list[Finding], list[Step]]] = []
+    for era in eras:
+        result = await probe_era(opener.open, era, protocol_version)
+        if result.catalogue is not None:
+            found[era] = result.catalogue
+            if result.findings:
+                probe_findings.append((era, result.findings, result.steps))
+        else:
+            notes.append(f"not fuzzing the {era} era: {result.why_not}")
+            # Probing an era the server may not speak: only what no server may ever do
+            # counts (unless that era was asked for).
+            kept = [
+                f
+                for f in result.findings
+                if protocol_version is not None or f.invariant.name in _ALWAYS_WRONG
+            ]
+            if kept:
+                probe_findings.append((era, kept, result.steps))
+    return Catalogue(eras=found, notes=tuple(notes)), probe_findings
+
+
+async def fuzz_server(
+    target: Target,
+    *,
+    protocol_version: str | None = None,
+    max_examples: int = 100,
+    max_steps: int = 20,
+    seed: int | None = None,
+    deadline: float = 5.0,
+    cancel_wait: float = 0.5,
+    time_budget: float = 600.0,
+    shrink_budget: float = 60.0,
+    minimize_budget: float = 60.0,
+    max_message_size: int = 1 << 20,
+    spec_dir: str | os.PathLike[str] | None = None,
+    strict: bool = False,
+    verify: bool = True,
+    reproduction_dir: str | os.PathLike[str] | None = None,
+    progress: TextIO | None = None,
+) -> FuzzReport:
+    """Fuzz an MCP server with Hypothesis state machines and report what failed.
+
+    First probes the target (``server/discover`` and the ``initialize``
+    handshake, on fresh connections) to learn the eras it speaks and what it
+    offers, then runs up to ``max_examples`` examples of up to ``max_steps``
+    steps each, shrinking whatever fails, then replays each reproduction on
+    a fresh connection to check that it reproduces.
+
+    Blocks until the run is over: at most about ``time_budget`` seconds, plus
+    the probes, the closing of connections (the stdio shutdown ladder) and
+    ``minimize_budget`` seconds of replays. Cancelling it stops the run at once; every
+    process it started is shut down before the cancellation propagates.
+
+    Example::
+
+        report = await fuzz_server(StdioTarget(command=["python", "server.py"]), seed=1)
+        assert report.ok, report.summary()
+
+    Args:
+        target: a :class:`StdioTarget` or :class:`HttpTarget`.
+        protocol_version: fuzz only this version (and its era); by default every
+            era the server speaks.
+        max_examples: Hypothesis examples to generate (shrinking runs more).
+        max_steps: rules per example.
+        seed: the Hypothesis seed; a run with the same seed sends the same things
+            (chosen at random, and reported, when not given).
+        deadline: seconds within which every request must be answered.
+        cancel_wait: seconds to watch for a late answer to a cancelled request.
+        time_budget: seconds for generating and shrinking examples.
+        shrink_budget: once something fails, seconds left for shrinking (and for
+            finding other failures) before the run stops.
+        minimize_budget: seconds for replaying the failures at the end, to check
+            that they reproduce and to cut them down message by message.
+        max_message_size: the largest message sent, in bytes.
+        spec_dir: a directory of ``schema-<version>.json`` files to validate
+            results against (default: ``$TRIO_MCP_SPEC_DIR``; without it our
+            own models check results).
+        strict: treat ``SHOULD`` requirements as failures too.
+        verify: replay each reproduction to check that it reproduces (and
+            minimize it); without, reproductions are as Hypothesis left them.
+        reproduction_dir: write each failure's reproduction there as
+            ``<invariant>.jsonl``.
+        progress: where to draw the progress line (``None``: nowhere).
+
+    Raises:
+        FuzzError: the target speaks neither era (nothing could be fuzzed).
+        FileNotFoundError, PermissionError: the command cannot be started.
+    """
+    started = time.monotonic()
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**32)
+    if max_examples < 1 or max_steps < 1 or deadline <= 0 or max_message_size < 64:
+        raise ValueError(
+            "max_examples and max_steps must be positive, deadline above 0, "
+            "max_message_size at least 64"
+        )
+    timing = Timing(deadline=deadline, cancel_wait=cancel_wait)
+    validator = Validator(spec_dir if spec_dir is not None else spec_dir_from_environment())
+    notes: list[str] = []
+    schemas = validator.schema_versions()
+    if not validator.jsonschema:
+        notes.append("jsonschema is not installed: results checked with trio_mcp's models only")
+    elif not schemas:
+        notes.append(
+            "no official schemas (spec_dir / TRIO_MCP_SPEC_DIR): results checked with "
+            "trio_mcp's models only"
+        )
+    per_run = isinstance(target, StdioTarget) and target.process == "per-run"
+    ticker = Progress(progress)
+    async with open_nursery_unwrapped() as nursery:
+        opener = Opener(target, nursery, validator, timing, max_message_size)
+        catalogue, probe_findings = await _probe(opener, protocol_version, notes)
+        if per_run and len(catalogue.eras) > 1:
+            del catalogue.eras["legacy"]
+            notes.append("one process for the whole run: fuzzing the modern era only")
+        runtime = Runtime(
+            opener=opener,
+            catalogue=catalogue,
+            progress=ticker,
+            strict=strict,
+            per_run=per_run,
+            budget_end=time.monotonic() + time_budget,
+            shrink_budget=shrink_budget,
+            max_message_size=max_message_size,
+        )
+        for era, findings, steps in probe_findings:
+            for finding in findings:
+                failing = finding.invariant.level == "MUST" or strict
+                store = runtime.store if failing else runtime.warnings
+                store.offer(_Candidate(finding, era, (*steps, Settle()), (), None))
+        if not catalogue.eras and not probe_findings:
+            raise FuzzError(
+                f"{target.describe()} answered neither server/discover nor initialize: "
+                + "; ".join(notes)
+            )
+        if catalogue.eras:
+            await _run_machine(runtime, max_examples, max_steps, seed, ticker)
+        await runtime.close_all()
+        ticker.draw(final=True)
+        failures = await _finish(runtime.store, opener, verify=verify, budget=minimize_budget)
+        warnings = await _finish(runtime.warnings, opener, verify=False, budget=0)
+    notes.extend(runtime.problems)
+    report = FuzzReport(
+        target=target.describe(),
+        transport=opener.transport,
+        seed=seed,
+        eras=tuple(sorted(catalogue.eras)),
+        examples=ticker.examples,
+        steps=ticker.steps,
+        rules=dict(ticker.rules),
+        duration=time.monotonic() - started,
+        stopped=runtime.stopped,
+        failures=tuple(failures),
+        warnings=tuple(warnings),
+        notes=tuple(notes),
+        budget={
+            "maxExamples": max_examples,
+            "maxSteps": max_steps,
+            "timeBudgetSeconds": time_budget,
+            "shrinkBudgetSeconds": shrink_budget,
+            "minimizeBudgetSeconds": minimize_budget,
+            "deadlineSeconds": deadline,
+            "cancelWaitSeconds": cancel_wait,
+            "maxMessageSize": max_message_size,
+            "schemas": schemas,
+        },
+    )
+    if reproduction_dir is not None:
+        report = await write_reproductions(report, Path(reproduction_dir))
+    return report
+
+
+async def _run_machine(
+    runtime: Runtime, max_examples: int, max_steps: int, seed: int, ticker: Progress
+) -> None:
+    from hypothesis import seed as with_seed
+    from hypothesis.stateful import get_state_machine_test
+
+    from ._machine import ServerMachine
+
+    machine = type("FuzzedServer", (ServerMachine,), {"runtime": runtime})
+    test = with_seed(seed)(
+        get_state_machine_test(machine, settings=_settings(max_examples, max_steps))
+    )
+    done = trio.Event()
+
+    async def in_thread() -> None:
+        try:
+            await trio.to_thread.run_sync(runtime.run_test, test)
+        finally:
+            done.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(in_thread)
+        while not done.is_set():
+            ticker.draw()
+            with trio.move_on_after(ticker.interval):
+                await done.wait()
+
+
+async def _finish(
+    store: _Store, opener: Opener, *, verify: bool, budget: float
+) -> list[FuzzFailure]:
+    """Each invariant's failure: the shortest candidate that fails again on a fresh
+    connection, made shorter still (:func:`~._minimize.minimize`), within ``budget``
+    seconds in all."""
+    failures = []
+    deadline = trio.current_time() + budget
+    for name, candidates in store.candidates.items():
+
+        async def fails(steps: Sequence[Step], era: str, name: str = name) -> bool:
+            findings, _ = await replay_steps(opener, era, steps)
+            return any(f.invariant.name == name for f in findings)
+
+        chosen = candidates[0]
+        steps: Sequence[Step] = chosen.steps
+        reproduced: bool | None = None
+        if verify:
+            for candidate in candidates:
+                if trio.current_time() >= deadline:
+                    break
+                reproduced = False
+                with trio.move_on_at(deadline):
+                    reproduced = await fails(candidate.steps, candidate.era)
+                if reproduced:
+                    chosen = candidate
+                    steps = await minimize(
+                        candidate.steps,
+                        partial(fails, era=candidate.era),
+                        culprit=candidate.culprit,
+                        deadline=deadline,
+                    )
+                    break
+        failures.append(
+            FuzzFailure.from_invariant(
+                INVARIANTS[name],
+                detail=chosen.finding.detail,
+                era=chosen.era,
+                steps=tuple(steps),
+                received=chosen.received,
+                reproduced=reproduced,
+                stderr_tail=chosen.stderr_tail,
+            )
+        )
+    failures.sort(key=lambda f: (f.level != "MUST", f.invariant))
+    return failures
+
+
+async def write_reproductions(report: FuzzReport, directory: Path) -> FuzzReport:
+    """Write each failure's reproduction to ``directory/<invariant>.jsonl`` (creating the
+    directory); returns the report with the paths filled in."""
+    await trio.Path(directory).mkdir(parents=True, exist_ok=True)
+    timing = {
+        "deadline": report.budget.get("deadlineSeconds", 5.0),
+        "cancel_wait": report.budget.get("cancelWaitSeconds", 0.5),
+        "shutdown_grace": 1.0,
+    }
+    written = []
+    for failure in report.failures:
+        path = directory / f"{failure.invariant}.jsonl"
+        await trio.Path(path).write_bytes(
+            failure.reproduction(report.transport, report.target, timing)
+        )
+        written.append(attrs.evolve(failure, path=str(path)))
+    return attrs.evolve(report, failures=tuple(written))
