@@ -95,6 +95,13 @@ def add_fuzz_commands(commands: Any) -> None:
         help="seconds to replay and cut down the failures at the end (default 60)",
     )
     fuzz.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="stdio: extra time for a fresh server's first answers (default 10)",
+    )
+    fuzz.add_argument(
         "--cancel-wait",
         type=float,
         default=0.5,
@@ -196,6 +203,7 @@ async def run_fuzz(args: argparse.Namespace) -> int:
             seed=args.seed,
             deadline=args.deadline,
             cancel_wait=args.cancel_wait,
+            startup_timeout=args.startup_timeout,
             time_budget=args.time_budget if args.time_budget > 0 else math.inf,
             shrink_budget=args.shrink_budget,
             minimize_budget=args.minimize_budget,

@@ -57,6 +57,9 @@ class _Pending:
     time: float
     version: str | None
     expect: Expect | None
+    #: When an answer is overdue (the deadline, plus the startup allowance for requests
+    #: sent before the server had said anything).
+    due: float = 0.0
     answer: str = "must"
     allowed: int = 1
     answers: int = 0
@@ -110,11 +113,23 @@ class Checker:
         validator: schema checks of results and notifications.
         deadline: seconds within which every request must be answered.
         transport: ``"stdio"`` or ``"http"`` (some rules differ).
+        startup: extra seconds for requests sent before the server first said anything
+            (a process that is still starting).
     """
 
-    def __init__(self, validator: Validator, *, era: str, deadline: float, transport: str) -> None:
+    def __init__(
+        self,
+        validator: Validator,
+        *,
+        era: str,
+        deadline: float,
+        transport: str,
+        startup: float = 0.0,
+    ) -> None:
         self.validator = validator
         self.deadline = deadline
+        self.startup = startup
+        self._heard = False
         self.transport = transport
         #: The era the client speaks: ``"legacy"`` (initialize) or ``"modern"`` (_meta).
         self.era = era
@@ -158,6 +173,9 @@ class Checker:
             self._credits.append(_Credit(seq, Expect(answer="may")))
             return
         self._sent_item(parsed, expect, seq, now, in_batch=False)
+
+    def _due(self, now: float) -> float:
+        return now + self.deadline + (0.0 if self._heard else self.startup)
 
     def _request_version(self, params: dict[str, Any] | None) -> str | None:
         """The version a request is answered in: the negotiated one in a legacy conversation
@@ -206,6 +224,7 @@ class Checker:
                     expect=wanted,
                     answer=wanted.answer,
                     invalid=True,
+                    due=self._due(now),
                 )
             self._credits.append(_Credit(seq, wanted, owner=owner))
         # A response we send (to a request the server never made) expects nothing back.
@@ -236,6 +255,7 @@ class Checker:
             progress_token=token if type(token) in (str, int) else None,
             log_level=isinstance(meta, dict) and meta.get(LOG_LEVEL) is not None,
             params=params,
+            due=self._due(now),
         )
         self._pending[request.id] = pending
         if pending.answer in ("should", "may"):
@@ -252,6 +272,7 @@ class Checker:
         self, item: rpc.Message | rpc.Batch | rpc.InvalidMessage, seq: int, now: float
     ) -> list[rpc.Message]:
         """Judge a message from the server; returns the answers we owe it (to its requests)."""
+        self._heard = True
         if isinstance(item, rpc.Batch):
             owed: list[rpc.Message] = []
             for part in item.items:
@@ -715,11 +736,11 @@ class Checker:
 
     def earliest_deadline(self) -> float | None:
         times = [
-            p.time
+            p.due
             for p in self._pending.values()
             if p.answer == "must" and p.cancelled_at is None and not p.timed_out
         ]
-        return min(times) + self.deadline if times else None
+        return min(times) if times else None
 
     def check_deadlines(self, now: float, seq: int) -> None:
         """Every request owed an answer for longer than the deadline is a hang."""
@@ -728,12 +749,13 @@ class Checker:
                 pending.answer == "must"
                 and pending.cancelled_at is None
                 and not pending.timed_out
-                and now - pending.time > self.deadline
+                and now > pending.due
             ):
                 pending.timed_out = True
                 self.fail(
                     pending.expect.answer_invariant if pending.expect else "request-answered",
-                    f"no answer to {pending.method} (id {pending.id!r}) within {self.deadline:g} s",
+                    f"no answer to {pending.method} (id {pending.id!r}) within "
+                    f"{pending.due - pending.time:g} s",
                     pending.seq,
                 )
 

@@ -39,9 +39,12 @@ class Timing:
         cancel_wait: after the last cancellation, how long to watch for a late answer
             to a cancelled request.
         shutdown_grace: stdio: seconds for each step of the shutdown ladder.
+        startup: stdio: extra seconds for the requests sent before a fresh process has
+            said anything (while it starts).
     """
 
     deadline: float = 5.0
+    startup: float = 10.0
     cancel_wait: float = 0.5
     shutdown_grace: float = 1.0
 
@@ -137,7 +140,7 @@ class Connection(abc.ABC):
 
     async def _await(self, ids: Sequence[RequestId] | None) -> None:
         wanted = tuple(ids) if ids is not None else None
-        limit = trio.current_time() + self.timing.deadline
+        limit = trio.current_time() + self.timing.deadline + self.checker.startup
         while self.alive:
             waiting = self.checker.outstanding(wanted)
             if not waiting:

@@ -54,7 +54,11 @@ class Opener:
         raises (``FileNotFoundError`` for a command that does not exist...).
         """
         checker = Checker(
-            self.validator, era=era, deadline=self.timing.deadline, transport=self.transport
+            self.validator,
+            era=era,
+            deadline=self.timing.deadline,
+            transport=self.transport,
+            startup=self.timing.startup if self.transport == "stdio" else 0.0,
         )
         target = self.target
         if isinstance(target, StdioTarget):

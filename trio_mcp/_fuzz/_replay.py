@@ -92,6 +92,7 @@ async def replay_reproduction(
         deadline=deadline if deadline is not None else float(header.get("deadline", 5.0)),
         cancel_wait=float(header.get("cancel_wait", 0.5)),
         shutdown_grace=float(header.get("shutdown_grace", 1.0)),
+        startup=float(header.get("startup", 10.0)),
     )
     validator = Validator(spec_dir if spec_dir is not None else spec_dir_from_environment())
     async with open_nursery_unwrapped() as nursery:

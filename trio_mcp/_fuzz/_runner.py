@@ -368,6 +368,7 @@ async def fuzz_server(
     seed: int | None = None,
     deadline: float = 5.0,
     cancel_wait: float = 0.5,
+    startup_timeout: float = 10.0,
     time_budget: float = 600.0,
     shrink_budget: float = 60.0,
     minimize_budget: float = 60.0,
@@ -406,6 +407,8 @@ async def fuzz_server(
             (chosen at random, and reported, when not given).
         deadline: seconds within which every request must be answered.
         cancel_wait: seconds to watch for a late answer to a cancelled request.
+        startup_timeout: stdio: extra seconds for the first answers of a fresh process
+            (an interpreter starting, ``npx`` fetching a package).
         time_budget: seconds for generating and shrinking examples.
         shrink_budget: once something fails, seconds left for shrinking (and for
             finding other failures) before the run stops.
@@ -434,7 +437,7 @@ async def fuzz_server(
             "max_examples and max_steps must be positive, deadline above 0, "
             "max_message_size at least 64"
         )
-    timing = Timing(deadline=deadline, cancel_wait=cancel_wait)
+    timing = Timing(deadline=deadline, cancel_wait=cancel_wait, startup=startup_timeout)
     validator = Validator(spec_dir if spec_dir is not None else spec_dir_from_environment())
     notes: list[str] = []
     schemas = validator.schema_versions()
@@ -501,6 +504,7 @@ async def fuzz_server(
             "minimizeBudgetSeconds": minimize_budget,
             "deadlineSeconds": deadline,
             "cancelWaitSeconds": cancel_wait,
+            "startupTimeoutSeconds": startup_timeout,
             "maxMessageSize": max_message_size,
             "schemas": schemas,
         },
@@ -593,6 +597,7 @@ async def write_reproductions(report: FuzzReport, directory: Path) -> FuzzReport
     timing = {
         "deadline": report.budget.get("deadlineSeconds", 5.0),
         "cancel_wait": report.budget.get("cancelWaitSeconds", 0.5),
+        "startup": report.budget.get("startupTimeoutSeconds", 10.0),
         "shutdown_grace": 1.0,
     }
     written = []
