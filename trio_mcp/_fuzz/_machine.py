@@ -478,10 +478,11 @@ class ServerMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     @counted
     def call_tool(self, data: st.DataObject) -> None:
-        """A tool with arguments drawn from its own inputSchema; sometimes with a progress
-        token (and, modern, a log level)."""
-        params, expect = self._tool_call(data, allow_invalid=False)
-        self._call(params, expect, data)
+        """Tools (one to three calls) with arguments drawn from their own inputSchema;
+        sometimes with a progress token (and, modern, a log level)."""
+        for _ in range(data.draw(st.integers(1, 3), label="calls")):
+            params, expect = self._tool_call(data, allow_invalid=False)
+            self._call(params, expect, data)
 
     @precondition(lambda self: self.ready and self._catalogue().has("tools"))
     @rule(data=st.data())
@@ -782,24 +783,33 @@ class ServerMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     @counted
     def cancel(self, data: st.DataObject) -> None:
-        """Cancel a request right away, after a pause, or after its answer (the race the
-        spec says both sides must survive), then a barrier request."""
+        """Start one to three requests, then cancel each right away, after a pause, or after
+        its answer (the race the spec says both sides must survive); then a barrier
+        request."""
         cat = self._catalogue()
-        if cat.tools and data.draw(st.integers(0, 3), label="what") > 0:
-            params, expect = self._tool_call(data, allow_invalid=False)
-            method = "tools/call"
-        else:
-            method = data.draw(st.sampled_from(self._lists() or ["ping"]), label="method")
-            params, expect = None, None
-            if self.era == "modern" and method == "ping":
-                method = "server/discover"
-        when = data.draw(st.sampled_from(["at once", "after a pause", "after the answer"]))
-        id = self._id()
-        self.request(method, params, expect=expect, id=id, wait=False)
-        if when == "after a pause":
-            self._run(Sleep(data.draw(st.sampled_from([0.001, 0.01, 0.05]), label="pause")))
-        elif when == "after the answer":
-            self.wait(id)
+        started: list[tuple[int, str]] = []
+        for _ in range(data.draw(st.integers(1, 3), label="requests")):
+            if cat.tools and data.draw(st.integers(0, 3), label="what") > 0:
+                params, expect = self._tool_call(data, allow_invalid=False)
+                method = "tools/call"
+            else:
+                method = data.draw(st.sampled_from(self._lists() or ["ping"]), label="method")
+                params, expect = None, None
+                if self.era == "modern" and method == "ping":
+                    method = "server/discover"
+            id = self._id()
+            self.request(method, params, expect=expect, id=id, wait=False)
+            started.append((id, method))
+        for id, _ in started:
+            when = data.draw(st.sampled_from(["at once", "after a pause", "after the answer"]))
+            if when == "after a pause":
+                self._run(Sleep(data.draw(st.sampled_from([0.001, 0.01, 0.05]), label="pause")))
+            elif when == "after the answer":
+                self.wait(id)
+            self._cancel(id, data)
+        self.barrier()
+
+    def _cancel(self, id: int, data: st.DataObject) -> None:
         # Over HTTP a 2026-07-28 client cancels by closing the response stream; a legacy one
         # may also just lose it (which must not count as a cancellation).
         how = "notification"
@@ -811,13 +821,12 @@ class ServerMachine(RuleBasedStateMachine):
             )
         if how == "disconnect":
             self._run(Disconnect(id))
-        else:
-            reason = data.draw(st.sampled_from([None, "fuzz"]), label="reason")
-            cancel_params: dict[str, Any] = {"requestId": id}
-            if reason is not None:
-                cancel_params["reason"] = reason
-            self.send(self.speaker.notification("notifications/cancelled", cancel_params))
-        self.barrier()
+            return
+        reason = data.draw(st.sampled_from([None, "fuzz"]), label="reason")
+        cancel_params: dict[str, Any] = {"requestId": id}
+        if reason is not None:
+            cancel_params["reason"] = reason
+        self.send(self.speaker.notification("notifications/cancelled", cancel_params))
 
     @precondition(lambda self: self.ready)
     @rule(kind=st.sampled_from(["exotic", "duplicate", "reuse"]), data=st.data())

@@ -161,7 +161,9 @@ def _typed(kind: str, schema: Mapping[str, Any], root: Mapping[str, Any], depth:
         if lo > hi:
             return st.nothing()
         int_edges = list(dict.fromkeys(v for v in (0, -1, 1, lo, hi) if lo <= v <= hi))
-        return st.one_of(st.sampled_from(int_edges), st.integers(min_value=lo, max_value=hi))
+        # Zero first and often: it is where most integer bugs are.
+        zero = [st.just(0)] if lo <= 0 <= hi else []
+        return st.one_of(*zero, st.sampled_from(int_edges), st.integers(min_value=lo, max_value=hi))
     if kind == "number":
         low, high, low_open, high_open = _number_bounds(schema)
         candidates: list[float] = [0.0, 1.0, -1.0, 0.5, 1e9, -1e9]
