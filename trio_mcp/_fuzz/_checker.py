@@ -35,6 +35,9 @@ from ._validate import Validator
 __all__ = ["Checker", "Finding"]
 
 _ANSWERED_MEMORY = 4096
+#: Progress may push a request's deadline back (as the lifecycle's Timeouts section
+#: allows), up to this many deadlines after it was sent.
+_PROGRESS_LIMIT = 10
 _CLIENT_FEATURE_REQUESTS = frozenset({"sampling/createMessage", "roots/list", "elicitation/create"})
 
 
@@ -207,6 +210,23 @@ class Checker:
                     and target.method not in (None, "initialize")
                 ):
                     target.cancelled_at = seq
+        elif (
+            isinstance(item, rpc.InvalidMessage)
+            and expect is not None
+            and (expect.request_id is not None and expect.request_id not in self._pending)
+        ):
+            # A request too deep for our parser: the server may read (and answer) it.
+            self._pending[expect.request_id] = _Pending(
+                id=expect.request_id,
+                method=None,
+                seq=seq,
+                time=now,
+                version=None,
+                expect=None,
+                answer="may",
+                due=self._due(now),
+            )
+            self._credits.append(_Credit(seq, Expect(answer="may"), owner=expect.request_id))
         elif isinstance(item, rpc.InvalidMessage):
             reply_id = item.reply.id if item.reply is not None else None
             wanted = _expectation_for_invalid(item, expect)
@@ -291,7 +311,7 @@ class Checker:
             return []
         if isinstance(item, rpc.Request):
             return self._server_request(item, seq)
-        self._server_notification(item, seq)
+        self._server_notification(item, seq, now)
         return []
 
     def _find_loosely(self, id: RequestId) -> _Pending | None:
@@ -556,7 +576,8 @@ class Checker:
     def _judge_result(self, pending: _Pending, response: rpc.ResultResponse, seq: int) -> None:
         method = pending.method
         result = response.result
-        assert method is not None
+        if method is None:
+            return  # a request we could not read ourselves: nothing to judge it by
         if method == "initialize":
             version = result.get("protocolVersion")
             if isinstance(version, str):
@@ -633,12 +654,12 @@ class Checker:
             )
         return [_not_found(request)]
 
-    def _server_notification(self, notification: rpc.Notification, seq: int) -> None:
+    def _server_notification(self, notification: rpc.Notification, seq: int, now: float) -> None:
         method = notification.method
         params = notification.params or {}
         version = self.version if self.era == "legacy" else MODERN_VERSIONS[0]
         if method == "notifications/progress":
-            self._progress(params, seq)
+            self._progress(params, seq, now)
         elif method == "notifications/message":
             if self.era == "modern":
                 if not any(p.log_level for p in self._pending.values()):
@@ -681,7 +702,7 @@ class Checker:
                     seq,
                 )
 
-    def _progress(self, params: dict[str, Any], seq: int) -> None:
+    def _progress(self, params: dict[str, Any], seq: int, now: float) -> None:
         token = params.get("progressToken")
         pending = self._tokens.get(token) if type(token) in (str, int) else None  # type: ignore[arg-type]
         if pending is None:
@@ -706,6 +727,9 @@ class Checker:
                     seq,
                 )
             pending.last_progress = float(value)
+            # Work is happening: the clock restarts, within an overall limit.
+            limit = pending.time + self.deadline * _PROGRESS_LIMIT + self.startup
+            pending.due = min(max(pending.due, now + self.deadline), limit)
 
     # -- time and the end -------------------------------------------------------------------------
 

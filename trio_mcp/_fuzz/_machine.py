@@ -676,7 +676,7 @@ class ServerMachine(RuleBasedStateMachine):
         raw: bytes
         if kind in ("huge-string", "deep-nesting", "many-keys"):
             raw = self._oversized(kind, id, ping, data.draw(st.integers(0, 4), label="scale"))
-            expect = Expect(answer="may")
+            expect = Expect(answer="may", request_id=id)
         elif kind == "batch":
             size = data.draw(st.sampled_from([1, 2, 4, 8]), label="size")
             raw = dumps([self.speaker.request(self._id(), ping) for _ in range(size)])

@@ -70,6 +70,8 @@ class Expect:
         echo_version: (initialize) the version the result must carry.
         empty_result: (ping) the result must be ``{}`` (``_meta`` aside).
         own_cursor: (lists) the request sends back a cursor the server returned.
+        request_id: the id of a request our own parser cannot read (nested deeper
+            than it goes) but the server may: its answer is then expected, not a stray.
     """
 
     answer: Answer = "must"
@@ -83,6 +85,7 @@ class Expect:
     echo_version: str | None = None
     empty_result: bool = False
     own_cursor: bool = False
+    request_id: str | int | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
