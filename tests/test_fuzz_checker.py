@@ -392,7 +392,73 @@ def test_a_fresh_process_gets_time_to_start_before_its_first_answer() -> None:
     h.send(request(0, "initialize", {}))
     h.now = 4.0
     assert h.failed() == []
-    h.receive(result(0, {"protocolVersion": "2025-11-25", "capabilities": {}}))
+    h.receive(
+        result(
+            0,
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "serverInfo": {"name": "s", "version": "1"},
+            },
+        )
+    )
     h.send(request(1))
     h.now = 5.5
     assert h.failed() == ["request-answered"]
+
+
+def test_progress_pushes_the_deadline_back_but_not_forever() -> None:
+    h = Harness(deadline=1.0)
+    h.handshake()
+    h.send(request(1, "tools/call", {"name": "t", "_meta": {"progressToken": 5}}))
+    progress = {"jsonrpc": "2.0", "method": "notifications/progress"}
+    for step in range(1, 8):
+        h.now = step * 0.9
+        h.receive({**progress, "params": {"progressToken": 5, "progress": step}})
+        assert h.failed() == []
+    h.now = 11.0  # ten deadlines after the request: no more extensions
+    h.receive({**progress, "params": {"progressToken": 5, "progress": 99}})
+    assert h.failed() == ["request-answered"]
+
+
+def test_a_request_too_deep_for_our_parser_may_still_be_answered() -> None:
+    h = Harness()
+    h.handshake()
+    deep = b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":' + b"[" * 5000 + b"]" * 5000
+    h.send(deep + b"}}", Expect(answer="may", request_id=2))
+    h.receive(result(2))
+    assert h.failed() == []
+    h.send(deep.replace(b'"id":2', b'"id":3') + b"}}")
+    h.receive(result(3))
+    assert h.failed() == ["response-id-matches-request"]  # without the hint it looks stray
+
+
+def test_tools_that_reach_out_or_destroy_are_listed_but_not_called() -> None:
+    from trio_mcp._fuzz._probe import Catalogue, EraCatalogue
+    from trio_mcp._fuzz._runner import _callable_tools
+
+    def tool(name: str, **annotations: bool) -> dict[str, Any]:
+        return {"name": name, "inputSchema": {"type": "object"}, "annotations": annotations}
+
+    tools = (
+        tool("read"),
+        tool("fetch", openWorldHint=True),
+        tool("rm", destructiveHint=True),
+        tool("local", openWorldHint=False),
+        tool("slow_thing"),
+    )
+    catalogue = Catalogue(
+        eras={
+            "legacy": EraCatalogue(era="legacy", version="2025-11-25", capabilities={}, tools=tools)
+        }
+    )
+    notes: list[str] = []
+    kept = _callable_tools(catalogue, ["slow_*"], False, notes).eras["legacy"].tools
+    assert [t["name"] for t in kept] == ["read", "local"]
+    assert notes == [
+        "not calling tool 'fetch' (openWorldHint: true)",
+        "not calling tool 'rm' (destructiveHint: true)",
+        "not calling tool 'slow_thing' (skipped on request)",
+    ]
+    everything = _callable_tools(catalogue, [], True, []).eras["legacy"].tools
+    assert len(everything) == 5

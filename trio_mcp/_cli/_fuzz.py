@@ -121,6 +121,19 @@ def add_fuzz_commands(commands: Any) -> None:
         default="per-example",
         help="stdio: a fresh server per example (default) or one for the whole run",
     )
+    fuzz.add_argument(
+        "--skip-tool",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="never call this tool (a name or fnmatch pattern; repeatable)",
+    )
+    fuzz.add_argument(
+        "--call-risky-tools",
+        action="store_true",
+        help="also call tools annotated openWorldHint or destructiveHint (not called by "
+        "default: they may reach beyond the server or destroy things)",
+    )
     fuzz.add_argument("--strict", action="store_true", help="SHOULD requirements fail too")
     fuzz.add_argument(
         "--no-verify", action="store_true", help="do not replay and minimize the failures"
@@ -210,6 +223,8 @@ async def run_fuzz(args: argparse.Namespace) -> int:
             max_message_size=args.max_message_size,
             spec_dir=args.spec_dir,
             strict=args.strict,
+            skip_tools=args.skip_tool,
+            call_risky_tools=args.call_risky_tools,
             verify=not args.no_verify,
             reproduction_dir=None,
             progress=None if args.quiet else sys.stderr,

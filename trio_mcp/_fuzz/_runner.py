@@ -24,6 +24,7 @@ on a fresh connection to check that it reproduces.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import random
 import time
@@ -375,6 +376,8 @@ async def fuzz_server(
     max_message_size: int = 1 << 20,
     spec_dir: str | os.PathLike[str] | None = None,
     strict: bool = False,
+    skip_tools: Sequence[str] = (),
+    call_risky_tools: bool = False,
     verify: bool = True,
     reproduction_dir: str | os.PathLike[str] | None = None,
     progress: TextIO | None = None,
@@ -419,6 +422,11 @@ async def fuzz_server(
             results against (default: ``$TRIO_MCP_SPEC_DIR``; without it our
             own models check results).
         strict: treat ``SHOULD`` requirements as failures too.
+        skip_tools: names (or ``fnmatch`` patterns) of tools never to call.
+        call_risky_tools: also call the tools that declare ``openWorldHint: true``
+            (they may reach out beyond the server: fetch URLs, send mail) or
+            ``destructiveHint: true``; by default the fuzzer lists them but never
+            calls them.
         verify: replay each reproduction to check that it reproduces (and
             minimize it); without, reproductions are as Hypothesis left them.
         reproduction_dir: write each failure's reproduction there as
@@ -453,6 +461,7 @@ async def fuzz_server(
     async with open_nursery_unwrapped() as nursery:
         opener = Opener(target, nursery, validator, timing, max_message_size)
         catalogue, probe_findings = await _probe(opener, protocol_version, notes)
+        catalogue = _callable_tools(catalogue, skip_tools, call_risky_tools, notes)
         if per_run and len(catalogue.eras) > 1:
             del catalogue.eras["legacy"]
             notes.append("one process for the whole run: fuzzing the modern era only")
@@ -506,12 +515,40 @@ async def fuzz_server(
             "cancelWaitSeconds": cancel_wait,
             "startupTimeoutSeconds": startup_timeout,
             "maxMessageSize": max_message_size,
+            "skipTools": list(skip_tools),
+            "callRiskyTools": call_risky_tools,
             "schemas": schemas,
         },
     )
     if reproduction_dir is not None:
         report = await write_reproductions(report, Path(reproduction_dir))
     return report
+
+
+def _callable_tools(
+    catalogue: Catalogue, skip: Sequence[str], risky: bool, notes: list[str]
+) -> Catalogue:
+    """The catalogue without the tools the fuzzer must not call."""
+    skipped: dict[str, str] = {}
+    eras = {}
+    for era, entry in catalogue.eras.items():
+        kept = []
+        for tool in entry.tools:
+            name = str(tool["name"])
+            annotations = tool.get("annotations")
+            annotations = annotations if isinstance(annotations, dict) else {}
+            if any(fnmatch.fnmatchcase(name, pattern) for pattern in skip):
+                skipped[name] = "skipped on request"
+            elif not risky and annotations.get("openWorldHint") is True:
+                skipped[name] = "openWorldHint: true"
+            elif not risky and annotations.get("destructiveHint") is True:
+                skipped[name] = "destructiveHint: true"
+            else:
+                kept.append(tool)
+        eras[era] = attrs.evolve(entry, tools=tuple(kept))
+    for name, why in sorted(skipped.items()):
+        notes.append(f"not calling tool {name!r} ({why})")
+    return attrs.evolve(catalogue, eras=eras)
 
 
 async def _run_machine(
