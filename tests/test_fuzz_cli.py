@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import orjson
@@ -62,6 +64,37 @@ def test_something_that_is_not_an_mcp_server_is_one_line(tmp_path: Path) -> None
     assert run.returncode == 1, run.stdout
     assert "Traceback" not in run.stderr
     assert "answered neither server/discover nor initialize" in run.stderr
+
+
+def test_ctrl_c_stops_the_run_and_keeps_what_it_found(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "trio_mcp",
+            "fuzz",
+            "--stdio",
+            f"{sys.executable} {TARGETS / 'logs_to_stdout.py'}",
+            "--max-examples",
+            "100000",
+            "--minimize-budget",
+            "5",
+            "--quiet",
+        ],
+        env=ENV,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(6)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert "trio-mcp: stopping (Ctrl-C again to abort)" in err
+    assert "(stopped early)" in out
+    assert process.returncode == 1, out + err  # it had found the log line on stdout
+    assert "FAILED valid-jsonrpc-only" in out
+    assert (tmp_path / "trio-mcp-fuzz" / "valid-jsonrpc-only.jsonl").exists()
 
 
 def test_print_lines_gives_the_bare_messages(tmp_path: Path) -> None:

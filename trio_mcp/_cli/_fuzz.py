@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,9 @@ import orjson
 import trio
 
 from .._fuzz._invariants import INVARIANTS
+from .._fuzz._report import FuzzReport
 from .._fuzz._target import HttpTarget, StdioTarget, Target
+from .._util import open_nursery_unwrapped
 from .._versions import SUPPORTED_VERSIONS
 
 __all__ = ["add_fuzz_commands", "run_fuzz", "run_replay"]
@@ -198,40 +201,58 @@ def _list_invariants() -> int:
 
 
 async def run_fuzz(args: argparse.Namespace) -> int:
-    """``trio-mcp fuzz``: returns the exit status."""
-    from .._fuzz._runner import FuzzError, fuzz_server
+    """``trio-mcp fuzz``: returns the exit status (``FuzzError`` is for the caller)."""
+    from .._fuzz._runner import fuzz_server
 
     if args.list_invariants:
         return _list_invariants()
     if not (args.stdio or args.url):
         print("trio-mcp: fuzz needs --stdio or --url", file=sys.stderr)
         return 2
-    try:
-        target = _target(args, process=args.process) if args.stdio else _target(args)
-        report = await fuzz_server(
-            target,
-            protocol_version=args.protocol_version,
-            max_examples=args.max_examples,
-            max_steps=args.max_steps,
-            seed=args.seed,
-            deadline=args.deadline,
-            cancel_wait=args.cancel_wait,
-            startup_timeout=args.startup_timeout,
-            time_budget=args.time_budget if args.time_budget > 0 else math.inf,
-            shrink_budget=args.shrink_budget,
-            minimize_budget=args.minimize_budget,
-            max_message_size=args.max_message_size,
-            spec_dir=args.spec_dir,
-            strict=args.strict,
-            skip_tools=args.skip_tool,
-            call_risky_tools=args.call_risky_tools,
-            verify=not args.no_verify,
-            reproduction_dir=None,
-            progress=None if args.quiet else sys.stderr,
-        )
-    except FuzzError as exc:
-        print(f"trio-mcp: {exc}", file=sys.stderr)
-        return 1
+    target = _target(args, process=args.process) if args.stdio else _target(args)
+    stop = trio.Event()
+    fuzz = partial(
+        fuzz_server,
+        target,
+        protocol_version=args.protocol_version,
+        max_examples=args.max_examples,
+        max_steps=args.max_steps,
+        seed=args.seed,
+        deadline=args.deadline,
+        cancel_wait=args.cancel_wait,
+        startup_timeout=args.startup_timeout,
+        time_budget=args.time_budget if args.time_budget > 0 else math.inf,
+        shrink_budget=args.shrink_budget,
+        minimize_budget=args.minimize_budget,
+        max_message_size=args.max_message_size,
+        spec_dir=args.spec_dir,
+        strict=args.strict,
+        skip_tools=args.skip_tool,
+        call_risky_tools=args.call_risky_tools,
+        verify=not args.no_verify,
+        progress=None if args.quiet else sys.stderr,
+        stop=stop,
+    )
+    reports: list[FuzzReport] = []
+    finished = trio.Event()
+
+    async def run() -> None:
+        try:
+            reports.append(await fuzz())
+        finally:
+            finished.set()
+
+    async with open_nursery_unwrapped() as nursery:
+        nursery.start_soon(run)
+        try:
+            await finished.wait()
+        except KeyboardInterrupt:
+            # The first Ctrl-C stops the run and keeps what it found; a second one, while
+            # it finishes, reaches this task again and aborts.
+            print("\ntrio-mcp: stopping (Ctrl-C again to abort)", file=sys.stderr)
+            stop.set()
+            await finished.wait()
+    report = reports[0]
     if report.failures:
         from .._fuzz._runner import write_reproductions
 
@@ -244,6 +265,8 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         await trio.Path(args.report).write_bytes(
             orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
         )
+    if report.stopped == "stopped" and report.ok:
+        return 130  # interrupted before its budget was spent: not a pass
     return 0 if report.ok else 1
 
 

@@ -17,6 +17,7 @@ import orjson
 import trio
 
 from .._errors import ConnectionClosed, McpError
+from .._fuzz._runner import FuzzError
 from .._types._content import TextResourceContents
 from .._version import __version__
 from ._demo import run_demo
@@ -220,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return trio.run(_run, args)
-    except CliError as exc:
+    except (CliError, FuzzError) as exc:
         message = str(exc)
     except ConnectionClosed as exc:
         message = f"the server closed the connection: {exc}"

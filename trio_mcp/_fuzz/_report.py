@@ -111,7 +111,8 @@ class FuzzReport:
         steps: steps executed in all.
         rules: how often each rule ran.
         duration: seconds.
-        stopped: why the run ended: ``"done"`` or ``"time budget"``.
+        stopped: why the run ended: ``"done"``, ``"time budget"`` or ``"stopped"``
+            (asked to, with ``stop``: Ctrl-C on the command line).
         failures: failed requirements (``MUST``; and ``SHOULD`` with ``strict``).
         warnings: ``SHOULD`` requirements not met (when not ``strict``).
         notes: what limited the checks (no schemas, an era the server lacks...).
@@ -161,7 +162,9 @@ class FuzzReport:
             f"fuzzed {self.target} ({self.transport}, {'/'.join(self.eras) or 'no era'}): "
             f"{self.examples} examples, {self.steps} steps, {len(self.rules)} rules, "
             f"{self.duration:.1f} s, seed {self.seed}"
-            + ("" if self.stopped == "done" else f" (stopped: {self.stopped})")
+            + {"done": "", "time budget": " (time budget spent)"}.get(
+                self.stopped, " (stopped early)"
+            )
         ]
         for note in self.notes:
             lines.append(f"note: {note}")

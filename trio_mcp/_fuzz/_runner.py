@@ -25,6 +25,7 @@ on a fresh connection to check that it reproduces.
 from __future__ import annotations
 
 import fnmatch
+import math
 import os
 import random
 import time
@@ -174,6 +175,8 @@ class Runtime:
         self.store = _Store()
         self.warnings = _Store()
         self.stopped = "done"
+        #: Why the budget ran out early, when it was not time.
+        self.stop_reason = "time budget"
         self.problems: list[str] = []
         self._shared: Link | None = None
         self._open: set[Connection] = set()
@@ -284,7 +287,7 @@ class Runtime:
         try:
             test()
         except BudgetExhausted:
-            self.stopped = "time budget"
+            self.stopped = self.stop_reason
         except BaseExceptionGroup as group:
             self._classify(group)
         except HypothesisException as exc:
@@ -302,7 +305,7 @@ class Runtime:
                 self._classify(inner)
             return
         if isinstance(exc, BudgetExhausted):
-            self.stopped = "time budget"
+            self.stopped = self.stop_reason
         elif isinstance(exc, HypothesisException):
             self.problems.append(f"Hypothesis: {type(exc).__name__}: {str(exc)[:300]}")
         elif not isinstance(exc, Violation):
@@ -381,6 +384,7 @@ async def fuzz_server(
     verify: bool = True,
     reproduction_dir: str | os.PathLike[str] | None = None,
     progress: TextIO | None = None,
+    stop: trio.Event | None = None,
 ) -> FuzzReport:
     """Fuzz an MCP server with Hypothesis state machines and report what failed.
 
@@ -432,6 +436,9 @@ async def fuzz_server(
         reproduction_dir: write each failure's reproduction there as
             ``<invariant>.jsonl``.
         progress: where to draw the progress line (``None``: nowhere).
+        stop: set it to end the run early but gracefully: no new examples, and the
+            failures found so far are reported (``report.stopped == "stopped"``).
+            Cancelling :func:`fuzz_server` instead abandons them.
 
     Raises:
         FuzzError: the target speaks neither era (nothing could be fuzzed).
@@ -486,7 +493,7 @@ async def fuzz_server(
                 + "; ".join(notes)
             )
         if catalogue.eras:
-            await _run_machine(runtime, max_examples, max_steps, seed, ticker)
+            await _run_machine(runtime, max_examples, max_steps, seed, ticker, stop)
         await runtime.close_all()
         ticker.draw(final=True)
         failures = await _finish(runtime.store, opener, verify=verify, budget=minimize_budget)
@@ -552,7 +559,12 @@ def _callable_tools(
 
 
 async def _run_machine(
-    runtime: Runtime, max_examples: int, max_steps: int, seed: int, ticker: Progress
+    runtime: Runtime,
+    max_examples: int,
+    max_steps: int,
+    seed: int,
+    ticker: Progress,
+    stop: trio.Event | None,
 ) -> None:
     from hypothesis import seed as with_seed
     from hypothesis.stateful import get_state_machine_test
@@ -571,12 +583,20 @@ async def _run_machine(
         finally:
             done.set()
 
+    async def stop_when_asked(stop: trio.Event) -> None:
+        await stop.wait()
+        runtime.stop_reason = "stopped"
+        runtime.budget_end = -math.inf  # the thread's next step raises BudgetExhausted
+
     async with trio.open_nursery() as nursery:
         nursery.start_soon(in_thread)
+        if stop is not None:
+            nursery.start_soon(stop_when_asked, stop)
         while not done.is_set():
             ticker.draw()
             with trio.move_on_after(ticker.interval):
                 await done.wait()
+        nursery.cancel_scope.cancel()
 
 
 async def _finish(
