@@ -25,6 +25,7 @@ on a fresh connection to check that it reproduces.
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import math
 import os
 import random
@@ -48,7 +49,7 @@ from ._probe import Catalogue, EraCatalogue, probe_era
 from ._replay import replay_steps
 from ._report import FuzzFailure, FuzzReport, Progress, received_json
 from ._steps import Settle, Step
-from ._target import StdioTarget, Target
+from ._target import HttpTarget, StdioTarget, Target
 from ._validate import Validator, spec_dir_from_environment
 
 __all__ = ["BudgetExhausted", "FuzzError", "fuzz_server", "write_reproductions"]
@@ -441,10 +442,14 @@ async def fuzz_server(
             Cancelling :func:`fuzz_server` instead abandons them.
 
     Raises:
-        FuzzError: the target speaks neither era (nothing could be fuzzed).
+        FuzzError: the target speaks neither era (nothing could be fuzzed), or a
+            package the fuzzer needs is missing.
         FileNotFoundError, PermissionError: the command cannot be started.
     """
     started = time.monotonic()
+    _require("hypothesis", "the fuzzer")
+    if isinstance(target, HttpTarget):
+        _require("httpx", "fuzzing over HTTP")
     if seed is None:
         seed = random.SystemRandom().randrange(2**32)
     if max_examples < 1 or max_steps < 1 or deadline <= 0 or max_message_size < 64:
@@ -530,6 +535,15 @@ async def fuzz_server(
     if reproduction_dir is not None:
         report = await write_reproductions(report, Path(reproduction_dir))
     return report
+
+
+def _require(module: str, what: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise FuzzError(
+            f"{what} needs the {module!r} package: pip install 'trio-mcp[fuzz]'"
+        ) from None
 
 
 def _callable_tools(
