@@ -462,3 +462,32 @@ def test_tools_that_reach_out_or_destroy_are_listed_but_not_called() -> None:
     ]
     everything = _callable_tools(catalogue, [], True, []).eras["legacy"].tools
     assert len(everything) == 5
+
+
+def test_by_position_params_make_a_request_that_must_be_answered() -> None:
+    h = Harness(deadline=1.0)
+    h.handshake()
+    wanted = Expect(
+        error_codes=(-32600, -32602), error_invariant="invalid-request-code", result_ok=False
+    )
+    h.send(request(1, "ping", [1, 2]), wanted)
+    h.receive(error(1, -32602))
+    assert h.failed() == []
+    h.send(request(2, "ping", [1, 2]), wanted)
+    h.send(request(3))
+    h.receive(result(3))
+    h.now = 1.5
+    assert h.failed() == ["request-answered"]
+
+
+def test_silence_on_an_invalid_request_object_is_only_a_should() -> None:
+    h = Harness()
+    h.handshake()
+    h.send({"jsonrpc": "1.0", "id": 1, "method": "ping"})
+    h.send(request(2))
+    h.receive(result(2))
+    [finding] = h.checker.take_findings()
+    assert (finding.invariant.name, finding.invariant.level) == (
+        "invalid-request-answered",
+        "SHOULD",
+    )

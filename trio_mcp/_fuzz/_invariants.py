@@ -107,6 +107,13 @@ _ALL = (
         "JSON-RPC 2.0 §5.1 (examples)",
     ),
     Invariant(
+        "invalid-request-answered",
+        "SHOULD",
+        "A value that is not a valid Request object but has a readable id gets an error "
+        "response (-32600), not silence.",
+        "JSON-RPC 2.0 §5, §5.1 (examples)",
+    ),
+    Invariant(
         "invalid-request-code",
         "MUST",
         "A value that is not a valid Request object is answered with -32600 (Invalid "

@@ -721,10 +721,20 @@ class ServerMachine(RuleBasedStateMachine):
                 message["id"] = id + 0.5
             elif kind == "object-id":
                 message["id"] = data.draw(st.sampled_from([{}, [id], True]), label="id")
-            elif kind in ("params-array", "params-string"):
-                message["params"] = [1, 2] if kind == "params-array" else "params"
+            elif kind == "params-array":
+                # By-position params make a valid JSON-RPC request (which MUST be
+                # answered); MCP wants an object, so the answer is -32602 (or -32600).
+                message["params"] = [1, 2]
+                expect = Expect(
+                    error_codes=(ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_PARAMS),
+                    error_invariant="invalid-request-code",
+                    result_ok=False,
+                )
+            elif kind == "params-string":
+                message["params"] = "params"
                 expect = Expect(
                     answer="should",
+                    answer_invariant="invalid-request-answered",
                     error_codes=(ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_PARAMS),
                     error_invariant="invalid-request-code",
                     result_ok=False,
