@@ -491,3 +491,20 @@ def test_silence_on_an_invalid_request_object_is_only_a_should() -> None:
         "invalid-request-answered",
         "SHOULD",
     )
+
+
+async def test_sse_lines_end_only_where_the_sse_format_says() -> None:
+    from trio_mcp._fuzz._http import split_sse_lines
+
+    async def chunks(*parts: str) -> Any:
+        for part in parts:
+            yield part
+
+    async def lines(*parts: str) -> list[str]:
+        return [line async for line in split_sse_lines(chunks(*parts))]
+
+    tricky = 'data: {"id":"a\u2028b\u0085c\x1cd"}'
+    assert await lines(tricky + "\n\n") == [tricky, ""]
+    assert await lines("a\r", "\nb\rc\n") == ["a", "b", "c"]
+    assert await lines("a\r", "b") == ["a", "b"]
+    assert await lines("data: x", "y\r\n", "\r\n") == ["data: xy", ""]
