@@ -67,6 +67,8 @@ def test_something_that_is_not_an_mcp_server_is_one_line(tmp_path: Path) -> None
 
 
 def test_ctrl_c_stops_the_run_and_keeps_what_it_found(tmp_path: Path) -> None:
+    # A hang is found, then shrunk slowly (every attempt waits out a deadline): Ctrl-C
+    # lands while the run is still busy.
     process = subprocess.Popen(
         [
             sys.executable,
@@ -74,12 +76,17 @@ def test_ctrl_c_stops_the_run_and_keeps_what_it_found(tmp_path: Path) -> None:
             "trio_mcp",
             "fuzz",
             "--stdio",
-            f"{sys.executable} {TARGETS / 'logs_to_stdout.py'}",
-            "--max-examples",
-            "100000",
+            f"{sys.executable} {TARGETS / 'hangs_on_zero.py'}",
+            "--seed",
+            "1",
+            "--deadline",
+            "1",
+            "--startup-timeout",
+            "1",
             "--minimize-budget",
-            "5",
-            "--quiet",
+            "10",
+            "--progress-interval",
+            "0.2",
         ],
         env=ENV,
         cwd=tmp_path,
@@ -87,14 +94,19 @@ def test_ctrl_c_stops_the_run_and_keeps_what_it_found(tmp_path: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(6)
+    assert process.stderr is not None
+    deadline = time.monotonic() + 90
+    for line in process.stderr:
+        assert line.startswith("fuzz: "), line
+        if " 1 failed" in line or time.monotonic() > deadline:
+            break
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert "trio-mcp: stopping (Ctrl-C again to abort)" in err
-    assert "(stopped early)" in out
-    assert process.returncode == 1, out + err  # it had found the log line on stdout
-    assert "FAILED valid-jsonrpc-only" in out
-    assert (tmp_path / "trio-mcp-fuzz" / "valid-jsonrpc-only.jsonl").exists()
+    assert "(stopped early)" in out, out
+    assert process.returncode == 1, out + err
+    assert "FAILED request-answered" in out
+    assert (tmp_path / "trio-mcp-fuzz" / "request-answered.jsonl").exists()
 
 
 def test_print_lines_gives_the_bare_messages(tmp_path: Path) -> None:

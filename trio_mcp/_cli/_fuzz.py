@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import signal
 import sys
 from functools import partial
 from pathlib import Path
@@ -150,6 +151,12 @@ def add_fuzz_commands(commands: Any) -> None:
     )
     fuzz.add_argument("--quiet", action="store_true", help="no progress line")
     fuzz.add_argument(
+        "--progress-interval",
+        type=float,
+        metavar="SECONDS",
+        help="seconds between progress lines (default 0.2 on a terminal, 10 otherwise)",
+    )
+    fuzz.add_argument(
         "--list-invariants", action="store_true", help="list the requirements checked and exit"
     )
     fuzz.set_defaults(timeout=0.0)
@@ -231,27 +238,36 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         call_risky_tools=args.call_risky_tools,
         verify=not args.no_verify,
         progress=None if args.quiet else sys.stderr,
+        progress_interval=args.progress_interval,
         stop=stop,
     )
     reports: list[FuzzReport] = []
-    finished = trio.Event()
+    aborted = False
+    # Ctrl-C arrives here as an event, not as a KeyboardInterrupt raised in whichever task
+    # happens to be running: the first one stops the run gracefully (it keeps what it
+    # found), a second one cancels it.
+    with trio.open_signal_receiver(signal.SIGINT) as interrupts:
+        async with open_nursery_unwrapped() as nursery:
 
-    async def run() -> None:
-        try:
-            reports.append(await fuzz())
-        finally:
-            finished.set()
+            async def run() -> None:
+                reports.append(await fuzz())
+                nursery.cancel_scope.cancel()
 
-    async with open_nursery_unwrapped() as nursery:
-        nursery.start_soon(run)
-        try:
-            await finished.wait()
-        except KeyboardInterrupt:
-            # The first Ctrl-C stops the run and keeps what it found; a second one, while
-            # it finishes, reaches this task again and aborts.
-            print("\ntrio-mcp: stopping (Ctrl-C again to abort)", file=sys.stderr)
-            stop.set()
-            await finished.wait()
+            async def watch() -> None:
+                nonlocal aborted
+                async for _ in interrupts:
+                    if not stop.is_set():
+                        print("\ntrio-mcp: stopping (Ctrl-C again to abort)", file=sys.stderr)
+                        stop.set()
+                    else:
+                        aborted = True
+                        nursery.cancel_scope.cancel()
+
+            nursery.start_soon(run)
+            nursery.start_soon(watch)
+    if aborted or not reports:
+        print("trio-mcp: interrupted", file=sys.stderr)
+        return 130
     report = reports[0]
     if report.failures:
         from .._fuzz._runner import write_reproductions

@@ -214,8 +214,10 @@ class HttpConnection(Connection):
         seq = self._next_seq()
         self.sent.append((len(self.steps) - 1, seq))
         http = step.http
-        if http is not None and "$stale-session" in http.headers.values() and not (
-            self.stale_sessions
+        if (
+            http is not None
+            and "$stale-session" in http.headers.values()
+            and not (self.stale_sessions)
         ):
             # No session was deleted (a reproduction cut down without its DELETE): the
             # 404 owed to a terminated session is not owed to this made-up one.

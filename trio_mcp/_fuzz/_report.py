@@ -218,12 +218,12 @@ class Progress:
     (plain integer updates: a torn read only shows a stale number).
     """
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, *, interval: float | None = None) -> None:
         self.stream = stream
         tty = stream is not None and stream.isatty()
         #: Seconds between two drawings: a line redrawn in place on a terminal, a new line
         #: every so often otherwise (a CI log).
-        self.interval = 0.2 if tty else 10.0
+        self.interval = interval if interval is not None else (0.2 if tty else 10.0)
         self.examples = 0
         self.steps = 0
         self.rules: Counter[str] = Counter()

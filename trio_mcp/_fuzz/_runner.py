@@ -385,6 +385,7 @@ async def fuzz_server(
     verify: bool = True,
     reproduction_dir: str | os.PathLike[str] | None = None,
     progress: TextIO | None = None,
+    progress_interval: float | None = None,
     stop: trio.Event | None = None,
 ) -> FuzzReport:
     """Fuzz an MCP server with Hypothesis state machines and report what failed.
@@ -437,6 +438,8 @@ async def fuzz_server(
         reproduction_dir: write each failure's reproduction there as
             ``<invariant>.jsonl``.
         progress: where to draw the progress line (``None``: nowhere).
+        progress_interval: seconds between two progress lines (default: 0.2 on a
+            terminal, where the line is redrawn in place; 10 otherwise).
         stop: set it to end the run early but gracefully: no new examples, and the
             failures found so far are reported (``report.stopped == "stopped"``).
             Cancelling :func:`fuzz_server` instead abandons them.
@@ -469,7 +472,7 @@ async def fuzz_server(
             "trio_mcp's models only"
         )
     per_run = isinstance(target, StdioTarget) and target.process == "per-run"
-    ticker = Progress(progress)
+    ticker = Progress(progress, interval=progress_interval)
     async with open_nursery_unwrapped() as nursery:
         opener = Opener(target, nursery, validator, timing, max_message_size)
         catalogue, probe_findings = await _probe(opener, protocol_version, notes)
