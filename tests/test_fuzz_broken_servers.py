@@ -46,11 +46,11 @@ FUZZ_OPTIONS = [
     "--max-steps", "20",
     "--seed", "1",
     "--deadline", "1",
-    "--startup-timeout", "3",
+    "--startup-timeout", "2",
     "--cancel-wait", "0.3",
     "--time-budget", "150",
     "--shrink-budget", "3",
-    "--minimize-budget", "20",
+    "--minimize-budget", "12",
     "--quiet",
 ]  # fmt: skip
 

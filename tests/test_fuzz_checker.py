@@ -508,3 +508,14 @@ async def test_sse_lines_end_only_where_the_sse_format_says() -> None:
     assert await lines("a\r", "\nb\rc\n") == ["a", "b", "c"]
     assert await lines("a\r", "b") == ["a", "b"]
     assert await lines("data: x", "y\r\n", "\r\n") == ["data: xy", ""]
+
+
+def test_an_id_mangled_into_a_number_is_a_wrong_echo_not_a_duplicate() -> None:
+    h = Harness()
+    h.handshake()
+    h.send(request(1))
+    h.receive(result(1))
+    h.send(request("01"))
+    h.receive(result(1))
+    assert h.failed() == ["response-id-matches-request"]  # and "01" is not left hanging
+    assert h.checker.outstanding() == []

@@ -131,7 +131,7 @@ def test_the_pytest_plugin_fails_a_test_with_its_reproduction(tmp_path: Path) ->
             import pytest
             from trio_mcp.testing import StdioTarget
 
-            OPTIONS = dict(max_examples=8, deadline=1, startup_timeout=3, time_budget=60,
+            OPTIONS = dict(max_examples=5, deadline=1, startup_timeout=3, time_budget=60,
                            shrink_budget=2, minimize_budget=10)
 
             @pytest.mark.trio
@@ -139,7 +139,7 @@ def test_the_pytest_plugin_fails_a_test_with_its_reproduction(tmp_path: Path) ->
                 report = await mcp_fuzz(
                     StdioTarget(command=[sys.executable, {str(TARGETS / "good.py")!r}]), **OPTIONS
                 )
-                assert report.ok and report.examples >= 8
+                assert report.ok and report.examples >= 5
 
             @pytest.mark.trio
             async def test_broken(mcp_fuzz):

@@ -318,8 +318,12 @@ class Checker:
         return []
 
     def _find_loosely(self, id: RequestId) -> _Pending | None:
+        """A request in flight whose id this one looks like: the same text, or the same
+        number ("01" sent, 1 echoed)."""
         for pending in self._pending.values():
-            if str(pending.id) == str(id) and pending.answers < pending.allowed:
+            if pending.answers < pending.allowed and (
+                str(pending.id) == str(id) or _same_number(pending.id, id)
+            ):
                 return pending
         return None
 
@@ -801,6 +805,19 @@ class Checker:
             return
         self.closed = True
         self.fail("server-alive", why, seq)
+
+
+def _same_number(a: RequestId, b: RequestId) -> bool:
+    def number(value: RequestId) -> int | None:
+        if isinstance(value, int):
+            return value
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+
+    first, second = number(a), number(b)
+    return first is not None and first == second
 
 
 def _should(name: str) -> str:
