@@ -292,24 +292,40 @@ class Runtime:
         except BaseExceptionGroup as group:
             self._classify(group)
         except HypothesisException as exc:
-            self.problems.append(f"Hypothesis: {type(exc).__name__}: {str(exc)[:300]}")
+            self._hypothesis_problem(exc)
         except Exception as exc:  # noqa: BLE001 - sorted below; anything unexpected re-raised
             self._classify(exc)
 
+    def _hypothesis_problem(self, exc: BaseException) -> None:
+        from hypothesis.errors import Flaky, FlakyStrategyDefinition
+
+        if isinstance(exc, Flaky | FlakyStrategyDefinition):
+            note = (
+                "the server did not behave the same way when Hypothesis ran an example "
+                "again (its answers depend on timing or on what came before), so shrinking "
+                "stopped early there; every reproduction was still replayed on its own"
+            )
+        else:
+            note = f"Hypothesis: {type(exc).__name__}: {str(exc)[:300]}"
+        if note not in self.problems:
+            self.problems.append(note)
+
     def _classify(self, exc: BaseException) -> None:
-        from hypothesis.errors import HypothesisException
+        """Sort what the Hypothesis run raised: violations (already recorded), the budget,
+        Hypothesis's own complaints (notes); anything else is a bug here, and re-raised."""
+        from hypothesis.errors import Flaky, HypothesisException
 
         from ._invariants import Violation
 
+        if isinstance(exc, Flaky | HypothesisException):
+            self._hypothesis_problem(exc)
         if isinstance(exc, BaseExceptionGroup):
             for inner in exc.exceptions:
                 self._classify(inner)
             return
         if isinstance(exc, BudgetExhausted):
             self.stopped = self.stop_reason
-        elif isinstance(exc, HypothesisException):
-            self.problems.append(f"Hypothesis: {type(exc).__name__}: {str(exc)[:300]}")
-        elif not isinstance(exc, Violation):
+        elif not isinstance(exc, Violation | Flaky | HypothesisException):
             raise exc
 
 
