@@ -519,3 +519,16 @@ def test_an_id_mangled_into_a_number_is_a_wrong_echo_not_a_duplicate() -> None:
     h.receive(result(1))
     assert h.failed() == ["response-id-matches-request"]  # and "01" is not left hanging
     assert h.checker.outstanding() == []
+
+
+def test_list_changes_are_judged_only_where_every_notification_is_seen() -> None:
+    tool = {"name": "a", "inputSchema": {"type": "object"}}
+    for era, transport in (("modern", "stdio"), ("legacy", "http")):
+        h = Harness(era)
+        h.checker.transport = transport
+        meta = {"_meta": MODERN_META} if era == "modern" else None
+        h.send(request(1, "tools/list", meta))
+        h.receive(result(1, {"tools": [tool]}))
+        h.send(request(2, "tools/list", meta))
+        h.receive(result(2, {"tools": []}))
+        assert "lists-stable" not in h.failed()

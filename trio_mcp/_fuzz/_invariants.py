@@ -229,7 +229,7 @@ _ALL = (
         "lists-stable",
         "SHOULD",
         "A list does not change between two calls unless the server sent its list_changed "
-        "notification.",
+        "notification (checked where every notification is seen: legacy stdio).",
         "MCP server/tools, resources, prompts (List Changed Notification)",
     ),
     Invariant(
