@@ -85,6 +85,9 @@ LAYERS = {
     "_server": ("_client", "_testing"),
     "_client": ("_server", "_testing"),
     "_host": ("_testing",),
+    # The fuzzer speaks raw JSON-RPC to any server: it uses none of our server, client or
+    # session code (so it cannot share their bugs).
+    "_fuzz": ("_server", "_client", "_host", "_session", "_testing"),
     "_jsonschema": (
         "_types",
         "_jsonrpc",

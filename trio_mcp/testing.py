@@ -1,5 +1,21 @@
 """Helpers for testing code that uses trio_mcp (and for testing trio_mcp itself)."""
 
+from ._fuzz._replay import (
+    ReplayResult as ReplayResult,
+    replay_reproduction as replay_reproduction,
+)
+from ._fuzz._report import (
+    FuzzFailure as FuzzFailure,
+    FuzzReport as FuzzReport,
+)
+from ._fuzz._runner import (
+    FuzzError as FuzzError,
+    fuzz_server as fuzz_server,
+)
+from ._fuzz._target import (
+    HttpTarget as HttpTarget,
+    StdioTarget as StdioTarget,
+)
 from ._testing._check_transport import (
     PairMaker as PairMaker,
     check_transport as check_transport,

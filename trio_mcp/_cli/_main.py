@@ -17,9 +17,11 @@ import orjson
 import trio
 
 from .._errors import ConnectionClosed, McpError
+from .._fuzz._runner import FuzzError
 from .._types._content import TextResourceContents
 from .._version import __version__
 from ._demo import run_demo
+from ._fuzz import add_fuzz_commands, run_fuzz, run_replay
 from ._output import describe_block, one_line, print_json
 from ._target import add_target_options, open_target
 
@@ -74,6 +76,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--shutdown-grace", type=float, default=2.0, help=argparse.SUPPRESS)
     demo.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
     demo.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+
+    add_fuzz_commands(commands)
     return parser
 
 
@@ -201,6 +205,8 @@ COMMANDS: dict[str, Command] = {
     "read-resource": _read_resource,
     "get-prompt": _get_prompt,
     "demo": run_demo,
+    "fuzz": run_fuzz,
+    "replay": run_replay,
 }
 
 
@@ -215,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return trio.run(_run, args)
-    except CliError as exc:
+    except (CliError, FuzzError) as exc:
         message = str(exc)
     except ConnectionClosed as exc:
         message = f"the server closed the connection: {exc}"

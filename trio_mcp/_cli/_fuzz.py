@@ -1,0 +1,331 @@
+"""``trio-mcp fuzz`` and ``trio-mcp replay``: fuzz any MCP server from a shell, and replay
+what failed."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import signal
+import sys
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import orjson
+import trio
+
+from .._fuzz._invariants import INVARIANTS
+from .._fuzz._report import FuzzReport
+from .._fuzz._target import HttpTarget, StdioTarget, Target
+from .._util import open_nursery_unwrapped
+from .._versions import SUPPORTED_VERSIONS
+
+__all__ = ["add_fuzz_commands", "run_fuzz", "run_replay"]
+
+
+def _target_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
+    target = parser.add_mutually_exclusive_group(required=required)
+    target.add_argument("--stdio", metavar="'CMD ARGS'", help="start the server with this command")
+    target.add_argument("--url", help="a Streamable HTTP server's MCP endpoint")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="stdio: set a variable for the server (repeatable); it gets a minimal "
+        "environment otherwise",
+    )
+    parser.add_argument("--cwd", metavar="DIR", help="stdio: the server's working directory")
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="http: send this header with every request (repeatable)",
+    )
+    parser.add_argument(
+        "--spec-dir",
+        metavar="DIR",
+        help="official schema-<version>.json files to validate results against "
+        "(default: $TRIO_MCP_SPEC_DIR)",
+    )
+
+
+def add_fuzz_commands(commands: Any) -> None:
+    """Register ``fuzz`` and ``replay`` on the ``trio-mcp`` parser's subcommands."""
+    fuzz = commands.add_parser(
+        "fuzz",
+        help="attack a server with Hypothesis state machines and check its answers",
+        description="Drive an MCP server with Hypothesis state machines (lifecycle, every "
+        "tool/resource/prompt it offers, cancellation, malformed input...) and check each "
+        "answer against the spec. Exit status 0 only when no requirement failed.",
+    )
+    _target_options(fuzz, required=False)
+    fuzz.add_argument(
+        "--protocol-version",
+        metavar="V",
+        choices=SUPPORTED_VERSIONS,
+        help="fuzz this version only (default: every era the server speaks)",
+    )
+    fuzz.add_argument("--max-examples", type=int, default=100, metavar="N")
+    fuzz.add_argument("--max-steps", type=int, default=20, metavar="N", help="rules per example")
+    fuzz.add_argument("--seed", type=int, metavar="S", help="repeat a run (default: random)")
+    fuzz.add_argument(
+        "--deadline",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="every request must be answered within this (default 5)",
+    )
+    fuzz.add_argument(
+        "--time-budget",
+        type=float,
+        default=600.0,
+        metavar="SECONDS",
+        help="stop generating examples after this long (default 600)",
+    )
+    fuzz.add_argument(
+        "--shrink-budget",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="after the first failure, seconds left to shrink (default 60)",
+    )
+    fuzz.add_argument(
+        "--minimize-budget",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="seconds to replay and cut down the failures at the end (default 60)",
+    )
+    fuzz.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="stdio: extra time for a fresh server's first answers (default 10)",
+    )
+    fuzz.add_argument(
+        "--cancel-wait",
+        type=float,
+        default=0.5,
+        metavar="SECONDS",
+        help="how long to watch for an answer to a cancelled request (default 0.5)",
+    )
+    fuzz.add_argument(
+        "--max-message-size",
+        type=int,
+        default=1 << 20,
+        metavar="BYTES",
+        help="the largest message to send (default 1 MiB)",
+    )
+    fuzz.add_argument(
+        "--process",
+        choices=("per-example", "per-run"),
+        default="per-example",
+        help="stdio: a fresh server per example (default) or one for the whole run",
+    )
+    fuzz.add_argument(
+        "--skip-tool",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="never call this tool (a name or fnmatch pattern; repeatable)",
+    )
+    fuzz.add_argument(
+        "--call-risky-tools",
+        action="store_true",
+        help="also call tools annotated openWorldHint or destructiveHint (not called by "
+        "default: they may reach beyond the server or destroy things)",
+    )
+    fuzz.add_argument("--strict", action="store_true", help="SHOULD requirements fail too")
+    fuzz.add_argument(
+        "--no-verify", action="store_true", help="do not replay and minimize the failures"
+    )
+    fuzz.add_argument("--report", metavar="FILE", help="write a JSON summary here")
+    fuzz.add_argument(
+        "--repro-dir",
+        metavar="DIR",
+        default="trio-mcp-fuzz",
+        help="where to write each failure's reproduction (default ./trio-mcp-fuzz)",
+    )
+    fuzz.add_argument("--quiet", action="store_true", help="no progress line")
+    fuzz.add_argument(
+        "--progress-interval",
+        type=float,
+        metavar="SECONDS",
+        help="seconds between progress lines (default 0.2 on a terminal, 10 otherwise)",
+    )
+    fuzz.add_argument(
+        "--list-invariants", action="store_true", help="list the requirements checked and exit"
+    )
+    fuzz.set_defaults(timeout=0.0)
+
+    replay = commands.add_parser(
+        "replay",
+        help="replay a fuzzing reproduction against a server and check it again",
+        description="Send a reproduction's messages to a fresh server, as recorded, and "
+        "show what it answers and which requirements fail. Exit status 1 when one does.",
+    )
+    replay.add_argument("file", help="a reproduction written by trio-mcp fuzz (.jsonl)")
+    _target_options(replay, required=True)
+    replay.add_argument(
+        "--deadline", type=float, metavar="SECONDS", help="override the recorded deadline"
+    )
+    replay.add_argument("--strict", action="store_true", help="SHOULD requirements fail too")
+    replay.add_argument(
+        "--print-lines",
+        action="store_true",
+        help="only print the messages, one per line (to pipe into a server by hand)",
+    )
+    replay.set_defaults(timeout=0.0)
+
+
+def _target(args: argparse.Namespace, **stdio: Any) -> Target:
+    if args.url:
+        headers = {}
+        for item in args.header:
+            name, sep, value = item.partition(":")
+            if not sep or not name.strip():
+                raise ValueError(f"--header must look like 'Name: value', not {item!r}")
+            headers[name.strip()] = value.strip()
+        return HttpTarget(url=args.url, headers=headers)
+    env = {}
+    for item in args.env:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--env must look like NAME=VALUE, not {item!r}")
+        env[name] = value
+    return StdioTarget(command=args.stdio, env=env or None, cwd=args.cwd, **stdio)
+
+
+def _list_invariants() -> int:
+    for invariant in INVARIANTS.values():
+        print(f"{invariant.name}  [{invariant.level}]")
+        print(f"    {invariant.requirement}")
+        print(f"    ({invariant.source})")
+    return 0
+
+
+async def run_fuzz(args: argparse.Namespace) -> int:
+    """``trio-mcp fuzz``: returns the exit status (``FuzzError`` is for the caller)."""
+    from .._fuzz._runner import fuzz_server
+
+    if args.list_invariants:
+        return _list_invariants()
+    if not (args.stdio or args.url):
+        print("trio-mcp: fuzz needs --stdio or --url", file=sys.stderr)
+        return 2
+    target = _target(args, process=args.process) if args.stdio else _target(args)
+    stop = trio.Event()
+    fuzz = partial(
+        fuzz_server,
+        target,
+        protocol_version=args.protocol_version,
+        max_examples=args.max_examples,
+        max_steps=args.max_steps,
+        seed=args.seed,
+        deadline=args.deadline,
+        cancel_wait=args.cancel_wait,
+        startup_timeout=args.startup_timeout,
+        time_budget=args.time_budget if args.time_budget > 0 else math.inf,
+        shrink_budget=args.shrink_budget,
+        minimize_budget=args.minimize_budget,
+        max_message_size=args.max_message_size,
+        spec_dir=args.spec_dir,
+        strict=args.strict,
+        skip_tools=args.skip_tool,
+        call_risky_tools=args.call_risky_tools,
+        verify=not args.no_verify,
+        progress=None if args.quiet else sys.stderr,
+        progress_interval=args.progress_interval,
+        stop=stop,
+    )
+    reports: list[FuzzReport] = []
+    aborted = False
+    # Ctrl-C arrives here as an event, not as a KeyboardInterrupt raised in whichever task
+    # happens to be running: the first one stops the run gracefully (it keeps what it
+    # found), a second one cancels it.
+    with trio.open_signal_receiver(signal.SIGINT) as interrupts:
+        async with open_nursery_unwrapped() as nursery:
+
+            async def run() -> None:
+                reports.append(await fuzz())
+                nursery.cancel_scope.cancel()
+
+            async def watch() -> None:
+                nonlocal aborted
+                async for _ in interrupts:
+                    if not stop.is_set():
+                        print("\ntrio-mcp: stopping (Ctrl-C again to abort)", file=sys.stderr)
+                        stop.set()
+                    else:
+                        aborted = True
+                        nursery.cancel_scope.cancel()
+
+            nursery.start_soon(run)
+            nursery.start_soon(watch)
+    if aborted or not reports:
+        print("trio-mcp: interrupted", file=sys.stderr)
+        return 130
+    report = reports[0]
+    if report.failures:
+        from .._fuzz._runner import write_reproductions
+
+        report = await write_reproductions(report, Path(args.repro_dir))
+    print(report.summary())
+    for failure in report.failures:
+        if failure.path:
+            print(f"\nreplay with: trio-mcp replay {failure.path} " + _target_flags(args))
+    if args.report:
+        await trio.Path(args.report).write_bytes(
+            orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
+        )
+    if report.stopped == "stopped" and report.ok:
+        return 130  # interrupted before its budget was spent: not a pass
+    return 0 if report.ok else 1
+
+
+def _target_flags(args: argparse.Namespace) -> str:
+    import shlex
+
+    if args.url:
+        return f"--url {shlex.quote(args.url)}"
+    flags = f"--stdio {shlex.quote(args.stdio)}"
+    for item in args.env:
+        flags += f" --env {shlex.quote(item)}"
+    return flags
+
+
+async def run_replay(args: argparse.Namespace) -> int:
+    """``trio-mcp replay``: returns the exit status."""
+    from .._fuzz._replay import replay_reproduction
+    from .._fuzz._steps import iter_sent_lines, load_steps
+
+    data = await trio.Path(args.file).read_bytes()
+    if args.print_lines:
+        _, steps = load_steps(data)
+        for line in iter_sent_lines(steps):
+            sys.stdout.buffer.write(line + b"\n")
+        sys.stdout.flush()
+        return 0
+    target = _target(args)
+    result = await replay_reproduction(data, target, deadline=args.deadline, spec_dir=args.spec_dir)
+    _, steps = load_steps(data)
+    for line in iter_sent_lines(steps):
+        print("→ " + line.decode("utf-8", "backslashreplace"))
+    for message in result.received:
+        print("← " + orjson.dumps(message).decode())
+    recorded = (result.header.get("violation") or {}).get("invariant")
+    failed = False
+    for finding in result.findings:
+        failing = finding.invariant.level == "MUST" or args.strict
+        failed = failed or failing
+        kind = "FAILED" if failing else "warning"
+        print(f"{kind} {finding.invariant.name} [{finding.invariant.level}]: {finding.detail}")
+    if recorded:
+        print(
+            f"recorded violation {recorded}: "
+            + ("reproduced" if result.reproduced else "did not reproduce")
+        )
+    return 1 if failed else 0

@@ -1,0 +1,590 @@
+"""The HTTP side of the fuzzer: raw Streamable HTTP, driven with httpx.
+
+Every message is its own POST, with the headers the spec asks for (computed
+from the body and the conversation, or deliberately wrong when a step says
+so). Requests are posted by background tasks, so many can be in flight;
+their answers (a JSON body, or an SSE stream) go to the checker as they
+arrive. Notifications and responses are posted inline: the step ends when
+the server has taken them (202) or refused them. Legacy sessions keep their
+``Mcp-Session-Id``; ``GET`` streams, ``DELETE``, ``Last-Event-ID`` and
+disconnects are steps of their own.
+
+Only the target URL is ever contacted: no redirects, no proxies from the
+environment.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import attrs
+import httpx
+import trio
+
+from .. import _jsonrpc as rpc
+from .._errors import ErrorCode
+from .._http._headers import (
+    MCP_METHOD,
+    MCP_NAME,
+    MCP_PROTOCOL_VERSION,
+    MCP_SESSION_ID,
+    HeaderParam,
+    encode_value,
+    header_params,
+    name_source,
+    param_value_text,
+)
+from .._protocol._envelope import PROTOCOL_VERSION
+from .._types._base import RequestId
+from .._versions import MODERN_VERSIONS
+from ._checker import Checker
+from ._connection import Connection, Timing
+from ._steps import Expect, HttpRequest, Send
+from ._target import HttpTarget
+
+__all__ = ["HttpConnection"]
+
+_GET = ("get",)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+#: 2026-07-28: the HTTP status some errors must come with.
+_STATUS_FOR_CODE: dict[int, int] = {
+    ErrorCode.METHOD_NOT_FOUND: 404,
+    ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: 400,
+    ErrorCode.HEADER_MISMATCH: 400,
+}
+_MAX_BODY = 16 * 1024 * 1024
+_MAX_STREAMS = 64
+
+
+class HttpConnection(Connection):
+    """A conversation with a Streamable HTTP server (one legacy session, or modern
+    requests). Create it with :meth:`start`; its tasks live in a task of the nursery
+    given there, and end when the connection is closed."""
+
+    def __init__(
+        self, target: HttpTarget, checker: Checker, timing: Timing, client: httpx.AsyncClient
+    ) -> None:
+        super().__init__(checker, timing)
+        self.target = target
+        self.client = client
+        self.session_id: str | None = None
+        self.stale_sessions: list[str] = []
+        self.last_event_id: str | None = None
+        #: ``x-mcp-header`` parameters by tool name (set from the probe's catalogue).
+        self.tools: dict[str, list[HeaderParam]] = {}
+        #: The version a modern POST's header names when its _meta does not.
+        self.modern_version = MODERN_VERSIONS[0]
+        self._streams: dict[tuple[Any, ...], trio.CancelScope] = {}
+        self._limit = trio.CapacityLimiter(_MAX_STREAMS)
+        self._tasks: trio.Nursery | None = None
+        self._done = trio.Event()
+        self._stopped = trio.Event()
+
+    @classmethod
+    async def start(
+        cls, nursery: trio.Nursery, target: HttpTarget, checker: Checker, timing: Timing
+    ) -> HttpConnection:
+        """A new connection whose tasks run in ``nursery`` (returns at once; nothing is
+        sent yet)."""
+        connection: HttpConnection = await nursery.start(cls._serve, target, checker, timing)
+        return connection
+
+    @classmethod
+    async def _serve(
+        cls,
+        target: HttpTarget,
+        checker: Checker,
+        timing: Timing,
+        *,
+        task_status: trio.TaskStatus[HttpConnection] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        timeout = httpx.Timeout(timing.deadline + 5.0, read=None)
+        async with httpx.AsyncClient(
+            timeout=timeout, follow_redirects=False, trust_env=False
+        ) as client:
+            connection = cls(target, checker, timing, client)
+            try:
+                async with trio.open_nursery() as tasks:
+                    connection._tasks = tasks
+                    task_status.started(connection)
+                    await connection._done.wait()
+                    tasks.cancel_scope.cancel()
+                await connection._end_session()
+            finally:
+                connection._stopped.set()
+
+    def set_tools(self, tools: Any) -> None:
+        """Learn which tool parameters are mirrored into ``Mcp-Param-*`` headers."""
+        for tool in tools:
+            try:
+                params = header_params(tool.get("inputSchema") or {})
+            except ValueError:
+                continue
+            if params:
+                self.tools[tool["name"]] = params
+
+    async def aclose(self) -> None:
+        """Stop every request and stream; end the legacy session with ``DELETE`` (bounded);
+        close the HTTP client. Shielded; idempotent."""
+        self._closing = True
+        self._done.set()
+        with trio.CancelScope(shield=True):
+            await self._stopped.wait()
+
+    async def _end_session(self) -> None:
+        if self.session_id is None:
+            return
+        with trio.move_on_after(2.0) as scope:
+            scope.shield = True
+            try:
+                await self.client.delete(
+                    self.target.url,
+                    headers={**self.target.headers, MCP_SESSION_ID: self.session_id},
+                )
+            except httpx.HTTPError:
+                pass
+
+    # -- sending ----------------------------------------------------------------------------------
+
+    def _substitute(self, value: str) -> str | None:
+        if value == "$session":
+            return self.session_id
+        if value == "$stale-session":
+            return self.stale_sessions[-1] if self.stale_sessions else "fuzz-no-stale-session"
+        if value == "$last-event-id":
+            return self.last_event_id
+        return value
+
+    def _headers(
+        self, message: rpc.Message | rpc.Batch | rpc.InvalidMessage, http: HttpRequest | None
+    ) -> tuple[dict[str, str], bool]:
+        """The headers for a POST of ``message``, and whether it is a modern request."""
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+            **{k.lower(): v for k, v in self.target.headers.items()},
+        }
+        modern = False
+        if isinstance(message, rpc.Request | rpc.Notification):
+            meta = message.params.get("_meta") if message.params else None
+            version = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
+            if isinstance(version, str):
+                modern = True
+                headers[MCP_PROTOCOL_VERSION] = version
+            elif self.checker.era == "modern":
+                # The header is what makes a POST modern, even one whose _meta is broken.
+                modern = True
+                headers[MCP_PROTOCOL_VERSION] = self.modern_version
+            elif self.checker.era == "legacy" and self.checker.version is not None:
+                headers[MCP_PROTOCOL_VERSION] = self.checker.version
+            if modern and isinstance(message, rpc.Request):
+                headers[MCP_METHOD] = message.method
+                name = name_source(message.method, message.params)
+                if name is not None:
+                    headers[MCP_NAME] = encode_value(name)
+                    self._param_headers(message, name, headers)
+        elif self.checker.era == "legacy" and self.checker.version is not None:
+            headers[MCP_PROTOCOL_VERSION] = self.checker.version
+        if self.session_id is not None and not modern:
+            headers[MCP_SESSION_ID] = self.session_id
+        if http is not None:
+            for name, value in http.headers.items():
+                resolved = self._substitute(value) if value is not None else None
+                if resolved is None:
+                    headers.pop(name.lower(), None)
+                else:
+                    headers[name.lower()] = resolved
+        return headers, modern
+
+    def _param_headers(self, message: rpc.Request, name: str, headers: dict[str, str]) -> None:
+        if message.method != "tools/call" or name not in self.tools or message.params is None:
+            return
+        arguments = message.params.get("arguments")
+        for param in self.tools[name]:
+            try:
+                text = param_value_text(param.value_in(arguments))
+            except ValueError:
+                continue
+            if text is not None:
+                headers[param.header] = encode_value(text)
+
+    async def _send(self, step: Send) -> None:
+        seq = self._next_seq()
+        self.sent.append((len(self.steps) - 1, seq))
+        http = step.http
+        if (
+            http is not None
+            and "$stale-session" in http.headers.values()
+            and not (self.stale_sessions)
+        ):
+            # No session was deleted (a reproduction cut down without its DELETE): the
+            # 404 owed to a terminated session is not owed to this made-up one.
+            http = attrs.evolve(http, expect_status=())
+        if http is not None and http.method != "POST":
+            await self._bare(http, seq)
+            return
+        message = rpc.parse(step.data)
+        headers, modern = self._headers(message, http)
+        self.checker.on_send(step.data, step.expect, seq, trio.current_time())
+        request_id = message.id if isinstance(message, rpc.Request) else None
+        post = _Post(
+            body=step.data,
+            headers=headers,
+            seq=seq,
+            message=message,
+            modern=modern,
+            expect=step.expect,
+            http=http,
+        )
+        if request_id is not None and self._tasks is not None:
+            self._tasks.start_soon(self._post, post, request_id)
+            await trio.lowlevel.checkpoint()
+        else:
+            with trio.move_on_after(self.timing.deadline):
+                await self._post(post, None)
+
+    async def _post(self, post: _Post, request_id: RequestId | None) -> None:
+        key = ("post", type(request_id), request_id)
+        async with self._limit:
+            with trio.CancelScope() as scope:
+                if request_id is not None:
+                    self._streams[key] = scope
+                try:
+                    async with self.client.stream(
+                        "POST", self.target.url, content=post.body, headers=post.headers
+                    ) as response:
+                        await self._answer(post, response)
+                except httpx.ConnectError as exc:
+                    self._lost(f"the server refused the connection: {exc}")
+                except httpx.LocalProtocolError:
+                    # We could not even send it (a header httpx refuses): nothing to judge.
+                    if request_id is not None:
+                        self.checker.give_up([request_id])
+                except httpx.HTTPError:
+                    pass  # a stream cut short: an answer that never came is judged as such
+                finally:
+                    if self._streams.get(key) is scope:
+                        del self._streams[key]
+
+    async def _answer(self, post: _Post, response: httpx.Response) -> None:
+        status = response.status_code
+        ctype = response.headers.get("content-type", "").lower()
+        message = post.message
+        is_request = isinstance(message, rpc.Request)
+        session = response.headers.get(MCP_SESSION_ID)
+        if (
+            session
+            and isinstance(message, rpc.Request)
+            and message.method == "initialize"
+            and 200 <= status < 300
+        ):
+            self.session_id = session
+        delivered: list[rpc.Message | rpc.Batch | rpc.InvalidMessage] = []
+        if "text/event-stream" in ctype and 200 <= status < 300:
+            self._judge_status(post, status, ctype, has_body=True)
+            async for item in self._events(response):
+                delivered.append(item)
+                self._deliver(item)
+                self._judge_codes(post, status, item)
+            return
+        body = await _read_limited(response)
+        self._judge_status(post, status, ctype, has_body=bool(body.strip()))
+        if body.strip():
+            item = rpc.parse(body)
+            if (
+                isinstance(message, rpc.Request)
+                and isinstance(item, rpc.ErrorResponse)
+                and item.id is None
+            ):
+                # The HTTP exchange says which request this answers; a request refused before
+                # its body was read (a missing session, say) is answered with a null id.
+                if status < 400:
+                    self.checker.fail(
+                        "response-id-matches-request",
+                        f"{_what(message)} was answered with HTTP {status} and an error with "
+                        "a null id, though the request's id was readable",
+                        post.seq,
+                    )
+                item = rpc.ErrorResponse(message.id, item.error)
+            refused_quietly = status >= 400 and (
+                isinstance(item, rpc.InvalidMessage)
+                or (
+                    isinstance(message, rpc.Notification | rpc.ResultResponse | rpc.ErrorResponse)
+                    and isinstance(item, rpc.ErrorResponse)
+                    and item.id is None
+                )
+            )
+            # (A refused notification MAY carry an error without an id: not an answer.)
+            if not refused_quietly:
+                delivered.append(item)
+                self._deliver(item)
+                self._judge_codes(post, status, item)
+        if is_request and not any(
+            isinstance(item, rpc.ResultResponse | rpc.ErrorResponse) for item in delivered
+        ):
+            assert isinstance(message, rpc.Request)
+            self._unanswered(post, message, status)
+
+    def _unanswered(self, post: _Post, request: rpc.Request, status: int) -> None:
+        """A request whose HTTP answer carried no JSON-RPC answer."""
+        self.checker.give_up([request.id])
+        expect = post.expect
+        if status >= 400 and expect is not None and expect.error_codes:
+            self.checker.fail(
+                expect.error_invariant or "http-status",
+                f"{request.method} (id {request.id!r}) got HTTP {status} with no JSON-RPC error "
+                f"(expected error {' or '.join(str(c) for c in expect.error_codes)})",
+                post.seq,
+            )
+
+    def _judge_status(self, post: _Post, status: int, ctype: str, *, has_body: bool) -> None:
+        message = post.message
+        what = _what(message)
+        wanted = post.http.expect_status if post.http is not None else ()
+        if wanted:
+            if status not in wanted:
+                self.checker.fail(
+                    post.http.status_invariant if post.http is not None else "http-status",
+                    f"{what} got HTTP {status}; expected {' or '.join(map(str, wanted))}",
+                    post.seq,
+                )
+            return
+        if status >= 500:
+            self.checker.fail("http-no-server-error", f"{what} got HTTP {status}", post.seq)
+            return
+        if isinstance(message, rpc.Request):
+            if 200 <= status < 300 and (
+                status == 202 or not ("application/json" in ctype or "text/event-stream" in ctype)
+            ):
+                self.checker.fail(
+                    "http-status",
+                    f"{what} got HTTP {status} with content type {ctype or 'none'!r}; a request "
+                    "is answered with application/json or text/event-stream",
+                    post.seq,
+                )
+        elif isinstance(message, rpc.Notification | rpc.ResultResponse | rpc.ErrorResponse) and (
+            200 <= status < 300 and (status != 202 or has_body)
+        ):
+            self.checker.fail(
+                "http-status",
+                f"{what} got HTTP {status}"
+                + (" with a body" if has_body else "")
+                + "; an accepted notification or response gets 202 with no body",
+                post.seq,
+            )
+
+    def _judge_codes(
+        self, post: _Post, status: int, item: rpc.Message | rpc.Batch | rpc.InvalidMessage
+    ) -> None:
+        """2026-07-28: the HTTP status that goes with some JSON-RPC errors is fixed."""
+        if not post.modern or not isinstance(item, rpc.ErrorResponse):
+            return
+        code = item.error.code
+        wanted = _STATUS_FOR_CODE.get(code)
+        if wanted is not None and status != wanted:
+            self.checker.fail(
+                "http-status",
+                f"{_what(post.message)}: error {code} came with HTTP {status}, not {wanted}",
+                post.seq,
+            )
+
+    def _deliver(self, item: rpc.Message | rpc.Batch | rpc.InvalidMessage) -> None:
+        for answer in self._arrived(item):
+            if self._tasks is not None:
+                self._tasks.start_soon(self._post_answer, answer)
+
+    async def _post_answer(self, answer: rpc.Message) -> None:
+        headers, _ = self._headers(answer, None)
+        try:
+            await self.client.post(self.target.url, content=rpc.dumps(answer), headers=headers)
+        except httpx.HTTPError:
+            pass
+
+    async def _events(
+        self, response: httpx.Response
+    ) -> AsyncIterator[rpc.Message | rpc.Batch | rpc.InvalidMessage]:
+        """The JSON-RPC messages of an SSE stream (events with data), as they come."""
+        data: list[str] = []
+        size = 0
+        async for line in _sse_lines(response):
+            if not line:
+                if data:
+                    yield rpc.parse("\n".join(data))
+                data, size = [], 0
+                continue
+            if line.startswith(":"):
+                continue
+            field, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            if field == "data":
+                if value or data:
+                    data.append(value)
+                    size += len(value)
+                if size > _MAX_BODY:
+                    yield rpc.InvalidMessage(f"an SSE event larger than {_MAX_BODY} bytes", None)
+                    return
+            elif field == "id":
+                self.last_event_id = value
+        if data:
+            yield rpc.parse("\n".join(data))
+
+    # -- GET and DELETE ---------------------------------------------------------------------------
+
+    async def _bare(self, http: HttpRequest, seq: int) -> None:
+        headers = {**{k.lower(): v for k, v in self.target.headers.items()}}
+        if self.session_id is not None:
+            headers[MCP_SESSION_ID] = self.session_id
+        if self.checker.version is not None:
+            headers[MCP_PROTOCOL_VERSION] = self.checker.version
+        if http.method == "GET":
+            headers["accept"] = "text/event-stream"
+        for name, value in http.headers.items():
+            resolved = self._substitute(value) if value is not None else None
+            if resolved is None:
+                headers.pop(name.lower(), None)
+            else:
+                headers[name.lower()] = resolved
+        if http.method == "DELETE":
+            with trio.move_on_after(self.timing.deadline):
+                try:
+                    response = await self.client.delete(self.target.url, headers=headers)
+                except httpx.ConnectError as exc:
+                    self._lost(f"the server refused the connection: {exc}")
+                    return
+                except httpx.HTTPError:
+                    return
+                self._judge_bare(http, response.status_code, "", seq)
+                if 200 <= response.status_code < 300 and self.session_id is not None:
+                    self.stale_sessions.append(self.session_id)
+                    self.session_id = None
+            return
+        ready = trio.Event()
+        if self._tasks is not None:
+            self._tasks.start_soon(self._get, http, headers, seq, ready)
+            with trio.move_on_after(self.timing.deadline):
+                await ready.wait()
+
+    async def _get(
+        self, http: HttpRequest, headers: dict[str, str], seq: int, ready: trio.Event
+    ) -> None:
+        with trio.CancelScope() as scope:
+            self._streams[_GET] = scope
+            try:
+                async with self.client.stream("GET", self.target.url, headers=headers) as response:
+                    ctype = response.headers.get("content-type", "").lower()
+                    self._judge_bare(http, response.status_code, ctype, seq)
+                    ready.set()
+                    if "text/event-stream" in ctype and response.status_code == 200:
+                        async for item in self._events(response):
+                            self._deliver(item)
+            except httpx.ConnectError as exc:
+                self._lost(f"the server refused the connection: {exc}")
+            except httpx.HTTPError:
+                pass
+            finally:
+                ready.set()
+                if self._streams.get(_GET) is scope:
+                    del self._streams[_GET]
+
+    def _judge_bare(self, http: HttpRequest, status: int, ctype: str, seq: int) -> None:
+        wanted = http.expect_status
+        what = f"{http.method} {self.target.url}"
+        if wanted and status not in wanted:
+            self.checker.fail(
+                http.status_invariant,
+                f"{what} got HTTP {status}; expected {' or '.join(map(str, wanted))}",
+                seq,
+            )
+        elif status >= 500:
+            self.checker.fail("http-no-server-error", f"{what} got HTTP {status}", seq)
+        if http.method == "GET" and status == 200 and "text/event-stream" not in ctype:
+            self.checker.fail(
+                "http-get-stream-or-405",
+                f"GET got HTTP 200 with content type {ctype or 'none'!r}, not text/event-stream",
+                seq,
+            )
+
+    async def _disconnect(self, id: RequestId) -> None:
+        key = _GET if id == "$get" else ("post", type(id), id)
+        scope = self._streams.get(key)
+        if scope is not None:
+            scope.cancel()
+        if id != "$get":
+            # Its stream is gone: no answer can come on it (a legacy server may still
+            # replay it on a resumed stream, which the checker accepts).
+            self.checker.give_up([id])
+        await trio.lowlevel.checkpoint()
+
+
+class _Post:
+    __slots__ = ("body", "expect", "headers", "http", "message", "modern", "seq")
+
+    def __init__(
+        self,
+        *,
+        body: bytes,
+        headers: dict[str, str],
+        seq: int,
+        message: rpc.Message | rpc.Batch | rpc.InvalidMessage,
+        modern: bool,
+        expect: Expect | None,
+        http: HttpRequest | None,
+    ) -> None:
+        self.body = body
+        self.headers = headers
+        self.seq = seq
+        self.message = message
+        self.modern = modern
+        self.expect = expect
+        self.http = http
+
+
+def _what(message: rpc.Message | rpc.Batch | rpc.InvalidMessage) -> str:
+    if isinstance(message, rpc.Request):
+        return f"POST {message.method} (id {message.id!r})"
+    if isinstance(message, rpc.Notification):
+        return f"POST {message.method}"
+    if isinstance(message, rpc.ResultResponse | rpc.ErrorResponse):
+        return "POST of a response"
+    if isinstance(message, rpc.Batch):
+        return "POST of a batch"
+    return "POST of an invalid message"
+
+
+async def _sse_lines(response: httpx.Response) -> AsyncIterator[str]:
+    """The lines of an SSE stream (see :func:`split_sse_lines`)."""
+    async for line in split_sse_lines(response.aiter_text()):
+        yield line
+
+
+async def split_sse_lines(chunks: AsyncIterator[str]) -> AsyncIterator[str]:
+    """Lines split where the SSE format says (CRLF, LF or CR) and nowhere else.
+
+    httpx's ``aiter_lines`` also splits at U+2028, U+0085 and the other characters
+    :meth:`str.splitlines` knows, which JSON may carry unescaped: a ``data:`` line
+    holding one would be cut in two.
+    """
+    pending = ""
+    async for chunk in chunks:
+        pending += chunk
+        # A CR at the very end may be the first half of a CRLF: keep it for later.
+        held = "\r" if pending.endswith("\r") else ""
+        *lines, pending = _LINE_BREAK.split(pending[: len(pending) - len(held)])
+        pending += held
+        for line in lines:
+            yield line
+    if pending:
+        yield pending.removesuffix("\r")
+
+
+async def _read_limited(response: httpx.Response) -> bytes:
+    chunks = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > _MAX_BODY:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,304 @@
+"""The requirements the fuzzer checks, each named after the sentence of the spec (or of
+JSON-RPC 2.0) that it enforces.
+
+A violated ``MUST`` is a failure; a violated ``SHOULD`` is a warning (a failure
+with ``strict=True``). Each invariant raises its own exception class, so that
+Hypothesis shrinks each kind of failure on its own instead of sliding from one
+to another.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Final, Literal
+
+import attrs
+
+__all__ = ["INVARIANTS", "Invariant", "Level", "Violation", "violation"]
+
+Level = Literal["MUST", "SHOULD"]
+
+
+@attrs.frozen
+class Invariant:
+    """One checked requirement.
+
+    Attributes:
+        name: a short stable identifier (used in reports and reproduction files).
+        level: ``"MUST"`` (a failure) or ``"SHOULD"`` (a warning unless strict).
+        requirement: what the spec says, close to its own words.
+        source: where it says it.
+    """
+
+    name: str
+    level: Level
+    requirement: str
+    source: str
+
+
+_ALL = (
+    Invariant(
+        "response-id-matches-request",
+        "MUST",
+        "Responses MUST include the same ID as the request they correspond to.",
+        "MCP basic/index (Responses); JSON-RPC 2.0 §5",
+    ),
+    Invariant(
+        "one-response-per-request",
+        "MUST",
+        "A request gets exactly one response: a result or an error, never both, never two.",
+        "JSON-RPC 2.0 §5",
+    ),
+    Invariant(
+        "request-answered",
+        "MUST",
+        "When a rpc call is made, the Server MUST reply with a Response (a hang is a failure).",
+        "JSON-RPC 2.0 §4; MCP basic/lifecycle (Timeouts)",
+    ),
+    Invariant(
+        "no-response-to-notification",
+        "MUST",
+        "Notifications: the receiver MUST NOT send a response.",
+        "MCP basic/index (Notifications); JSON-RPC 2.0 §4.1",
+    ),
+    Invariant(
+        "cancelled-request-not-answered",
+        "MUST",
+        "After a cancellation the server has read, it MUST NOT send any further messages "
+        "for the cancelled request (2026-07-28 stdio and Streamable HTTP).",
+        "MCP 2026-07-28 basic/transports/stdio (Cancellation)",
+    ),
+    Invariant(
+        "cancelled-request-not-answered-legacy",
+        "SHOULD",
+        "Receivers of a cancellation SHOULD not send a response for the cancelled request.",
+        "MCP 2025-11-25 basic/utilities/cancellation",
+    ),
+    Invariant(
+        "valid-jsonrpc-only",
+        "MUST",
+        "The server MUST NOT write anything to its stdout that is not a valid MCP message "
+        "(over HTTP: every body and SSE event is a JSON-RPC message).",
+        "MCP basic/transports/stdio",
+    ),
+    Invariant(
+        "server-alive",
+        "MUST",
+        "The server keeps serving until the client ends the connection: bad input gets an "
+        "error response, not a crash (every request MUST get a response).",
+        "JSON-RPC 2.0 §4, §5.1; MCP basic/lifecycle (Shutdown)",
+    ),
+    Invariant(
+        "exit-on-stdin-eof",
+        "SHOULD",
+        "Servers SHOULD exit promptly when their standard input is closed.",
+        "MCP 2026-07-28 basic/transports/stdio (Shutdown)",
+    ),
+    Invariant(
+        "parse-error-code",
+        "MUST",
+        "Invalid JSON is answered with error -32700 (Parse error) and a null id.",
+        "JSON-RPC 2.0 §5.1",
+    ),
+    Invariant(
+        "parse-error-answered",
+        "SHOULD",
+        "Invalid JSON gets an error response (-32700), not silence.",
+        "JSON-RPC 2.0 §5.1 (examples)",
+    ),
+    Invariant(
+        "invalid-request-answered",
+        "SHOULD",
+        "A value that is not a valid Request object but has a readable id gets an error "
+        "response (-32600), not silence.",
+        "JSON-RPC 2.0 §5, §5.1 (examples)",
+    ),
+    Invariant(
+        "invalid-request-code",
+        "MUST",
+        "A value that is not a valid Request object is answered with -32600 (Invalid "
+        "Request), or -32602 when only the params are wrong.",
+        "JSON-RPC 2.0 §5.1",
+    ),
+    Invariant(
+        "method-not-found-code",
+        "MUST",
+        "A request for a method that does not exist is answered with error -32601.",
+        "JSON-RPC 2.0 §5.1; MCP 2026-07-28 Streamable HTTP (Protocol Version Header)",
+    ),
+    Invariant(
+        "invalid-params-code",
+        "SHOULD",
+        "Params that do not fit the method are answered with -32602 (Invalid params).",
+        "JSON-RPC 2.0 §5.1; MCP server/tools, server/prompts (Error Handling)",
+    ),
+    Invariant(
+        "tool-inputs-validated",
+        "SHOULD",
+        "Servers MUST validate all tool inputs: arguments that break the tool's inputSchema "
+        "get an error (a JSON-RPC error or a result with isError: true), not a plain result.",
+        "MCP server/tools (Security Considerations, Error Handling)",
+    ),
+    Invariant(
+        "missing-envelope-error",
+        "MUST",
+        "A modern request without the _meta protocol version and client capabilities is "
+        "rejected with -32602 (Invalid params).",
+        "MCP 2026-07-28 basic/index (_meta); conformance server-stateless",
+    ),
+    Invariant(
+        "unsupported-version-error",
+        "MUST",
+        "If the server does not implement the requested version it MUST respond with an "
+        "UnsupportedProtocolVersionError (-32022) listing the versions it supports.",
+        "MCP 2026-07-28 basic/versioning",
+    ),
+    Invariant(
+        "initialize-echoes-version",
+        "MUST",
+        "If the server supports the requested protocol version, it MUST respond with the "
+        "same version.",
+        "MCP 2025-11-25 basic/lifecycle (Version Negotiation)",
+    ),
+    Invariant(
+        "discover-answered",
+        "MUST",
+        "Servers MUST implement server/discover: a well-formed discover gets a DiscoverResult.",
+        "MCP 2026-07-28 basic/versioning, server/discover",
+    ),
+    Invariant(
+        "ping-answered-empty",
+        "MUST",
+        "The receiver of a ping MUST respond promptly with an empty response.",
+        "MCP 2025-11-25 basic/utilities/ping",
+    ),
+    Invariant(
+        "message-matches-schema",
+        "MUST",
+        "Results and notifications have the shape the schema of the negotiated version gives them.",
+        "MCP schema (schema.json of the version)",
+    ),
+    Invariant(
+        "structured-content-matches-output-schema",
+        "MUST",
+        "If an output schema is provided, servers MUST provide structured results that "
+        "conform to this schema.",
+        "MCP 2025-06-18+ server/tools (Output Schema)",
+    ),
+    Invariant(
+        "no-server-requests-in-modern",
+        "MUST",
+        "The server MUST NOT write JSON-RPC requests to stdout (nor on any response stream).",
+        "MCP 2026-07-28 basic/transports/stdio, streamable-http",
+    ),
+    Invariant(
+        "only-negotiated-capabilities",
+        "MUST",
+        "Both parties MUST only use capabilities that were successfully negotiated (no "
+        "sampling, roots or elicitation requests to a client that declared none; log "
+        "messages only with the logging capability and, in 2026-07-28, only for a request "
+        "that set a log level).",
+        "MCP basic/lifecycle (Operation); 2026-07-28 server/utilities/logging",
+    ),
+    Invariant(
+        "progress-token-active",
+        "MUST",
+        "Progress notifications MUST only reference tokens that were provided in an active "
+        "request; they MUST stop after completion.",
+        "MCP basic/utilities/progress (Behavior Requirements)",
+    ),
+    Invariant(
+        "progress-increases",
+        "MUST",
+        "The progress value MUST increase with each notification.",
+        "MCP basic/utilities/progress",
+    ),
+    Invariant(
+        "own-cursor-accepted",
+        "MUST",
+        "A nextCursor the server returned continues the listing when sent back.",
+        "MCP server/utilities/pagination",
+    ),
+    Invariant(
+        "invalid-cursor-error",
+        "SHOULD",
+        "Invalid cursors SHOULD result in an error with code -32602 (Invalid params).",
+        "MCP server/utilities/pagination (Error Handling)",
+    ),
+    Invariant(
+        "lists-stable",
+        "SHOULD",
+        "A list does not change between two calls unless the server sent its list_changed "
+        "notification (checked where every notification is seen: legacy stdio).",
+        "MCP server/tools, resources, prompts (List Changed Notification)",
+    ),
+    Invariant(
+        "http-status",
+        "MUST",
+        "Streamable HTTP status codes: 202 with no body for an accepted notification; "
+        "application/json or text/event-stream for a request; 400 for header mismatches, "
+        "unsupported versions and invalid envelopes; 404 for an unknown method (2026-07-28) "
+        "and for a terminated session.",
+        "MCP Streamable HTTP (Sending Messages, Server Validation, Session Management)",
+    ),
+    Invariant(
+        "http-header-mismatch",
+        "MUST",
+        "Headers that do not match the body are rejected with 400 and error -32020.",
+        "MCP 2026-07-28 Streamable HTTP (Server Validation)",
+    ),
+    Invariant(
+        "http-missing-session",
+        "SHOULD",
+        "Servers that require a session ID SHOULD respond to requests without one with 400.",
+        "MCP 2025-11-25 Streamable HTTP (Session Management)",
+    ),
+    Invariant(
+        "http-get-stream-or-405",
+        "MUST",
+        "A GET to the MCP endpoint returns text/event-stream or 405 Method Not Allowed.",
+        "MCP 2025-11-25 Streamable HTTP (Listening for Messages)",
+    ),
+    Invariant(
+        "http-origin-validated",
+        "SHOULD",
+        "Servers MUST validate the Origin header; an invalid one gets 403 Forbidden (a "
+        "local server refuses http://evil.example).",
+        "MCP Streamable HTTP (Security Warning)",
+    ),
+    Invariant(
+        "http-no-server-error",
+        "SHOULD",
+        "Bad requests get a 4xx status and a JSON-RPC error, not a 5xx.",
+        "MCP Streamable HTTP (Sending Messages)",
+    ),
+)
+
+#: Every invariant by name.
+INVARIANTS: Final = {invariant.name: invariant for invariant in _ALL}
+
+
+class Violation(Exception):
+    """An invariant failed: raised inside the state machine so that Hypothesis shrinks it.
+
+    Attributes:
+        invariant: which requirement.
+        detail: what happened, for people.
+    """
+
+    def __init__(self, invariant: Invariant, detail: str) -> None:
+        super().__init__(f"{invariant.name}: {detail}")
+        self.invariant = invariant
+        self.detail = detail
+
+
+@functools.cache
+def _violation_class(name: str) -> type[Violation]:
+    # One class per invariant: Hypothesis tells failures apart by exception type.
+    cls_name = "Violation_" + name.replace("-", "_")
+    return type(cls_name, (Violation,), {"__module__": __name__})
+
+
+def violation(name: str, detail: str) -> Violation:
+    """The exception for invariant ``name`` with ``detail``."""
+    return _violation_class(name)(INVARIANTS[name], detail)

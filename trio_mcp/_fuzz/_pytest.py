@@ -1,0 +1,92 @@
+"""The pytest plugin: a fixture that fuzzes your server inside your own test suite.
+
+Enable it in a ``conftest.py`` with ``pytest_plugins = ["trio_mcp.pytest_plugin"]``,
+then::
+
+    from trio_mcp.testing import StdioTarget
+
+    async def test_my_server_survives_fuzzing(mcp_fuzz):
+        await mcp_fuzz(StdioTarget(command=["python", "my_server.py"]), max_examples=50)
+
+The awaited call fails the test (showing each failure and its minimal
+reproduction, written under the test's ``tmp_path``) when a requirement
+failed, and returns the :class:`~trio_mcp.testing.FuzzReport` otherwise.
+Runs are deterministic: the seed is derived from the test's id unless
+``--mcp-fuzz-seed`` says otherwise. ``--mcp-fuzz-examples`` and
+``--mcp-fuzz-time-budget`` override every call's budget (for a long run
+in a nightly job, say).
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ._report import FuzzReport
+from ._runner import fuzz_server
+from ._target import Target
+
+__all__ = ["Fuzzer", "mcp_fuzz", "pytest_addoption"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("mcp-fuzz", "trio_mcp fuzzing")
+    group.addoption(
+        "--mcp-fuzz-seed",
+        default=None,
+        help="seed for every mcp_fuzz run: an integer, or 'random' (default: from the test id)",
+    )
+    group.addoption(
+        "--mcp-fuzz-examples", type=int, default=None, help="override max_examples everywhere"
+    )
+    group.addoption(
+        "--mcp-fuzz-time-budget",
+        type=float,
+        default=None,
+        help="override time_budget (seconds) everywhere",
+    )
+
+
+class Fuzzer:
+    """What the :func:`mcp_fuzz` fixture gives a test: await it to fuzz a target."""
+
+    def __init__(self, config: pytest.Config, nodeid: str, directory: Path) -> None:
+        self._config = config
+        self._nodeid = nodeid
+        self._directory = directory
+        #: The reports of the runs so far, in order.
+        self.reports: list[FuzzReport] = []
+
+    async def __call__(self, target: Target, *, check: bool = True, **options: Any) -> FuzzReport:
+        """Fuzz ``target`` (options are :func:`~trio_mcp.testing.fuzz_server`'s) and, with
+        ``check``, fail the test if a requirement failed.
+
+        Blocks for the run (bounded by its budgets); cancelling it stops the run
+        and shuts down every server process it started.
+        """
+        seed = self._config.getoption("mcp_fuzz_seed")
+        if seed is None:
+            options.setdefault("seed", zlib.crc32(self._nodeid.encode()))
+        elif seed != "random":
+            options["seed"] = int(seed)
+        examples = self._config.getoption("mcp_fuzz_examples")
+        if examples is not None:
+            options["max_examples"] = examples
+        budget = self._config.getoption("mcp_fuzz_time_budget")
+        if budget is not None:
+            options["time_budget"] = budget
+        options.setdefault("reproduction_dir", self._directory / f"run-{len(self.reports) + 1}")
+        report = await fuzz_server(target, **options)
+        self.reports.append(report)
+        if check and not report.ok:
+            pytest.fail(report.summary(), pytrace=False)
+        return report
+
+
+@pytest.fixture
+def mcp_fuzz(request: pytest.FixtureRequest, tmp_path: Path) -> Fuzzer:
+    """An awaitable fuzzer for MCP servers; see :class:`Fuzzer`."""
+    return Fuzzer(request.config, request.node.nodeid, tmp_path / "mcp-fuzz")

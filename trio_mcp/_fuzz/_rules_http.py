@@ -1,0 +1,129 @@
+"""The state machine's rules for Streamable HTTP alone: headers that disagree with the
+body, missing or made-up sessions, a foreign ``Origin``, ``GET`` streams,
+``Last-Event-ID`` and ``DELETE`` then reuse."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import precondition, rule
+
+from .._errors import ErrorCode
+from ._machine_base import MachineBase, counted
+from ._messages import dumps
+from ._steps import Disconnect, Expect, HttpRequest, Send, Sleep
+
+__all__ = ["HttpRules"]
+
+
+class HttpRules(MachineBase):
+    """Streamable HTTP: headers, sessions, streams."""
+
+    # -- HTTP -------------------------------------------------------------------------------------
+
+    @precondition(lambda self: self.ready and self.rt.transport == "http")
+    @rule(data=st.data())
+    @counted
+    def http_headers(self, data: st.DataObject) -> None:
+        """Headers that disagree with the body, sessions that do not exist, a foreign Origin:
+        each has the HTTP status the spec gives it."""
+        modern = self.era == "modern"
+        kinds = ["origin", "content-type", "accept"]
+        kinds += (
+            ["version-mismatch", "method-missing", "method-mismatch", "name-mismatch"]
+            if modern
+            else ["session-missing", "session-garbage", "version-garbage"]
+        )
+        kind = data.draw(st.sampled_from(kinds), label="kind")
+        id = self._id()
+        ping = "server/discover" if modern else "ping"
+        method, params = ping, None
+        mismatch = Expect(
+            answer="may",
+            error_codes=(ErrorCode.HEADER_MISMATCH, ErrorCode.UNSUPPORTED_PROTOCOL_VERSION),
+            error_invariant="http-header-mismatch",
+            result_ok=False,
+        )
+        headers: dict[str, str | None]
+        expect: Expect | None = Expect(answer="may")
+        status: tuple[int, ...] = ()
+        invariant = "http-status"
+        if kind == "origin":
+            headers = {"origin": "http://evil.example"}
+            status, invariant = (403,), "http-origin-validated"
+        elif kind == "content-type":
+            headers = {"content-type": "text/plain"}
+        elif kind == "accept":
+            headers = {"accept": "application/json"}
+        elif kind == "version-mismatch":
+            headers = {"mcp-protocol-version": "2099-01-01"}
+            status, invariant, expect = (400,), "http-header-mismatch", mismatch
+        elif kind == "method-missing":
+            headers = {"mcp-method": None}
+            status, invariant, expect = (400,), "http-header-mismatch", mismatch
+        elif kind == "method-mismatch":
+            headers = {"mcp-method": "tools/list" if method != "tools/list" else "prompts/list"}
+            status, invariant, expect = (400,), "http-header-mismatch", mismatch
+        elif kind == "name-mismatch":
+            tools = self._catalogue().tools
+            if not tools:
+                return
+            method = "tools/call"
+            params = {"name": data.draw(st.sampled_from(tools), label="tool")["name"]}
+            params["arguments"] = {}
+            headers = {"mcp-name": "fuzz-" + params["name"]}
+            status, invariant, expect = (400,), "http-header-mismatch", mismatch
+        elif kind == "session-missing":
+            headers = {"mcp-session-id": None}
+            status, invariant = (400,), "http-missing-session"
+        elif kind == "session-garbage":
+            headers = {"mcp-session-id": "fuzz-no-such-session"}
+            status = (400, 404)
+        else:
+            headers = {"mcp-protocol-version": "1999-01-01"}
+            status = (400,)
+        message = self.speaker.request(id, method, params)
+        self._run(
+            Send(
+                data=dumps(message),
+                expect=expect,
+                http=HttpRequest(headers=headers, expect_status=status, status_invariant=invariant),
+            )
+        )
+        self.wait(id)
+
+    @precondition(lambda self: self.ready and self.rt.transport == "http" and self.era == "legacy")
+    @rule(kind=st.sampled_from(["get-stream", "resume", "delete-then-reuse"]))
+    @counted
+    def http_session(self, kind: str) -> None:
+        """The legacy session's other verbs: a standalone GET stream (an SSE stream or 405),
+        resumption with Last-Event-ID, and DELETE (after which the session id gets 404)."""
+        if kind == "get-stream":
+            self._run(Send(data=b"", http=HttpRequest(method="GET")))
+            self._run(Sleep(0.05))
+            self._run(Disconnect("$get"))
+        elif kind == "resume":
+            self._run(
+                Send(
+                    data=b"",
+                    http=HttpRequest(method="GET", headers={"last-event-id": "$last-event-id"}),
+                )
+            )
+            self._run(Sleep(0.05))
+            self._run(Disconnect("$get"))
+        else:
+            self._run(Send(data=b"", http=HttpRequest(method="DELETE")))
+            if not self._link().http_session_deleted():
+                self.barrier()
+                return
+            id = self._id()
+            self._run(
+                Send(
+                    data=dumps(self.speaker.request(id, "ping")),
+                    expect=Expect(answer="may"),
+                    http=HttpRequest(
+                        headers={"mcp-session-id": "$stale-session"}, expect_status=(404,)
+                    ),
+                )
+            )
+            self.wait(id)
+            self.phase = "new"

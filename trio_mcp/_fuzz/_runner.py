@@ -1,0 +1,437 @@
+"""Running the state machine against a target: :func:`fuzz_server`.
+
+Theory of operation
+-------------------
+
+Hypothesis is synchronous, so it runs in one worker thread started with
+:func:`trio.to_thread.run_sync` from the task that called
+:func:`fuzz_server`; that task waits for it (drawing the progress line) and
+nothing outlives the call. Each rule's I/O is a :func:`trio.from_thread.run`
+call back into Trio, where the connections, their reader tasks and the
+child processes live, in a nursery that :func:`fuzz_server` owns.
+
+Cancelling :func:`fuzz_server` reaches the thread at its next call into
+Trio, as :exc:`trio.Cancelled`, which Hypothesis lets through: the run ends
+at once and its findings are abandoned. The time budget and the ``stop``
+event end it at the same point, with a
+:class:`~._runtime.BudgetExhausted` instead, and what was found is kept.
+The bridge itself (:class:`~._runtime.Runtime`, :class:`~._runtime.Link`)
+is in :mod:`._runtime`; the rules are in :mod:`._machine`.
+
+Failures are not taken from Hypothesis's final exception but recorded as
+they happen: for each invariant, the few shortest failing transcripts. The
+shrinker keeps feeding that record smaller examples, and a run cut short
+by its budget still reports the smallest seen. At the end each is replayed
+on a fresh connection to check that it reproduces.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import math
+import os
+import random
+import time
+from collections.abc import Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any, TextIO
+
+import attrs
+import trio
+
+from .._util import open_nursery_unwrapped
+from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS, era_of
+from ._checker import Finding
+from ._connection import Timing
+from ._invariants import INVARIANTS
+from ._minimize import minimize
+from ._opener import Opener
+from ._probe import Catalogue, EraCatalogue, probe_era
+from ._replay import replay_steps
+from ._report import FuzzFailure, FuzzReport, Progress
+from ._runtime import Candidate, Runtime, Store
+from ._steps import Settle, Step
+from ._target import HttpTarget, StdioTarget, Target
+from ._validate import Validator, spec_dir_from_environment
+
+__all__ = ["FuzzError", "fuzz_server", "write_reproductions"]
+
+#: Findings that count even while probing an era the server turns out not to speak.
+_ALWAYS_WRONG = frozenset({"server-alive", "valid-jsonrpc-only"})
+
+
+class FuzzError(Exception):
+    """The run could not start: the target speaks neither era, or cannot be started."""
+
+
+def _settings(max_examples: int, max_steps: int) -> Any:
+    from hypothesis import HealthCheck, Phase, Verbosity, settings
+
+    return settings(
+        max_examples=max_examples,
+        stateful_step_count=max_steps,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=True,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        print_blob=False,
+        verbosity=Verbosity.quiet,
+    )
+
+
+async def _probe(
+    opener: Opener, protocol_version: str | None, notes: list[str]
+) -> tuple[Catalogue, list[tuple[str, list[Finding], list[Step]]]]:
+    if protocol_version is not None:
+        if protocol_version not in LEGACY_VERSIONS + MODERN_VERSIONS:
+            raise FuzzError(
+                f"unknown protocol version {protocol_version!r}; choose one of "
+                + ", ".join(MODERN_VERSIONS + LEGACY_VERSIONS)
+            )
+        eras: list[str] = [era_of(protocol_version)]
+    else:
+        eras = ["modern", "legacy"]
+    found: dict[str, EraCatalogue] = {}
+    probe_findings: list[tuple[str, list[Finding], list[Step]]] = []
+    for era in eras:
+        result = await probe_era(opener.open, era, protocol_version)
+        if result.catalogue is not None:
+            found[era] = result.catalogue
+            if result.findings:
+                probe_findings.append((era, result.findings, result.steps))
+        else:
+            notes.append(f"not fuzzing the {era} era: {result.why_not}")
+            # Probing an era the server may not speak: only what no server may ever do
+            # counts (unless that era was asked for).
+            kept = [
+                f
+                for f in result.findings
+                if protocol_version is not None or f.invariant.name in _ALWAYS_WRONG
+            ]
+            if kept:
+                probe_findings.append((era, kept, result.steps))
+    return Catalogue(eras=found, notes=tuple(notes)), probe_findings
+
+
+async def fuzz_server(
+    target: Target,
+    *,
+    protocol_version: str | None = None,
+    max_examples: int = 100,
+    max_steps: int = 20,
+    seed: int | None = None,
+    deadline: float = 5.0,
+    cancel_wait: float = 0.5,
+    startup_timeout: float = 10.0,
+    time_budget: float = 600.0,
+    shrink_budget: float = 60.0,
+    minimize_budget: float = 60.0,
+    max_message_size: int = 1 << 20,
+    spec_dir: str | os.PathLike[str] | None = None,
+    strict: bool = False,
+    skip_tools: Sequence[str] = (),
+    call_risky_tools: bool = False,
+    verify: bool = True,
+    reproduction_dir: str | os.PathLike[str] | None = None,
+    progress: TextIO | None = None,
+    progress_interval: float | None = None,
+    stop: trio.Event | None = None,
+) -> FuzzReport:
+    """Fuzz an MCP server with Hypothesis state machines and report what failed.
+
+    First probes the target (``server/discover`` and the ``initialize``
+    handshake, on fresh connections) to learn the eras it speaks and what it
+    offers, then runs up to ``max_examples`` examples of up to ``max_steps``
+    steps each, shrinking whatever fails, then replays each reproduction on
+    a fresh connection to check that it reproduces.
+
+    Blocks until the run is over: at most about ``time_budget`` seconds, plus
+    the probes, the closing of connections (the stdio shutdown ladder) and
+    ``minimize_budget`` seconds of replays. Cancelling it stops the run at once; every
+    process it started is shut down before the cancellation propagates.
+
+    Example::
+
+        report = await fuzz_server(StdioTarget(command=["python", "server.py"]), seed=1)
+        assert report.ok, report.summary()
+
+    Args:
+        target: a :class:`StdioTarget` or :class:`HttpTarget`.
+        protocol_version: fuzz only this version (and its era); by default every
+            era the server speaks.
+        max_examples: Hypothesis examples to generate (shrinking runs more).
+        max_steps: rules per example.
+        seed: the Hypothesis seed; a run with the same seed sends the same things
+            (chosen at random, and reported, when not given).
+        deadline: seconds within which every request must be answered.
+        cancel_wait: seconds to watch for a late answer to a cancelled request.
+        startup_timeout: stdio: extra seconds for the first answers of a fresh process
+            (an interpreter starting, ``npx`` fetching a package).
+        time_budget: seconds for generating and shrinking examples.
+        shrink_budget: once something fails, seconds left for shrinking (and for
+            finding other failures) before the run stops.
+        minimize_budget: seconds for replaying the failures at the end, to check
+            that they reproduce and to cut them down message by message.
+        max_message_size: the largest message sent, in bytes.
+        spec_dir: a directory of ``schema-<version>.json`` files to validate
+            results against (default: ``$TRIO_MCP_SPEC_DIR``; without it our
+            own models check results).
+        strict: treat ``SHOULD`` requirements as failures too.
+        skip_tools: names (or ``fnmatch`` patterns) of tools never to call.
+        call_risky_tools: also call the tools that declare ``openWorldHint: true``
+            (they may reach out beyond the server: fetch URLs, send mail) or
+            ``destructiveHint: true``; by default the fuzzer lists them but never
+            calls them.
+        verify: replay each reproduction to check that it reproduces (and
+            minimize it); without, reproductions are as Hypothesis left them.
+        reproduction_dir: write each failure's reproduction there as
+            ``<invariant>.jsonl``.
+        progress: where to draw the progress line (``None``: nowhere).
+        progress_interval: seconds between two progress lines (default: 0.2 on a
+            terminal, where the line is redrawn in place; 10 otherwise).
+        stop: set it to end the run early but gracefully: no new examples, and the
+            failures found so far are reported (``report.stopped == "stopped"``).
+            Cancelling :func:`fuzz_server` instead abandons them.
+
+    Raises:
+        FuzzError: the target speaks neither era (nothing could be fuzzed), or a
+            package the fuzzer needs is missing.
+        FileNotFoundError, PermissionError: the command cannot be started.
+    """
+    started = time.monotonic()
+    _require("hypothesis", "the fuzzer")
+    if isinstance(target, HttpTarget):
+        _require("httpx", "fuzzing over HTTP")
+    if seed is None:
+        seed = random.SystemRandom().randrange(2**32)
+    if max_examples < 1 or max_steps < 1 or deadline <= 0 or max_message_size < 64:
+        raise ValueError(
+            "max_examples and max_steps must be positive, deadline above 0, "
+            "max_message_size at least 64"
+        )
+    timing = Timing(deadline=deadline, cancel_wait=cancel_wait, startup=startup_timeout)
+    validator = Validator(spec_dir if spec_dir is not None else spec_dir_from_environment())
+    notes: list[str] = []
+    schemas = validator.schema_versions()
+    if not validator.jsonschema:
+        notes.append("jsonschema is not installed: results checked with trio_mcp's models only")
+    elif not schemas:
+        notes.append(
+            "no official schemas (spec_dir / TRIO_MCP_SPEC_DIR): results checked with "
+            "trio_mcp's models only"
+        )
+    per_run = isinstance(target, StdioTarget) and target.process == "per-run"
+    ticker = Progress(progress, interval=progress_interval)
+    async with open_nursery_unwrapped() as nursery:
+        opener = Opener(target, nursery, validator, timing, max_message_size)
+        catalogue, probe_findings = await _probe(opener, protocol_version, notes)
+        catalogue = _callable_tools(catalogue, skip_tools, call_risky_tools, notes)
+        if per_run and len(catalogue.eras) > 1:
+            del catalogue.eras["legacy"]
+            notes.append("one process for the whole run: fuzzing the modern era only")
+        runtime = Runtime(
+            opener=opener,
+            catalogue=catalogue,
+            progress=ticker,
+            strict=strict,
+            per_run=per_run,
+            budget_end=time.monotonic() + time_budget,
+            shrink_budget=shrink_budget,
+            max_message_size=max_message_size,
+        )
+        for era, findings, steps in probe_findings:
+            for finding in findings:
+                failing = finding.invariant.level == "MUST" or strict
+                store = runtime.store if failing else runtime.warnings
+                store.offer(Candidate(finding, era, (*steps, Settle()), (), None))
+        if not catalogue.eras and not probe_findings:
+            raise FuzzError(
+                f"{target.describe()} answered neither server/discover nor initialize: "
+                + "; ".join(notes)
+            )
+        if catalogue.eras:
+            await _run_machine(runtime, max_examples, max_steps, seed, ticker, stop)
+        await runtime.close_all()
+        ticker.draw(final=True)
+        failures = await _finish(runtime.store, opener, verify=verify, budget=minimize_budget)
+        warnings = await _finish(runtime.warnings, opener, verify=False, budget=0)
+    notes.extend(runtime.problems)
+    report = FuzzReport(
+        target=target.describe(),
+        transport=opener.transport,
+        seed=seed,
+        eras=tuple(sorted(catalogue.eras)),
+        examples=ticker.examples,
+        steps=ticker.steps,
+        rules=dict(ticker.rules),
+        duration=time.monotonic() - started,
+        stopped=runtime.stopped,
+        failures=tuple(failures),
+        warnings=tuple(warnings),
+        notes=tuple(notes),
+        budget={
+            "maxExamples": max_examples,
+            "maxSteps": max_steps,
+            "timeBudgetSeconds": time_budget,
+            "shrinkBudgetSeconds": shrink_budget,
+            "minimizeBudgetSeconds": minimize_budget,
+            "deadlineSeconds": deadline,
+            "cancelWaitSeconds": cancel_wait,
+            "startupTimeoutSeconds": startup_timeout,
+            "maxMessageSize": max_message_size,
+            "skipTools": list(skip_tools),
+            "callRiskyTools": call_risky_tools,
+            "schemas": schemas,
+        },
+    )
+    if reproduction_dir is not None:
+        report = await write_reproductions(report, Path(reproduction_dir))
+    return report
+
+
+def _require(module: str, what: str) -> None:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        raise FuzzError(
+            f"{what} needs the {module!r} package: pip install 'trio-mcp[fuzz]'"
+        ) from None
+
+
+def _callable_tools(
+    catalogue: Catalogue, skip: Sequence[str], risky: bool, notes: list[str]
+) -> Catalogue:
+    """The catalogue without the tools the fuzzer must not call."""
+    skipped: dict[str, str] = {}
+    eras = {}
+    for era, entry in catalogue.eras.items():
+        kept = []
+        for tool in entry.tools:
+            name = str(tool["name"])
+            annotations = tool.get("annotations")
+            annotations = annotations if isinstance(annotations, dict) else {}
+            if any(fnmatch.fnmatchcase(name, pattern) for pattern in skip):
+                skipped[name] = "skipped on request"
+            elif not risky and annotations.get("openWorldHint") is True:
+                skipped[name] = "openWorldHint: true"
+            elif not risky and annotations.get("destructiveHint") is True:
+                skipped[name] = "destructiveHint: true"
+            else:
+                kept.append(tool)
+        eras[era] = attrs.evolve(entry, tools=tuple(kept))
+    for name, why in sorted(skipped.items()):
+        notes.append(f"not calling tool {name!r} ({why})")
+    return attrs.evolve(catalogue, eras=eras)
+
+
+async def _run_machine(
+    runtime: Runtime,
+    max_examples: int,
+    max_steps: int,
+    seed: int,
+    ticker: Progress,
+    stop: trio.Event | None,
+) -> None:
+    from hypothesis import seed as with_seed
+    from hypothesis.stateful import get_state_machine_test
+
+    from ._machine import ServerMachine
+
+    machine = type("FuzzedServer", (ServerMachine,), {"runtime": runtime})
+    test = with_seed(seed)(
+        get_state_machine_test(machine, settings=_settings(max_examples, max_steps))
+    )
+    done = trio.Event()
+
+    async def in_thread() -> None:
+        try:
+            await trio.to_thread.run_sync(runtime.run_test, test)
+        finally:
+            done.set()
+
+    async def stop_when_asked(stop: trio.Event) -> None:
+        await stop.wait()
+        runtime.stop_reason = "stopped"
+        runtime.budget_end = -math.inf  # the thread's next step raises BudgetExhausted
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(in_thread)
+        if stop is not None:
+            nursery.start_soon(stop_when_asked, stop)
+        while not done.is_set():
+            ticker.draw()
+            with trio.move_on_after(ticker.interval):
+                await done.wait()
+        nursery.cancel_scope.cancel()
+
+
+async def _finish(
+    store: Store, opener: Opener, *, verify: bool, budget: float
+) -> list[FuzzFailure]:
+    """Each invariant's failure: the shortest candidate that fails again on a fresh
+    connection, made shorter still (:func:`~._minimize.minimize`), within ``budget``
+    seconds in all."""
+    failures = []
+    deadline = trio.current_time() + budget
+    for name, candidates in store.candidates.items():
+
+        async def fails(steps: Sequence[Step], era: str, name: str = name) -> bool:
+            findings, _ = await replay_steps(opener, era, steps)
+            return any(f.invariant.name == name for f in findings)
+
+        chosen = candidates[0]
+        steps: Sequence[Step] = chosen.steps
+        reproduced: bool | None = None
+        if verify:
+            for candidate in candidates:
+                if trio.current_time() >= deadline:
+                    break
+                reproduced = False
+                with trio.move_on_at(deadline):
+                    reproduced = await fails(candidate.steps, candidate.era)
+                if reproduced:
+                    chosen = candidate
+                    steps = await minimize(
+                        candidate.steps,
+                        partial(fails, era=candidate.era),
+                        culprit=candidate.culprit,
+                        deadline=deadline,
+                    )
+                    break
+        failures.append(
+            FuzzFailure.from_invariant(
+                INVARIANTS[name],
+                detail=chosen.finding.detail,
+                era=chosen.era,
+                steps=tuple(steps),
+                received=chosen.received,
+                reproduced=reproduced,
+                stderr_tail=chosen.stderr_tail,
+            )
+        )
+    failures.sort(key=lambda f: (f.level != "MUST", f.invariant))
+    return failures
+
+
+async def write_reproductions(report: FuzzReport, directory: Path) -> FuzzReport:
+    """Write each failure's reproduction to ``directory/<invariant>.jsonl`` (creating the
+    directory); returns the report with the paths filled in."""
+    await trio.Path(directory).mkdir(parents=True, exist_ok=True)
+    timing = {
+        "deadline": report.budget.get("deadlineSeconds", 5.0),
+        "cancel_wait": report.budget.get("cancelWaitSeconds", 0.5),
+        "startup": report.budget.get("startupTimeoutSeconds", 10.0),
+        "shutdown_grace": 1.0,
+    }
+    written = []
+    for failure in report.failures:
+        path = directory / f"{failure.invariant}.jsonl"
+        await trio.Path(path).write_bytes(
+            failure.reproduction(report.transport, report.target, timing)
+        )
+        written.append(attrs.evolve(failure, path=str(path)))
+    return attrs.evolve(report, failures=tuple(written))

@@ -1,0 +1,295 @@
+"""The bridge between the fuzzing thread and Trio: :class:`Runtime` (what the state machine
+reaches the target through, and where it reports) and :class:`Link` (one connection).
+
+Every call from the thread into Trio goes through :meth:`Runtime.call` (which also
+enforces the time budget) or :meth:`Runtime.call_sync`. Findings are kept as they
+happen, per invariant the few shortest failing transcripts (:class:`Store`), whatever
+Hypothesis ends up raising.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import attrs
+import trio
+
+from ._checker import Finding
+from ._connection import Connection, StdioConnection
+from ._invariants import violation
+from ._opener import Opener
+from ._probe import Catalogue
+from ._report import Progress, received_json
+from ._steps import Settle, Step
+
+__all__ = ["BudgetExhausted", "Link", "Runtime", "Store"]
+
+T = TypeVar("T")
+_CANDIDATES = 3
+
+
+class BudgetExhausted(BaseException):
+    """The time budget ran out (raised in the fuzzing thread; Hypothesis lets it through)."""
+
+
+@attrs.define
+class Candidate:
+    finding: Finding
+    era: str
+    steps: tuple[Step, ...]
+    received: tuple[dict[str, Any], ...]
+    stderr_tail: str | None
+    #: The index of the step that sent the message the finding points at.
+    culprit: int | None = None
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return (sum(1 for s in self.steps if not isinstance(s, Settle)), len(str(self.steps)))
+
+
+class Store:
+    """The smallest failing transcripts seen, per invariant."""
+
+    def __init__(self) -> None:
+        self.candidates: dict[str, list[Candidate]] = {}
+
+    def offer(self, candidate: Candidate) -> None:
+        found = self.candidates.setdefault(candidate.finding.invariant.name, [])
+        if any(c.steps == candidate.steps for c in found):
+            return
+        found.append(candidate)
+        found.sort(key=lambda c: c.size)
+        del found[_CANDIDATES:]
+
+
+class Link:
+    """The fuzzing thread's handle on one connection (every method blocks the thread on a
+    call into Trio)."""
+
+    def __init__(self, runtime: Runtime, connection: Connection, era: str) -> None:
+        self.runtime = runtime
+        self.connection = connection
+        self.era = era
+        #: The machine's state between examples, for a connection kept for the whole run.
+        self.state: dict[str, Any] = {}
+
+    @property
+    def alive(self) -> bool:
+        return self.connection.alive
+
+    def step(self, step: Step) -> None:
+        """Execute ``step``, then raise the first failed requirement it revealed."""
+        self.runtime.call(self.connection.run, step)
+        self.runtime.progress.steps += 1
+        self.check()
+
+    def check(self) -> None:
+        findings = self.runtime.call_sync(self.connection.findings)
+        if findings:
+            self.runtime.record(self, findings)
+
+    def answer(self, id: Any) -> Any:
+        def get() -> Any:
+            answer = self.connection.checker.answers.get(id)
+            return answer if answer is not None and type(answer.id) is type(id) else None
+
+        return self.runtime.call_sync(get)
+
+    def cancelled_unanswered(self) -> bool:
+        return bool(self.runtime.call_sync(self.connection.checker.cancelled_unanswered))
+
+    def http_session_deleted(self) -> bool:
+        """(HTTP) Whether the last ``DELETE`` ended the session (the server may refuse)."""
+
+        def deleted() -> bool:
+            return getattr(self.connection, "session_id", "") is None and bool(
+                getattr(self.connection, "stale_sessions", ())
+            )
+
+        return self.runtime.call_sync(deleted)
+
+
+class Runtime:
+    """What the state machine reaches the target through, and where it reports.
+
+    Created by :func:`fuzz_server`; the machine class gets it as a class attribute.
+    """
+
+    def __init__(
+        self,
+        *,
+        opener: Opener,
+        catalogue: Catalogue,
+        progress: Progress,
+        strict: bool,
+        per_run: bool,
+        budget_end: float,
+        shrink_budget: float,
+        max_message_size: int,
+    ) -> None:
+        self.opener = opener
+        self.catalogue = catalogue
+        self.eras = sorted(catalogue.eras)
+        self.progress = progress
+        self.strict = strict
+        self.per_run = per_run
+        self.budget_end = budget_end
+        self.shrink_budget = shrink_budget
+        self.max_message_size = max_message_size
+        self.transport = opener.transport
+        self.store = Store()
+        self.warnings = Store()
+        self.stopped = "done"
+        #: Why the budget ran out early, when it was not time.
+        self.stop_reason = "time budget"
+        self.problems: list[str] = []
+        self._shared: Link | None = None
+        self._open: set[Connection] = set()
+        self._eof_checked = False
+
+    # -- calls into Trio (from the thread) --------------------------------------------------------
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run async ``fn`` in Trio, unless the time budget is spent."""
+        if time.monotonic() > self.budget_end:
+            raise BudgetExhausted
+        return trio.from_thread.run(fn, *args)
+
+    def call_sync(self, fn: Callable[..., T], *args: Any) -> T:
+        return trio.from_thread.run_sync(fn, *args)
+
+    # -- connections ------------------------------------------------------------------------------
+
+    def open_link(self, era: str) -> Link:
+        """(thread) A connection for a new example: fresh, or the run's shared one."""
+        self.progress.examples += 1
+        if self.per_run and self._shared is not None and self._shared.alive:
+            return self._shared
+        connection = self.call(self._open_connection, era)
+        link = Link(self, connection, era)
+        if self.per_run:
+            self._shared = link
+        return link
+
+    async def _open_connection(self, era: str) -> Connection:
+        connection = await self.opener.open(era)
+        set_tools = getattr(connection, "set_tools", None)
+        if set_tools is not None:
+            set_tools(self.catalogue.eras[era].tools)
+        self._open.add(connection)
+        return connection
+
+    def release_link(self, link: Link) -> None:
+        """(thread) The example is over: close its connection (unless it is shared)."""
+        if self.per_run and link is self._shared and link.alive:
+            return
+        trio.from_thread.run(self._close_connection, link)
+
+    async def _close_connection(self, link: Link) -> None:
+        connection = link.connection
+        self._open.discard(connection)
+        if self._eof_checked or not isinstance(connection, StdioConnection):
+            # Known to exit (or not) on end of input: close in the background.
+            self.opener.nursery.start_soon(connection.aclose)
+            await trio.lowlevel.checkpoint()
+            return
+        await connection.aclose()
+        self._eof_checked = True
+        if connection.exited_on_eof is False:
+            connection.checker.fail(
+                "exit-on-stdin-eof",
+                f"the server was still running {self.opener.timing.shutdown_grace:g} s after "
+                "its stdin closed, and had to be terminated",
+                connection._seq,
+            )
+            self._record_now(link, connection.checker.take_findings())
+
+    async def close_all(self) -> None:
+        """(Trio) Close every connection still open (the shared one, abandoned ones)."""
+        for connection in list(self._open):
+            self._open.discard(connection)
+            await connection.aclose()
+
+    # -- findings ---------------------------------------------------------------------------------
+
+    def _candidate(self, link: Link, finding: Finding, *, truncate: bool) -> Candidate:
+        connection = link.connection
+        steps = list(connection.steps)
+        if truncate and steps and not isinstance(steps[-1], Settle):
+            steps.append(Settle())
+        tail = connection.stderr_tail if isinstance(connection, StdioConnection) else None
+        return Candidate(
+            finding=finding,
+            era=link.era,
+            steps=tuple(steps),
+            received=tuple(received_json(item) for _, item in connection.received[-60:]),
+            stderr_tail=tail,
+            culprit=connection.culprit(finding.seq),
+        )
+
+    def _record_now(self, link: Link, findings: Sequence[Finding]) -> None:
+        for finding in findings:
+            failing = finding.invariant.level == "MUST" or self.strict
+            store = self.store if failing else self.warnings
+            (self.progress.failed if failing else self.progress.warned).add(finding.invariant.name)
+            store.offer(self._candidate(link, finding, truncate=True))
+
+    def record(self, link: Link, findings: Sequence[Finding]) -> None:
+        """(thread) Keep the findings; raise the first failing one for Hypothesis to shrink."""
+        self.call_sync(self._record_now, link, findings)
+        for finding in findings:
+            if finding.invariant.level == "MUST" or self.strict:
+                # From the first failure on, shrinking gets ``shrink_budget`` seconds more.
+                self.budget_end = min(self.budget_end, time.monotonic() + self.shrink_budget)
+                raise violation(finding.invariant.name, finding.detail)
+
+    # -- the thread -------------------------------------------------------------------------------
+
+    def run_test(self, test: Callable[[], None]) -> None:
+        """(thread) Run the Hypothesis test; what it found is in the stores."""
+        from hypothesis.errors import HypothesisException
+
+        try:
+            test()
+        except BudgetExhausted:
+            self.stopped = self.stop_reason
+        except BaseExceptionGroup as group:
+            self._classify(group)
+        except HypothesisException as exc:
+            self._hypothesis_problem(exc)
+        except Exception as exc:  # noqa: BLE001 - sorted below; anything unexpected re-raised
+            self._classify(exc)
+
+    def _hypothesis_problem(self, exc: BaseException) -> None:
+        from hypothesis.errors import Flaky, FlakyStrategyDefinition
+
+        if isinstance(exc, Flaky | FlakyStrategyDefinition):
+            note = (
+                "the server did not behave the same way when Hypothesis ran an example "
+                "again (its answers depend on timing or on what came before), so shrinking "
+                "stopped early there; every reproduction was still replayed on its own"
+            )
+        else:
+            note = f"Hypothesis: {type(exc).__name__}: {str(exc)[:300]}"
+        if note not in self.problems:
+            self.problems.append(note)
+
+    def _classify(self, exc: BaseException) -> None:
+        """Sort what the Hypothesis run raised: violations (already recorded), the budget,
+        Hypothesis's own complaints (notes); anything else is a bug here, and re-raised."""
+        from hypothesis.errors import Flaky, HypothesisException
+
+        from ._invariants import Violation
+
+        if isinstance(exc, Flaky | HypothesisException):
+            self._hypothesis_problem(exc)
+        if isinstance(exc, BaseExceptionGroup):
+            for inner in exc.exceptions:
+                self._classify(inner)
+            return
+        if isinstance(exc, BudgetExhausted):
+            self.stopped = self.stop_reason
+        elif not isinstance(exc, Violation | Flaky | HypothesisException):
+            raise exc
