@@ -328,3 +328,51 @@ async def test_memory_event_store_bounds() -> None:
     await store.discard("b")
     assert len(store) == 1
     assert await store.replay_after("c/9") is None  # never issued
+
+
+async def test_a_session_ending_while_its_standalone_stream_opens(served: Any) -> None:
+    """The session ends (a DELETE, in another task) just as the GET stream's first bytes
+    are being sent: the GET ends cleanly, with nothing raised into the ASGI server."""
+    client, url, _, app = served
+    headers = await initialize(client, url)
+    session_id = headers["mcp-session-id"]
+    manager = app.manager
+    assert manager is not None
+    sent: list[dict[str, Any]] = []
+    start_seen = trio.Event()
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+        if message["type"] == "http.response.start":
+            start_seen.set()
+            while session_id in manager.sessions:  # let the session end meanwhile
+                await trio.sleep(0.001)
+
+    async def receive() -> dict[str, Any]:
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/mcp",
+        "headers": [
+            (b"host", b"127.0.0.1"),
+            (b"accept", b"text/event-stream"),
+            (b"mcp-session-id", session_id.encode()),
+            (b"mcp-protocol-version", LEGACY.encode()),
+        ],
+    }
+
+    async def end_the_session() -> None:
+        await start_seen.wait()
+        await manager.sessions[session_id].end()
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(end_the_session)
+            await app(scope, receive, send)
+    assert sent[0]["type"] == "http.response.start"
+    assert sent[0]["status"] == 200
+    assert sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
+    assert [m for m in sent if not m.get("more_body", False)] == [sent[0], sent[-1]]

@@ -11,13 +11,14 @@ import sys
 import time
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import trio
 from http_support import MODERN, initialize, make_server, modern_body, modern_headers
 
-from trio_mcp.http import serve
+from trio_mcp.http import McpAsgiApp, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO = ROOT / "examples" / "echo_server.py"
@@ -99,6 +100,52 @@ def wait_until_up(url: str, process: subprocess.Popen[str]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("after_start", [False, True])
+async def test_a_failure_inside_the_app_never_reaches_the_server(
+    monkeypatch: pytest.MonkeyPatch, after_start: bool
+) -> None:
+    """A bug of ours in one exchange is logged and that exchange answered (500 with a
+    JSON-RPC error, or the end of a stream already begun); the listener serves on.
+    (Hypercorn, handed an exception mid-stream, tries a 500 and loses the listener.)"""
+    server, _ = make_server()
+    served_http = McpAsgiApp._http
+    failures = 0
+
+    async def fail_once(self: McpAsgiApp, http: Any) -> None:
+        nonlocal failures
+        if failures:
+            await served_http(self, http)
+            return
+        failures += 1
+        if after_start:
+            await http.send({"type": "http.response.start", "status": 200, "headers": []})
+            await http.send({"type": "http.response.body", "body": b"partial", "more_body": True})
+        raise RuntimeError("a bug in the app")
+
+    monkeypatch.setattr(McpAsgiApp, "_http", fail_once)
+    stop = trio.Event()
+    async with httpx.AsyncClient() as client, trio.open_nursery() as nursery:
+        port = await nursery.start(
+            partial(serve, server, port=0, graceful_timeout=0.5, shutdown_trigger=stop.wait)
+        )
+        url = f"http://127.0.0.1:{port}/mcp"
+        body = modern_body(1, "tools/call", {"name": "echo", "arguments": {"text": "x"}})
+        r = await client.post(url, json=body, headers=modern_headers("tools/call", "echo"))
+        if after_start:
+            assert (r.status_code, r.content) == (200, b"partial")
+        else:
+            assert r.status_code == 500
+            assert r.json() == {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": -32603, "message": "Internal error"},
+            }
+        r = await client.post(url, json=body, headers=modern_headers("tools/call", "echo"))
+        assert r.json()["result"]["content"][0]["text"] == "x"
+        stop.set()
+    assert failures == 1
+
+
 def test_the_echo_example_over_http_exits_promptly_on_sigterm() -> None:
     port = free_port()
     process = spawn("--http", str(port), "--graceful", "3")

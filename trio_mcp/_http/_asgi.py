@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -44,7 +44,7 @@ from .._protocol._envelope import declares_modern_version
 from .._transports._stream import Received
 from .._versions import LEGACY_VERSIONS, allows_batches
 from ._event_store import EventStore, MemoryEventStore
-from ._exchange import Disconnected, HttpRequest, Receive, Scope, Send, TooLarge
+from ._exchange import Disconnected, HttpRequest, Receive, Scope, Send, TooLarge, error_body
 from ._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
 from ._legacy_sse import SseTransport
 from ._modern import ModernEndpoint
@@ -168,7 +168,14 @@ class McpAsgiApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(HttpRequest(scope, receive, send))
+            try:
+                await self._http(HttpRequest(scope, receive, send))
+            except Exception:
+                # Our bug, not the client's: log it, answer what can still be answered,
+                # and never let it reach the ASGI server (hypercorn would try a 500 in the
+                # middle of a stream and take the whole listener down with it).
+                log.exception("%s %s failed", scope["method"], scope["path"])
+                await _end_after_failure(send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
         else:
@@ -360,3 +367,20 @@ async def open_asgi_app(server: Server, **options: Any) -> AsyncIterator[McpAsgi
     app = McpAsgiApp(server, **options)
     async with app.running():
         yield app
+
+
+async def _end_after_failure(send: Send) -> None:
+    """End a response whose handler failed: a ``500`` with a JSON-RPC error if nothing was
+    sent yet, else the end of the body already begun. Never raises."""
+    body = error_body(None, ErrorCode.INTERNAL_ERROR, "Internal error")
+    start = {
+        "type": "http.response.start",
+        "status": 500,
+        "headers": [(b"content-type", b"application/json")],
+    }
+    try:
+        await send(start)
+    except Exception:  # noqa: BLE001 (whatever the server raises, the answer is the same)
+        body = b""  # the response had started: only its end is left to send
+    with suppress(Exception):
+        await send({"type": "http.response.body", "body": body})

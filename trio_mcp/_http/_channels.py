@@ -196,9 +196,12 @@ class Channel:
             self.let_go()
             return True
 
-    async def resume(self, writer: ResponseWriter, events: list[tuple[str, bytes]]) -> bool:
-        """Replay ``events`` on ``writer``, then carry the channel on it; returns whether the
-        channel goes on (``False``: it already finished, and the replay was all of it)."""
+    async def resume(
+        self, writer: ResponseWriter, events: list[tuple[str, bytes]]
+    ) -> trio.Event | None:
+        """Replay ``events`` on ``writer``, then carry the channel on it; returns the event
+        set when ``writer`` is let go, or ``None`` when the channel already finished and
+        the replay was all of it."""
         async with self.lock:
             await writer.open_sse()
             for event_id, data in events:
@@ -206,6 +209,5 @@ class Channel:
                     await writer.event(data, event_id)
             if self.finished:
                 await writer.close()
-                return False
-            self.attach(writer)
-            return True
+                return None
+            return self.attach(writer)

@@ -253,10 +253,11 @@ class SessionManager:
             )
             return
         writer = ResponseWriter(http.send, json_ok=False)
-        if not await channel.resume(writer, replay.events):
+        released = await channel.resume(writer, replay.events)
+        if released is None:
             await session._forget(channel)
             return
-        await self._carry(http, session, channel, writer)
+        await self._carry(http, channel, writer, released)
 
     async def _standalone(self, http: HttpRequest, session: LegacySession) -> None:
         channel = session._standalone()
@@ -275,15 +276,15 @@ class SessionManager:
         await session.ensure_running()
         writer = ResponseWriter(http.send, json_ok=False)
         self._prime(session, channel, writer)
-        channel.attach(writer)
+        # The event comes from attach(), not from the channel after a wait: the session
+        # may end (and let the writer go) while the stream opens.
+        released = channel.attach(writer)
         await writer.open_sse()
-        await self._carry(http, session, channel, writer)
+        await self._carry(http, channel, writer, released)
 
     async def _carry(
-        self, http: HttpRequest, session: LegacySession, channel: Channel, writer: ResponseWriter
+        self, http: HttpRequest, channel: Channel, writer: ResponseWriter, released: trio.Event
     ) -> None:
-        released = channel.released
-        assert released is not None
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_detach_on_disconnect, http, channel, writer, nursery.cancel_scope)
             nursery.start_soon(keep_alive, writer, self.keepalive_interval)
