@@ -4,16 +4,23 @@ templated, binary, a directory, one that changes), prompts, completion, and
 tools that come and go.
 
 Import it and use ``server`` (``trio_mcp.testing.connect(server)`` in memory),
-or run it as a stdio server: ``python examples/everything_server.py``.
+or run it: ``python examples/everything_server.py`` serves stdio,
+``python examples/everything_server.py --http PORT`` Streamable HTTP (both eras, and the
+legacy HTTP+SSE endpoint at ``/sse``) on 127.0.0.1 until SIGTERM or Ctrl-C (port 0 picks a
+free one; the URL goes to stderr).
 """
 
 from __future__ import annotations
 
+import signal
+import sys
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Literal
 
 import attrs
+import trio
 
 import trio_mcp
 from trio_mcp.server import Context, Field, Server, ToolError
@@ -80,9 +87,16 @@ def rich() -> list[object]:
     ]
 
 
+MAX_STEPS = 100
+
+
 @server.tool()
-async def long_task(steps: int, ctx: Context) -> str:
+async def long_task(
+    steps: Annotated[int, Field(schema={"minimum": 0, "maximum": MAX_STEPS})], ctx: Context
+) -> str:
     """Reports progress and logs as it goes."""
+    if not 0 <= steps <= MAX_STEPS:  # the schema declares it; the handler enforces it
+        raise ToolError(f"steps must be between 0 and {MAX_STEPS}")
     await ctx.info(f"starting {steps} steps", logger="long_task")
     for step in range(1, steps + 1):
         await ctx.report_progress(step, steps, f"step {step} of {steps}")
@@ -193,5 +207,24 @@ def complete_greeting_language(value: str, context: Mapping[str, str]) -> list[s
     return [language for language in ("en", "fr") if language.startswith(value)]
 
 
+async def serve_http(port: int) -> None:
+    from trio_mcp.http import serve  # here: a stdio server need not load the HTTP stack
+
+    async with trio.open_nursery() as nursery:
+        bound = await nursery.start(
+            partial(serve, server, port=port, shutdown_trigger=until_signalled)
+        )
+        print(f"everything server on http://127.0.0.1:{bound}/mcp", file=sys.stderr, flush=True)
+
+
+async def until_signalled() -> None:
+    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for _ in signals:
+            return
+
+
 if __name__ == "__main__":
-    trio_mcp.run(server)
+    if sys.argv[1:2] == ["--http"]:
+        trio.run(serve_http, int(sys.argv[2]))
+    else:
+        trio_mcp.run(server)

@@ -215,6 +215,9 @@ async def test_everything_server(version: str, everything: Any, autojump_clock: 
         assert await text_of("long_task", {"steps": 2}) == "finished 2 steps"
         await client.call_tool("long_task", {"steps": 2}, on_progress=updates.append)
         assert len(updates) == 2
+        too_long = await client.call_tool("long_task", {"steps": 10**15})
+        assert too_long.is_error
+        assert too_long.content[0].text == "steps must be between 0 and 100"  # type: ignore[union-attr]
 
         settings = await client.read_resource("config://settings")
         assert settings.contents[0].text == '{"theme":"dark","language":"en"}'  # type: ignore[union-attr]

@@ -7,8 +7,10 @@ multiplies them for a long run.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,15 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = Path(os.environ.get("TRIO_MCP_SPEC_DIR", ROOT.parent / "shared" / "spec"))
 TARGETS = ROOT / "tests" / "fuzz_targets"
 
-# HOOK (for the lead): examples/everything_server.py is being written on another branch.
-# Once it is on main, fuzz it instead of the stand-in:
-#     EVERYTHING_SERVER = ROOT / "examples" / "everything_server.py"
-EVERYTHING_SERVER = TARGETS / "standin_everything.py"
-
-# HOOK (for the lead): trio_mcp.http (the Streamable HTTP server) is being written on
-# another branch. Once it is on main, start the everything server with it here: a command
-# that serves it on 127.0.0.1 and prints its MCP endpoint URL as its first stdout line.
-HTTP_SERVER_COMMAND = [sys.executable, str(TARGETS / "standin_http.py")]
+EVERYTHING_SERVER = ROOT / "examples" / "everything_server.py"
+#: Serves it on 127.0.0.1 (a free port) and names its URL on stderr.
+HTTP_SERVER_COMMAND = [sys.executable, str(EVERYTHING_SERVER), "--http", "0"]
 
 ENV = {"PYTHONPATH": os.pathsep.join([str(ROOT), str(TARGETS)])}
 
@@ -87,22 +83,26 @@ async def test_our_server_with_a_process_per_example() -> None:
 
 
 @pytest.fixture
-def http_url() -> Iterator[str]:
-    process = subprocess.Popen(
-        HTTP_SERVER_COMMAND,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, **ENV},
-        text=True,
-    )
+def http_url(tmp_path: Path) -> Iterator[str]:
+    log = tmp_path / "server.err"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            HTTP_SERVER_COMMAND,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            env={**os.environ, **ENV},
+        )
     try:
-        assert process.stdout is not None
-        url = process.stdout.readline().strip()
-        assert url.startswith("http://127.0.0.1:"), url
-        yield url
+        deadline = time.monotonic() + 20
+        while (found := re.search(r"http://127\.0\.0\.1:\d+/mcp", log.read_text())) is None:
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
+        yield found.group()
     finally:
         process.terminate()
-        process.wait(10)
+        # SIGTERM is a graceful shutdown, not a crash.
+        assert process.wait(10) == 0, log.read_text()[-2000:]
 
 
 async def test_our_server_over_http(http_url: str) -> None:
