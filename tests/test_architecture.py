@@ -59,6 +59,26 @@ def test_the_sans_io_core_imports_no_trio() -> None:
     assert run.returncode == 0, run.stderr
 
 
+def test_without_hypothesis_only_the_testing_module_needs_the_extra() -> None:
+    """The base install runs servers and clients; trio_mcp.testing says which extra it needs."""
+    code = (
+        "import sys\n"
+        "sys.modules['hypothesis'] = None  # as if it were not installed\n"
+        "import trio_mcp, trio_mcp.server, trio_mcp.client, trio_mcp.host\n"
+        "try:\n"
+        "    import trio_mcp.testing\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=PACKAGE.parent, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == (
+        "trio_mcp.testing needs Hypothesis (for its strategies): pip install 'trio-mcp[testing]'"
+    )
+
+
 def _without_package_init() -> str:
     # Load the package object without executing its __init__ (which imports the Trio layers).
     return (

@@ -32,7 +32,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
-from hypothesis import strategies as st
+
+try:
+    from hypothesis import strategies as st
+except ImportError as exc:
+    raise ImportError(
+        "trio_mcp.testing needs Hypothesis (for its strategies): pip install 'trio-mcp[testing]'"
+    ) from exc
 
 from .._errors import ErrorCode
 from .._types import (
