@@ -21,7 +21,6 @@ import trio
 
 import trio_mcp
 from trio_mcp import Server
-from trio_mcp.http import asgi_app, serve
 
 server = Server("echo", version="1.0.0")
 
@@ -33,8 +32,13 @@ def echo(text: str) -> str:
     return text
 
 
-#: The ASGI app, for ASGI servers run from the command line (and ``--workers``).
-app = asgi_app(server)
+def make_app() -> object:
+    """The ASGI app, for ASGI servers run from the command line
+    (``hypercorn 'examples.echo_server:make_app()'``) and for ``--workers``. A factory, so
+    that a stdio server never loads the HTTP stack."""
+    from trio_mcp.http import asgi_app
+
+    return asgi_app(server)
 
 
 async def until_signalled() -> None:
@@ -45,6 +49,8 @@ async def until_signalled() -> None:
 
 
 async def serve_http(port: int, graceful: float) -> None:
+    from trio_mcp.http import serve
+
     async with trio.open_nursery() as nursery:
         bound = await nursery.start(
             partial(
@@ -66,7 +72,7 @@ def serve_workers(port: int, workers: int, graceful: float) -> None:
     from hypercorn.run import run
 
     config = Config()
-    config.application_path = f"{__file__}:app"
+    config.application_path = f"{__file__}:make_app()"
     config.bind = [f"127.0.0.1:{port}"]
     config.worker_class = "trio"
     config.workers = workers
