@@ -262,3 +262,41 @@ async def test_send_and_receive_are_checkpoints() -> None:
             await b.receive()  # the second line of a read comes from the buffer
         with trio.testing.assert_checkpoints():
             await b.receive()
+
+
+async def test_send_nowait_writes_to_an_idle_pipe_at_once() -> None:
+    """With nothing queued, the line goes straight into the pipe (no writer task turn),
+    and a line the pipe cannot take whole is finished by the writer, in order."""
+    r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
+    os.set_blocking(r, False)
+    async with open_line_stream(ScriptedReceiveStream([]), FdStream(w)) as s:
+        s.send_nowait(rpc.Notification("now"))
+        assert os.read(r, 65536) == b'{"jsonrpc":"2.0","method":"now"}\n'  # no checkpoint between
+        big = rpc.Notification("big", {"x": "y" * 10_000})
+        s.send_nowait(big)  # 4 KiB now, the rest through the writer
+        s.send_nowait(rpc.Notification("after"))  # queued behind the rest: not written yet
+        received = bytearray(os.read(r, 65536))
+        assert len(received) == 4096
+        while received.count(b"\n") < 2:
+            await trio.testing.wait_all_tasks_blocked()
+            try:
+                received += os.read(r, 65536)
+            except BlockingIOError:
+                await trio.sleep(0.001)
+    first, second = bytes(received).splitlines()
+    assert rpc.parse(first) == big
+    assert rpc.parse(second) == rpc.Notification("after")
+
+
+async def test_a_receive_that_waits_reads_the_pipe_itself_and_can_be_cancelled() -> None:
+    async with pipe_pair() as (a, b):
+        with trio.move_on_after(0.01) as scope:
+            await b.receive()  # waits in wait_readable: cancelled there, nothing consumed
+        assert scope.cancelled_caught
+        await a.send(rpc.Notification("x"))
+        with trio.fail_after(5):
+            assert await b.receive() == rpc.Notification("x")
+        await b._receive_stream.aclose()  # the descriptor is gone (fileno() is now -1)
+        with pytest.raises(trio.ClosedResourceError):
+            await b.receive()

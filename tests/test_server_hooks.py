@@ -140,6 +140,10 @@ class Recording(MemoryMessageStream):
         self.log.append((message, related))
         await super().send(message, related=related)
 
+    def send_nowait(self, message: jsonrpc.Message, *, related: Any = None) -> None:
+        super().send_nowait(message, related=related)
+        self.log.append((message, related))
+
 
 async def test_legacy_server_requests_carry_the_request_they_belong_to() -> None:
     server = make_server()

@@ -406,3 +406,19 @@ async def test_the_child_leads_its_own_process_group() -> None:
         assert pid == stream.pid
         assert os.getpgid(pid) == pid
         assert os.getsid(pid) == pid
+
+
+@pytest.mark.slow
+async def test_a_process_stream_sends_and_receives_without_waiting_when_it_can() -> None:
+    """send_nowait and receive_nowait reach the pipes (the base class can do neither)."""
+    assert ProcessMessageStream.receive_nowait is not MessageStream.receive_nowait
+    async with open_process_stream(["cat"], grace=GRACE) as stream:
+        stream.send_nowait(rpc.Notification("one"))  # the base class raises WouldBlock
+        stream.send_nowait(rpc.Notification("two"))
+        with trio.fail_after(5):
+            first = await stream.receive()
+            try:
+                second = stream.receive_nowait()  # if "two" came in the same read
+            except trio.WouldBlock:
+                second = await stream.receive()
+        assert (first, second) == (rpc.Notification("one"), rpc.Notification("two"))

@@ -459,6 +459,20 @@ class Session:
             self._fail_all(error)
             raise error from exc
 
+    async def _send_before_waiting(self, message: rpc.Message, related: Any) -> None:
+        """Send a request whose answer the caller waits for next: without a scheduling
+        point of its own when the transport takes it at once (the wait that follows is
+        one), which spares a sequential caller a trip through the scheduler per call."""
+        if self._closed_error is None:
+            try:
+                self.stream.send_nowait(message, related=related)
+                return
+            except trio.WouldBlock:
+                pass
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass  # _send says so, in its words
+        await self._send(message, related=related)
+
     async def _reply(
         self, message: rpc.Message, handlers: trio.Nursery, *, related: Any = None
     ) -> None:
@@ -614,13 +628,14 @@ class Session:
     ) -> Any:
         # open_request() without the context-manager layers: this is the hot path.
         self._check_open()
+        await trio.lowlevel.checkpoint_if_cancelled()
         pending, message = self.connection.send_request(
             method, params, progress_token=True if on_progress is not None else None
         )
         waiter = Waiter(progress=on_progress is not None)
         self._waiters[pending.id] = waiter
         try:
-            await self._send(message, related=related)
+            await self._send_before_waiting(message, related)
             while waiter.answer is None:
                 await waiter.wait()
                 while waiter.progress:

@@ -137,6 +137,16 @@ class ProcessMessageStream(MessageStream):
         """Queue a message for the child's stdin; see :meth:`LineMessageStream.send`."""
         await self._lines.send(message)
 
+    def send_nowait(self, message: Message, *, related: RequestId | None = None) -> None:
+        """Send without waiting if the pipe or the queue has room; see
+        :meth:`LineMessageStream.send_nowait`."""
+        self._lines.send_nowait(message)
+
+    def receive_nowait(self) -> Received:
+        """The child's next message if it is already read; see
+        :meth:`LineMessageStream.receive_nowait`."""
+        return self._lines.receive_nowait()
+
     async def send_raw(self, data: bytes) -> None:
         """Queue raw bytes for the child's stdin (include the newline)."""
         await self._lines.send_raw(data)
