@@ -21,7 +21,6 @@ import trio
 
 import trio_mcp
 from trio_mcp import Server, ToolError
-from trio_mcp.http import serve
 
 server = Server("glossary", version="1.0")
 
@@ -70,9 +69,11 @@ async def until_ctrl_c() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--http"]:
+    if len(sys.argv) == 1:
+        trio_mcp.run(server)
+    else:  # --http PORT
+        from trio_mcp.http import serve  # needs the http extra
+
         port = int(sys.argv[2])
         print(f"serving http://127.0.0.1:{port}/mcp; Ctrl-C stops", file=sys.stderr)
         trio.run(lambda: serve(server, "127.0.0.1", port, shutdown_trigger=until_ctrl_c))
-    else:
-        trio_mcp.run(server)
