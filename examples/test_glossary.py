@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 from first_server import GLOSSARY, server
 from hypothesis import given, settings, strategies as st
 
@@ -26,7 +27,14 @@ from trio_mcp import McpError
 from trio_mcp.client import open_client
 from trio_mcp.http import serve
 from trio_mcp.pytest_plugin import Fuzzer
-from trio_mcp.testing import HttpTarget, check_transport, connect, json_objects
+from trio_mcp.session import Session
+from trio_mcp.testing import (
+    HttpTarget,
+    check_transport,
+    connect,
+    json_objects,
+    memory_stream_pair,
+)
 from trio_mcp.transports import LineMessageStream, open_line_stream
 from trio_mcp.types import TextContent
 
@@ -54,13 +62,19 @@ async def test_a_nap_takes_virtual_time(autojump_clock: trio.testing.MockClock) 
         assert trio.current_time() - start == pytest.approx(30)
 
 
-async def test_a_deadline_cancels_the_call(autojump_clock: trio.testing.MockClock) -> None:
-    async with connect(server) as client:
-        with pytest.raises(trio.TooSlowError):
-            with trio.fail_after(5):
-                await client.call_tool("nap", {"seconds": 3600})
-        # The server was told to cancel, and goes on serving.
-        assert not (await client.call_tool("nap", {"seconds": 1})).is_error
+async def test_a_deadline_cancels_the_call_on_the_server(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    client_end, server_end = memory_stream_pair()
+    async with trio.open_nursery() as nursery:
+        session: Session = await nursery.start(server.serve, server_end)
+        async with open_client(client_end) as client:
+            with pytest.raises(trio.TooSlowError):
+                with trio.fail_after(5):
+                    await client.call_tool("nap", {"seconds": 3600})
+            await trio.testing.wait_all_tasks_blocked()
+            assert session.connection.in_flight == 0  # nap was cancelled, not left running
+            assert not (await client.call_tool("nap", {"seconds": 1})).is_error
 
 
 # -- properties -----------------------------------------------------------------------------
