@@ -10,6 +10,9 @@ The tool's code is the same; the conversation is not:
   the client asks its handler and sends the call again with ``inputResponses``
   and the same ``requestState``; the tool runs again from the top.
 
+Last, a client with no elicitation handler: it does not declare the capability, so
+``ctx.elicit`` raises before anything is sent, and the call fails with -32021.
+
 Run it: ``python examples/input_rounds.py``
 """
 
@@ -19,8 +22,9 @@ from typing import Any
 
 import trio
 
-from trio_mcp import Context, Server, jsonrpc
+from trio_mcp import Context, MissingRequiredClientCapability, Server, jsonrpc
 from trio_mcp.client import open_client
+from trio_mcp.testing import connect
 from trio_mcp.transports import MemoryMessageStream, MessageStream, memory_stream_pair
 from trio_mcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 
@@ -100,6 +104,13 @@ async def main() -> None:
             ) as client:
                 result = await client.call_tool("greet")
                 print("  =>", result.content[0].text)  # type: ignore[union-attr]
+
+    print("a client without an elicitation handler:")
+    async with connect(server) as client:
+        try:
+            await client.call_tool("greet")
+        except MissingRequiredClientCapability as exc:
+            print(f"  error {exc.code}: needs {exc.required_capabilities}")
 
 
 if __name__ == "__main__":

@@ -132,6 +132,8 @@ EXPECTED: dict[str, list[str]] = {
         "  client -> request tools/call (id 3) inputResponses requestState",
         "  (greet runs, round 1)",
         "  server -> result (id 3) Hello, Ada",
+        "a client without an elicitation handler:",
+        "  error -32021: needs {'elicitation': {}}",
     ],
     "stdio_lifecycle.py": [
         "the server's GREETING: 'hello'",
