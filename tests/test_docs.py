@@ -143,3 +143,25 @@ def test_every_page_is_linked_from_the_index() -> None:
     linked = {(index.parent / t).resolve() for t in links(index)}
     pages = {p.resolve() for p in DOCS.rglob("*.md")} - {index.resolve()}
     assert not sorted(pages - linked), "pages the index does not link"
+
+
+def test_the_readme_has_two_set_up_commands() -> None:
+    """One installs and runs the demo, one installs the test extras and runs the tests."""
+    readme = (ROOT / "README.md").read_text()
+    commands = [
+        line.strip() for line in readme.splitlines() if line.startswith("    python3 -m venv")
+    ]
+    assert len(commands) == 2, commands
+    assert commands[0].endswith("trio-mcp demo")
+    assert commands[1].endswith("python -m pytest")
+
+
+def test_the_readme_layout_lists_every_public_module() -> None:
+    readme = (ROOT / "README.md").read_text()
+    listed = set(re.findall(r"^\| `(trio_mcp[\w.]*)` \|", readme, flags=re.MULTILINE))
+    modules = {
+        f"trio_mcp.{path.stem}"
+        for path in (ROOT / "trio_mcp").glob("*.py")
+        if not path.stem.startswith("_")
+    }
+    assert listed == {"trio_mcp"} | modules
