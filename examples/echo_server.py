@@ -33,9 +33,8 @@ def echo(text: str) -> str:
 
 
 def make_app() -> object:
-    """The ASGI app, for ASGI servers run from the command line
-    (``hypercorn 'examples.echo_server:make_app()'``) and for ``--workers``. A factory, so
-    that a stdio server never loads the HTTP stack."""
+    """The ASGI app, for ASGI servers run from the command line and for ``--workers``.
+    A factory, so that a stdio server never loads the HTTP stack."""
     from trio_mcp.http import asgi_app
 
     return asgi_app(server)

@@ -101,6 +101,73 @@ EXPECTED: dict[str, list[str]] = {
         "[server] crunch was cancelled",
         "[client] the server is still fine: ['crunch']",
     ],
+    # The pages of docs/tutorial and docs/how-to quote these (tests/test_docs.py).
+    "first_client.py": [
+        "connected: modern era, protocol 2026-07-28",
+        "tool define: Look up a Trio term.",
+        "tool nap: Sleep, then say so (a stand-in for slow work).",
+        "define nursery -> A block that owns tasks: it does not end until every task in it "
+        "has ended.",
+        "define 'event loop' -> is_error: True",
+        "terms -> ['cancel scope', 'checkpoint', 'nursery']",
+        "prompt -> 1 message(s) for the model",
+        "gave up on nap: True",
+        "still answering: True",
+        "closed: the server process has exited and been reaped",
+    ],
+    "first_http.py": [
+        "serving http://127.0.0.1:PORT/mcp",
+        "modern era (2026-07-28): A block whose code can be cancelled",
+        "legacy era (2025-11-25): A block whose code can be cancelled",
+        "server stopped",
+    ],
+    "test_glossary.py": ["9 passed"],
+    "input_rounds.py": [
+        "2025-11-25:",
+        "  server -> request elicitation/create (id 1)",
+        "  client -> result (id 1) accept {'name': 'Ada'}",
+        "  server -> result (id 2) Hello, Ada",
+        "2026-07-28:",
+        "  server -> result (id 2) input_required {'input-1': 'elicitation/create'} requestState",
+        "  client -> request tools/call (id 3) inputResponses requestState",
+        "  (greet runs, round 1)",
+        "  server -> result (id 3) Hello, Ada",
+        "a client without an elicitation handler:",
+        "  error -32021: needs {'elicitation': {}}",
+    ],
+    "stdio_lifecycle.py": [
+        "the server's GREETING: 'hello'",
+        "the server's SECRET_TOKEN: ''",
+        "closed cleanly: exit status 0",
+        "  [server stderr] lifecycle: something went badly wrong",
+        "crash -> ConnectionClosed: exit status 3",
+        "  its stderr ended with: lifecycle: something went badly wrong",
+    ],
+    "serve_http.py": [
+        "2026-07-28: report ready (stream closed meanwhile: False)",
+        "2025-11-25: streamable HTTP, session True",
+        "2025-11-25: report ready (stream closed meanwhile: True)",
+        "2024-11-05 over /sse: report ready (stream closed meanwhile: False)",
+        "Origin http://localhost:3000: accepted",
+        "Origin http://evil.example: refused (Forbidden: Origin 'http://evil.example' is not "
+        "allowed)",
+    ],
+    "http_auth.py": [
+        "with the token: a caller with the token",
+        "without it: refused, HTTP status 401",
+    ],
+    "websocket.py": ["modern era: over a WebSocket"],
+    "host.py": [
+        "  broken: restarting (FileNotFoundError)",
+        "tools: ['echo__echo', 'glossary__define', 'glossary__nap']",
+        "glossary__define -> A block that owns tasks",
+        "echo__echo -> hi",
+        "resources: ['glossary://terms']",
+        "glossary killed, then restarted 1 time(s):",
+        "  glossary: connected",
+        "host closed: every server shut down",
+    ],
+    "fuzz_glossary.py": ["no invariant failed"],
 }
 
 
@@ -141,6 +208,7 @@ TESTED_ELSEWHERE = {
     "echo_server.py",  # the stdio and HTTP tests, the benchmarks
     "conformance_server.py",  # the conformance suite
     "conformance_client.py",  # the conformance suite
+    "first_server.py",  # first_client.py, first_http.py, host.py, test_glossary.py run it
 }
 
 
