@@ -110,6 +110,8 @@ async def test_the_trio_mcp_client_over_http_sse_2024() -> None:
     app = asgi_app(server)
     async with running(app) as base:
         async with open_http_client(base + "/sse", transport="sse") as client:
+            # The old transport carries the handshake era: no modern probe over it.
+            assert client.protocol_version == "2025-11-25"
             assert (await client.call_tool("echo", {"text": "old"})).content[0].text == "old"
         with trio.fail_after(5):
             while app.sse is not None and app.sse.sessions:

@@ -17,6 +17,7 @@ from .._client._client import Client, connect_client
 from .._errors import McpError
 from .._protocol._era import EraCache
 from .._util import open_nursery_unwrapped
+from .._versions import LEGACY_VERSIONS
 from ._client_stream import HttpClientStream
 
 __all__ = [
@@ -167,6 +168,9 @@ async def connect_http_client(
     stream_options = {
         k: client_options.pop(k) for k in list(client_options) if k in _STREAM_OPTIONS
     }
+    if transport == "sse":
+        # The 2024-11-05 transport carries the handshake era only: no modern probe on it.
+        client_options.setdefault("versions", LEGACY_VERSIONS)
 
     async def connect() -> Client:
         stream = await connect_http_stream(
