@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,10 @@ def test_info() -> None:
             ],
             "gave up after 1.5 s",
         ),
+        (
+            ["list-tools", "--shutdown-grace", "-1", "--stdio", SERVER],
+            "--shutdown-grace must be 0 or more seconds",
+        ),
     ],
 )
 def test_expected_failures_are_one_line(args: list[str], expected: str) -> None:
@@ -125,3 +130,15 @@ def test_demo_tours_the_everything_server(protocol_version: str | None) -> None:
         "Done.",
     ):
         assert line in run.stdout, (line, run.stdout)
+
+
+def test_shutdown_grace_zero_goes_straight_down_the_ladder() -> None:
+    """0 means no waiting between the ladder's steps (not "wait for ever")."""
+    ignores_eof = f"{sys.executable} {ROOT / 'tests' / 'stdio_peers' / 'ignores_eof.py'}"
+    start = time.monotonic()
+    run = cli(
+        "list-tools", "--shutdown-grace", "0", "--timeout", "1", "--stdio", ignores_eof, timeout=30
+    )
+    assert time.monotonic() - start < 20  # a server that ignores EOF got SIGTERM at once
+    assert run.returncode == 1
+    no_traceback(run)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import shlex
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,7 +26,8 @@ def add_target_options(parser: argparse.ArgumentParser, *, required: bool = True
         type=float,
         default=2.0,
         metavar="SECONDS",
-        help="stdio: seconds for each step of the shutdown ladder (default 2)",
+        help="stdio: seconds for each step of the shutdown ladder (default 2; 0: no waiting "
+        "between steps; inf: never signal the server)",
     )
     parser.add_argument(
         "--timeout",
@@ -52,8 +52,11 @@ async def open_target(args: argparse.Namespace, **client_options: Any) -> AsyncI
     command = shlex.split(args.stdio)
     if not command:
         raise ValueError("--stdio needs a command")
-    grace = args.shutdown_grace if args.shutdown_grace > 0 else math.inf
-    async with open_stdio_client(command, grace=grace, stderr=_quiet, **client_options) as client:
+    if not args.shutdown_grace >= 0:  # also NaN
+        raise ValueError("--shutdown-grace must be 0 or more seconds")
+    async with open_stdio_client(
+        command, grace=args.shutdown_grace, stderr=_quiet, **client_options
+    ) as client:
         yield client
 
 

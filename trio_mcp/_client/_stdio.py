@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import shlex
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -31,6 +30,7 @@ async def connect_stdio_client(
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
     grace: float = 2.0,
+    kill_timeout: float = 2.0,
     stderr: Callable[[str], object] | None = None,
     **client_options: Any,
 ) -> Client:
@@ -47,7 +47,9 @@ async def connect_stdio_client(
     Closing the client runs the shutdown ladder: close the child's stdin →
     ``grace`` seconds → SIGTERM to its process group → ``grace`` → SIGKILL →
     reap. It runs shielded, so cancelling the caller does not skip it.
-    ``grace=math.inf`` waits for a clean exit forever.
+    ``grace=0`` signals at once; ``grace=math.inf`` waits for a clean exit forever.
+    ``kill_timeout`` bounds the wait for the process group to be gone after SIGKILL
+    (only an unkillable process, one stuck in the kernel, takes that long).
     """
     argv = _argv(command)
     stream = await connect_process_stream(
@@ -56,7 +58,7 @@ async def connect_stdio_client(
         env=env,
         cwd=cwd,
         grace=grace,
-        kill_timeout=min(grace, 5.0) if grace != math.inf else 5.0,
+        kill_timeout=kill_timeout,
         stderr=stderr,
     )
     client_options.setdefault("peer", shlex.join(argv))

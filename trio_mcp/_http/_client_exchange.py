@@ -246,7 +246,8 @@ class ExchangeStream(MessageStream):
         if error is None:
             await self._answer_error(
                 exchange,
-                f"HTTP {response.status_code} {response.reason_phrase} from {self.url}",
+                " ".join(filter(None, ["HTTP", str(response.status_code), response.reason_phrase]))
+                + f" from {self.url}",
                 data={"httpStatus": response.status_code},
             )
             return
