@@ -2,7 +2,8 @@
 
 The pieces most programs need are here; the rest live in the public modules
 ``types``, ``jsonrpc``, ``protocol``, ``session``, ``transports``, ``server``,
-``client`` and ``testing``.
+``client``, ``host``, ``http`` (Streamable HTTP, HTTP+SSE; the ``http`` extra),
+``websocket``, ``testing`` (the ``testing`` extra) and ``pytest_plugin``.
 """
 
 from ._client._client import (
