@@ -356,6 +356,9 @@ async def _run_machine(
     async def stop_when_asked(stop: trio.Event) -> None:
         await stop.wait()
         runtime.stop_reason = "stopped"
+        # Said here, not only when BudgetExhausted comes back out of Hypothesis: raised
+        # while it shrinks, Hypothesis may take it for another bug and not re-raise it.
+        runtime.stopped = "stopped"
         runtime.budget_end = -math.inf  # the thread's next step raises BudgetExhausted
 
     async with trio.open_nursery() as nursery:
