@@ -405,3 +405,40 @@ async def test_modern_requests_need_no_lifespan() -> None:
             headers={"accept": ACCEPT},
         )
         assert r.status_code == 503
+
+
+async def test_stateless_requests_share_one_bound_and_the_excess_is_refused_as_busy() -> None:
+    """Each stateless request has a session of its own; max_concurrent_requests bounds
+    them together: one runs, one waits for its turn, the third is refused at once."""
+    server, probe = make_server()
+    app = asgi_app(server, session_options={"max_concurrent_requests": 1})
+    answers: dict[int, Any] = {}
+
+    async def call(client: httpx.AsyncClient, url: str, id: int, tool: str) -> None:
+        r = await client.post(
+            url,
+            json=modern_body(id, "tools/call", {"name": tool, "arguments": {"text": "x"}}),
+            headers=modern_headers("tools/call", tool),
+        )
+        answers[id] = (r.status_code, r.json())
+
+    async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+        url = base + "/mcp"
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call, client, url, 1, "block")
+            with trio.fail_after(5):
+                await probe.started.wait()
+            nursery.start_soon(call, client, url, 2, "progress")  # waits for the slot
+            with trio.fail_after(5):
+                while app.modern.admission.waiting == 0:
+                    await trio.sleep(0.01)
+            await call(client, url, 3, "progress")  # no room to wait: refused at once
+            assert 1 not in answers and 2 not in answers
+            probe.release.set()
+    assert answers[3][1]["error"] == {
+        "code": -32603,
+        "message": "Server busy: too many requests in flight",
+    }
+    assert answers[1][1]["result"]["content"][0]["text"] == "released"
+    assert answers[2][0] == 200
+    assert app.modern.admission.waiting == 0

@@ -2,6 +2,7 @@
 
 from ._session._engine import (
     LATER as LATER,
+    Admission as Admission,
     Call as Call,
     ImmediateHandler as ImmediateHandler,
     NotificationHandler as NotificationHandler,

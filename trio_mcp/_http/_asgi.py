@@ -103,7 +103,9 @@ class McpAsgiApp:
         self.keepalive_interval = keepalive_interval
         self.engine_linger = engine_linger
         self.session_options = dict(session_options or {})
-        self.modern = ModernEndpoint(server, keepalive_interval=keepalive_interval)
+        self.modern = ModernEndpoint(
+            server, keepalive_interval=keepalive_interval, session_options=self.session_options
+        )
         self.sse = (
             SseTransport(
                 server,
@@ -352,7 +354,9 @@ def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
         keepalive_interval: seconds between keep-alive comments on long-lived streams.
         engine_linger: idle seconds after which a legacy session stops its tasks.
         session_options: options for each :class:`~trio_mcp.session.Session`
-            (``drain_timeout``, ``max_concurrent_requests``, ...).
+            (``drain_timeout``, ``max_concurrent_requests``, ...). Stateless requests
+            (2026-07-28) each get a session, and ``max_concurrent_requests`` bounds them
+            all together.
     """
     return McpAsgiApp(server, **options)
 

@@ -25,7 +25,7 @@ from .._protocol._connection import Connection
 from .._protocol._envelope import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from .._protocol._events import Dispatch, InboundRequest, Reply
 from .._server._dispatch import Dispatcher
-from .._session._engine import Session
+from .._session._engine import Admission, Session
 from .._transports._stream import MessageStream, Received
 from .._types._base import RequestId
 from .._versions import MODERN_VERSIONS
@@ -118,10 +118,25 @@ class ModernEndpoint:
         server: the server.
         keepalive_interval: seconds between keep-alive comments on
             ``subscriptions/listen`` streams.
+        session_options: options for each request's
+            :class:`~trio_mcp.session.Session`; ``max_concurrent_requests`` bounds
+            them all together.
     """
 
-    def __init__(self, server: Server, *, keepalive_interval: float = 15.0) -> None:
+    def __init__(
+        self,
+        server: Server,
+        *,
+        keepalive_interval: float = 15.0,
+        session_options: dict[str, Any] | None = None,
+    ) -> None:
         self.server = server
+        options = dict(session_options or {})
+        #: One bound for every request's session: at most ``max_concurrent_requests``
+        #: handlers run at once across the endpoint, as many more wait, the rest are
+        #: refused as busy.
+        self.admission = Admission(options.pop("max_concurrent_requests", 256))
+        self._session_options = options
         #: Shared by every request: modern requests keep no per-connection state.
         self.dispatcher = Dispatcher(server)
         self.keepalive_interval = keepalive_interval
@@ -223,6 +238,8 @@ class ModernEndpoint:
             connection,
             handler=self.dispatcher.handle,
             immediate=self.dispatcher.immediate,
+            admission=self.admission,
+            **self._session_options,
         )
         if request.method == "subscriptions/listen":
             await self._listen(http, session, request, writer)

@@ -126,6 +126,26 @@ async def _no_notifications(session: Session, method: str, params: Any) -> None:
     log.debug("ignored notification %s", method)
 
 
+class Admission:
+    """How many inbound handlers may run at once, and how many more requests may wait
+    for a turn before the rest are refused as busy.
+
+    Each session has its own, unless it is given one to share: the stateless HTTP
+    endpoint gives every request a session of its own, and bounds them all with one.
+    """
+
+    __slots__ = ("backlog", "slots", "waiting")
+
+    def __init__(self, max_concurrent_requests: int) -> None:
+        if max_concurrent_requests < 1:
+            raise ValueError("max_concurrent_requests must be at least 1")
+        self.slots = trio.Semaphore(max_concurrent_requests)
+        #: The most requests that may wait for a slot.
+        self.backlog = max_concurrent_requests
+        #: Requests waiting for a slot now.
+        self.waiting = 0
+
+
 class Session:
     """One MCP conversation: a protocol connection driven over a message stream.
 
@@ -146,6 +166,8 @@ class Session:
             may go on to send their answers.
         max_concurrent_requests: the most inbound handlers at once; as many more
             requests may wait for a turn, and the rest are refused as busy.
+        admission: an :class:`Admission` shared with other sessions, instead of one
+            of ``max_concurrent_requests`` for this session alone.
         notification_buffer: notifications queued for ``notification_handler``.
         immediate: answers requests that need no task (see :data:`ImmediateHandler`);
             such a request skips the task and cancel scope a handler would get.
@@ -168,6 +190,7 @@ class Session:
         notification_buffer: int = 64,
         on_input_ended: Callable[[], None] | None = None,
         immediate: ImmediateHandler | None = None,
+        admission: Admission | None = None,
     ) -> None:
         self.stream = stream
         self.connection = connection
@@ -176,9 +199,10 @@ class Session:
         self.request_timeout = request_timeout
         self.cancel_send_timeout = cancel_send_timeout
         self.drain_timeout = drain_timeout
-        self._slots = trio.Semaphore(max_concurrent_requests)
-        self._backlog = max_concurrent_requests
-        self._waiting_for_slot = 0
+        if admission is None:
+            admission = Admission(max_concurrent_requests)
+        self._admission = admission
+        self._slots = admission.slots
         self._reply_slots = trio.Semaphore(max_concurrent_requests)
         self._notification_buffer = notification_buffer
         self._waiters: dict[Any, Waiter] = {}
@@ -287,13 +311,13 @@ class Session:
             try:
                 self._slots.acquire_nowait()
             except trio.WouldBlock:
-                if self._waiting_for_slot >= self._backlog:
+                if self._admission.waiting >= self._admission.backlog:
                     busy = McpError("Server busy: too many requests in flight")
                     refusal = self.connection.respond_error(request, busy)
                     if refusal is not None:
                         await self._reply(refusal, handlers, related=request.id)
                     return
-                self._waiting_for_slot += 1
+                self._admission.waiting += 1
                 handlers.start_soon(self._handle, request, False)
             else:
                 handlers.start_soon(self._handle, request, True)
@@ -347,10 +371,10 @@ class Session:
         try:
             self._slots.acquire_nowait()  # the handler checkpoints; no need to yield first
         except trio.WouldBlock:
-            if self._waiting_for_slot >= self._backlog:
+            if self._admission.waiting >= self._admission.backlog:
                 await self._refuse_busy(request)
                 return
-            self._waiting_for_slot += 1
+            self._admission.waiting += 1
             await self._handle(request, False)
         else:
             await self._handle(request, True)
@@ -398,7 +422,7 @@ class Session:
                 if waiting and not request.cancelled:
                     await self._slots.acquire()
                     waiting, admitted = False, True
-                    self._waiting_for_slot -= 1
+                    self._admission.waiting -= 1
                 if request.cancelled:
                     return
                 try:
@@ -420,7 +444,7 @@ class Session:
             if not request.finished:
                 self.connection.abandon(request)
             if waiting:
-                self._waiting_for_slot -= 1
+                self._admission.waiting -= 1
             if admitted:
                 self._slots.release()
 
