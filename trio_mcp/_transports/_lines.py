@@ -491,8 +491,9 @@ async def open_line_stream(
 
 
 def _fileno_of(stream: object) -> Callable[[], int] | None:
-    fileno = getattr(stream, "fileno", None)
-    return fileno if callable(fileno) else None
+    # Only trio's own pipe streams: their descriptors are non-blocking, and fileno() says
+    # -1 once closed. A descriptor of anything else might block the whole event loop.
+    return stream.fileno if isinstance(stream, trio.lowlevel.FdStream) else None
 
 
 async def _read_pipe(fd: int) -> bytes:
