@@ -300,3 +300,33 @@ async def test_a_receive_that_waits_reads_the_pipe_itself_and_can_be_cancelled()
         await b._receive_stream.aclose()  # the descriptor is gone (fileno() is now -1)
         with pytest.raises(trio.ClosedResourceError):
             await b.receive()
+
+
+async def test_a_stream_that_merely_has_a_fileno_is_never_written_directly() -> None:
+    """Its descriptor may be blocking: writing to it from the event loop could freeze
+    everything. Only trio's FdStream (non-blocking) gets the direct path."""
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+
+    class BlockingPipe(trio.abc.SendStream):
+        def fileno(self) -> int:
+            return w  # blocking, as far as anyone knows
+
+        async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+            await trio.to_thread.run_sync(os.write, w, bytes(data))
+
+        async def wait_send_all_might_not_block(self) -> None:
+            await trio.lowlevel.checkpoint()
+
+        async def aclose(self) -> None:
+            await trio.lowlevel.checkpoint()
+
+    try:
+        async with open_line_stream(ScriptedReceiveStream([]), BlockingPipe()) as s:
+            s.send_nowait(rpc.Notification("queued"))
+            with pytest.raises(BlockingIOError):
+                os.read(r, 100)  # not written by send_nowait itself
+        assert os.read(r, 100) == b'{"jsonrpc":"2.0","method":"queued"}\n'  # the writer's
+    finally:
+        os.close(r)
+        os.close(w)

@@ -491,9 +491,11 @@ async def open_line_stream(
 
 
 def _fileno_of(stream: object) -> Callable[[], int] | None:
-    # Only trio's own pipe streams: their descriptors are non-blocking, and fileno() says
-    # -1 once closed. A descriptor of anything else might block the whole event loop.
-    return stream.fileno if isinstance(stream, trio.lowlevel.FdStream) else None
+    # Only trio's own pipe streams (or a wrapper that names one as ``fd_stream``): their
+    # descriptors are non-blocking, and fileno() says -1 once closed. The descriptor of
+    # anything else might block the whole event loop.
+    inner = getattr(stream, "fd_stream", stream)
+    return inner.fileno if isinstance(inner, trio.lowlevel.FdStream) else None
 
 
 async def _read_pipe(fd: int) -> bytes:

@@ -42,20 +42,21 @@ class _StandardOutput(trio.abc.SendStream):
     """A duplicate of the original stdout; closing it runs ``restore`` (once)."""
 
     def __init__(self, stream: FdStream, restore: Callable[[], None] | None) -> None:
-        self._stream = stream
+        #: The pipe itself (line streams write to it directly when it has room).
+        self.fd_stream = stream
         self._restore = restore
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:
-        await self._stream.send_all(data)
+        await self.fd_stream.send_all(data)
 
     def fileno(self) -> int:
-        return self._stream.fileno()
+        return self.fd_stream.fileno()
 
     async def wait_send_all_might_not_block(self) -> None:
-        await self._stream.wait_send_all_might_not_block()
+        await self.fd_stream.wait_send_all_might_not_block()
 
     async def aclose(self) -> None:
-        self._stream.close()
+        self.fd_stream.close()
         restore, self._restore = self._restore, None
         if restore is not None:
             restore()
