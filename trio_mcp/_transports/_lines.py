@@ -60,6 +60,7 @@ _READ_SIZE: Final = 65536
 #: The writer joins queued lines into one write up to about this many bytes.
 _BATCH_BYTES: Final = 256 * 1024
 _WHITESPACE: Final = frozenset(b" \t\r")
+_NEWLINE: Final = ord("\n")
 
 
 def _oversized(limit: int) -> InvalidMessage:
@@ -278,7 +279,6 @@ class LineMessageStream(MessageStream):
         if self._receiving:
             raise trio.BusyResourceError("another task is already receiving from this stream")
         self._receiving = True
-        done = self._receive_done = trio.Event()
         try:
             # Nothing is consumed before this point, so a cancellation here loses nothing;
             # after it, only the read itself may be cancelled (and it consumes nothing then).
@@ -300,14 +300,28 @@ class LineMessageStream(MessageStream):
                     if item is not None:
                         return item
                     raise trio.EndOfChannel
-                self._buffer += data
+                buffer = self._buffer
+                if (
+                    not buffer
+                    and len(data) > 1
+                    and data[-1] == _NEWLINE
+                    and data.find(b"\n") == len(data) - 1
+                    and not self._discarding
+                    and len(data) - 1 <= self.max_message_size
+                    and data[0] not in _WHITESPACE
+                ):
+                    # The usual read: exactly one whole line. Parse it where it lies.
+                    return parse(data[:-1])
+                buffer += data
                 item = self._next_from_buffer()
                 if item is not None:
                     return item
         finally:
             self._receiving = False
-            self._receive_done = None
-            done.set()
+            done = self._receive_done
+            if done is not None:
+                self._receive_done = None
+                done.set()
 
     def receive_nowait(self) -> Received:
         """The next message if one is already buffered; never reads from the byte stream.
@@ -420,8 +434,10 @@ class LineMessageStream(MessageStream):
         """After :meth:`_close_sending`: read and drop whatever the peer still writes, until
         its end (a peer blocked writing to us can then go on and exit). Cancel it to stop.
         """
-        if self._receive_done is not None:
-            await self._receive_done.wait()  # the woken receiver has let go of the stream
+        if self._receiving:
+            # Wait until the woken receiver has let go of the stream.
+            done = self._receive_done = trio.Event()
+            await done.wait()
         try:
             while await self._receive_stream.receive_some(_READ_SIZE):
                 pass
