@@ -111,7 +111,8 @@ async def test_list_order_is_registration_order_and_stable(version: str) -> None
 
 
 @pytest.mark.parametrize(
-    "name", ["", "has space", "comma,name", "x" * 129, "slash/name", "émoji", "semi;colon"]
+    "name",
+    ["", "has space", "comma,name", "x" * 129, "slash/name", "émoji", "semi;colon", "bad\n"],
 )
 def test_invalid_tool_names_are_refused(name: str) -> None:
     server = Server("t")

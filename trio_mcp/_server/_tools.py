@@ -25,7 +25,7 @@ __all__ = ["ToolError", "ToolSpec", "validate_tool_name"]
 
 log = logging.getLogger("trio_mcp.server")
 
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _UNSTRUCTURED = (str, type(None), CallToolResult, *CONTENT_TYPES)
 
 
@@ -35,7 +35,7 @@ class ToolError(Exception):
 
 
 def validate_tool_name(name: str) -> str:
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise ValueError(
             f"invalid tool name {name!r}: use 1 to 128 characters of A-Z, a-z, 0-9, '_', '-', '.'"
         )
