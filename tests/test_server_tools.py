@@ -272,6 +272,44 @@ def test_invalid_or_unsupported_verbatim_schemas_are_refused() -> None:
         )
 
 
+@pytest.mark.parametrize(
+    "schema", [{"type": "array"}, {"properties": {"a": {}}}, {"type": ["object", "null"]}]
+)
+def test_verbatim_input_schema_must_be_an_object_schema(schema: dict[str, Any]) -> None:
+    """Every revision's schema has ``inputSchema.type: const "object"``."""
+    with pytest.raises(ValueError, match='input_schema must have "type": "object" at its root'):
+        Server("t").add_tool(lambda: "x", name="bad", input_schema=schema)
+
+
+@pytest.mark.parametrize("schema", [{"type": "string"}, {"items": {}}, {"type": "array"}])
+def test_verbatim_output_schema_must_be_an_object_schema(schema: dict[str, Any]) -> None:
+    """Up to 2025-11-25 ``outputSchema`` (and so ``structuredContent``) is an object; a
+    server answering those revisions cannot declare anything else."""
+    with pytest.raises(ValueError, match='output_schema must have "type": "object" at its root'):
+        Server("t").add_tool(lambda: "hello", name="bad", output_schema=schema)
+
+
+@pytest.mark.parametrize("revision", ALL_VERSIONS)
+async def test_non_object_structured_content_reaches_only_the_revision_that_allows_it(
+    revision: str,
+) -> None:
+    server = Server("t")
+    result = CallToolResult(content=[TextContent(text="hello")], structured_content="hello")
+    server.add_tool(lambda: result, name="hello")
+    server.add_tool(lambda: CallToolResult(content=[], structured_content={"a": 1}), name="object")
+    async with open_pair(server, protocol_version=revision) as pair:
+        hello = await pair.client.call_tool("hello")
+        raw = wire_result(pair.server_sent.sent, "tools/call", pair.client_sent.sent)
+        obj = await pair.client.call_tool("object")
+    assert hello.content == [TextContent(text="hello")]
+    if revision == MODERN:
+        assert raw["structuredContent"] == "hello"
+    else:
+        assert "structuredContent" not in raw
+    if revision >= "2025-06-18":
+        assert obj.structured_content == {"a": 1}
+
+
 async def test_remote_refs_are_never_fetched(version: str) -> None:
     schema = {
         "type": "object",

@@ -108,6 +108,7 @@ class ToolSpec:
         input_validator = None
         if input_schema is not None:
             schema = dict(input_schema)
+            _require_object_root(schema, "input_schema", "tool arguments are always objects")
             input_validator = SchemaValidator(schema)
         else:
             schema = signature.input_schema
@@ -170,7 +171,15 @@ class ToolSpec:
             if version >= FIRST_MODERN_VERSION:
                 wire["resultType"] = "complete"
             return wire
-        return self.convert(outcome)
+        result = self.convert(outcome)
+        if (
+            version < FIRST_MODERN_VERSION
+            and result.structured_content is not None
+            and type(result.structured_content) is not dict
+        ):
+            # Only 2026-07-28 allows any JSON value; before, structuredContent is an object.
+            result = attrs.evolve(result, structured_content=None)
+        return result
 
     def _bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any] | CallToolResult:
         """Keyword arguments for the function, or the error result for bad arguments."""
@@ -276,6 +285,13 @@ def _output_for(
         return None
     if output_schema is not None:
         schema = dict(output_schema)
+        _require_object_root(
+            schema,
+            "output_schema",
+            "revisions 2025-06-18 and 2025-11-25, which this server also answers, allow no "
+            "other outputSchema or structuredContent (return a non-object value from a typed "
+            "function to have it wrapped as {'result': value})",
+        )
         return _Output(schema=schema, validator=SchemaValidator(schema))
     try:
         annotation = get_type_hints(fn, include_extras=True).get("return", Any)
@@ -313,6 +329,20 @@ def _output_for(
         return reader(value["result"])
 
     return _Output(schema=wrapped, reader=read_wrapped, wrap=True)
+
+
+def _require_object_root(schema: Mapping[str, Any], argument: str, why: str) -> None:
+    """Refuse a verbatim schema whose root is not ``"type": "object"``, as every revision's
+    schema requires of ``inputSchema`` (and every initialize-era one of ``outputSchema``).
+
+    Raises:
+        ValueError: the root ``type`` is missing or another.
+    """
+    if schema.get("type") != "object":
+        raise ValueError(
+            f'{argument} must have "type": "object" at its root ({why}), '
+            f"not {schema.get('type', 'no type')!r}"
+        )
 
 
 def _is_unstructured(annotation: Any) -> bool:
