@@ -326,6 +326,30 @@ async def test_remote_refs_are_never_fetched(version: str) -> None:
 # -- bad arguments ---------------------------------------------------------------------------
 
 
+async def test_field_schema_constraints_are_enforced_before_the_handler(version: str) -> None:
+    server = Server("t")
+    seen: list[float] = []
+
+    @server.tool()
+    def weigh(weight: Annotated[float, Field(schema={"minimum": 0})]) -> str:
+        seen.append(weight)
+        return f"{weight} kg"
+
+    async with open_pair(server, protocol_version=version) as pair:
+        (tool,) = await pair.client.list_tools()
+        bad = await pair.client.call_tool("weigh", {"weight": -5})
+        good = await pair.client.call_tool("weigh", {"weight": 5})
+    assert tool.input_schema["properties"]["weight"] == {"type": "number", "minimum": 0}
+    assert bad.is_error is True
+    assert bad.content == [
+        TextContent(
+            text="Invalid arguments for tool weigh: weight: -5 is less than the minimum of 0"
+        )
+    ]
+    assert good.content == [TextContent(text="5.0 kg")]
+    assert seen == [5.0]
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
