@@ -10,6 +10,7 @@ import orjson
 import pytest
 import trio
 from feature_harness import ALL_VERSIONS, ERAS, MODERN, open_pair
+from schema_host import serving_schemas
 
 from trio_mcp import jsonrpc as rpc
 from trio_mcp.jsonrpc import ErrorCode, McpError
@@ -311,14 +312,18 @@ async def test_non_object_structured_content_reaches_only_the_revision_that_allo
 
 
 async def test_remote_refs_are_never_fetched(version: str) -> None:
-    schema = {
-        "type": "object",
-        "properties": {"a": {"$ref": "https://example.com/schemas/a.json"}},
-    }
-    server = Server("t")
-    server.add_tool(lambda **kw: "called", name="remote", input_schema=schema)
-    async with open_pair(server, protocol_version=version) as pair:
-        result = await pair.client.call_tool("remote", {"a": 1})
+    """The ``$ref`` points at a live local server whose schema would accept the argument:
+    fetching it would both hit the server and let the call through."""
+    with serving_schemas() as host:
+        schema = {
+            "type": "object",
+            "properties": {"a": {"$ref": f"{host.url}/schemas/a.json"}},
+        }
+        server = Server("t")
+        server.add_tool(lambda **kw: "called", name="remote", input_schema=schema)
+        async with open_pair(server, protocol_version=version) as pair:
+            result = await pair.client.call_tool("remote", {"a": "x"})
+    assert host.hits == []
     assert result.is_error
     assert "cannot validate" in result.content[0].text  # type: ignore[union-attr]
 
