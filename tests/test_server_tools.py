@@ -440,6 +440,45 @@ async def test_return_values_become_content(version: str) -> None:
     assert all(not r.is_error and r.structured_content is None for r in got.values())
 
 
+async def test_bytes_become_an_embedded_blob(version: str) -> None:
+    server = Server("t")
+
+    @server.tool()
+    async def raw() -> bytes:
+        return b"\x00\xffdata"
+
+    server.add_tool(lambda: [b"\x01", "and text", bytearray(b"\x02")], name="several")
+    server.add_tool(lambda: memoryview(b"\x03"), name="untyped")
+    async with open_pair(server, protocol_version=version) as pair:
+        tools = {t.name: t for t in await pair.client.list_tools()}
+        got = {name: await pair.client.call_tool(name) for name in tools}
+        wire = wire_result(pair.server_sent.sent, "tools/call", pair.client_sent.sent)
+    assert tools["raw"].output_schema is None
+    assert all(not r.is_error and r.structured_content is None for r in got.values())
+    (block,) = got["raw"].content
+    assert isinstance(block, EmbeddedResource)
+    assert isinstance(block.resource, BlobResourceContents)
+    assert block.resource.uri == "tool://raw/result"
+    assert block.resource.mime_type == "application/octet-stream"
+    assert block.resource.decode() == b"\x00\xffdata"
+    first, text, second = got["several"].content
+    assert text == TextContent(text="and text")
+    assert [(b.resource.uri, b.resource.decode()) for b in (first, second)] == [  # type: ignore[union-attr]
+        ("tool://several/result/0", b"\x01"),
+        ("tool://several/result/2", b"\x02"),
+    ]
+    assert wire["content"] == [
+        {
+            "type": "resource",
+            "resource": {
+                "uri": "tool://untyped/result",
+                "mimeType": "application/octet-stream",
+                "blob": base64.b64encode(b"\x03").decode(),
+            },
+        }
+    ]
+
+
 async def test_call_tool_result_passes_through(version: str) -> None:
     server = Server("t")
     result = CallToolResult(content=[TextContent(text="custom")], is_error=True, meta={"k": "v"})

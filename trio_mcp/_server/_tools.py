@@ -26,7 +26,7 @@ __all__ = ["ToolError", "ToolSpec", "validate_tool_name"]
 log = logging.getLogger("trio_mcp.server")
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
-_UNSTRUCTURED = (str, type(None), CallToolResult, *CONTENT_TYPES)
+_UNSTRUCTURED = (str, bytes, bytearray, memoryview, type(None), CallToolResult, *CONTENT_TYPES)
 
 
 class ToolError(Exception):
@@ -96,7 +96,7 @@ class ToolSpec:
         ``input_schema`` is given (kept exactly as given; arguments are then
         validated against it with ``jsonschema`` and passed as keyword
         arguments). The output is structured when the return annotation is
-        structured data (not ``str``, content blocks or ``CallToolResult``), or
+        structured data (not ``str``, ``bytes``, content blocks or ``CallToolResult``), or
         when ``output_schema`` is given; ``structured=False`` turns it off.
 
         Raises:
@@ -232,7 +232,9 @@ class ToolSpec:
             return value
         if self.output is None:
             try:
-                return CallToolResult(content=to_content(value))
+                return CallToolResult(
+                    content=to_content(value, blob_uri=f"tool://{self.name}/result")
+                )
             except TypeError as exc:
                 return error_result(f"tool {self.name} returned {exc}")
         try:
