@@ -264,8 +264,9 @@ class DirectoryResources:
 
     The filesystem work (resolving, ``stat``, reading, walking the tree) is
     blocking, so :meth:`read` and :meth:`list_resources_async` run it in a
-    worker thread with :func:`trio.to_thread.run_sync`. Cancellation waits
-    for that thread's one short call to finish.
+    worker thread with :func:`trio.to_thread.run_sync` (one call each).
+    Cancellation takes effect when that call returns: Trio cannot interrupt
+    a thread. :meth:`list_resources` itself blocks.
     """
 
     def __init__(
