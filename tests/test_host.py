@@ -112,3 +112,5 @@ def test_config_parsing() -> None:
         parse_config({"x": {"neither": True}})
     with pytest.raises(ValueError, match="invalid server name"):
         Host({"a__b": stdio("x")})
+    with pytest.raises(ValueError, match="invalid server name"):
+        Host({"files\n": stdio("x")})

@@ -26,6 +26,7 @@ from trio_mcp._http._headers import (
         ("\tindented", "=?base64?CWluZGVudGVk?="),
         ("us west 1", "us west 1"),
         ("", ""),
+        ("abc\n", "=?base64?YWJjCg==?="),
     ],
 )
 def test_the_spec_examples_encode_and_decode(value: str, header: str) -> None:
@@ -34,7 +35,8 @@ def test_the_spec_examples_encode_and_decode(value: str, header: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "header", ["=?base64?SGVsbG8?=", "=?base64?SGVs!!!bG8=?=", "=?base64?/w==?=", "a\x01b"]
+    "header",
+    ["=?base64?SGVsbG8?=", "=?base64?SGVs!!!bG8=?=", "=?base64?/w==?=", "a\x01b", "abc\n"],
 )
 def test_invalid_sentinels_and_characters_are_rejected(header: str) -> None:
     with pytest.raises(ValueError):
@@ -92,6 +94,7 @@ def test_header_params_follow_properties_chains() -> None:
         {"properties": {"a": {"type": "string", "x-mcp-header": "Region:Primary"}}},
         {"properties": {"a": {"type": "string", "x-mcp-header": "Région"}}},
         {"properties": {"a": {"type": "string", "x-mcp-header": "Region\t1"}}},
+        {"properties": {"a": {"type": "string", "x-mcp-header": "Region\n"}}},
         {"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}},
         {"anyOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]},
         {"$defs": {"x": {"type": "string", "x-mcp-header": "A"}}},

@@ -335,3 +335,118 @@ def test_directory_root_must_exist(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(NotADirectoryError):
         Server("d").add_directory(tmp_path / "file")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A source tree with secrets next to the code."""
+    root = tmp_path / "project"
+    (root / "pkg").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / "tool.py").write_text("print('tool')\n")
+    (root / "pkg" / "mod.py").write_text("x = 1\n")
+    (root / ".env").write_text("API_KEY=hunter2\n")
+    (root / ".git" / "config").write_text("[core]\n")
+    (root / ".hidden.py").write_text("secret = 1\n")
+    (root / "notes.txt").write_text("not code\n")
+    (root / "innocent.py").symlink_to(root / ".env")
+    return root
+
+
+async def _read_or_error(pair: Any, uri: str) -> Any:
+    try:
+        return await pair.client.read_resource(uri)
+    except McpError as exc:
+        return exc
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".env",
+        "%2Eenv",
+        ".git/config",
+        ".git%2Fconfig",
+        "pkg/../.env",
+        "./tool.py",
+        "pkg//mod.py",
+        ".hidden.py",
+        "innocent.py",
+        "notes.txt",
+        "pkg/mod.py",
+    ],
+)
+async def test_directory_serves_only_what_its_pattern_matches(
+    version: str, project: Path, path: str
+) -> None:
+    """A file the pattern excludes, a dotfile, or a link onto one is not found, exactly like
+    a missing file (same code, same message shape, nothing of the file in it)."""
+    server = Server("d")
+    server.add_directory(project, uri_prefix="src://", pattern="*.py")
+    async with open_pair(server, protocol_version=version) as pair:
+        listed = [r.name for r in await pair.client.list_resources()]
+        tool = await pair.client.read_resource("src://tool.py")
+        refused = await _read_or_error(pair, "src://" + path)
+        missing = await _read_or_error(pair, "src://missing.py")
+    assert listed == ["tool.py"]
+    assert tool.contents[0].text == "print('tool')\n"  # type: ignore[union-attr]
+    assert isinstance(refused, McpError)
+    assert isinstance(missing, McpError)
+    assert refused.code == missing.code
+    assert str(refused) == str(missing).replace("missing.py", path)
+    assert refused.data == {"uri": "src://" + path}
+    assert "hunter2" not in str(refused)
+
+
+async def test_directory_recursive_pattern_and_hidden_files_by_choice(
+    version: str, project: Path
+) -> None:
+    server = Server("d")
+    server.add_directory(project, uri_prefix="all://", pattern="**/*.py")
+    server.add_directory(project, uri_prefix="dot://", include_hidden=True)
+    async with open_pair(server, protocol_version=version) as pair:
+        listed = sorted(r.uri for r in await pair.client.list_resources())
+        module = await pair.client.read_resource("all://pkg/mod.py")
+        env = await pair.client.read_resource("dot://.env")
+        git = await pair.client.read_resource("dot://.git/config")
+        with pytest.raises(McpError):
+            await pair.client.read_resource("all://.env")
+        with pytest.raises(McpError):
+            await pair.client.read_resource("all://notes.txt")
+    assert [u for u in listed if u.startswith("all://")] == ["all://pkg/mod.py", "all://tool.py"]
+    assert [u for u in listed if u.startswith("dot://")] == [
+        "dot://.env",
+        "dot://.git/config",
+        "dot://.hidden.py",
+        "dot://innocent.py",
+        "dot://notes.txt",
+        "dot://pkg/mod.py",
+        "dot://tool.py",
+    ]
+    assert module.contents[0].text == "x = 1\n"  # type: ignore[union-attr]
+    assert env.contents[0].text == "API_KEY=hunter2\n"  # type: ignore[union-attr]
+    assert git.contents[0].text == "[core]\n"  # type: ignore[union-attr]
+
+
+async def test_directory_filesystem_work_runs_in_a_worker_thread(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from trio_mcp.server import DirectoryResources
+
+    directory = DirectoryResources(project, uri_prefix="src://", pattern="*.py")
+    threads: list[threading.Thread] = []
+    path_for = DirectoryResources.path_for
+
+    def recording(self: DirectoryResources, uri: str) -> Path | None:
+        threads.append(threading.current_thread())
+        return path_for(self, uri)
+
+    monkeypatch.setattr(DirectoryResources, "path_for", recording)
+    contents = await directory.read("src://tool.py")
+    listed = await directory.list_resources_async()
+    assert contents is not None
+    assert [r.name for r in listed] == ["tool.py"]
+    assert threads
+    assert threading.main_thread() not in threads

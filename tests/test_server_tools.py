@@ -10,6 +10,7 @@ import orjson
 import pytest
 import trio
 from feature_harness import ALL_VERSIONS, ERAS, MODERN, open_pair
+from schema_host import serving_schemas
 
 from trio_mcp import jsonrpc as rpc
 from trio_mcp.jsonrpc import ErrorCode, McpError
@@ -111,7 +112,8 @@ async def test_list_order_is_registration_order_and_stable(version: str) -> None
 
 
 @pytest.mark.parametrize(
-    "name", ["", "has space", "comma,name", "x" * 129, "slash/name", "émoji", "semi;colon"]
+    "name",
+    ["", "has space", "comma,name", "x" * 129, "slash/name", "émoji", "semi;colon", "bad\n"],
 )
 def test_invalid_tool_names_are_refused(name: str) -> None:
     server = Server("t")
@@ -271,20 +273,86 @@ def test_invalid_or_unsupported_verbatim_schemas_are_refused() -> None:
         )
 
 
-async def test_remote_refs_are_never_fetched(version: str) -> None:
-    schema = {
-        "type": "object",
-        "properties": {"a": {"$ref": "https://example.com/schemas/a.json"}},
-    }
+@pytest.mark.parametrize(
+    "schema", [{"type": "array"}, {"properties": {"a": {}}}, {"type": ["object", "null"]}]
+)
+def test_verbatim_input_schema_must_be_an_object_schema(schema: dict[str, Any]) -> None:
+    """Every revision's schema has ``inputSchema.type: const "object"``."""
+    with pytest.raises(ValueError, match='input_schema must have "type": "object" at its root'):
+        Server("t").add_tool(lambda: "x", name="bad", input_schema=schema)
+
+
+@pytest.mark.parametrize("schema", [{"type": "string"}, {"items": {}}, {"type": "array"}])
+def test_verbatim_output_schema_must_be_an_object_schema(schema: dict[str, Any]) -> None:
+    """Up to 2025-11-25 ``outputSchema`` (and so ``structuredContent``) is an object; a
+    server answering those revisions cannot declare anything else."""
+    with pytest.raises(ValueError, match='output_schema must have "type": "object" at its root'):
+        Server("t").add_tool(lambda: "hello", name="bad", output_schema=schema)
+
+
+@pytest.mark.parametrize("revision", ALL_VERSIONS)
+async def test_non_object_structured_content_reaches_only_the_revision_that_allows_it(
+    revision: str,
+) -> None:
     server = Server("t")
-    server.add_tool(lambda **kw: "called", name="remote", input_schema=schema)
-    async with open_pair(server, protocol_version=version) as pair:
-        result = await pair.client.call_tool("remote", {"a": 1})
+    result = CallToolResult(content=[TextContent(text="hello")], structured_content="hello")
+    server.add_tool(lambda: result, name="hello")
+    server.add_tool(lambda: CallToolResult(content=[], structured_content={"a": 1}), name="object")
+    async with open_pair(server, protocol_version=revision) as pair:
+        hello = await pair.client.call_tool("hello")
+        raw = wire_result(pair.server_sent.sent, "tools/call", pair.client_sent.sent)
+        obj = await pair.client.call_tool("object")
+    assert hello.content == [TextContent(text="hello")]
+    if revision == MODERN:
+        assert raw["structuredContent"] == "hello"
+    else:
+        assert "structuredContent" not in raw
+    if revision >= "2025-06-18":
+        assert obj.structured_content == {"a": 1}
+
+
+async def test_remote_refs_are_never_fetched(version: str) -> None:
+    """The ``$ref`` points at a live local server whose schema would accept the argument:
+    fetching it would both hit the server and let the call through."""
+    with serving_schemas() as host:
+        schema = {
+            "type": "object",
+            "properties": {"a": {"$ref": f"{host.url}/schemas/a.json"}},
+        }
+        server = Server("t")
+        server.add_tool(lambda **kw: "called", name="remote", input_schema=schema)
+        async with open_pair(server, protocol_version=version) as pair:
+            result = await pair.client.call_tool("remote", {"a": "x"})
+    assert host.hits == []
     assert result.is_error
     assert "cannot validate" in result.content[0].text  # type: ignore[union-attr]
 
 
 # -- bad arguments ---------------------------------------------------------------------------
+
+
+async def test_field_schema_constraints_are_enforced_before_the_handler(version: str) -> None:
+    server = Server("t")
+    seen: list[float] = []
+
+    @server.tool()
+    def weigh(weight: Annotated[float, Field(schema={"minimum": 0})]) -> str:
+        seen.append(weight)
+        return f"{weight} kg"
+
+    async with open_pair(server, protocol_version=version) as pair:
+        (tool,) = await pair.client.list_tools()
+        bad = await pair.client.call_tool("weigh", {"weight": -5})
+        good = await pair.client.call_tool("weigh", {"weight": 5})
+    assert tool.input_schema["properties"]["weight"] == {"type": "number", "minimum": 0}
+    assert bad.is_error is True
+    assert bad.content == [
+        TextContent(
+            text="Invalid arguments for tool weigh: weight: -5 is less than the minimum of 0"
+        )
+    ]
+    assert good.content == [TextContent(text="5.0 kg")]
+    assert seen == [5.0]
 
 
 @pytest.mark.parametrize(
@@ -370,6 +438,45 @@ async def test_return_values_become_content(version: str) -> None:
     assert got["link"].content == [link]
     assert got["mixed"].content == [TextContent(text="a"), image, TextContent(text='{"k":1}')]
     assert all(not r.is_error and r.structured_content is None for r in got.values())
+
+
+async def test_bytes_become_an_embedded_blob(version: str) -> None:
+    server = Server("t")
+
+    @server.tool()
+    async def raw() -> bytes:
+        return b"\x00\xffdata"
+
+    server.add_tool(lambda: [b"\x01", "and text", bytearray(b"\x02")], name="several")
+    server.add_tool(lambda: memoryview(b"\x03"), name="untyped")
+    async with open_pair(server, protocol_version=version) as pair:
+        tools = {t.name: t for t in await pair.client.list_tools()}
+        got = {name: await pair.client.call_tool(name) for name in tools}
+        wire = wire_result(pair.server_sent.sent, "tools/call", pair.client_sent.sent)
+    assert tools["raw"].output_schema is None
+    assert all(not r.is_error and r.structured_content is None for r in got.values())
+    (block,) = got["raw"].content
+    assert isinstance(block, EmbeddedResource)
+    assert isinstance(block.resource, BlobResourceContents)
+    assert block.resource.uri == "tool://raw/result"
+    assert block.resource.mime_type == "application/octet-stream"
+    assert block.resource.decode() == b"\x00\xffdata"
+    first, text, second = got["several"].content
+    assert text == TextContent(text="and text")
+    assert [(b.resource.uri, b.resource.decode()) for b in (first, second)] == [  # type: ignore[union-attr]
+        ("tool://several/result/0", b"\x01"),
+        ("tool://several/result/2", b"\x02"),
+    ]
+    assert wire["content"] == [
+        {
+            "type": "resource",
+            "resource": {
+                "uri": "tool://untyped/result",
+                "mimeType": "application/octet-stream",
+                "blob": base64.b64encode(b"\x03").decode(),
+            },
+        }
+    ]
 
 
 async def test_call_tool_result_passes_through(version: str) -> None:

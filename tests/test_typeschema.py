@@ -281,6 +281,40 @@ def test_annotated_description_and_field() -> None:
     ) == {"type": "integer", "description": "Days", "title": "D", "examples": [3], "minimum": 1}
 
 
+class Weighed(TypedDict):
+    w: Annotated[float, Field(schema={"minimum": 0})]
+
+
+def test_field_schema_constraints_are_enforced() -> None:
+    weight = Annotated[float, Field(schema={"minimum": 0})]
+    assert read(weight, 2) == 2.0
+    with pytest.raises(ValueInvalid, match="-5 is less than the minimum of 0"):
+        read(weight, -5)
+    with pytest.raises(ValueInvalid, match="expected a number"):
+        read(weight, "heavy")
+    words = Annotated[list[str], Field(schema={"maxItems": 2, "items": {"pattern": "^[a-z]+$"}})]
+    assert read(words, ["ab", "c"]) == ["ab", "c"]
+    with pytest.raises(ValueInvalid, match="too long"):
+        read(words, ["a", "b", "c"])
+    with pytest.raises(ValueInvalid, match="does not match"):
+        read(words, ["Ab"])
+    with pytest.raises(ValueInvalid, match="w: -1 is less than the minimum of 0"):
+        read(Weighed, {"w": -1})
+
+
+def test_field_annotations_only_keep_the_plain_reader() -> None:
+    """No per-call validation when the ``schema`` constrains nothing."""
+    _, plain = compile_type(str)
+    for extra in ({"x-mcp-header": "Region"}, {"format": "uri", "deprecated": True}):
+        _, reader = compile_type(Annotated[str, Field(description="d", schema=extra)])
+        assert reader is plain
+
+
+def test_field_schema_must_be_a_valid_schema() -> None:
+    with pytest.raises(ValueError, match="invalid JSON Schema"):
+        compile_type(Annotated[int, Field(schema={"minimum": "zero"})])
+
+
 def test_signature_schema_defaults_context_and_docstring() -> None:
     async def forecast(
         city: Annotated[str, "The city"],

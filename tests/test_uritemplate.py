@@ -104,7 +104,7 @@ def test_undefined_variables_expand_to_nothing() -> None:
     assert UriTemplate("{list}").expand({"list": []}) == ""
 
 
-@pytest.mark.parametrize("bad", ["{", "a}", "{=x}", "{a b}", "{a,}", "{@x}"])
+@pytest.mark.parametrize("bad", ["{", "a}", "{=x}", "{a b}", "{a,}", "{@x}", "{a\n}"])
 def test_malformed_templates_are_refused(bad: str) -> None:
     with pytest.raises(ValueError, match="URI template"):
         UriTemplate(bad)

@@ -2,9 +2,10 @@
 ``outputSchema``), with the ``jsonschema`` library.
 
 Imported lazily: servers whose tools are typed Python functions never load
-it. Remote ``$ref`` are never fetched (the spec forbids it by default): a
-reference that is not inside the schema fails validation. The dialect is
-the schema's ``$schema`` or, by default, 2020-12.
+it (unless a parameter carries constraints in ``Field(schema=...)``). Remote
+``$ref`` are never fetched (the spec forbids it by default): a reference
+that is not inside the schema fails validation. The dialect is the
+schema's ``$schema`` or, by default, 2020-12.
 
 Supported dialects: drafts 3, 4, 6 and 7, 2019-09 and 2020-12 (those the
 ``jsonschema`` library knows); a schema naming another is refused with

@@ -11,7 +11,7 @@ import attrs
 
 __all__ = ["HttpServerConfig", "ServerConfig", "StdioServerConfig", "parse_config", "validate_name"]
 
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 def _argv(value: Iterable[str]) -> tuple[str, ...]:
@@ -43,7 +43,7 @@ ServerConfig: TypeAlias = StdioServerConfig | HttpServerConfig
 def validate_name(name: str, separator: str) -> str:
     """Server names prefix tool and prompt names, so they follow the tool-name rules and
     cannot contain the separator."""
-    if not _NAME.match(name) or separator in name:
+    if not _NAME.fullmatch(name) or separator in name:
         raise ValueError(
             f"invalid server name {name!r}: use 1 to 64 of A-Z a-z 0-9 _ . - and not {separator!r}"
         )

@@ -39,9 +39,9 @@ LAST_EVENT_ID: Final = "last-event-id"
 _PREFIX: Final = "=?base64?"
 _SUFFIX: Final = "?="
 #: RFC 9110 ``tchar``.
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-_STRICT_BASE64 = re.compile(r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$")
-_SAFE_CHARS = re.compile(r"^[\x20-\x7e]*$")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_STRICT_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_SAFE_CHARS = re.compile(r"[\x20-\x7e]*")
 #: JavaScript's ``Number.MAX_SAFE_INTEGER``: integers beyond it are not header-safe.
 MAX_SAFE_INTEGER: Final = 2**53 - 1
 
@@ -50,7 +50,7 @@ def encode_value(value: str) -> str:
     """A header value for ``value``: as is when it is plain visible ASCII with no leading or
     trailing whitespace (and does not look like the sentinel), else ``=?base64?...?=``."""
     plain = (
-        _SAFE_CHARS.match(value) is not None
+        _SAFE_CHARS.fullmatch(value) is not None
         and value == value.strip(" \t")
         and not (value.startswith(_PREFIX) and value.endswith(_SUFFIX))
     )
@@ -75,7 +75,7 @@ def decode_value(header: str) -> str:
         and len(value) >= len(_PREFIX) + len(_SUFFIX)
     ):
         encoded = value[len(_PREFIX) : -len(_SUFFIX)]
-        if not _STRICT_BASE64.match(encoded):
+        if not _STRICT_BASE64.fullmatch(encoded):
             raise ValueError("invalid Base64 in header value")
         try:
             return base64.b64decode(encoded, validate=True).decode("utf-8")
@@ -178,7 +178,7 @@ def _collect(
             )
         if not isinstance(name, str) or not name:
             raise ValueError("x-mcp-header must be a non-empty string")
-        if not _TOKEN.match(name):
+        if not _TOKEN.fullmatch(name):
             raise ValueError(f"x-mcp-header {name!r} is not an HTTP token")
         kind = schema.get("type")
         if kind not in _HEADER_TYPES:

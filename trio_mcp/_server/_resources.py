@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import enum
+import fnmatch
 import inspect
 import mimetypes
 import os
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
@@ -250,10 +252,21 @@ def _from_text(hint: Any) -> Callable[[Any], Any]:
 class DirectoryResources:
     """The files under a directory as resources (``file://`` URIs by default).
 
-    Reads never leave ``root``: paths are resolved, symlinks included, and a
-    URI that resolves outside the root (``..``, a link pointing out, an
-    absolute path) is not found. Files are read in a worker-free way with
-    ``trio.Path``; large files are refused beyond ``max_bytes``.
+    Only files whose path relative to ``root`` matches ``pattern`` (a
+    ``pathlib`` glob such as ``"*.py"`` or ``"docs/**/*.md"``) are listed
+    *and* readable. Dotfiles and anything inside a dot-directory (``.env``,
+    ``.git/config``) are neither, unless ``include_hidden=True``. Reads never
+    leave ``root``: paths are resolved, symlinks included, and a URI that
+    resolves outside the root (``..``, a link pointing out, an absolute path)
+    or onto a hidden file is not found. A file that exists but is excluded
+    is not found either, exactly like a missing one, so that nothing about
+    it leaks. Files larger than ``max_bytes`` are refused.
+
+    The filesystem work (resolving, ``stat``, reading, walking the tree) is
+    blocking, so :meth:`read` and :meth:`list_resources_async` run it in a
+    worker thread with :func:`trio.to_thread.run_sync` (one call each).
+    Cancellation takes effect when that call returns: Trio cannot interrupt
+    a thread. :meth:`list_resources` itself blocks.
     """
 
     def __init__(
@@ -263,6 +276,7 @@ class DirectoryResources:
         uri_prefix: str | None = None,
         max_bytes: int = 16 * 1024 * 1024,
         pattern: str = "**/*",
+        include_hidden: bool = False,
     ) -> None:
         self.root = Path(root).resolve(strict=True)
         if not self.root.is_dir():
@@ -270,9 +284,24 @@ class DirectoryResources:
         self.uri_prefix = uri_prefix if uri_prefix is not None else self.root.as_uri() + "/"
         self.max_bytes = max_bytes
         self.pattern = pattern
+        self.include_hidden = include_hidden
+        self._glob = _Glob(pattern)
 
-    def path_for(self, uri: str) -> Path | None:
-        """The file ``uri`` names inside the root, or ``None``."""
+    def offers(self, relative: str) -> bool:
+        """Whether the ``/``-separated path ``relative`` (to the root) is one this directory
+        serves: it matches the pattern, has no empty, ``.`` or ``..`` part and, unless
+        hidden files are included, no part starting with a dot. Pure string work; never
+        blocks."""
+        parts = relative.split("/")
+        if any(part in ("", ".", "..") for part in parts):
+            return False
+        if not self.include_hidden and any(part.startswith(".") for part in parts):
+            return False
+        return self._glob.matches(parts)
+
+    def _relative_for(self, uri: str) -> str | None:
+        """The path ``uri`` names relative to the root, if it is one this directory serves
+        (string checks only)."""
         if not uri.startswith(self.uri_prefix):
             return None
         from urllib.parse import unquote
@@ -280,9 +309,28 @@ class DirectoryResources:
         relative = unquote(uri[len(self.uri_prefix) :])
         if not relative or relative.startswith(("/", "\\")) or "\x00" in relative:
             return None
-        candidate = (self.root / relative).resolve()
-        if candidate != self.root and self.root not in candidate.parents:
+        # Split as this OS does (a backslash separates on Windows) and check the parts as
+        # written, before resolving: "docs/./x" or "docs//x" are refused, not normalized.
+        parts = re.split(r"[/\\]" if os.sep == "\\" else "/", relative)
+        joined = "/".join(parts)
+        return joined if self.offers(joined) else None
+
+    def path_for(self, uri: str) -> Path | None:
+        """The file ``uri`` names inside the root, or ``None`` (not found) when it names
+        nothing this directory serves.
+
+        Blocks: resolves the path on the filesystem.
+        """
+        relative = self._relative_for(uri)
+        if relative is None:
             return None
+        candidate = (self.root / relative).resolve()
+        if candidate == self.root or self.root not in candidate.parents:
+            return None
+        if not self.include_hidden and any(
+            part.startswith(".") for part in candidate.relative_to(self.root).parts
+        ):
+            return None  # a link onto a hidden file
         return candidate if candidate.is_file() else None
 
     def uri_for(self, path: Path) -> str:
@@ -291,36 +339,86 @@ class DirectoryResources:
         return self.uri_prefix + quote(path.relative_to(self.root).as_posix())
 
     def list_resources(self) -> list[Resource]:
+        """The files this directory serves (those :meth:`read` would read), in path order.
+
+        Blocks: walks the tree (not into hidden directories unless they are included,
+        nor into symlinked ones, nor where the pattern cannot match) and stats each
+        file. From async code use :meth:`list_resources_async`, which runs it in a
+        worker thread.
+        """
         found = []
-        for path in sorted(self.root.glob(self.pattern)):
-            resolved = path.resolve()
-            if not resolved.is_file() or (
-                resolved != self.root and self.root not in resolved.parents
-            ):
-                continue
-            mime, _ = mimetypes.guess_type(path.name)
-            found.append(
-                Resource(
-                    uri=self.uri_for(path),
-                    name=path.relative_to(self.root).as_posix(),
-                    mime_type=mime,
-                    size=resolved.stat().st_size,
-                )
+        for directory, subdirectories, files in os.walk(self.root):
+            base = Path(directory).relative_to(self.root).parts
+            subdirectories[:] = sorted(
+                name
+                for name in subdirectories
+                if (self.include_hidden or not name.startswith("."))
+                and self._glob.may_contain((*base, name))
             )
+            for name in files:
+                relative = "/".join((*base, name))
+                if not self.offers(relative):
+                    continue
+                path = self.root.joinpath(*base, name)
+                resolved = self.path_for(self.uri_for(path))
+                if resolved is None:
+                    continue
+                mime, _ = mimetypes.guess_type(name)
+                found.append(
+                    Resource(
+                        uri=self.uri_for(path),
+                        name=relative,
+                        mime_type=mime,
+                        size=resolved.stat().st_size,
+                    )
+                )
+        found.sort(key=lambda resource: resource.name.split("/"))
         return found
 
-    async def read(self, uri: str) -> list[TextResourceContents | BlobResourceContents] | None:
+    async def list_resources_async(self) -> list[Resource]:
+        """:meth:`list_resources`, run in a worker thread."""
+        return await trio.to_thread.run_sync(self.list_resources)
+
+    def _load(self, uri: str) -> tuple[Path, bytes] | None:
+        """The file ``uri`` names and its bytes, or ``None``. Blocks (runs in a worker).
+
+        Raises:
+            McpError: -32602 when the file is larger than ``max_bytes``.
+        """
         path = self.path_for(uri)
         if path is None:
-            await trio.lowlevel.checkpoint()
             return None
-        size = (await trio.Path(path).stat()).st_size
-        if size > self.max_bytes:
+        with path.open("rb") as file:
+            size = os.fstat(file.fileno()).st_size
+            if size > self.max_bytes:
+                raise McpError(
+                    f"{uri} is {size} bytes; this server reads at most {self.max_bytes}",
+                    code=ErrorCode.INVALID_PARAMS,
+                )
+            data = file.read(self.max_bytes + 1)
+        if len(data) > self.max_bytes:  # it grew since the stat
             raise McpError(
-                f"{uri} is {size} bytes; this server reads at most {self.max_bytes}",
+                f"{uri} is over {self.max_bytes} bytes; this server reads at most {self.max_bytes}",
                 code=ErrorCode.INVALID_PARAMS,
             )
-        data = await trio.Path(path).read_bytes()
+        return path, data
+
+    async def read(self, uri: str) -> list[TextResourceContents | BlobResourceContents] | None:
+        """The contents of the file ``uri`` names, or ``None`` if this directory does not
+        serve it. The filesystem work runs in a worker thread (one hop per read); a URI
+        outside the prefix, or one the pattern or the hidden-file rule excludes, is refused
+        without touching the filesystem.
+
+        Raises:
+            McpError: -32602 when the file is larger than ``max_bytes``.
+        """
+        if self._relative_for(uri) is None:
+            await trio.lowlevel.checkpoint()
+            return None
+        loaded = await trio.to_thread.run_sync(self._load, uri)
+        if loaded is None:
+            return None
+        path, data = loaded
         mime, _ = mimetypes.guess_type(path.name)
         if (
             mime is None
@@ -336,3 +434,50 @@ class DirectoryResources:
             except UnicodeDecodeError:
                 pass
         return [BlobResourceContents.from_bytes(uri, data, mime or "application/octet-stream")]
+
+
+class _Glob:
+    """A :meth:`pathlib.Path.glob` pattern matched against relative paths given as parts,
+    segment by segment as pathlib does: each segment is an :mod:`fnmatch` pattern for one
+    part (``*`` never crosses a ``/``), ``**`` is any number of parts. Case-sensitive."""
+
+    def __init__(self, pattern: str) -> None:
+        self._segments: list[re.Pattern[str] | None] = [
+            None if segment == "**" else re.compile(fnmatch.translate(segment))
+            for segment in pattern.split("/")
+            if segment not in ("", ".")
+        ]
+
+    def _close(self, states: set[int]) -> set[int]:
+        """``states`` plus the positions reached by letting each ``**`` match nothing."""
+        closed = set(states)
+        for k in sorted(states):
+            while k < len(self._segments) and self._segments[k] is None:
+                k += 1
+                closed.add(k)
+        return closed
+
+    def _walk(self, parts: Sequence[str]) -> set[int]:
+        states = self._close({0})
+        for part in parts:
+            following = set()
+            for k in states:
+                if k == len(self._segments):
+                    continue
+                segment = self._segments[k]
+                if segment is None:
+                    following.add(k)
+                elif segment.match(part):
+                    following.add(k + 1)
+            states = self._close(following)
+            if not states:
+                break
+        return states
+
+    def matches(self, parts: Sequence[str]) -> bool:
+        """Whether the path made of ``parts`` matches the whole pattern."""
+        return len(self._segments) in self._walk(parts)
+
+    def may_contain(self, parts: Sequence[str]) -> bool:
+        """Whether something inside the directory made of ``parts`` could match."""
+        return any(k < len(self._segments) for k in self._walk(parts))

@@ -12,6 +12,7 @@ import orjson
 
 from .._types._content import (
     AudioContent,
+    BlobResourceContents,
     EmbeddedResource,
     ImageContent,
     ResourceLink,
@@ -45,26 +46,45 @@ def to_json(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} has no JSON form")
 
 
-def to_content(value: Any) -> list[Any]:
+def to_content(value: Any, *, blob_uri: str = "tool://result") -> list[Any]:
     """Content blocks for a handler's return value: text for strings, content blocks as
-    they are, lists flattened, anything else as its JSON text."""
+    they are, lists flattened, anything else as its JSON text.
+
+    ``bytes`` (or ``bytearray``, ``memoryview``) become an embedded resource with a
+    base64 blob of type ``application/octet-stream`` named ``blob_uri`` (in a list, the
+    item's index is appended: ``blob_uri/0``). For an image or audio, return
+    ``ImageContent.from_bytes(data, mime_type)`` (or ``AudioContent``) instead.
+    """
     if value is None:
         return []
     if isinstance(value, str):
         return [TextContent(text=value)]
     if isinstance(value, CONTENT_TYPES):
         return [value]
+    if isinstance(value, _BYTES):
+        return [_blob(blob_uri, value)]
     if isinstance(value, (list, tuple)):
         blocks: list[Any] = []
-        for item in value:
+        for index, item in enumerate(value):
             if isinstance(item, str):
                 blocks.append(TextContent(text=item))
             elif isinstance(item, CONTENT_TYPES):
                 blocks.append(item)
+            elif isinstance(item, _BYTES):
+                blocks.append(_blob(f"{blob_uri}/{index}", item))
             else:
                 blocks.append(TextContent(text=dumps_text(to_json(item))))
         return blocks
     return [TextContent(text=dumps_text(to_json(value)))]
+
+
+_BYTES = (bytes, bytearray, memoryview)
+
+
+def _blob(uri: str, data: bytes | bytearray | memoryview) -> EmbeddedResource:
+    return EmbeddedResource(
+        resource=BlobResourceContents.from_bytes(uri, bytes(data), "application/octet-stream")
+    )
 
 
 def dumps_text(value: Any) -> str:

@@ -25,8 +25,8 @@ __all__ = ["ToolError", "ToolSpec", "validate_tool_name"]
 
 log = logging.getLogger("trio_mcp.server")
 
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
-_UNSTRUCTURED = (str, type(None), CallToolResult, *CONTENT_TYPES)
+_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+_UNSTRUCTURED = (str, bytes, bytearray, memoryview, type(None), CallToolResult, *CONTENT_TYPES)
 
 
 class ToolError(Exception):
@@ -35,7 +35,7 @@ class ToolError(Exception):
 
 
 def validate_tool_name(name: str) -> str:
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise ValueError(
             f"invalid tool name {name!r}: use 1 to 128 characters of A-Z, a-z, 0-9, '_', '-', '.'"
         )
@@ -96,7 +96,7 @@ class ToolSpec:
         ``input_schema`` is given (kept exactly as given; arguments are then
         validated against it with ``jsonschema`` and passed as keyword
         arguments). The output is structured when the return annotation is
-        structured data (not ``str``, content blocks or ``CallToolResult``), or
+        structured data (not ``str``, ``bytes``, content blocks or ``CallToolResult``), or
         when ``output_schema`` is given; ``structured=False`` turns it off.
 
         Raises:
@@ -108,6 +108,7 @@ class ToolSpec:
         input_validator = None
         if input_schema is not None:
             schema = dict(input_schema)
+            _require_object_root(schema, "input_schema", "tool arguments are always objects")
             input_validator = SchemaValidator(schema)
         else:
             schema = signature.input_schema
@@ -170,7 +171,15 @@ class ToolSpec:
             if version >= FIRST_MODERN_VERSION:
                 wire["resultType"] = "complete"
             return wire
-        return self.convert(outcome)
+        result = self.convert(outcome)
+        if (
+            version < FIRST_MODERN_VERSION
+            and result.structured_content is not None
+            and type(result.structured_content) is not dict
+        ):
+            # Only 2026-07-28 allows any JSON value; before, structuredContent is an object.
+            result = attrs.evolve(result, structured_content=None)
+        return result
 
     def _bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any] | CallToolResult:
         """Keyword arguments for the function, or the error result for bad arguments."""
@@ -223,7 +232,9 @@ class ToolSpec:
             return value
         if self.output is None:
             try:
-                return CallToolResult(content=to_content(value))
+                return CallToolResult(
+                    content=to_content(value, blob_uri=f"tool://{self.name}/result")
+                )
             except TypeError as exc:
                 return error_result(f"tool {self.name} returned {exc}")
         try:
@@ -276,6 +287,13 @@ def _output_for(
         return None
     if output_schema is not None:
         schema = dict(output_schema)
+        _require_object_root(
+            schema,
+            "output_schema",
+            "revisions 2025-06-18 and 2025-11-25, which this server also answers, allow no "
+            "other outputSchema or structuredContent (return a non-object value from a typed "
+            "function to have it wrapped as {'result': value})",
+        )
         return _Output(schema=schema, validator=SchemaValidator(schema))
     try:
         annotation = get_type_hints(fn, include_extras=True).get("return", Any)
@@ -313,6 +331,20 @@ def _output_for(
         return reader(value["result"])
 
     return _Output(schema=wrapped, reader=read_wrapped, wrap=True)
+
+
+def _require_object_root(schema: Mapping[str, Any], argument: str, why: str) -> None:
+    """Refuse a verbatim schema whose root is not ``"type": "object"``, as every revision's
+    schema requires of ``inputSchema`` (and every initialize-era one of ``outputSchema``).
+
+    Raises:
+        ValueError: the root ``type`` is missing or another.
+    """
+    if schema.get("type") != "object":
+        raise ValueError(
+            f'{argument} must have "type": "object" at its root ({why}), '
+            f"not {schema.get('type', 'no type')!r}"
+        )
 
 
 def _is_unstructured(annotation: Any) -> bool:

@@ -21,7 +21,7 @@ import attrs
 __all__ = ["UriTemplate"]
 
 _EXPRESSION = re.compile(r"\{([^{}]+)\}")
-_VARSPEC = re.compile(r"^([A-Za-z0-9_.%]+)(\*|:(\d{1,4}))?$")
+_VARSPEC = re.compile(r"([A-Za-z0-9_.%]+)(\*|:(\d{1,4}))?")
 _UNRESERVED = "-._~"
 _RESERVED = ":/?#[]@!$&'()*+,;="
 
@@ -174,7 +174,7 @@ def _parse_expression(text: str) -> _Expr:
         raise ValueError(f"reserved URI template operator in {{{text}}}")
     variables = []
     for spec in body.split(","):
-        match = _VARSPEC.match(spec)
+        match = _VARSPEC.fullmatch(spec)
         if match is None:
             raise ValueError(f"malformed URI template expression {{{text}}}")
         variables.append(
