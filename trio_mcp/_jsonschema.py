@@ -1,8 +1,9 @@
 """Validating JSON against a JSON Schema given verbatim (a tool's own ``inputSchema`` or
 ``outputSchema``), with the ``jsonschema`` library.
 
-Imported lazily: servers whose tools are typed Python functions never load
-it (unless a parameter carries constraints in ``Field(schema=...)``). Remote
+Imported lazily (``jsonschema`` is a dependency, but a slow import): servers
+whose tools are typed Python functions never load it (unless a parameter
+carries constraints in ``Field(schema=...)``). Remote
 ``$ref`` are never fetched (the spec forbids it by default): a reference
 that is not inside the schema fails validation. The dialect is the
 schema's ``$schema`` or, by default, 2020-12.
@@ -35,8 +36,8 @@ class SchemaValidator:
             import referencing.exceptions
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise RuntimeError(
-                "validating a verbatim JSON Schema needs the 'jsonschema' package "
-                "(pip install 'trio-mcp[schema]')"
+                "validating a JSON Schema needs the 'jsonschema' package, a dependency of "
+                "trio-mcp: reinstall trio-mcp"
             ) from exc
 
         def refuse(uri: str) -> Any:

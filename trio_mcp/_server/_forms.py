@@ -59,13 +59,10 @@ def form_schema_for_2025_06_18(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def schema_problems(schema: Mapping[str, Any], value: Any) -> list[str]:
-    """How ``value`` breaks ``schema`` (empty when it conforms, or when ``jsonschema`` is
-    not installed)."""
-    try:
-        from .._jsonschema import SchemaValidator
+    """How ``value`` breaks ``schema`` (empty when it conforms)."""
+    from .._jsonschema import SchemaValidator
 
+    try:
         return SchemaValidator(schema).errors(value)
-    except RuntimeError:  # pragma: no cover - jsonschema is not installed
-        return []
     except ValueError as exc:
         return [str(exc)]
