@@ -112,3 +112,27 @@ def test_config_parsing() -> None:
         parse_config({"x": {"neither": True}})
     with pytest.raises(ValueError, match="invalid server name"):
         Host({"a__b": stdio("x")})
+
+
+def test_a_command_path_with_spaces_is_kept_whole_when_args_are_given() -> None:
+    # Claude Desktop's shape: `command` is the program, `args` its arguments.
+    parsed = parse_config(
+        {
+            "mcpServers": {
+                "spaced": {
+                    "command": "/Applications/My Tools/node",
+                    "args": ["/opt/my server/index.js", "--port", "3"],
+                },
+                "no_args": {"command": "/Applications/My Tools/node", "args": []},
+                "listed": {"command": ["/a b/python", "-m"], "args": ["srv"]},
+            }
+        }
+    )
+    assert parsed["spaced"].command == (  # type: ignore[union-attr]
+        "/Applications/My Tools/node",
+        "/opt/my server/index.js",
+        "--port",
+        "3",
+    )
+    assert parsed["no_args"].command == ("/Applications/My Tools/node",)  # type: ignore[union-attr]
+    assert parsed["listed"].command == ("/a b/python", "-m", "srv")  # type: ignore[union-attr]

@@ -55,6 +55,11 @@ def parse_config(config: Mapping[str, Any]) -> dict[str, ServerConfig]:
     inner mapping): ``{"command": "uvx", "args": [...], "env": {...}, "cwd": ...}`` for
     stdio, ``{"url": "...", "headers": {...}}`` for HTTP.
 
+    With ``args`` present, ``command`` is the program itself (a path may contain spaces,
+    as in Claude Desktop's configuration); without ``args``, a string ``command`` is split
+    the way a shell would (``"python server.py --flag"``). A list ``command`` is the
+    argument list either way.
+
     Raises:
         ValueError: an entry that is neither.
     """
@@ -67,8 +72,12 @@ def parse_config(config: Mapping[str, Any]) -> dict[str, ServerConfig]:
             parsed[name] = HttpServerConfig(url=str(entry["url"]), headers=entry.get("headers"))
         elif "command" in entry:
             command = entry["command"]
-            argv = shlex.split(command) if isinstance(command, str) else list(command)
-            args: Sequence[str] = entry.get("args") or ()
+            args: Sequence[str] | None = entry.get("args")
+            if isinstance(command, str):
+                argv = [command] if args is not None else shlex.split(command)
+            else:
+                argv = list(command)
+            args = args or ()
             parsed[name] = StdioServerConfig(
                 command=(*argv, *args),
                 env=entry.get("env"),
