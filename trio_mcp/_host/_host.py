@@ -4,12 +4,14 @@ Resource handling
 -----------------
 
 Each server has one supervising task in the host's nursery. It opens the
-server's client (starting the child process, or connecting over HTTP),
-fetches its lists, follows its list-change notifications, and waits until
-the connection ends; then, if restarting is on, it waits a backoff delay
-(doubling from ``backoff_initial`` to ``backoff_max``, reset after a
-connection that stayed up) and starts again. Its subscriptions are
-re-established with it.
+server's client (starting the child process, connecting over HTTP, or
+serving an in-process server in memory), starts following its list-change
+notifications (in the 2026-07-28 era it waits for the server to acknowledge
+its ``subscriptions/listen``), only then fetches its lists (so no change
+falls between the fetch and the listening), and waits until the connection
+ends; then, if restarting is on, it waits a backoff delay (doubling from
+``backoff_initial`` to ``backoff_max``, reset after a connection that stayed
+up ``stable_after`` seconds) and starts again, listening again first.
 
 Error handling
 --------------
@@ -27,23 +29,26 @@ server, not the sum.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import attrs
 import trio
 
 from .._client._client import Client
-from .._client._stdio import open_stdio_client
+from .._client._listen import Listener
 from .._errors import ConnectionClosed, ErrorCode, McpError
 from .._types._prompts import GetPromptResult, Prompt
 from .._types._resources import ReadResourceResult, Resource, ResourceTemplate
 from .._types._tools import CallToolResult, Tool
 from .._util import open_nursery_unwrapped
-from ._config import HttpServerConfig, ServerConfig, StdioServerConfig, validate_name
+from ._config import ServerConfig, validate_name
+from ._connect import open_server
 
 __all__ = ["Host", "ServerState", "open_host"]
+
+_LISTS = ("tools", "prompts", "resources")
 
 log = logging.getLogger("trio_mcp.host")
 
@@ -56,7 +61,9 @@ class ServerState:
 
     name: str
     config: ServerConfig
+    #: ``"connected"`` once the lists are fetched and their changes followed.
     status: Status = "starting"
+    #: The client while ``"connected"``, else ``None``.
     client: Client | None = None
     error: BaseException | None = None
     restarts: int = 0
@@ -168,22 +175,30 @@ class Host:
         client, prompt = self._route(name)
         return await client.get_prompt(prompt, arguments)
 
-    async def read_resource(self, uri: str) -> ReadResourceResult:
-        """Read ``uri`` from the server that listed it, else from the first whose template
-        matches."""
+    def resource_owner(self, uri: str) -> str:
+        """The server that owns ``uri``: the one that listed it, else the first whose
+        template matches it.
+
+        Raises:
+            McpError: (-32602) no connected server offers it.
+        """
         owner = self.resources().get(uri)
         if owner is not None:
-            return await self.client(owner[0]).read_resource(uri)
+            return owner[0]
         from .._server._uritemplate import UriTemplate
 
         for server, template in self.resource_templates():
             if UriTemplate(template.uri_template).match(uri) is not None:
-                return await self.client(server).read_resource(uri)
+                return server
         raise McpError(
             f"Resource not found: no server offers {uri}",
             code=ErrorCode.INVALID_PARAMS,
             data={"uri": uri},
         )
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read ``uri`` from the server that owns it (see :meth:`resource_owner`)."""
+        return await self.client(self.resource_owner(uri)).read_resource(uri)
 
     async def wait_settled(self) -> None:
         """Block until every server's first connection attempt has finished, either way."""
@@ -200,34 +215,24 @@ class Host:
 
     # -- supervising ---------------------------------------------------------------------------
 
-    def _open(self, config: ServerConfig) -> AbstractAsyncContextManager[Client]:
-        if isinstance(config, StdioServerConfig):
-            return open_stdio_client(
-                config.command,
-                env=config.env,
-                cwd=config.cwd,
-                grace=config.grace,
-                **self.client_options,
-            )
-        from .._http._client import open_http_client  # only hosts with HTTP servers need it
-
-        return open_http_client(config.url, headers=config.headers, **self.client_options)
-
     async def _supervise(self, state: ServerState) -> None:
         delay = self.backoff_initial
         while True:
             started = trio.current_time()
             try:
-                async with self._open(state.config) as client:
+                async with (
+                    open_server(state.config, self.client_options) as client,
+                    open_nursery_unwrapped() as nursery,
+                ):
+                    # Listening first, then fetching: a change made at any moment after
+                    # the fetch is followed, including one made right after wait_settled().
+                    await nursery.start(self._follow_changes, state, client)
                     state.client, state.status, state.error = client, "connected", None
-                    await self._refresh(state, client)
                     state.settled.set()
                     self._notify()
-                    async with trio.open_nursery() as nursery:
-                        nursery.start_soon(self._follow_changes, state, client)
-                        await client.session.wait_finished()
-                        nursery.cancel_scope.cancel()
-                    state.error = ConnectionClosed(f"server {state.name!r} closed the connection")
+                    await client.session.wait_finished()
+                    nursery.cancel_scope.cancel()
+                state.error = ConnectionClosed(f"server {state.name!r} closed the connection")
             except Exception as exc:  # noqa: BLE001 - one server's failure must not spread
                 state.error = exc
                 log.warning("server %r: %s", state.name, exc)
@@ -239,26 +244,26 @@ class Host:
                     [],
                     [],
                 )
+                state.status = "restarting" if self.restart else "failed"
+                state.settled.set()
                 self._notify()
-            state.settled.set()
             if not self.restart:
-                state.status = "failed"
                 return
             if trio.current_time() - started >= self.stable_after:
                 delay = self.backoff_initial
-            state.status = "restarting"
             state.restarts += 1
             log.info("server %r: restarting in %.1f s", state.name, delay)
             await trio.sleep(delay)
             delay = min(delay * 2, self.backoff_max)
 
     async def _refresh(
-        self,
-        state: ServerState,
-        client: Client,
-        kinds: tuple[str, ...] = ("tools", "prompts", "resources"),
+        self, state: ServerState, client: Client, kinds: Sequence[str] = _LISTS
     ) -> None:
         caps = client.server_capabilities
+        if client.cache is not None:
+            # The view must be the server's answer, never a page cached before a change.
+            for kind in kinds:
+                client.cache.invalidate_list(kind)
         if "tools" in kinds:
             state.tools = await client.list_tools() if caps.tools is not None else []
         if "prompts" in kinds:
@@ -267,15 +272,38 @@ class Host:
             state.resources = await client.list_resources()
             state.resource_templates = await client.list_resource_templates()
 
-    async def _follow_changes(self, state: ServerState, client: Client) -> None:
+    async def _follow_changes(
+        self,
+        state: ServerState,
+        client: Client,
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Listen for list changes, fetch the lists, report started, then refetch a list
+        each time it changes. A server that refuses to be listened to gets its lists
+        fetched once."""
+        listening = False
         try:
             async with client.listen(tools=True, prompts=True, resources=True) as changes:
-                async for change in changes:
-                    if change.kind != "updated":
-                        await self._refresh(state, client, (change.kind,))
-                        self._notify()
+                listening = True
+                await self._refresh(state, client)
+                task_status.started()
+                await self._apply_changes(state, client, changes)
         except McpError as exc:
+            if listening:
+                raise
             log.info("server %r: not following list changes: %s", state.name, exc)
+            await self._refresh(state, client)
+            task_status.started()
+
+    async def _apply_changes(self, state: ServerState, client: Client, changes: Listener) -> None:
+        try:
+            async for change in changes:
+                if change.kind != "updated":
+                    await self._refresh(state, client, (change.kind,))
+                    self._notify()
+        except McpError as exc:
+            log.info("server %r: no longer following list changes: %s", state.name, exc)
 
 
 @asynccontextmanager
@@ -287,15 +315,14 @@ async def open_host(servers: Mapping[str, ServerConfig], **options: Any) -> Asyn
     :class:`Host`'s; ``client_options`` go to each client.
     """
     host = Host(servers, **options)
-    async with open_nursery_unwrapped() as nursery:
-        for state in host.servers.values():
-            nursery.start_soon(host._supervise, state)
-        try:
-            yield host
-        finally:
-            nursery.cancel_scope.cancel()
+    try:
+        async with open_nursery_unwrapped() as nursery:
             for state in host.servers.values():
-                state.status = "stopped"
-
-
-_ = HttpServerConfig
+                nursery.start_soon(host._supervise, state)
+            try:
+                yield host
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        for state in host.servers.values():
+            state.status = "stopped"
