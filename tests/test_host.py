@@ -1,5 +1,6 @@
 """The host: several servers at once (real stdio children, and in-process servers joined in
-memory), isolation, restarts with backoff, routing, list changes, parallel shutdown."""
+memory), isolation, restarts with backoff, routing, list changes, resource subscriptions
+that survive restarts, parallel shutdown."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import trio
 from feature_harness import ERAS
 
 from trio_mcp import ConnectionClosed, McpError
+from trio_mcp.client import Change
 from trio_mcp.host import (
     Host,
     InProcessServerConfig,
@@ -23,6 +25,7 @@ from trio_mcp.host import (
     parse_config,
 )
 from trio_mcp.server import Server
+from trio_mcp.transports import ProcessMessageStream
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {"PYTHONPATH": str(ROOT)}
@@ -253,6 +256,94 @@ async def test_toggling_a_tool_over_stdio_right_after_settling(era: str) -> None
         with trio.fail_after(10):
             while "e__bonus" not in host.tools():
                 await host.wait_changed()
+
+
+# -- resource subscriptions --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_subscription_is_made_again_after_each_restart(
+    era: str, autojump_clock: Any
+) -> None:
+    async with open_host(
+        {"c": in_memory(counting_server())},
+        client_options={"protocol_version": era},
+        backoff_initial=1,
+    ) as host:
+        await host.wait_settled()
+        state = host.servers["c"]
+        async with host.listen(resource_uris=[COUNTER]) as updates:
+            await host.call_tool("c__increment")
+            with trio.fail_after(5):
+                assert await updates.__anext__() == Change("updated", COUNTER)
+            for restart in (1, 2):
+                client = state.client
+                await client.aclose()  # type: ignore[union-attr]
+                await next_connection(host, state, client)
+                assert state.restarts == restart
+                with trio.fail_after(5):
+                    # Subscribed again: it may have changed while the server was down.
+                    assert await updates.__anext__() == Change("updated", COUNTER)
+                await host.call_tool("c__increment")
+                with trio.fail_after(5):
+                    assert await updates.__anext__() == Change("updated", COUNTER)
+        # Leaving unsubscribed: an update now reaches no one, and iteration is over.
+        await host.call_tool("c__increment")
+        assert [change async for change in updates] == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("era", ERAS)
+async def test_a_subscription_survives_a_killed_stdio_server(era: str) -> None:
+    servers = {"e": stdio(str(EVERYTHING))}
+    async with open_host(
+        servers, client_options={"protocol_version": era}, backoff_initial=0.05
+    ) as host:
+        with trio.fail_after(30):
+            await host.wait_settled()
+        state = host.servers["e"]
+        async with host.listen(resource_uris=[COUNTER]) as updates:
+            stream = host.client("e").session.stream
+            assert isinstance(stream, ProcessMessageStream)
+            stream.process.kill()
+            with trio.fail_after(30):
+                await next_connection(host, state, stream)
+                assert await updates.__anext__() == Change("updated", COUNTER)
+            assert state.restarts == 1
+            await host.call_tool("e__increment")
+            with trio.fail_after(10):
+                assert await updates.__anext__() == Change("updated", COUNTER)
+
+
+async def test_subscribing_routes_each_uri_to_its_owner(autojump_clock: Any) -> None:
+    one, two = counting_server(), Server("two", resources=True)
+    two.add_tool(lambda: 0, name="unused")
+
+    @two.resource("two://thing")
+    def thing() -> str:
+        return "thing"
+
+    async with open_host({"one": in_memory(one), "two": in_memory(two)}) as host:
+        await host.wait_settled()
+        assert host.resource_owner(COUNTER) == "one"
+        assert host.resource_owner("two://thing") == "two"
+        async with host.listen(resource_uris=["two://thing", COUNTER]) as updates:
+            two.notify_resource_updated("two://thing")
+            one.notify_resource_updated(COUNTER)
+            with trio.fail_after(5):
+                got = {await updates.__anext__(), await updates.__anext__()}
+            assert got == {Change("updated", COUNTER), Change("updated", "two://thing")}
+            for _ in range(3):
+                one.notify_resource_updated(COUNTER)
+            await trio.sleep(1)
+            # Updates not yet taken are coalesced: one per URI, nothing queued without bound.
+            assert await updates.__anext__() == Change("updated", COUNTER)
+            with trio.move_on_after(5) as idle:
+                await updates.__anext__()
+            assert idle.cancelled_caught
+        with pytest.raises(McpError, match="no server offers"):
+            async with host.listen(resource_uris=["nowhere://x"]):
+                pass
 
 
 # -- restarts and backoff ----------------------------------------------------------------------

@@ -9,6 +9,7 @@ from ._host._config import (
 )
 from ._host._host import (
     Host as Host,
+    ResourceUpdates as ResourceUpdates,
     ServerState as ServerState,
     open_host as open_host,
 )

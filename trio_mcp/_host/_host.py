@@ -13,6 +13,10 @@ ends; then, if restarting is on, it waits a backoff delay (doubling from
 ``backoff_initial`` to ``backoff_max``, reset after a connection that stayed
 up ``stable_after`` seconds) and starts again, listening again first.
 
+Resource subscriptions belong to :meth:`Host.listen` blocks: each block has
+one task per server it subscribed on, which subscribes again on every new
+connection of that server, for as long as the block lasts.
+
 Error handling
 --------------
 
@@ -37,7 +41,7 @@ import attrs
 import trio
 
 from .._client._client import Client
-from .._client._listen import Listener
+from .._client._listen import Change, Listener
 from .._errors import ConnectionClosed, ErrorCode, McpError
 from .._types._prompts import GetPromptResult, Prompt
 from .._types._resources import ReadResourceResult, Resource, ResourceTemplate
@@ -46,7 +50,7 @@ from .._util import open_nursery_unwrapped
 from ._config import ServerConfig, validate_name
 from ._connect import open_server
 
-__all__ = ["Host", "ServerState", "open_host"]
+__all__ = ["Host", "ResourceUpdates", "ServerState", "open_host"]
 
 _LISTS = ("tools", "prompts", "resources")
 
@@ -200,6 +204,40 @@ class Host:
         """Read ``uri`` from the server that owns it (see :meth:`resource_owner`)."""
         return await self.client(self.resource_owner(uri)).read_resource(uri)
 
+    @asynccontextmanager
+    async def listen(self, *, resource_uris: Sequence[str]) -> AsyncIterator[ResourceUpdates]:
+        """Updates of ``resource_uris`` for the duration of the block, across restarts.
+
+        Each URI goes to the server that owns it (:meth:`resource_owner`), which is
+        asked to report its updates (``resources/subscribe`` in the initialize era, a
+        ``subscriptions/listen`` stream in the 2026-07-28 era). Whenever one of those
+        servers comes back after a restart or a dropped connection, the subscription is
+        made again, and each of its URIs is then reported updated once: it may have
+        changed while the server was down (a restarted server usually starts afresh).
+
+        Entering blocks until every owning server has acknowledged the subscription (or
+        dropped its connection, in which case its next connection subscribes). Leaving
+        unsubscribes. Iterate the yielded :class:`ResourceUpdates` for
+        ``Change("updated", uri)`` items; changes of the aggregated view are
+        :meth:`wait_changed`'s.
+
+        Raises:
+            McpError: no connected server offers a URI (-32602), or a server refused
+                the first subscription (for instance it does not support subscribing).
+        """
+        by_server: dict[str, list[str]] = {}
+        for uri in dict.fromkeys(resource_uris):
+            by_server.setdefault(self.resource_owner(uri), []).append(uri)
+        updates = ResourceUpdates(resource_uris)
+        try:
+            async with open_nursery_unwrapped() as nursery:
+                for server, uris in by_server.items():
+                    await nursery.start(self._keep_subscribed, self.servers[server], uris, updates)
+                yield updates
+                nursery.cancel_scope.cancel()
+        finally:
+            updates._close()
+
     async def wait_settled(self) -> None:
         """Block until every server's first connection attempt has finished, either way."""
         for state in self.servers.values():
@@ -304,6 +342,100 @@ class Host:
                     self._notify()
         except McpError as exc:
             log.info("server %r: no longer following list changes: %s", state.name, exc)
+
+    async def _keep_subscribed(
+        self,
+        state: ServerState,
+        uris: Sequence[str],
+        updates: ResourceUpdates,
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Subscribe to ``uris`` on each connection of ``state``'s server in turn, and pass
+        their updates on. Reports started after the first attempt; only that attempt's
+        refusal is raised (later ones are logged, and tried again on the next connection)."""
+        first = True
+        client: Client | None = None
+        while True:
+            while state.client is None or state.client is client:
+                await self.wait_changed()
+            client = state.client
+            try:
+                async with client.listen(resource_uris=uris) as changes:
+                    if first:
+                        first = False
+                        task_status.started()
+                    else:
+                        for uri in uris:
+                            updates._deliver(uri)
+                    await _forward_until_closed(client, changes, updates)
+            except McpError as exc:
+                if first and not isinstance(exc, ConnectionClosed):
+                    raise
+                log.warning("server %r: could not subscribe to %s: %s", state.name, uris, exc)
+            if first:
+                first = False
+                task_status.started()
+
+
+async def _forward_until_closed(
+    client: Client, changes: Listener, updates: ResourceUpdates
+) -> None:
+    """Pass resource updates from ``changes`` to ``updates`` until the connection ends
+    (an initialize-era listener does not end with it) or the subscription does."""
+    async with trio.open_nursery() as nursery:
+
+        async def forward() -> None:
+            async for change in changes:
+                if change.kind == "updated" and change.uri is not None:
+                    updates._deliver(change.uri)
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(forward)
+        await client.session.wait_finished()
+        nursery.cancel_scope.cancel()
+
+
+class ResourceUpdates:
+    """What :meth:`Host.listen` yields: iterate it for ``Change("updated", uri)``.
+
+    Updates are coalesced: a URI updated again before it was taken is reported once,
+    so memory is bounded by the number of URIs and nothing is dropped. Iteration ends
+    when the block does.
+
+    Attributes:
+        resource_uris: the URIs subscribed to.
+    """
+
+    def __init__(self, resource_uris: Sequence[str]) -> None:
+        self.resource_uris = tuple(dict.fromkeys(resource_uris))
+        self._pending: dict[str, None] = {}
+        self._arrived = trio.Event()
+        self._closed = False
+
+    def _deliver(self, uri: str) -> None:
+        self._pending[uri] = None
+        self._arrived.set()
+
+    def _close(self) -> None:
+        self._closed = True
+        self._arrived.set()
+
+    def __aiter__(self) -> ResourceUpdates:
+        return self
+
+    async def __anext__(self) -> Change:
+        """Block until a URI is updated (or the block ends: then stop)."""
+        await trio.lowlevel.checkpoint()
+        while not self._pending:
+            if self._closed:
+                raise StopAsyncIteration
+            if self._arrived.is_set():
+                self._arrived = trio.Event()
+            await self._arrived.wait()
+        uri = next(iter(self._pending))
+        del self._pending[uri]
+        return Change("updated", uri)
 
 
 @asynccontextmanager
