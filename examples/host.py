@@ -1,6 +1,6 @@
 """A host: several MCP servers behind one namespaced view. One runs as a child process over
 stdio, one is reached over HTTP, one cannot start at all; the stdio one is killed and
-comes back.
+comes back, and a subscription to one of its resources comes back with it.
 
 Run it: ``python examples/host.py``
 """
@@ -53,14 +53,18 @@ async def main() -> None:
             print("echo__echo ->", result.content[0].text)  # type: ignore[union-attr]
             print("resources:", sorted(host.resources()))
 
-            stream = host.client("glossary").session.stream
-            assert isinstance(stream, ProcessMessageStream)
-            stream.process.kill()
-            glossary = host.servers["glossary"]
-            while glossary.restarts == 0 or glossary.status != "connected":
-                await host.wait_changed()
-            print(f"glossary killed, then restarted {glossary.restarts} time(s):")
-            show(host)
+            async with host.listen(resource_uris=["glossary://terms"]) as updates:
+                stream = host.client("glossary").session.stream
+                assert isinstance(stream, ProcessMessageStream)
+                stream.process.kill()
+                glossary = host.servers["glossary"]
+                while glossary.restarts == 0 or glossary.status != "connected":
+                    await host.wait_changed()
+                print(f"glossary killed, then restarted {glossary.restarts} time(s):")
+                show(host)
+                async for change in updates:
+                    print(f"{change.uri} updated: subscribed again after the restart")
+                    break
         print("host closed: every server shut down")
         nursery.cancel_scope.cancel()
 

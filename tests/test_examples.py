@@ -165,6 +165,7 @@ EXPECTED: dict[str, list[str]] = {
         "resources: ['glossary://terms']",
         "glossary killed, then restarted 1 time(s):",
         "  glossary: connected",
+        "glossary://terms updated: subscribed again after the restart",
         "host closed: every server shut down",
     ],
     "fuzz_glossary.py": ["no invariant failed"],

@@ -2,8 +2,14 @@
 
 from ._host._config import (
     HttpServerConfig as HttpServerConfig,
+    InProcessServerConfig as InProcessServerConfig,
     ServerConfig as ServerConfig,
     StdioServerConfig as StdioServerConfig,
     parse_config as parse_config,
 )
-from ._host._host import Host as Host, ServerState as ServerState, open_host as open_host
+from ._host._host import (
+    Host as Host,
+    ResourceUpdates as ResourceUpdates,
+    ServerState as ServerState,
+    open_host as open_host,
+)

@@ -5,11 +5,21 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
-__all__ = ["HttpServerConfig", "ServerConfig", "StdioServerConfig", "parse_config", "validate_name"]
+if TYPE_CHECKING:
+    from .._server._server import Server
+
+__all__ = [
+    "HttpServerConfig",
+    "InProcessServerConfig",
+    "ServerConfig",
+    "StdioServerConfig",
+    "parse_config",
+    "validate_name",
+]
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
@@ -37,7 +47,24 @@ class HttpServerConfig:
     headers: Mapping[str, str] | None = None
 
 
-ServerConfig: TypeAlias = StdioServerConfig | HttpServerConfig
+@attrs.frozen(kw_only=True)
+class InProcessServerConfig:
+    """A :class:`~trio_mcp.server.Server` of this program, joined to the host in memory.
+
+    Each connection is a fresh :meth:`Server.serve <trio_mcp.server.Server.serve>` over a
+    memory stream pair, run in the host's nursery; the ``Server`` object (and whatever
+    state it keeps) outlives the connections. Useful for a host's built-in tools, and
+    for tests.
+    """
+
+    server: Server
+    #: Options of :meth:`Server.serve <trio_mcp.server.Server.serve>` (session options).
+    server_options: Mapping[str, Any] | None = None
+    #: How many messages each direction of the memory stream buffers.
+    buffer: int = 64
+
+
+ServerConfig: TypeAlias = StdioServerConfig | HttpServerConfig | InProcessServerConfig
 
 
 def validate_name(name: str, separator: str) -> str:
@@ -55,6 +82,11 @@ def parse_config(config: Mapping[str, Any]) -> dict[str, ServerConfig]:
     inner mapping): ``{"command": "uvx", "args": [...], "env": {...}, "cwd": ...}`` for
     stdio, ``{"url": "...", "headers": {...}}`` for HTTP.
 
+    With ``args`` present, ``command`` is the program itself (a path may contain spaces,
+    as in Claude Desktop's configuration); without ``args``, a string ``command`` is split
+    the way a shell would (``"python server.py --flag"``). A list ``command`` is the
+    argument list either way.
+
     Raises:
         ValueError: an entry that is neither.
     """
@@ -67,8 +99,12 @@ def parse_config(config: Mapping[str, Any]) -> dict[str, ServerConfig]:
             parsed[name] = HttpServerConfig(url=str(entry["url"]), headers=entry.get("headers"))
         elif "command" in entry:
             command = entry["command"]
-            argv = shlex.split(command) if isinstance(command, str) else list(command)
-            args: Sequence[str] = entry.get("args") or ()
+            args: Sequence[str] | None = entry.get("args")
+            if isinstance(command, str):
+                argv = [command] if args is not None else shlex.split(command)
+            else:
+                argv = list(command)
+            args = args or ()
             parsed[name] = StdioServerConfig(
                 command=(*argv, *args),
                 env=entry.get("env"),

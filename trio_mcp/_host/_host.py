@@ -4,12 +4,18 @@ Resource handling
 -----------------
 
 Each server has one supervising task in the host's nursery. It opens the
-server's client (starting the child process, or connecting over HTTP),
-fetches its lists, follows its list-change notifications, and waits until
-the connection ends; then, if restarting is on, it waits a backoff delay
-(doubling from ``backoff_initial`` to ``backoff_max``, reset after a
-connection that stayed up) and starts again. Its subscriptions are
-re-established with it.
+server's client (starting the child process, connecting over HTTP, or
+serving an in-process server in memory), starts following its list-change
+notifications (in the 2026-07-28 era it waits for the server to acknowledge
+its ``subscriptions/listen``), only then fetches its lists (so no change
+falls between the fetch and the listening), and waits until the connection
+ends; then, if restarting is on, it waits a backoff delay (doubling from
+``backoff_initial`` to ``backoff_max``, reset after a connection that stayed
+up ``stable_after`` seconds) and starts again, listening again first.
+
+Resource subscriptions belong to :meth:`Host.listen` blocks: each block has
+one task per server it subscribed on, which subscribes again on every new
+connection of that server, for as long as the block lasts.
 
 Error handling
 --------------
@@ -27,23 +33,26 @@ server, not the sum.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import attrs
 import trio
 
 from .._client._client import Client
-from .._client._stdio import open_stdio_client
+from .._client._listen import Change, Listener
 from .._errors import ConnectionClosed, ErrorCode, McpError
 from .._types._prompts import GetPromptResult, Prompt
 from .._types._resources import ReadResourceResult, Resource, ResourceTemplate
 from .._types._tools import CallToolResult, Tool
 from .._util import open_nursery_unwrapped
-from ._config import HttpServerConfig, ServerConfig, StdioServerConfig, validate_name
+from ._config import ServerConfig, validate_name
+from ._connect import open_server
 
-__all__ = ["Host", "ServerState", "open_host"]
+__all__ = ["Host", "ResourceUpdates", "ServerState", "open_host"]
+
+_LISTS = ("tools", "prompts", "resources")
 
 log = logging.getLogger("trio_mcp.host")
 
@@ -56,7 +65,9 @@ class ServerState:
 
     name: str
     config: ServerConfig
+    #: ``"connected"`` once the lists are fetched and their changes followed.
     status: Status = "starting"
+    #: The client while ``"connected"``, else ``None``.
     client: Client | None = None
     error: BaseException | None = None
     restarts: int = 0
@@ -168,22 +179,64 @@ class Host:
         client, prompt = self._route(name)
         return await client.get_prompt(prompt, arguments)
 
-    async def read_resource(self, uri: str) -> ReadResourceResult:
-        """Read ``uri`` from the server that listed it, else from the first whose template
-        matches."""
+    def resource_owner(self, uri: str) -> str:
+        """The server that owns ``uri``: the one that listed it, else the first whose
+        template matches it.
+
+        Raises:
+            McpError: (-32602) no connected server offers it.
+        """
         owner = self.resources().get(uri)
         if owner is not None:
-            return await self.client(owner[0]).read_resource(uri)
+            return owner[0]
         from .._server._uritemplate import UriTemplate
 
         for server, template in self.resource_templates():
             if UriTemplate(template.uri_template).match(uri) is not None:
-                return await self.client(server).read_resource(uri)
+                return server
         raise McpError(
             f"Resource not found: no server offers {uri}",
             code=ErrorCode.INVALID_PARAMS,
             data={"uri": uri},
         )
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read ``uri`` from the server that owns it (see :meth:`resource_owner`)."""
+        return await self.client(self.resource_owner(uri)).read_resource(uri)
+
+    @asynccontextmanager
+    async def listen(self, *, resource_uris: Sequence[str]) -> AsyncIterator[ResourceUpdates]:
+        """Updates of ``resource_uris`` for the duration of the block, across restarts.
+
+        Each URI goes to the server that owns it (:meth:`resource_owner`), which is
+        asked to report its updates (``resources/subscribe`` in the initialize era, a
+        ``subscriptions/listen`` stream in the 2026-07-28 era). Whenever one of those
+        servers comes back after a restart or a dropped connection, the subscription is
+        made again, and each of its URIs is then reported updated once: it may have
+        changed while the server was down (a restarted server usually starts afresh).
+
+        Entering blocks until every owning server has acknowledged the subscription (or
+        dropped its connection, in which case its next connection subscribes). Leaving
+        unsubscribes. Iterate the yielded :class:`ResourceUpdates` for
+        ``Change("updated", uri)`` items; changes of the aggregated view are
+        :meth:`wait_changed`'s.
+
+        Raises:
+            McpError: no connected server offers a URI (-32602), or a server refused
+                the first subscription (for instance it does not support subscribing).
+        """
+        by_server: dict[str, list[str]] = {}
+        for uri in dict.fromkeys(resource_uris):
+            by_server.setdefault(self.resource_owner(uri), []).append(uri)
+        updates = ResourceUpdates(resource_uris)
+        try:
+            async with open_nursery_unwrapped() as nursery:
+                for server, uris in by_server.items():
+                    await nursery.start(self._keep_subscribed, self.servers[server], uris, updates)
+                yield updates
+                nursery.cancel_scope.cancel()
+        finally:
+            updates._close()
 
     async def wait_settled(self) -> None:
         """Block until every server's first connection attempt has finished, either way."""
@@ -200,34 +253,24 @@ class Host:
 
     # -- supervising ---------------------------------------------------------------------------
 
-    def _open(self, config: ServerConfig) -> AbstractAsyncContextManager[Client]:
-        if isinstance(config, StdioServerConfig):
-            return open_stdio_client(
-                config.command,
-                env=config.env,
-                cwd=config.cwd,
-                grace=config.grace,
-                **self.client_options,
-            )
-        from .._http._client import open_http_client  # only hosts with HTTP servers need it
-
-        return open_http_client(config.url, headers=config.headers, **self.client_options)
-
     async def _supervise(self, state: ServerState) -> None:
         delay = self.backoff_initial
         while True:
             started = trio.current_time()
             try:
-                async with self._open(state.config) as client:
+                async with (
+                    open_server(state.config, self.client_options) as client,
+                    open_nursery_unwrapped() as nursery,
+                ):
+                    # Listening first, then fetching: a change made at any moment after
+                    # the fetch is followed, including one made right after wait_settled().
+                    await nursery.start(self._follow_changes, state, client)
                     state.client, state.status, state.error = client, "connected", None
-                    await self._refresh(state, client)
                     state.settled.set()
                     self._notify()
-                    async with trio.open_nursery() as nursery:
-                        nursery.start_soon(self._follow_changes, state, client)
-                        await client.session.wait_finished()
-                        nursery.cancel_scope.cancel()
-                    state.error = ConnectionClosed(f"server {state.name!r} closed the connection")
+                    await client.session.wait_finished()
+                    nursery.cancel_scope.cancel()
+                state.error = ConnectionClosed(f"server {state.name!r} closed the connection")
             except Exception as exc:  # noqa: BLE001 - one server's failure must not spread
                 state.error = exc
                 log.warning("server %r: %s", state.name, exc)
@@ -239,26 +282,26 @@ class Host:
                     [],
                     [],
                 )
+                state.status = "restarting" if self.restart else "failed"
+                state.settled.set()
                 self._notify()
-            state.settled.set()
             if not self.restart:
-                state.status = "failed"
                 return
             if trio.current_time() - started >= self.stable_after:
                 delay = self.backoff_initial
-            state.status = "restarting"
             state.restarts += 1
             log.info("server %r: restarting in %.1f s", state.name, delay)
             await trio.sleep(delay)
             delay = min(delay * 2, self.backoff_max)
 
     async def _refresh(
-        self,
-        state: ServerState,
-        client: Client,
-        kinds: tuple[str, ...] = ("tools", "prompts", "resources"),
+        self, state: ServerState, client: Client, kinds: Sequence[str] = _LISTS
     ) -> None:
         caps = client.server_capabilities
+        if client.cache is not None:
+            # The view must be the server's answer, never a page cached before a change.
+            for kind in kinds:
+                client.cache.invalidate_list(kind)
         if "tools" in kinds:
             state.tools = await client.list_tools() if caps.tools is not None else []
         if "prompts" in kinds:
@@ -267,15 +310,132 @@ class Host:
             state.resources = await client.list_resources()
             state.resource_templates = await client.list_resource_templates()
 
-    async def _follow_changes(self, state: ServerState, client: Client) -> None:
+    async def _follow_changes(
+        self,
+        state: ServerState,
+        client: Client,
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Listen for list changes, fetch the lists, report started, then refetch a list
+        each time it changes. A server that refuses to be listened to gets its lists
+        fetched once."""
+        listening = False
         try:
             async with client.listen(tools=True, prompts=True, resources=True) as changes:
-                async for change in changes:
-                    if change.kind != "updated":
-                        await self._refresh(state, client, (change.kind,))
-                        self._notify()
+                listening = True
+                await self._refresh(state, client)
+                task_status.started()
+                await self._apply_changes(state, client, changes)
         except McpError as exc:
+            if listening:
+                raise
             log.info("server %r: not following list changes: %s", state.name, exc)
+            await self._refresh(state, client)
+            task_status.started()
+
+    async def _apply_changes(self, state: ServerState, client: Client, changes: Listener) -> None:
+        try:
+            async for change in changes:
+                if change.kind != "updated":
+                    await self._refresh(state, client, (change.kind,))
+                    self._notify()
+        except McpError as exc:
+            log.info("server %r: no longer following list changes: %s", state.name, exc)
+
+    async def _keep_subscribed(
+        self,
+        state: ServerState,
+        uris: Sequence[str],
+        updates: ResourceUpdates,
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Subscribe to ``uris`` on each connection of ``state``'s server in turn, and pass
+        their updates on. Reports started after the first attempt; only that attempt's
+        refusal is raised (later ones are logged, and tried again on the next connection)."""
+        first = True
+        client: Client | None = None
+        while True:
+            while state.client is None or state.client is client:
+                await self.wait_changed()
+            client = state.client
+            try:
+                async with client.listen(resource_uris=uris) as changes:
+                    if first:
+                        first = False
+                        task_status.started()
+                    else:
+                        for uri in uris:
+                            updates._deliver(uri)
+                    await _forward_until_closed(client, changes, updates)
+            except McpError as exc:
+                if first and not isinstance(exc, ConnectionClosed):
+                    raise
+                log.warning("server %r: could not subscribe to %s: %s", state.name, uris, exc)
+            if first:
+                first = False
+                task_status.started()
+
+
+async def _forward_until_closed(
+    client: Client, changes: Listener, updates: ResourceUpdates
+) -> None:
+    """Pass resource updates from ``changes`` to ``updates`` until the connection ends
+    (an initialize-era listener does not end with it) or the subscription does."""
+    async with trio.open_nursery() as nursery:
+
+        async def forward() -> None:
+            async for change in changes:
+                if change.kind == "updated" and change.uri is not None:
+                    updates._deliver(change.uri)
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(forward)
+        await client.session.wait_finished()
+        nursery.cancel_scope.cancel()
+
+
+class ResourceUpdates:
+    """What :meth:`Host.listen` yields: iterate it for ``Change("updated", uri)``.
+
+    Updates are coalesced: a URI updated again before it was taken is reported once,
+    so memory is bounded by the number of URIs and nothing is dropped. Iteration ends
+    when the block does.
+
+    Attributes:
+        resource_uris: the URIs subscribed to.
+    """
+
+    def __init__(self, resource_uris: Sequence[str]) -> None:
+        self.resource_uris = tuple(dict.fromkeys(resource_uris))
+        self._pending: dict[str, None] = {}
+        self._arrived = trio.Event()
+        self._closed = False
+
+    def _deliver(self, uri: str) -> None:
+        self._pending[uri] = None
+        self._arrived.set()
+
+    def _close(self) -> None:
+        self._closed = True
+        self._arrived.set()
+
+    def __aiter__(self) -> ResourceUpdates:
+        return self
+
+    async def __anext__(self) -> Change:
+        """Block until a URI is updated (or the block ends: then stop)."""
+        await trio.lowlevel.checkpoint()
+        while not self._pending:
+            if self._closed:
+                raise StopAsyncIteration
+            if self._arrived.is_set():
+                self._arrived = trio.Event()
+            await self._arrived.wait()
+        uri = next(iter(self._pending))
+        del self._pending[uri]
+        return Change("updated", uri)
 
 
 @asynccontextmanager
@@ -287,15 +447,14 @@ async def open_host(servers: Mapping[str, ServerConfig], **options: Any) -> Asyn
     :class:`Host`'s; ``client_options`` go to each client.
     """
     host = Host(servers, **options)
-    async with open_nursery_unwrapped() as nursery:
-        for state in host.servers.values():
-            nursery.start_soon(host._supervise, state)
-        try:
-            yield host
-        finally:
-            nursery.cancel_scope.cancel()
+    try:
+        async with open_nursery_unwrapped() as nursery:
             for state in host.servers.values():
-                state.status = "stopped"
-
-
-_ = HttpServerConfig
+                nursery.start_soon(host._supervise, state)
+            try:
+                yield host
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        for state in host.servers.values():
+            state.status = "stopped"
