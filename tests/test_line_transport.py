@@ -311,6 +311,28 @@ async def test_a_receive_that_waits_reads_the_pipe_itself_and_can_be_cancelled()
             await b.receive()
 
 
+async def test_closing_wakes_a_receive_blocked_on_the_pipe_and_the_input_stays_readable() -> None:
+    """The direct pipe read has no cancel scope: closing wakes it through the descriptor
+    (notify_closing), which must leave the pipe open, so the input can still be drained."""
+    async with pipe_pair() as (a, b):
+
+        async def blocked() -> None:
+            with pytest.raises(trio.ClosedResourceError):
+                await b.receive()
+
+        with trio.fail_after(5):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(blocked)
+                await trio.testing.wait_all_tasks_blocked()
+                await b._close_sending(trio.current_time() + 1)
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(b._discard_input)  # reads the same pipe afresh
+                await a.send(rpc.Notification("drained"))
+                await trio.testing.wait_all_tasks_blocked()
+                assert b._receive_stream.fileno() >= 0
+                await a.aclose()  # end of b's input: the drain ends
+
+
 async def test_a_stream_that_merely_has_a_fileno_is_never_written_directly() -> None:
     """Its descriptor may be blocking: writing to it from the event loop could freeze
     everything. Only trio's FdStream (non-blocking) gets the direct path."""

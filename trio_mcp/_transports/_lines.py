@@ -142,6 +142,10 @@ class LineMessageStream(MessageStream):
         # opened next). None: use the streams' own methods.
         self._out_fileno = _fileno_of(send_stream)
         self._in_fileno = _fileno_of(receive_stream)
+        if self._in_fileno is not None and self._in_fileno() == _descriptor(self._out_fileno):
+            # One descriptor both ways (a socket in an FdStream): waking the reader through
+            # it would wake the writer too, so reads go through the stream's own method.
+            self._in_fileno = None
         # receiving
         self._buffer = bytearray()
         self._start = 0  # where the unconsumed data in _buffer begins
@@ -338,11 +342,19 @@ class LineMessageStream(MessageStream):
         return item
 
     async def _read(self) -> bytes | bytearray:
+        if self._in_fileno is not None:
+            # No cancel scope of our own on this path (entering one costs about as much as
+            # the read): closing wakes a read blocked on the descriptor with
+            # notify_closing instead (see _wake_reader).
+            try:
+                return await _read_pipe(self._in_fileno())
+            except trio.ClosedResourceError:
+                if self._closed:
+                    raise trio.ClosedResourceError("the message stream is closed") from None
+                raise
         with trio.CancelScope() as scope:
             self._receive_scope = scope
             try:
-                if self._in_fileno is not None:
-                    return await _read_pipe(self._in_fileno())
                 return await self._receive_stream.receive_some(_READ_SIZE)
             except trio.ClosedResourceError:
                 if self._closed:
@@ -421,14 +433,25 @@ class LineMessageStream(MessageStream):
             return
         self._closed = True
         self._queue_in.close()  # the writer drains the queue, then stops
-        if self._receive_scope is not None:
-            self._receive_scope.cancel()
+        self._wake_reader()
         try:
             with trio.move_on_at(flush_deadline):
                 await self._writer_done.wait()
         finally:
             self._writer_scope.cancel()
             await trio.aclose_forcefully(self._send_stream)
+
+    def _wake_reader(self) -> None:
+        """Wake a task blocked reading with :exc:`trio.ClosedResourceError`, but leave the
+        input open for :meth:`_discard_input`."""
+        if self._receive_scope is not None:
+            self._receive_scope.cancel()
+        elif self._receiving and self._in_fileno is not None:
+            fd = self._in_fileno()
+            if fd >= 0:
+                # Wakes whoever waits on the descriptor without closing it; a later read
+                # (_discard_input) waits on it afresh.
+                trio.lowlevel.notify_closing(fd)
 
     async def _discard_input(self) -> None:
         """After :meth:`_close_sending`: read and drop whatever the peer still writes, until
@@ -512,6 +535,10 @@ def _fileno_of(stream: object) -> Callable[[], int] | None:
     # anything else might block the whole event loop.
     inner = getattr(stream, "fd_stream", stream)
     return inner.fileno if isinstance(inner, trio.lowlevel.FdStream) else None
+
+
+def _descriptor(fileno: Callable[[], int] | None) -> int | None:
+    return None if fileno is None else fileno()
 
 
 async def _read_pipe(fd: int) -> bytes:
