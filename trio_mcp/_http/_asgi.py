@@ -110,6 +110,7 @@ class McpAsgiApp:
             SseTransport(
                 server,
                 message_path=message_path,
+                max_sessions=max_sessions,
                 keepalive_interval=keepalive_interval,
                 session_options=self.session_options,
             )
@@ -345,7 +346,8 @@ def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
             by default the local machine's names only: pass
             :meth:`HostPolicy(allowed_hosts=[...]) <HostPolicy>` to serve other names.
         max_body_bytes: the largest request body (413 beyond).
-        max_sessions: the most legacy sessions at once (503 beyond).
+        max_sessions: the most legacy sessions at once (503 beyond), for legacy
+            Streamable HTTP and for the 2024-11-05 HTTP+SSE transport each.
         session_idle_timeout: seconds without HTTP traffic after which a legacy session
             ends (``math.inf``: never).
         event_store: where events of resumable streams wait (a bounded
