@@ -1,20 +1,18 @@
-"""``trio_mcp.testing.check_transport`` on the HTTP client stream, where its contract applies.
+"""``trio_mcp.testing.check_transport`` on the HTTP client stream, in every mode.
 
-It applies to the 2024-11-05 HTTP+SSE mode: that transport is a duplex pipe (every client
-message is a POST, every server message an event on one stream), so both orientations are
-checked against a small server-side peer written here.
-
-It does not apply to Streamable HTTP, and these tests say why rather than pretend:
-
-* modern (2026-07-28): the client sends only requests (no notifications, no responses:
-  there are none on that wire), and the server sends only what answers a request, on that
-  request's own response; there is no stream for unrelated messages and no end of the
-  conversation to report;
-* legacy: a server message travels on the response stream of the request it relates to,
-  or on the standalone GET stream; messages on different streams have no order between
-  them, so the contract's "in the order sent" cannot hold across them.
-
-The Streamable HTTP behaviours are tested one by one in ``test_http_client.py``.
+* 2024-11-05 HTTP+SSE is a duplex pipe (every client message is a POST, every server
+  message an event on one stream): the default ``"stream"`` profile, both orientations,
+  against a small server-side peer written here.
+* Legacy Streamable HTTP (2025-03-26 ... 2025-11-25): each client message is a POST of
+  its own, so separate sends have no order between them: the ``"http"`` profile. The peer
+  here puts everything it sends on the standalone GET stream, the one ordered stream that
+  wire has (responses included, which a real server sends there only when resuming: the
+  request's own response stream is tested in ``test_http_client.py``). Client first only:
+  the server of a Streamable HTTP session has no way to end it that the client would see
+  before its next request, so "the peer closed" is not observable from the client side.
+* Stateless Streamable HTTP (2026-07-28) is not a message stream in the contract's sense
+  (the client sends only requests and the server only the answers to them, on each
+  request's own response): see ``test_http_client.py``.
 """
 
 from __future__ import annotations
@@ -134,3 +132,91 @@ async def test_the_http_sse_mode_passes_check_transport_server_first() -> None:
         server_first(0),
         send_raw=lambda stream, data: stream.send_raw(data),  # type: ignore[attr-defined]
     )
+
+
+class StreamableServer:
+    """Legacy Streamable HTTP with one session: POST ``initialize`` starts it (the peer's
+    first message, its answer, comes on that POST's stream); each POSTed message goes to
+    the peer (a request's POST then stays open with no events: its answer comes on the GET
+    stream); GET is the standalone stream, which carries everything the
+    peer sends; DELETE ends the session (the peer's input ends)."""
+
+    SESSION = "session-1"
+
+    def __init__(self, buffer: int) -> None:
+        self.buffer = buffer
+        self.app = ScriptedApp(self.handle)
+        self.peer = PeerStream(buffer)
+        self.gets = 0
+
+    async def handle(self, seen: Seen, reply: Reply) -> None:
+        peer = self.peer
+        if seen.method == "DELETE":
+            peer.in_send.close()
+            peer.out_receive.close()
+            await reply.empty(200)
+            return
+        if seen.headers.get("mcp-session-id") not in (None, self.SESSION):
+            await reply.empty(404)
+            return
+        if seen.method == "GET":
+            self.gets += 1
+            if self.gets > 1:
+                await reply.empty(405)  # one standalone stream: no second after a drop
+                return
+            await reply.sse()
+            async with trio.open_nursery() as nursery:
+
+                async def watch() -> None:
+                    await reply.wait_disconnect()
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(watch)
+                async for data in peer.out_receive:
+                    await reply.raw(b"event: message\ndata: " + data + b"\n\n")
+                nursery.cancel_scope.cancel()
+            return
+        message = rpc.parse(seen.body)
+        try:
+            await peer.in_send.send(message)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            await reply.empty(404)
+            return
+        if type(message) is not rpc.Request:
+            await reply.empty(202)
+            return
+        if message.method == "initialize":  # answered here: there is no GET stream yet
+            await reply.sse(headers={"mcp-session-id": self.SESSION})
+            await reply.raw(b"event: message\ndata: " + await peer.out_receive.receive() + b"\n\n")
+            return
+        await reply.sse()
+        await reply.wait_disconnect()  # the client closes it once the GET stream answered
+
+
+@asynccontextmanager
+async def streamable_pair(buffer: int) -> AsyncIterator[tuple[HttpClientStream, PeerStream]]:
+    """A client stream in a legacy Streamable HTTP session (initialized) and its peer."""
+    server = StreamableServer(buffer)
+    async with (
+        serving(server.app) as base,
+        open_http_stream(base + "/mcp", buffer=buffer) as client,
+    ):
+        peer = server.peer
+        hello = rpc.Request("init", "initialize", {"protocolVersion": "2025-11-25"})
+        await client.send(hello)
+        assert await peer.receive() == hello
+        await peer.send(rpc.ResultResponse("init", {"protocolVersion": "2025-11-25"}))
+        assert isinstance(await client.receive(), rpc.ResultResponse)
+        async with trio.open_nursery() as nursery:
+            # (the client opens the GET stream once the initialized notification is taken)
+            nursery.start_soon(client.send, rpc.Notification("notifications/initialized"))
+            assert await peer.receive() == rpc.Notification("notifications/initialized")
+        assert client.session_id == StreamableServer.SESSION
+        try:
+            yield client, peer
+        finally:
+            await peer.aclose()
+
+
+async def test_legacy_streamable_http_passes_check_transport_http_profile() -> None:
+    await check_transport(lambda: streamable_pair(16), lambda: streamable_pair(0), profile="http")

@@ -3,8 +3,10 @@ the release of everything a session held."""
 
 from __future__ import annotations
 
+import gc
 import json
 import re
+import weakref
 from functools import partial
 from typing import Any
 
@@ -46,6 +48,31 @@ async def settle(app: McpAsgiApp, *, sessions: int, running: int = 0) -> None:
             if stats == {"sessions": sessions, "running": running} and tasks == 1 + running:
                 return
             await trio.sleep(0.01)
+
+
+def weak_parts(app: McpAsgiApp, headers: dict[str, str]) -> list[weakref.ref[Any]]:
+    """Weak references to the session ``headers`` name and what it holds: its protocol
+    connection, its engine's stream, and its channels (no strong reference is kept)."""
+    assert app.manager is not None
+    session = app.manager.sessions[headers["mcp-session-id"]]
+    parts: list[Any] = [session, session.connection, session.stream]
+    parts += [*session.channels.values(), *session.routes.values()]
+    if session.standalone is not None:
+        parts.append(session.standalone)
+    return [weakref.ref(part) for part in {id(part): part for part in parts}.values()]
+
+
+async def assert_freed(refs: list[weakref.ref[Any]]) -> None:
+    """Every part is garbage once the HTTP handlers still finishing (a DELETE's, after its
+    response went out) have returned."""
+    with trio.move_on_after(5):
+        while True:
+            gc.collect()
+            if all(ref() is None for ref in refs):
+                return
+            await trio.sleep(0.01)
+    alive = [ref() for ref in refs if ref() is not None]
+    assert not alive, [repr(part) for part in alive]
 
 
 @pytest.fixture
@@ -103,10 +130,13 @@ async def test_a_session_is_fully_released_when_it_ends(served: Any) -> None:
     async with open_sse(client, "GET", url, headers=headers) as reader:
         await reader.wait_for(1)  # the priming event
         await settle(app, sessions=1, running=1)  # an open stream keeps the engine
+        refs = weak_parts(app, headers)
+        assert len(refs) == 4  # session, connection, stream, the standalone channel
         assert (await client.delete(url, headers=headers)).status_code == 200
         assert len(await reader.rest()) == 1  # the stream ends with the session
     await settle(app, sessions=0)
     assert app.event_store is not None and len(app.event_store) == 0  # type: ignore[arg-type]
+    await assert_freed(refs)
 
 
 async def test_idle_sessions_expire() -> None:
@@ -115,9 +145,14 @@ async def test_idle_sessions_expire() -> None:
     async with running(app) as base, httpx.AsyncClient() as client:
         headers = await initialize(client, base + "/mcp")
         await settle(app, sessions=1)
+        r = await client.post(base + "/mcp", json=call(1, "echo", {"text": "x"}), headers=headers)
+        assert r.status_code == 200
+        refs = weak_parts(app, headers)
         with trio.fail_after(5):
             while app.manager is not None and app.manager.sessions:
                 await trio.sleep(0.05)
+        await settle(app, sessions=0)
+        await assert_freed(refs)
         r = await client.post(base + "/mcp", json=call(1, "echo", {"text": "x"}), headers=headers)
         assert r.status_code == 404
 
@@ -134,11 +169,13 @@ async def test_shutdown_ends_every_session_and_its_tasks() -> None:
             )
             with trio.fail_after(5):
                 await probe.started.wait()
+            refs = weak_parts(app, headers)
             nursery.cancel_scope.cancel()  # the client leaves; the call goes on (legacy)
     # Leaving `running` shut the app down: the deadline cancelled the call, the sessions ended.
     assert probe.cancelled.is_set()
     assert app.manager is None
     assert manager is not None and manager.sessions == {}
+    await assert_freed(refs)
 
 
 async def test_session_cap_gives_503() -> None:

@@ -24,6 +24,39 @@ ROOT = Path(__file__).resolve().parent.parent
 ECHO = ROOT / "examples" / "echo_server.py"
 
 
+async def test_a_trickled_body_gets_408_after_body_timeout() -> None:
+    """A client that sends its headers and then the body slower than ``body_timeout`` (here
+    never finishing it) gets 408 with a JSON-RPC error, over a real socket: the Hypercorn
+    configuration of ``serve`` has no read timeout of its own."""
+    server, _ = make_server()
+    stop = trio.Event()
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(
+            partial(serve, server, port=0, body_timeout=0.3, shutdown_trigger=stop.wait)
+        )
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        async with stream:
+            await stream.send_all(
+                b"POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\n"
+                b"content-type: application/json\r\ncontent-length: 100\r\n\r\n"
+                b'{"jsonrpc": "2.0", '
+            )
+            started = trio.current_time()
+            answer = b""
+            with trio.fail_after(5):
+                while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+                    chunk = await stream.receive_some()
+                    if not chunk:
+                        break
+                    answer += chunk
+            elapsed = trio.current_time() - started
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 408"), answer
+        assert b'"code":-32600' in body.replace(b" ", b""), answer
+        assert 0.25 < elapsed < 4
+        stop.set()
+
+
 async def test_serve_reports_its_port_and_stops_on_its_trigger() -> None:
     server, probe = make_server()
     stop = trio.Event()

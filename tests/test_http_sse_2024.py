@@ -64,6 +64,29 @@ async def test_an_old_client_session() -> None:
         assert r.status_code == 404
 
 
+async def test_the_session_cap_gives_503() -> None:
+    server, _ = make_server()
+    app = asgi_app(server, max_sessions=2)
+    async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+        async with (
+            open_sse(client, "GET", base + "/sse") as first,
+            open_sse(client, "GET", base + "/sse") as second,
+        ):
+            await first.wait_for(1)
+            await second.wait_for(1)
+            r = await client.get(base + "/sse", headers={"accept": "text/event-stream"})
+            assert r.status_code == 503
+            assert r.headers["retry-after"]
+            assert r.json()["error"]["code"] == -32600
+            assert app.sse is not None and len(app.sse.sessions) == 2
+        with trio.fail_after(5):
+            while app.sse.sessions:
+                await trio.sleep(0.01)
+        async with open_sse(client, "GET", base + "/sse") as third:  # room again
+            (endpoint,) = await third.wait_for(1)
+            assert endpoint.event == "endpoint"
+
+
 async def test_unknown_sessions_and_wrong_methods() -> None:
     server, _ = make_server()
     app = asgi_app(server)

@@ -15,9 +15,17 @@ The harness (``@modelcontextprotocol/conformance`` and ``node@22``) is
 installed with npm into ``$TRIO_MCP_CONFORMANCE_HOME`` (default
 ``~/.cache/trio-mcp-conformance``) on first use and reused after.
 
-Prints one line per scenario, then per mode and spec version
-``<mode> <version>: P passed, F failed (S scenarios)``, and last
-``conformance: P passed, F failed``. Exit status: 0 all passed, 1 failures,
+Extension scenarios (listed as ``[extension]``, never under a spec version)
+run once each, without ``--spec-version``; the ``tasks-*`` and ``auth/*``
+scenarios are excused (later issues cover them).
+
+Prints one line per scenario run, then per mode and spec version (or
+``extension``) ``<mode> <version>: P checks passed, F failed (R runs, B
+failing)``, then ``conformance: P passed, F failed`` (checks), and last, per
+mode, each scenario counted once whatever the number of versions it ran at:
+``<mode> scenarios: N of M passed, F failed, E excused (tasks-*, auth/*), X
+not run`` (M is every scenario ``conformance list`` names). The same counts
+are written to ``counts.json`` in the output folder. Exit status: 0 all passed, 1 failures,
 2 usage error, 4 the harness could not be installed (npm or the registry
 unreachable).
 """
@@ -87,17 +95,40 @@ def install() -> tuple[str, str]:
     return str(node), str(harness / "dist" / "index.js")
 
 
-def list_scenarios(harness: list[str], mode: str, version: str) -> list[str]:
-    out = subprocess.run(
-        [*harness, "list", f"--{mode}", "--spec-version", version],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
-    names = [line.strip()[2:].split()[0] for line in out.splitlines() if line.startswith("  - ")]
-    skip = SERVER_SKIP_PREFIXES if mode == "server" else CLIENT_SKIP_PREFIXES
-    return [n for n in names if not n.startswith(skip)]
+EXTENSION = "extension"
+
+
+def list_scenarios(harness: list[str], mode: str, version: str | None = None) -> list[str]:
+    """The scenarios ``conformance list`` names for ``mode`` (every one when ``version`` is
+    None, extension scenarios included; else those of that spec version, which never
+    include an extension scenario)."""
+    return [name for name, _ in list_tagged(harness, mode, version)]
+
+
+def list_tagged(
+    harness: list[str], mode: str, version: str | None = None
+) -> list[tuple[str, list[str]]]:
+    """``(name, tags)`` for each scenario listed: tags are the spec versions the scenario
+    applies to, or ``["extension"]`` for an extension scenario."""
+    command = [*harness, "list", f"--{mode}"]
+    if version is not None:
+        command += ["--spec-version", version]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
+    listed = []
+    for line in out.splitlines():
+        if not line.startswith("  - "):
+            continue
+        name, _, rest = line[4:].strip().partition(" ")
+        tags = rest.strip().strip("[]").split(",") if rest.strip() else []
+        listed.append((name, [tag.strip() for tag in tags if tag.strip()]))
+    if not listed:
+        raise RuntimeError(f"`conformance list --{mode}` listed nothing:\n{out[-2000:]}")
+    return listed
+
+
+def excused(mode: str, name: str) -> bool:
+    """Scenarios later issues cover: the tasks extension and authorization."""
+    return name.startswith(SERVER_SKIP_PREFIXES if mode == "server" else CLIENT_SKIP_PREFIXES)
 
 
 def free_port() -> int:
@@ -149,13 +180,18 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 def run_scenario(
     harness: list[str], mode: str, target: str, name: str, version: str, out: Path, limit: int
 ) -> dict[str, object]:
+    """Run one scenario; ``version`` is a spec version, or ``"extension"`` for an extension
+    scenario, which the harness runs only without ``--spec-version`` (at the version the
+    harness picks for it)."""
     directory = out / mode / version / name.replace("/", "__")
     directory.mkdir(parents=True, exist_ok=True)
     if mode == "server":
         command = [*harness, "server", "--url", target]
     else:
         command = [*harness, "client", "--command", target, "--timeout", str((limit - 10) * 1000)]
-    command += ["--scenario", name, "--spec-version", version, "-o", str(directory)]
+    command += ["--scenario", name, "-o", str(directory)]
+    if version != EXTENSION:
+        command += ["--spec-version", version]
     notes: list[str] = []
     try:
         done = subprocess.run(
@@ -222,6 +258,7 @@ def main() -> int:
     print(f"harness {HARNESS_VERSION}; results in {out}", flush=True)
 
     results: list[dict[str, object]] = []
+    catalogue: dict[str, list[str]] = {}
     for mode in modes:
         if mode == "client" and not (ROOT / "examples" / "conformance_client.py").exists():
             print("client: examples/conformance_client.py is missing", flush=True)
@@ -230,11 +267,17 @@ def main() -> int:
                  "passed": 0, "failed": 1, "warnings": 0, "notes": ["no fixture"], "problems": []}
             )  # fmt: skip
             continue
+        listed = list_tagged(harness, mode)
         jobs = []
         for version in versions:
             for name in list_scenarios(harness, mode, version):
-                if not args.scenario or name in args.scenario:
+                if not excused(mode, name) and (not args.scenario or name in args.scenario):
                     jobs.append((name, version))
+        for name, tags in listed:
+            wanted = not args.scenario or name in args.scenario
+            if EXTENSION in tags and not excused(mode, name) and wanted:
+                jobs.append((name, EXTENSION))
+        catalogue[mode] = [name for name, _ in listed]
         server = None
         if mode == "server":
             server, target = start_server(args.python, out)
@@ -258,20 +301,52 @@ def main() -> int:
 
     total_passed = total_failed = 0
     for mode in modes:
-        for version in versions:
+        for version in [*versions, EXTENSION]:
             rows = [r for r in results if r["mode"] == mode and r["version"] in (version, "-")]
             passed = sum(int(r["passed"]) for r in rows)  # type: ignore[call-overload]
             failed = sum(int(r["failed"]) for r in rows)  # type: ignore[call-overload]
             bad = sum(1 for r in rows if r["failed"])
             print(
-                f"{mode} {version}: {passed} passed, {failed} failed "
-                f"({len(rows)} scenarios, {bad} failing)"
+                f"{mode} {version}: {passed} checks passed, {failed} failed "
+                f"({len(rows)} runs, {bad} failing)"
             )
             total_passed += passed
             total_failed += failed
+    counts = {mode: scenario_counts(mode, catalogue.get(mode, []), results) for mode in modes}
     (out / "summary.json").write_text(json.dumps(results, indent=1))
+    (out / "counts.json").write_text(json.dumps(counts, indent=1))
     print(f"conformance: {total_passed} passed, {total_failed} failed")
+    for mode in modes:
+        c = counts[mode]
+        print(
+            f"{mode} scenarios: {c['passed']} of {c['listed']} passed, {c['failed']} failed, "
+            f"{c['excused']} excused (tasks-*, auth/*), {c['not_run']} not run"
+        )
     return 1 if total_failed else 0
+
+
+def scenario_counts(
+    mode: str, listed: list[str], results: list[dict[str, object]]
+) -> dict[str, object]:
+    """Each scenario counted once, whatever the number of spec versions it ran at: passed
+    when every run of it passed."""
+    runs: dict[str, list[dict[str, object]]] = {}
+    for r in results:
+        if r["mode"] == mode:
+            runs.setdefault(str(r["scenario"]), []).append(r)
+    ran = [name for name in listed if name in runs]
+    failed = sorted(name for name in ran if any(r["failed"] for r in runs[name]))
+    missing = [name for name in runs if name not in listed]  # e.g. "(fixture missing)"
+    excused_names = [name for name in listed if excused(mode, name)]
+    return {
+        "listed": len(listed),
+        "run": len(ran),
+        "passed": len(ran) - len(failed),
+        "failed": len(failed) + len(missing),
+        "failing": failed + missing,
+        "excused": len(excused_names),
+        "not_run": len(listed) - len(ran) - len(excused_names),
+    }
 
 
 def report(result: dict[str, object], verbose: bool) -> None:

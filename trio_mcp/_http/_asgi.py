@@ -23,8 +23,9 @@ Error handling
 --------------
 
 Bad requests get the status the spec gives and a JSON-RPC error body: 403
-for a refused ``Host``/``Origin``, 413 for a body over the limit, 415 for a
-body that is not JSON, 406 when the client accepts neither JSON nor SSE, 400
+for a refused ``Host``/``Origin``, 413 for a body over the limit, 408 for a
+body slower than ``body_timeout``, 415 for a body that is not JSON, 406 when
+the client accepts neither JSON nor SSE, 400
 for malformed or mismatched requests, 404 for unknown sessions and methods,
 405 for unsupported HTTP methods, 503 while not taking sessions.
 """
@@ -80,6 +81,7 @@ class McpAsgiApp:
         message_path: str = "/messages",
         host_policy: HostPolicy | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
+        body_timeout: float = 30.0,
         max_sessions: int = 10_000,
         session_idle_timeout: float = 600.0,
         event_store: EventStore | None = _DEFAULT_STORE,
@@ -94,6 +96,7 @@ class McpAsgiApp:
         self.message_path = message_path
         self.host_policy = host_policy if host_policy is not None else HostPolicy.loopback()
         self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
         self.max_sessions = max_sessions
         self.session_idle_timeout = session_idle_timeout
         self.event_store: EventStore | None = (
@@ -110,6 +113,7 @@ class McpAsgiApp:
             SseTransport(
                 server,
                 message_path=message_path,
+                max_sessions=max_sessions,
                 keepalive_interval=keepalive_interval,
                 session_options=self.session_options,
             )
@@ -236,7 +240,14 @@ class McpAsgiApp:
             )
             return None
         try:
-            return await http.read_body(self.max_body_bytes)
+            with trio.move_on_after(self.body_timeout):
+                return await http.read_body(self.max_body_bytes)
+            await http.respond_error(
+                408,
+                ErrorCode.INVALID_REQUEST,
+                f"Request Timeout: the body took longer than {self.body_timeout} s",
+                headers=[(b"connection", b"close")],
+            )
         except TooLarge:
             await http.respond_error(
                 413,
@@ -345,7 +356,12 @@ def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
             by default the local machine's names only: pass
             :meth:`HostPolicy(allowed_hosts=[...]) <HostPolicy>` to serve other names.
         max_body_bytes: the largest request body (413 beyond).
-        max_sessions: the most legacy sessions at once (503 beyond).
+        body_timeout: seconds a client may take to send a whole request body (408
+            beyond): :func:`serve` turns Hypercorn's ``read_timeout`` off, because
+            idle event-stream clients send nothing, so this bounds a body trickled in
+            forever.
+        max_sessions: the most legacy sessions at once (503 beyond), for legacy
+            Streamable HTTP and for the 2024-11-05 HTTP+SSE transport each.
         session_idle_timeout: seconds without HTTP traffic after which a legacy session
             ends (``math.inf``: never).
         event_store: where events of resumable streams wait (a bounded

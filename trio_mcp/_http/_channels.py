@@ -35,6 +35,7 @@ class Channel:
     """
 
     __slots__ = (
+        "__weakref__",  # (tests check that ended sessions are freed)
         "_lock",
         "_registry",
         "_stream_id",

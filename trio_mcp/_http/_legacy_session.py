@@ -89,6 +89,7 @@ class LegacySession:
     """One MCP session of legacy Streamable HTTP (see the module notes)."""
 
     __slots__ = (
+        "__weakref__",  # (tests check that ended sessions are freed)
         "_engine_done",
         "_engine_scope",
         "_inbound",

@@ -62,6 +62,8 @@ class SseTransport:
         server: the server.
         message_path: the path POSTs go to (the ``endpoint`` event names it).
         inbound_buffer: messages a session queues before a POST waits.
+        max_sessions: the most sessions (open event streams) at once; beyond, a GET is
+            refused with 503 and ``Retry-After``.
         keepalive_interval: seconds between keep-alive comments.
         session_options: options for each :class:`~trio_mcp.session.Session`.
     """
@@ -72,12 +74,14 @@ class SseTransport:
         *,
         message_path: str,
         inbound_buffer: int = 16,
+        max_sessions: int = 10_000,
         keepalive_interval: float = 15.0,
         session_options: dict[str, Any] | None = None,
     ) -> None:
         self.server = server
         self.message_path = message_path
         self.inbound_buffer = inbound_buffer
+        self.max_sessions = max_sessions
         self.keepalive_interval = keepalive_interval
         self.session_options = dict(session_options or {})
         #: session id -> where POSTed messages go
@@ -100,6 +104,14 @@ class SseTransport:
         if self.closing:
             await http.respond_error(
                 503, ErrorCode.INVALID_REQUEST, "Service Unavailable: shutting down"
+            )
+            return
+        if len(self.sessions) >= self.max_sessions:
+            await http.respond_error(
+                503,
+                ErrorCode.INVALID_REQUEST,
+                "Service Unavailable: the server is not taking new sessions",
+                headers=[(b"retry-after", b"5")],
             )
             return
         session_id = secrets.token_urlsafe(24)

@@ -76,8 +76,11 @@ async def serve(
         config.bind = [_bind(host, port)]
     config.accesslog = None
     config.graceful_timeout = graceful_timeout
-    # Reads stay unbounded (idle SSE clients send nothing); idle keep-alive connections
-    # close after keep_alive_timeout, headers are bounded by h11_max_incomplete_size.
+    # Hypercorn settings relied on: reads stay unbounded (idle SSE clients send nothing),
+    # so the app bounds each request body itself (body_timeout, 408); idle keep-alive
+    # connections close after keep_alive_timeout (5 s), and a request's headers are
+    # bounded by h11_max_incomplete_size (16 KiB); graceful_timeout is the shutdown
+    # deadline.
     config.read_timeout = None
 
     async def trigger() -> None:

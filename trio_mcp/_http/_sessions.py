@@ -95,11 +95,15 @@ class SessionManager:
                 await trio.sleep(period)
                 if self.idle_timeout == math.inf:
                     continue
-                now = trio.current_time()
-                for session in list(self.sessions.values()):
-                    if session.busy == 0 and now - session.last_seen > self.idle_timeout:
-                        log.debug("session %s expired", session.id)
-                        await session.end()
+                await self._expire(trio.current_time())
+
+    async def _expire(self, now: float) -> None:
+        """End the sessions idle for longer than ``idle_timeout`` (a function of its own, so
+        that no local of the reaper keeps an ended session alive while it sleeps)."""
+        for session in list(self.sessions.values()):
+            if session.busy == 0 and now - session.last_seen > self.idle_timeout:
+                log.debug("session %s expired", session.id)
+                await session.end()
 
     def begin_shutdown(self) -> None:
         """Refuse new sessions and let go of the standalone streams (they would keep their

@@ -4,9 +4,10 @@ implementation should pass it."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, TypeAlias
+from functools import partial
+from typing import Any, Literal, TypeAlias
 
 import trio
 
@@ -39,6 +40,20 @@ async def _expect(stream: MessageStream, expected: rpc.Message) -> None:
         raise AssertionError(f"sent {expected!r}, received {got!r}")
 
 
+async def _expect_all(
+    stream: MessageStream, expected: Sequence[rpc.Message], *, ordered: bool
+) -> None:
+    """Receive ``len(expected)`` messages: ``expected`` in order, or (``ordered=False``) the
+    same messages, each exactly once, in any order."""
+    if ordered:
+        for message in expected:
+            await _expect(stream, message)
+        return
+    got = [await stream.receive() for _ in expected]
+    if sorted(map(repr, got)) != sorted(map(repr, expected)):
+        raise AssertionError(f"sent {list(expected)!r}, received {got!r}")
+
+
 async def check_transport(
     maker: PairMaker,
     clogged_maker: PairMaker | None = None,
@@ -46,6 +61,7 @@ async def check_transport(
     large_message_bytes: int = 1 << 20,
     wait: float = 10.0,
     send_raw: Callable[[MessageStream, bytes], Awaitable[None]] | None = None,
+    profile: Literal["stream", "http"] = "stream",
 ) -> None:
     """Check that the streams ``maker`` yields behave as
     :class:`~trio_mcp.transports.MessageStream` promises.
@@ -61,6 +77,15 @@ async def check_transport(
         send_raw: how to put raw bytes on ``a``'s wire, to check that invalid
             input arrives as :class:`~trio_mcp.jsonrpc.InvalidMessage` and the
             stream goes on (skipped if ``None``).
+        profile: ``"stream"`` (the default) for a transport that is one ordered
+            pipe each way (stdio, WebSocket, HTTP+SSE): messages arrive in the
+            order they were sent. ``"http"`` for Streamable HTTP, where each
+            message travels on an HTTP request of its own (and the server's on
+            several streams), so separate sends have no order between them:
+            a batch of sends must arrive intact, each message exactly once, in
+            any order. One task's sends that each wait until the peer took the
+            message (notifications, every send under backpressure) still
+            arrive in order, and every other check is the same.
 
     The checks wait briefly for a few things (a task to block, a flood to
     stall): about a second in all on a real clock, nothing under
@@ -69,14 +94,15 @@ async def check_transport(
     Raises:
         AssertionError: the first contract the transport breaks.
     """
+    ordered = profile == "stream"
     checks: list[Callable[[MessageStream, MessageStream], Awaitable[None]]] = [
-        _check_round_trip,
+        partial(_check_round_trip, ordered=ordered),
         _check_concurrent_senders,
         _check_large_message(large_message_bytes),
         _check_cancelled_receive_loses_nothing,
         _check_close_semantics,
         _check_close_wakes_receiver,
-        _check_peer_close_after_messages,
+        partial(_check_peer_close_after_messages, ordered=ordered),
     ]
     if send_raw is not None:
         checks.append(_check_invalid_input(send_raw))
@@ -91,11 +117,16 @@ async def check_transport(
                     await clogged(a, b)
 
 
-async def _check_round_trip(a: MessageStream, b: MessageStream) -> None:
+async def _check_round_trip(a: MessageStream, b: MessageStream, *, ordered: bool = True) -> None:
     for sender, receiver, tag in ((a, b, "a"), (b, a, "b")):
-        for message in _samples(tag):
-            await sender.send(message, related=1)
-            await _expect(receiver, message)
+        if ordered:
+            for message in _samples(tag):
+                await sender.send(message, related=1)
+                await _expect(receiver, message)
+        else:
+            for message in _samples(tag):
+                await sender.send(message, related=1)
+            await _expect_all(receiver, _samples(tag), ordered=False)
     async with trio.open_nursery() as nursery:
         # both directions at once
         async def pump(sender: MessageStream, tag: str) -> None:
@@ -104,10 +135,8 @@ async def _check_round_trip(a: MessageStream, b: MessageStream) -> None:
 
         nursery.start_soon(pump, a, "x")
         nursery.start_soon(pump, b, "y")
-        for message in _samples("x"):
-            await _expect(b, message)
-        for message in _samples("y"):
-            await _expect(a, message)
+        await _expect_all(b, _samples("x"), ordered=ordered)
+        await _expect_all(a, _samples("y"), ordered=ordered)
 
 
 async def _check_concurrent_senders(a: MessageStream, b: MessageStream) -> None:
@@ -206,13 +235,14 @@ async def _check_close_wakes_receiver(a: MessageStream, b: MessageStream) -> Non
         raise AssertionError("closing a stream must wake a task blocked in receive")
 
 
-async def _check_peer_close_after_messages(a: MessageStream, b: MessageStream) -> None:
+async def _check_peer_close_after_messages(
+    a: MessageStream, b: MessageStream, *, ordered: bool = True
+) -> None:
     messages = _samples("tail")
     for message in messages:
         await a.send(message)
     await a.aclose()
-    for message in messages:
-        await _expect(b, message)
+    await _expect_all(b, messages, ordered=ordered)
     try:
         await b.receive()
     except (trio.EndOfChannel, trio.BrokenResourceError):
