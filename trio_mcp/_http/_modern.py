@@ -15,6 +15,8 @@ disconnect *is* the cancellation in this revision); nothing more is sent.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 import trio
@@ -32,6 +34,7 @@ from .._versions import MODERN_VERSIONS
 from ._exchange import (
     HttpRequest,
     ResponseWriter,
+    Scope,
     cancel_on_disconnect,
     keep_alive,
     status_for_error,
@@ -121,6 +124,8 @@ class ModernEndpoint:
         session_options: options for each request's
             :class:`~trio_mcp.session.Session`; ``max_concurrent_requests`` bounds
             them all together.
+        principal: names the caller of each request from its ASGI scope (see
+            :func:`~trio_mcp.http.asgi_app`).
     """
 
     def __init__(
@@ -129,8 +134,10 @@ class ModernEndpoint:
         *,
         keepalive_interval: float = 15.0,
         session_options: dict[str, Any] | None = None,
+        principal: Callable[[Scope], str | None] | None = None,
     ) -> None:
         self.server = server
+        self.principal = principal
         options = dict(session_options or {})
         #: One bound for every request's session: at most ``max_concurrent_requests``
         #: handlers run at once across the endpoint, as many more wait, the rest are
@@ -233,10 +240,15 @@ class ModernEndpoint:
         self, http: HttpRequest, connection: Connection, request: InboundRequest
     ) -> None:
         writer = ResponseWriter(http.send, json_ok=http.accepts_json, sse_ok=http.accepts_sse)
+        handler = self.dispatcher.handle
+        if self.principal is not None:
+            principal = self.principal(http.scope)
+            if principal is not None:
+                handler = partial(handler, principal=principal)
         session = Session(
             _ExchangeStream(writer, request.id),
             connection,
-            handler=self.dispatcher.handle,
+            handler=handler,
             immediate=self.dispatcher.immediate,
             admission=self.admission,
             **self._session_options,

@@ -124,12 +124,19 @@ class Context:
     """
 
     def __init__(
-        self, server: Server, session: Session, request: InboundRequest, inputs: Inputs | None
+        self,
+        server: Server,
+        session: Session,
+        request: InboundRequest,
+        inputs: Inputs | None,
+        *,
+        principal: str | None = None,
     ) -> None:
         self.server = server
         self.session = session
         self.request = request
         self._inputs = inputs
+        self._principal = principal
         self._last_progress: float | None = None
 
     # -- what the request says --------------------------------------------------------------
@@ -163,6 +170,32 @@ class Context:
             return self.request.envelope.client_capabilities
         caps = self.session.connection.peer_capabilities
         return caps if isinstance(caps, ClientCapabilities) else None
+
+    @property
+    def principal(self) -> str | None:
+        """Who is asking, as the transport authenticated them: the ``principal`` hook of
+        :func:`trio_mcp.http.asgi_app` for a stateless HTTP request, or the ``principal``
+        given to :meth:`Server.serve <trio_mcp.Server.serve>` for a whole connection.
+        ``None`` when nothing authenticated the caller (stdio, an app without the hook).
+
+        Modern era: a ``requestState`` is bound to it, and refused when another
+        principal presents it."""
+        return self._principal
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the client has cancelled this request (``notifications/cancelled``; over
+        stateless HTTP, by disconnecting).
+
+        Reading it never blocks and never raises. There is seldom a need to: the
+        handler is cancelled as well, and :exc:`trio.Cancelled` arrives at its next
+        checkpoint. It is for code that does not see that: a section shielded with
+        ``trio.CancelScope(shield=True)`` (cleanup that must finish, but may skip what
+        only the client would have wanted), or a long computation between
+        checkpoints. There is deliberately no handle to cancel the request: a request
+        is answered; to end it early, return or raise.
+        """
+        return self.request.cancelled
 
     @property
     def round(self) -> int:
