@@ -411,17 +411,23 @@ async def test_missing_capability_is_32021_with_required_capabilities() -> None:
     assert error.error.data == {"requiredCapabilities": {"elicitation": {}}}  # type: ignore[union-attr]
 
 
-async def test_the_client_gives_up_after_max_input_rounds() -> None:
+@pytest.mark.parametrize("rounds", [0, 1, 3])
+async def test_the_client_gives_up_after_max_input_rounds(rounds: int) -> None:
+    asked: list[str] = []
+
     async def elicitation(params: Any) -> ElicitResult:
+        asked.append(params.message)
         return ElicitResult(action="accept", content={"name": "Ann"})
 
     async with open_pair(
-        make_server(), protocol_version=MODERN, elicitation=elicitation, max_input_rounds=3
+        make_server(), protocol_version=MODERN, elicitation=elicitation, max_input_rounds=rounds
     ) as pair:
-        with pytest.raises(McpError, match="still wanted input after 3 rounds"):
+        with pytest.raises(McpError, match=f"still wanted input after {rounds} rounds"):
             await pair.client.call_tool("forever")
         calls = pair.client_sent.requests("tools/call")
-    assert len(calls) == 4  # the first request and three retries
+    assert len(calls) == rounds + 1  # the first request and the retries
+    # The user is asked once per retry sent, never for answers that would be thrown away.
+    assert asked == [f"Round {n}?" for n in range(rounds)]
 
 
 async def test_legacy_requests_ignore_mrtr_fields() -> None:

@@ -360,10 +360,19 @@ class Client:
         (a new request id, the same ``requestState``), for at most ``max_input_rounds``.
         Returns the final result and how many retries it took."""
         current = params
-        for retries in range(self.max_input_rounds + 1):
+        retries = 0
+        while True:
             result = await self._send(method, current, model, on_progress=on_progress)
             if not isinstance(result, InputRequiredResult):
                 return result, retries
+            if retries == self.max_input_rounds:
+                # Checked before asking anyone: answers that would never be sent are not
+                # worth a user's time.
+                raise McpError(
+                    f"{method}: the server still wanted input after {self.max_input_rounds} rounds",
+                    code=ErrorCode.INTERNAL_ERROR,
+                )
+            retries += 1
             responses = {}
             for key, request in (result.input_requests or {}).items():
                 refused = self._undeclared(request.method, request.params)
@@ -379,10 +388,6 @@ class Client:
                 current["inputResponses"] = responses
             if result.request_state is not None:
                 current["requestState"] = result.request_state
-        raise McpError(
-            f"{method}: the server still wanted input after {self.max_input_rounds} rounds",
-            code=ErrorCode.INTERNAL_ERROR,
-        )
 
     # -- tools ------------------------------------------------------------------------------
 
