@@ -402,6 +402,25 @@ async def test_a_malformed_answer_is_invalid_params() -> None:
     assert "input-1" in info.value.message
 
 
+async def test_the_server_checks_an_answer_against_its_schema() -> None:
+    """Clients should check form answers before sending them; the server does not rely on
+    it."""
+    async with open_raw(make_server(), MODERN, capabilities=EVERYTHING) as raw:
+        needed = await first_round(raw)
+        with pytest.raises(McpError) as info:
+            await raw.request(
+                "tools/call",
+                {
+                    "name": "greet",
+                    "arguments": {"greeting": "Hi"},
+                    "inputResponses": {"input-1": {"action": "accept", "content": {"name": 5}}},
+                    "requestState": needed.request_state,
+                },
+            )
+    assert info.value.code == ErrorCode.INVALID_PARAMS
+    assert "does not match the requested schema" in info.value.message
+
+
 async def test_missing_capability_is_32021_with_required_capabilities() -> None:
     async with open_raw(make_server(), MODERN) as raw:
         with pytest.raises(McpError) as info:

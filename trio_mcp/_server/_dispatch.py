@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from .._errors import ErrorCode, McpError
+from .._errors import ErrorCode, McpError, URLElicitationRequired
 from .._protocol._envelope import SUBSCRIPTION_ID
 from .._protocol._events import InboundRequest
 from .._protocol._lifecycle import Phase
@@ -99,8 +99,21 @@ class Dispatcher:
                 raise McpError(
                     f"Method not found: {request.method}", code=ErrorCode.METHOD_NOT_FOUND
                 )
-            return await custom(ctx, request.params)
-        return await handler(ctx, request.params)
+            handler = custom
+        try:
+            return await handler(ctx, request.params)
+        except URLElicitationRequired as error:
+            # Modern input rounds turned it into questions already (_gathering_input).
+            if ctx.era == "modern":
+                raise McpError(
+                    f"{request.method} cannot ask the client for input in protocol version "
+                    f"{request.version}",
+                    code=ErrorCode.INTERNAL_ERROR,
+                ) from None
+            refusal = ctx._url_elicitations_refused(error)
+            if refusal is not None:
+                raise refusal from None
+            raise
 
     def immediate(self, session: Session, request: InboundRequest) -> Any:
         """Answer a call of a plain-function tool right away, in the session's receive loop
@@ -123,7 +136,12 @@ class Dispatcher:
             or len(raw.keys() - _PLAIN_CALL_KEYS) > 0  # task, input rounds: the long way
         ):
             return LATER
-        result = spec.answer_now(arguments, request.version)
+        try:
+            result = spec.answer_now(arguments, request.version)
+        except URLElicitationRequired:
+            # What it becomes depends on the era and the client (see handle): the long
+            # way decides. The function runs again there, as it would on a retry.
+            return LATER
         if isinstance(result, CallToolResult):
             content = downgrade_content(result.content, request.version)
             if content is not result.content:
@@ -175,7 +193,10 @@ class Dispatcher:
             inputs.round = max(inputs.round, 1)
         ctx = Context(self.server, ctx.session, request, inputs, principal=ctx.principal)
         try:
-            return await run(ctx)
+            try:
+                return await run(ctx)
+            except URLElicitationRequired as error:
+                raise ctx._url_elicitations_as_input(error) from None
         except InputRequired as need:
             requests = need.requests
         except BaseExceptionGroup as group:
