@@ -262,12 +262,12 @@ class ModernEndpoint:
                 # Cheaper than a nursery of our own per request: the watcher ends by itself
                 # once the response is complete (the server reports the exchange over with
                 # http.disconnect), and it belongs to the app's nursery meanwhile.
-                watchers.start_soon(cancel_on_disconnect, http, scope, writer)
+                watchers.start_soon(_cancel_request_on_disconnect, http, scope, writer, request)
                 await session.handle_request(request)
                 await self._finish(writer, request)
                 return
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(cancel_on_disconnect, http, scope, writer)
+                nursery.start_soon(_cancel_request_on_disconnect, http, scope, writer, request)
                 await session.handle_request(request)
                 await self._finish(writer, request)
                 # The watcher ends by itself, as above; the deadline is for servers that
@@ -381,6 +381,17 @@ class ModernEndpoint:
                     f"Mcp-Param-{param.name} header {decoded!r} does not match the argument"
                 )
         return None
+
+
+async def _cancel_request_on_disconnect(
+    http: HttpRequest, scope: trio.CancelScope, writer: ResponseWriter, request: InboundRequest
+) -> None:
+    """:func:`cancel_on_disconnect`, and mark ``request`` cancelled when it cancels: in this
+    revision the disconnect *is* the client's cancellation (handlers read it as
+    ``ctx.cancelled``)."""
+    await cancel_on_disconnect(http, scope, writer)
+    if scope.cancel_called:
+        request.cancelled = True
 
 
 def _same_value(kind: str, text: str, value: Any) -> bool:

@@ -361,7 +361,9 @@ class Dispatcher:
             await trio.lowlevel.checkpoint()
             return CompleteResult(completion=Completion(values=[], total=0, has_more=False))
         context = (params.context.arguments if params.context is not None else None) or {}
-        return CompleteResult(completion=await completer.complete(params.argument.value, context))
+        return CompleteResult(
+            completion=await completer.complete(params.argument.value, context, ctx)
+        )
 
     # -- subscriptions (modern) -------------------------------------------------------------
 

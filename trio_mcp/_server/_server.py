@@ -429,7 +429,12 @@ class Server:
 
         The function takes ``(value, context)`` (what the user typed, and the
         arguments already resolved) and returns candidate strings; at most 100
-        are sent, with ``total`` and ``hasMore`` telling the rest.
+        are sent, with ``total`` and ``hasMore`` telling the rest. A further
+        parameter annotated :class:`Context` receives the request's context (its
+        cancellation, logging, ``principal``, ...).
+
+        Raises:
+            TypeError: the Context parameter is one of the first two.
         """
         if (prompt is None) == (resource_template is None):
             raise TypeError("give exactly one of prompt= or resource_template=")
