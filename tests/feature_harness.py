@@ -120,9 +120,11 @@ async def open_raw(
     *,
     capabilities: ClientCapabilities | None = None,
     handler: Any = None,
+    server_options: dict[str, Any] | None = None,
 ) -> AsyncIterator[RawPeer]:
     """A raw client session talking ``version`` to ``server`` (the handshake done for a
-    legacy revision). ``handler`` answers the server's requests (legacy era)."""
+    legacy revision). ``handler`` answers the server's requests (legacy era);
+    ``server_options`` go to :meth:`Server.serve`."""
     client_end, server_end = memory_stream_pair()
     client_stream, server_stream = RecordingStream(client_end), RecordingStream(server_end)
     connection = Connection(
@@ -131,7 +133,7 @@ async def open_raw(
         capabilities=capabilities or ClientCapabilities(),
     )
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(lambda: server.serve(server_stream))
+        nursery.start_soon(lambda: server.serve(server_stream, **(server_options or {})))
         options = {"handler": handler} if handler is not None else {}
         session = await connect_session(nursery, client_stream, connection, **options)
         try:

@@ -3,12 +3,15 @@ both eras: legacy server-to-client requests, modern multi round-trip requests.""
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
+import attrs
 import pytest
 import trio
 from feature_harness import ERAS, MODERN, open_pair
 
+from trio_mcp import URLElicitationRequired, jsonrpc as rpc
 from trio_mcp.jsonrpc import ErrorCode, McpError, MissingRequiredClientCapability
 from trio_mcp.server import Context, Server
 from trio_mcp.types import (
@@ -314,14 +317,31 @@ async def test_declined_and_cancelled_elicitation(version: str, action: str) -> 
     assert result.content == [TextContent(text=f"{action}: None")]
 
 
-async def test_an_answer_that_breaks_the_schema_is_refused(version: str) -> None:
-    server, _ = tool_server()
+async def test_an_answer_that_breaks_the_schema_is_refused_by_the_client(version: str) -> None:
+    """The client checks its handler's form answer against ``requestedSchema`` before
+    sending it (the spec's SHOULD): the answer never reaches the server."""
+    server, runs = tool_server()
     handlers = Handlers(ElicitResult(action="accept", content={"age": "old"}))
     async with open_pair(server, protocol_version=version, **handlers.options()) as pair:
         with pytest.raises(McpError) as info:
             await pair.client.call_tool("signup")
-    assert info.value.code == ErrorCode.INVALID_PARAMS
+        calls = pair.client_sent.requests("tools/call")
+        answers = [m for m in pair.client_sent.sent if isinstance(m, rpc.ResultResponse)]
+    assert info.value.code == ErrorCode.INTERNAL_ERROR
+    assert "does not match the requested schema" in info.value.message
     assert "'name' is a required property" in info.value.message
+    assert answers == []  # no result went to the server
+    if version == MODERN:
+        assert len(calls) == 1  # no retry carried the bad answer
+        assert runs == [0]
+
+
+async def test_a_declined_form_is_not_checked(version: str) -> None:
+    server, _ = tool_server()
+    handlers = Handlers(ElicitResult(action="decline", content={"age": "old"}))
+    async with open_pair(server, protocol_version=version, **handlers.options()) as pair:
+        result = await pair.client.call_tool("signup")
+    assert result.content == [TextContent(text="decline: {'age': 'old'}")]
 
 
 async def test_nested_form_schemas_are_refused_before_asking(version: str) -> None:
@@ -580,3 +600,196 @@ async def test_a_legacy_client_refusing_one_of_several_questions() -> None:
             await pair.client.call_tool("all_at_once")
     assert info.value.code == -1
     assert info.value.message == "the user refused sampling"
+
+
+# -- URL elicitation required (-32042) ---------------------------------------------------------
+
+SIGN_IN = ElicitRequestURLParams(
+    message="Sign in to Example Co", url="https://example.com/connect?s=c1", elicitation_id="c1"
+)
+
+
+def sign_in_server() -> tuple[Server, list[str]]:
+    """A server whose ``files`` tool needs an out-of-band sign-in first (-32042), and whose
+    ``finish`` tool announces that a sign-in ended."""
+    server = Server("sign-in")
+    signed_in: list[str] = []
+
+    @server.tool()
+    async def files() -> str:
+        if not signed_in:
+            raise URLElicitationRequired([SIGN_IN], "Sign-in is required")
+        return "report.pdf"
+
+    @server.tool()
+    def files_now() -> str:
+        """The same, as a plain function (answered without a task of its own when it can)."""
+        raise URLElicitationRequired([SIGN_IN], "Sign-in is required")
+
+    @server.tool()
+    async def finish(elicitation_id: str, ctx: Context) -> str:
+        signed_in.append(elicitation_id)
+        await ctx.elicitation_complete(elicitation_id)
+        return "ok"
+
+    return server, signed_in
+
+
+async def test_url_elicitation_required_reaches_the_client_typed() -> None:
+    server, _ = sign_in_server()
+    heard: list[str] = []
+    handlers = Handlers()
+    options = handlers.options(
+        elicitation_modes=("form", "url"), on_elicitation_complete=heard.append
+    )
+    async with open_pair(server, protocol_version="2025-11-25", **options) as pair:
+        with pytest.raises(URLElicitationRequired) as info:
+            await pair.client.call_tool("files")
+        (error,) = [m for m in pair.server_sent.sent if isinstance(m, rpc.ErrorResponse)]
+        # The user completes the sign-in; the server says so, once.
+        await pair.client.call_tool("finish", {"elicitation_id": "c1"})
+        await pair.client.call_tool("finish", {"elicitation_id": "c1"})  # already ended
+        await pair.client.call_tool("finish", {"elicitation_id": "never-told"})  # unknown
+        retried = await pair.client.call_tool("files")
+        sent = pair.server_sent.notifications("notifications/elicitation/complete")
+    assert isinstance(info.value, McpError)
+    assert info.value.code == ErrorCode.URL_ELICITATION_REQUIRED == -32042
+    assert info.value.elicitations == [SIGN_IN]
+    assert error.error.code == -32042
+    assert error.error.message == "Sign-in is required"
+    assert error.error.data == {
+        "elicitations": [
+            {
+                "mode": "url",
+                "elicitationId": "c1",
+                "url": "https://example.com/connect?s=c1",
+                "message": "Sign in to Example Co",
+            }
+        ]
+    }
+    assert len(sent) == 3  # the server sent all three...
+    assert heard == ["c1"]  # ...the client heard only the one it knew, once
+    assert retried.content == [TextContent(text="report.pdf")]
+    assert handlers.elicitations == []  # the error is the caller's to handle
+
+
+async def test_the_end_of_an_elicitation_the_server_asked_for_is_heard() -> None:
+    server, _ = tool_server()
+    heard: list[str] = []
+
+    async def on_complete(elicitation_id: str) -> None:
+        heard.append(elicitation_id)
+
+    handlers = Handlers()
+    options = handlers.options(
+        elicitation_modes=("form", "url"), on_elicitation_complete=on_complete
+    )
+    async with open_pair(server, protocol_version="2025-11-25", **options) as pair:
+        await pair.client.call_tool("pay")
+        await pair.client.list_tools()  # the notification is handled meanwhile
+    assert heard == ["e1"]
+
+
+@pytest.mark.parametrize(
+    ("version", "modes"),
+    [("2025-11-25", ("form",)), ("2025-06-18", ("form", "url"))],
+)
+async def test_url_elicitation_required_needs_the_capability(
+    version: str, modes: tuple[str, ...]
+) -> None:
+    server, _ = sign_in_server()
+    handlers = Handlers()
+    options = handlers.options(elicitation_modes=modes)
+    async with open_pair(server, protocol_version=version, **options) as pair:
+        with pytest.raises(MissingRequiredClientCapability) as info:
+            await pair.client.call_tool("files")
+        codes = [m.error.code for m in pair.server_sent.sent if isinstance(m, rpc.ErrorResponse)]
+    assert info.value.required_capabilities == {"elicitation": {"url": {}}}
+    assert codes == [ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY]  # never -32042
+
+
+async def test_url_elicitation_required_is_an_input_round_in_the_modern_era() -> None:
+    """2026-07-28 has no -32042: the same handler code asks through an input round, and the
+    retry runs it again."""
+    server, signed_in = sign_in_server()
+    asked: list[Any] = []
+
+    async def elicitation(params: Any) -> ElicitResult:
+        asked.append(params)
+        signed_in.append("c1")  # the user signs in, out of band
+        return ElicitResult(action="accept")
+
+    async with open_pair(
+        server, protocol_version=MODERN, elicitation=elicitation, elicitation_modes=("url",)
+    ) as pair:
+        result = await pair.client.call_tool("files")
+        (first, _) = pair.client_sent.requests("tools/call")
+        (needed,) = pair.server_sent.responses_to(first.id)
+    assert result.content == [TextContent(text="report.pdf")]
+    assert asked == [attrs.evolve(SIGN_IN, elicitation_id=None)]
+    assert isinstance(needed, rpc.ResultResponse)
+    assert needed.result["resultType"] == "input_required"
+    assert needed.result["inputRequests"] == {
+        "c1": {
+            "method": "elicitation/create",
+            "params": {
+                "mode": "url",
+                "url": "https://example.com/connect?s=c1",
+                "message": "Sign in to Example Co",
+            },
+        }
+    }
+
+
+@pytest.mark.parametrize("tool", ["files", "files_now"])
+async def test_url_elicitation_required_without_the_capability_in_the_modern_era(
+    tool: str,
+) -> None:
+    server, _ = sign_in_server()
+    async with open_pair(server, protocol_version=MODERN, **Handlers().options()) as pair:
+        with pytest.raises(MissingRequiredClientCapability) as info:
+            await pair.client.call_tool(tool)
+    assert info.value.required_capabilities == {"elicitation": {"url": {}}}
+
+
+async def test_a_plain_function_tool_raising_it_in_the_legacy_era() -> None:
+    server, _ = sign_in_server()
+    options = Handlers().options(elicitation_modes=("form", "url"))
+    async with open_pair(server, protocol_version="2025-11-25", **options) as pair:
+        with pytest.raises(URLElicitationRequired) as info:
+            await pair.client.call_tool("files_now")
+    assert info.value.elicitations == [SIGN_IN]
+
+
+async def test_no_elicitation_complete_for_a_client_without_url_mode() -> None:
+    server, _ = sign_in_server()
+    async with open_pair(server, protocol_version="2025-11-25", **Handlers().options()) as pair:
+        await pair.client.call_tool("finish", {"elicitation_id": "c1"})
+        sent = pair.server_sent.notifications("notifications/elicitation/complete")
+    assert sent == []
+
+
+def test_url_elicitation_required_needs_ids_and_survives_pickling() -> None:
+    with pytest.raises(ValueError, match="no elicitation_id"):
+        URLElicitationRequired([attrs.evolve(SIGN_IN, elicitation_id=None)])
+    error = pickle.loads(pickle.dumps(URLElicitationRequired([SIGN_IN])))
+    assert error.elicitations == [SIGN_IN]
+    assert (error.code, error.message) == (-32042, "This request requires more information.")
+
+
+def test_a_received_url_elicitation_error_keeps_what_it_can_read() -> None:
+    data = {
+        "elicitations": [
+            {"mode": "url", "elicitationId": "a", "url": "https://a", "message": "A"},
+            {"mode": "url", "url": "https://no-id", "message": "no id"},
+            {"mode": "url", "elicitationId": "b"},  # no url, no message
+            "junk",
+        ]
+    }
+    error = McpError.from_error(
+        rpc.ErrorResponse(1, McpError("m", code=-32042, data=data).error).error
+    )
+    assert isinstance(error, URLElicitationRequired)
+    assert [e.elicitation_id for e in error.elicitations] == ["a"]
+    assert error.data == data
+    assert isinstance(McpError.from_error(McpError("m", code=-32042).error), URLElicitationRequired)

@@ -8,7 +8,7 @@ import pytest
 from feature_harness import ERAS, MODERN, open_pair, open_raw
 
 from trio_mcp.jsonrpc import ErrorCode, McpError
-from trio_mcp.server import MAX_VALUES, Server
+from trio_mcp.server import MAX_VALUES, Context, Server
 from trio_mcp.types import Completion, PromptReference, ResourceTemplateReference
 
 LANGUAGES = ["python", "pytorch", "pyside", "perl", "php", "go"]
@@ -147,3 +147,36 @@ async def test_completion_in_2025_03_26_has_no_context() -> None:
 
 
 _ = MODERN
+
+
+async def test_a_completer_may_take_the_context(version: str) -> None:
+    """Like tools and prompts, a completer gets the request's Context by annotating a
+    parameter with it."""
+    server = Server("c")
+    seen: list[Context] = []
+
+    @server.prompt()
+    def greet(name: str) -> str:
+        return name
+
+    @server.completion(prompt="greet", argument="name")
+    async def names(value: str, context: Mapping[str, str], ctx: Context) -> list[str]:
+        seen.append(ctx)
+        await ctx.info(f"completing {value!r}")
+        return [f"{value}-{ctx.protocol_version}"]
+
+    async with open_pair(server, protocol_version=version) as pair:
+        completion = await pair.client.complete(PromptReference(name="greet"), "name", "a")
+    assert completion.values == [f"a-{version}"]
+    (ctx,) = seen
+    assert ctx.method == "completion/complete"
+    assert not ctx.cancelled
+
+
+def test_the_context_parameter_comes_after_value_and_context() -> None:
+    server = Server("c")
+    with pytest.raises(TypeError, match="must come after"):
+
+        @server.completion(prompt="p", argument="a")
+        def wrong(ctx: Context, value: str) -> list[str]:
+            return []

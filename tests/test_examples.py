@@ -153,7 +153,7 @@ EXPECTED: dict[str, list[str]] = {
         "allowed)",
     ],
     "http_auth.py": [
-        "with the token: a caller with the token",
+        "with the token: you are ann",
         "without it: refused, HTTP status 401",
     ],
     "websocket.py": ["modern era: over a WebSocket"],

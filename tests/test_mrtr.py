@@ -283,6 +283,108 @@ async def test_state_from_another_server_only_with_the_shared_secret() -> None:
     assert info.value.code == ErrorCode.INVALID_PARAMS
 
 
+async def test_a_state_is_bound_to_its_principal() -> None:
+    """The spec's SHOULD: a state issued to one principal is refused when another presents
+    it (here the principal is the connection's, given to ``Server.serve``)."""
+    server = make_server()
+    async with open_raw(
+        server, MODERN, capabilities=EVERYTHING, server_options={"principal": "alice"}
+    ) as raw:
+        needed = await first_round(raw)
+    retry = {
+        "name": "greet",
+        "arguments": {"greeting": "Hi"},
+        "inputResponses": {"input-1": ANSWER},
+        "requestState": needed.request_state,
+    }
+    for thief in ({"principal": "mallory"}, {}):
+        async with open_raw(server, MODERN, capabilities=EVERYTHING, server_options=thief) as raw:
+            with pytest.raises(McpError) as info:
+                await raw.request("tools/call", retry)
+        assert info.value.code == ErrorCode.INVALID_PARAMS
+        assert "another principal" in info.value.message
+    async with open_raw(
+        server, MODERN, capabilities=EVERYTHING, server_options={"principal": "alice"}
+    ) as raw:
+        result = await raw.request("tools/call", retry)
+    assert result.content[0].text == "Hi, Ann"
+
+
+async def test_handlers_see_the_principal() -> None:
+    server = Server("p")
+
+    @server.tool()
+    async def whoami(ctx: Context) -> str:
+        return repr(ctx.principal)
+
+    async with open_raw(server, MODERN, server_options={"principal": "alice"}) as raw:
+        alice = await raw.request("tools/call", {"name": "whoami"})
+    async with open_raw(server, MODERN) as raw:
+        nobody = await raw.request("tools/call", {"name": "whoami"})
+    assert alice.content[0].text == "'alice'"
+    assert nobody.content[0].text == "None"
+
+
+async def test_over_http_the_asgi_principal_hook_binds_the_state() -> None:
+    """``asgi_app(principal=...)`` names each stateless request's caller from its scope (as
+    an authentication middleware would); a state replayed by another caller is refused."""
+    import httpx
+    from http_support import modern_body, modern_headers, running
+
+    from trio_mcp.http import asgi_app
+
+    def user_of(scope: dict[str, Any]) -> str | None:
+        return dict(scope["headers"]).get(b"x-user", b"").decode() or None
+
+    app = asgi_app(make_server(), principal=user_of)
+    body = modern_body(1, "tools/call", {"name": "greet", "arguments": {"greeting": "Hi"}})
+    body["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = {"elicitation": {}}
+    headers = modern_headers("tools/call", "greet")
+    async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+        url = base + "/mcp"
+        first = await client.post(url, json=body, headers={**headers, "x-user": "alice"})
+        state = first.json()["result"]["requestState"]
+        body["params"].update(inputResponses={"input-1": ANSWER}, requestState=state)
+        stolen = await client.post(url, json=body, headers={**headers, "x-user": "bob"})
+        anonymous = await client.post(url, json=body, headers=headers)
+        owned = await client.post(url, json=body, headers={**headers, "x-user": "alice"})
+    for refused in (stolen, anonymous):
+        assert refused.status_code == 400
+        assert refused.json()["error"]["code"] == ErrorCode.INVALID_PARAMS
+        assert "another principal" in refused.json()["error"]["message"]
+    assert owned.json()["result"]["content"] == [{"type": "text", "text": "Hi, Ann"}]
+
+
+async def test_answers_to_questions_not_asked_are_ignored() -> None:
+    """With a state, only the keys it lists as pending are read from ``inputResponses``:
+    an answer to a question the server has not asked yet is not taken (nor sealed)."""
+    async with open_raw(make_server(), MODERN, capabilities=EVERYTHING) as raw:
+        one = await raw.request("tools/call", {"name": "twice"})
+        assert list(one.input_requests) == ["first"]
+        two = await raw.request(
+            "tools/call",
+            {
+                "name": "twice",
+                "inputResponses": {
+                    "first": {"action": "accept", "content": {"name": "A"}},
+                    "second": {"action": "accept", "content": {"name": "Early"}},
+                },
+                "requestState": one.request_state,
+            },
+        )
+        assert isinstance(two, InputRequiredResult)
+        assert list(two.input_requests) == ["second"]
+        done = await raw.request(
+            "tools/call",
+            {
+                "name": "twice",
+                "inputResponses": {"second": {"action": "accept", "content": {"name": "B"}}},
+                "requestState": two.request_state,
+            },
+        )
+    assert done.content[0].text == "A+B"
+
+
 async def test_a_malformed_answer_is_invalid_params() -> None:
     async with open_raw(make_server(), MODERN, capabilities=EVERYTHING) as raw:
         needed = await first_round(raw)
@@ -300,6 +402,25 @@ async def test_a_malformed_answer_is_invalid_params() -> None:
     assert "input-1" in info.value.message
 
 
+async def test_the_server_checks_an_answer_against_its_schema() -> None:
+    """Clients should check form answers before sending them; the server does not rely on
+    it."""
+    async with open_raw(make_server(), MODERN, capabilities=EVERYTHING) as raw:
+        needed = await first_round(raw)
+        with pytest.raises(McpError) as info:
+            await raw.request(
+                "tools/call",
+                {
+                    "name": "greet",
+                    "arguments": {"greeting": "Hi"},
+                    "inputResponses": {"input-1": {"action": "accept", "content": {"name": 5}}},
+                    "requestState": needed.request_state,
+                },
+            )
+    assert info.value.code == ErrorCode.INVALID_PARAMS
+    assert "does not match the requested schema" in info.value.message
+
+
 async def test_missing_capability_is_32021_with_required_capabilities() -> None:
     async with open_raw(make_server(), MODERN) as raw:
         with pytest.raises(McpError) as info:
@@ -309,17 +430,23 @@ async def test_missing_capability_is_32021_with_required_capabilities() -> None:
     assert error.error.data == {"requiredCapabilities": {"elicitation": {}}}  # type: ignore[union-attr]
 
 
-async def test_the_client_gives_up_after_max_input_rounds() -> None:
+@pytest.mark.parametrize("rounds", [0, 1, 3])
+async def test_the_client_gives_up_after_max_input_rounds(rounds: int) -> None:
+    asked: list[str] = []
+
     async def elicitation(params: Any) -> ElicitResult:
+        asked.append(params.message)
         return ElicitResult(action="accept", content={"name": "Ann"})
 
     async with open_pair(
-        make_server(), protocol_version=MODERN, elicitation=elicitation, max_input_rounds=3
+        make_server(), protocol_version=MODERN, elicitation=elicitation, max_input_rounds=rounds
     ) as pair:
-        with pytest.raises(McpError, match="still wanted input after 3 rounds"):
+        with pytest.raises(McpError, match=f"still wanted input after {rounds} rounds"):
             await pair.client.call_tool("forever")
         calls = pair.client_sent.requests("tools/call")
-    assert len(calls) == 4  # the first request and three retries
+    assert len(calls) == rounds + 1  # the first request and the retries
+    # The user is asked once per retry sent, never for answers that would be thrown away.
+    assert asked == [f"Round {n}?" for n in range(rounds)]
 
 
 async def test_legacy_requests_ignore_mrtr_fields() -> None:

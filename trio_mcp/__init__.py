@@ -23,6 +23,7 @@ from ._errors import (
     ProtocolError as ProtocolError,
     RequestTimeout as RequestTimeout,
     UnsupportedProtocolVersion as UnsupportedProtocolVersion,
+    URLElicitationRequired as URLElicitationRequired,
 )
 from ._server._context import Context as Context
 from ._server._server import Server as Server

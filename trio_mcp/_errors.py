@@ -8,10 +8,13 @@ request's own deadline passed (after we told the peer to cancel it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
 from typing import Any
 
 from ._types._base import Error
+from ._types._converter import structure, unstructure
+from ._types._elicitation import ElicitRequestURLParams
 
 
 class ErrorCode(IntEnum):
@@ -74,6 +77,8 @@ class McpError(Exception):
             return UnsupportedProtocolVersion.from_data(error.message, error.data)
         if error.code == ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY:
             return MissingRequiredClientCapability.from_data(error.message, error.data)
+        if error.code == ErrorCode.URL_ELICITATION_REQUIRED:
+            return URLElicitationRequired.from_data(error.message, error.data)
         return McpError(error.message, code=error.code, data=error.data)
 
 
@@ -185,3 +190,66 @@ class MissingRequiredClientCapability(McpError):
     def from_data(cls, message: str, data: Any) -> MissingRequiredClientCapability:
         required = data.get("requiredCapabilities") if isinstance(data, dict) else None
         return cls(message, required_capabilities=required if isinstance(required, dict) else {})
+
+
+class URLElicitationRequired(McpError):
+    """(2025-11-25) The request cannot go on until the user completes one or more URL-mode
+    elicitations (out-of-band interactions: a sign-in, a payment), listed in
+    ``elicitations``; retry it once they are done.
+
+    A handler raises it to answer with error -32042 (``URLElicitationRequiredError``),
+    whose ``data`` carries the elicitations. Each needs an ``elicitation_id``, so the
+    server can announce its end with ``ctx.elicitation_complete(elicitation_id)``. A
+    client that did not declare URL-mode elicitation, or an older revision, gets
+    :class:`MissingRequiredClientCapability` instead; a 2026-07-28 client gets the
+    elicitations as the questions of an input round (``inputRequests``), and its retry
+    runs the handler again.
+
+    A client receives it for such an error answer: show the user each elicitation's
+    ``url`` (after asking their consent), then retry; the client's
+    ``on_elicitation_complete`` handler hears when the server says one is done.
+
+    Args:
+        elicitations: the URL-mode elicitations to complete (each with an
+            ``elicitation_id``).
+        message: a short description.
+
+    Raises:
+        ValueError: an elicitation has no ``elicitation_id``.
+    """
+
+    default_code = ErrorCode.URL_ELICITATION_REQUIRED
+
+    def __init__(
+        self,
+        elicitations: Sequence[ElicitRequestURLParams],
+        message: str = "This request requires more information.",
+        *,
+        code: int | None = None,
+    ) -> None:
+        elicitations = list(elicitations)
+        for elicitation in elicitations:
+            if elicitation.elicitation_id is None:
+                raise ValueError(
+                    f"the URL elicitation of {elicitation.url!r} has no elicitation_id"
+                )
+        data = {"elicitations": [unstructure(e, "2025-11-25") for e in elicitations]}
+        super().__init__(message, code=code, data=data)
+        self.elicitations = elicitations
+
+    @classmethod
+    def from_data(cls, message: str, data: Any) -> URLElicitationRequired:
+        """The error for the ``data`` a server sent; elicitations that are malformed or
+        have no ``elicitationId`` are left out."""
+        items = data.get("elicitations") if isinstance(data, dict) else None
+        elicitations = []
+        for item in items if isinstance(items, list) else ():
+            try:
+                elicitation = structure(item, ElicitRequestURLParams)
+            except ValueError:
+                continue
+            if elicitation.elicitation_id is not None:
+                elicitations.append(elicitation)
+        error = cls(elicitations, message)
+        error.data = data  # as received
+        return error

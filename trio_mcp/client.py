@@ -2,6 +2,7 @@
 
 from ._client._client import (
     Client as Client,
+    ElicitationCompleteHandler as ElicitationCompleteHandler,
     ElicitationHandler as ElicitationHandler,
     LogHandler as LogHandler,
     RootsHandler as RootsHandler,

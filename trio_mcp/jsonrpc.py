@@ -8,6 +8,7 @@ from ._errors import (
     ProtocolError as ProtocolError,
     RequestTimeout as RequestTimeout,
     UnsupportedProtocolVersion as UnsupportedProtocolVersion,
+    URLElicitationRequired as URLElicitationRequired,
 )
 from ._jsonrpc import (
     Batch as Batch,

@@ -7,12 +7,14 @@ questions in an ``InputRequiredResult`` and the client retries with the answers.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeAlias
 
 import attrs
 
 from .._errors import ErrorCode, McpError
+from .._jsonschema import SchemaValidator
 from .._types._capabilities import (
     ClientCapabilities,
     ElicitationCapability,
@@ -23,16 +25,30 @@ from .._types._elicitation import ElicitRequestFormParams, ElicitRequestURLParam
 from .._types._roots import ListRootsResult, Root
 from .._types._sampling import CreateMessageRequestParams, CreateMessageResult
 
-__all__ = ["ASKS", "Answering", "ElicitationHandler", "RootsHandler", "SamplingHandler"]
+__all__ = [
+    "ASKS",
+    "Answering",
+    "ElicitationCompleteHandler",
+    "ElicitationHandler",
+    "RootsHandler",
+    "SamplingHandler",
+    "check_form_answer",
+]
+
+log = logging.getLogger("trio_mcp.client")
 
 #: Answers ``sampling/createMessage``.
 SamplingHandler: TypeAlias = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
 #: Answers ``roots/list``.
 RootsHandler: TypeAlias = Callable[[], Awaitable[Sequence[Root]]]
-#: Answers ``elicitation/create`` (form or URL mode).
+#: Answers ``elicitation/create`` (form or URL mode). An accepted form answer is checked
+#: against the ``requestedSchema`` before it is sent (see :func:`check_form_answer`).
 ElicitationHandler: TypeAlias = Callable[
     [ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[ElicitResult]
 ]
+
+#: Hears that a URL-mode elicitation ended: receives its ``elicitationId`` (2025-11-25).
+ElicitationCompleteHandler: TypeAlias = Callable[[str], Awaitable[None] | None]
 
 #: What a server may ask of a client.
 ASKS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
@@ -102,5 +118,33 @@ class Answering:
         if method == "roots/list" and self.roots is not None:
             return ListRootsResult(roots=list(await self.roots()))
         if method == "elicitation/create" and self.elicitation is not None:
-            return await self.elicitation(params)
+            result = await self.elicitation(params)
+            if isinstance(params, ElicitRequestFormParams):
+                check_form_answer(params.requested_schema, result)
+            return result
         raise McpError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)
+
+
+def check_form_answer(schema: dict[str, Any], result: ElicitResult) -> None:
+    """Check an accepted form-mode answer against the schema that asked for it, before it
+    is sent (the spec says clients SHOULD). Skipped when ``jsonschema`` is not installed,
+    or when the server's schema is not one it can read.
+
+    Raises:
+        McpError: -32603, saying how the elicitation handler's ``content`` breaks the
+            schema. In the initialize era it answers the server's request; in the
+            2026-07-28 era the call that was answering its input round raises it.
+    """
+    if result.action != "accept":
+        return
+    try:
+        problems = SchemaValidator(schema).errors(result.content or {})
+    except (RuntimeError, ValueError):  # no jsonschema, or a schema it cannot read
+        return
+    if problems:
+        log.warning("the elicitation handler's answer breaks the requested schema: %s", problems)
+        raise McpError(
+            "the elicitation handler's answer does not match the requested schema: "
+            + "; ".join(problems),
+            code=ErrorCode.INTERNAL_ERROR,
+        )

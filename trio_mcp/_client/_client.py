@@ -10,7 +10,13 @@ from typing import Any, Literal, TypeAlias, TypeVar
 
 import trio
 
-from .._errors import ErrorCode, McpError, ProtocolError, UnsupportedProtocolVersion
+from .._errors import (
+    ErrorCode,
+    McpError,
+    ProtocolError,
+    UnsupportedProtocolVersion,
+    URLElicitationRequired,
+)
 from .._protocol._connection import Connection
 from .._protocol._envelope import SUBSCRIPTION_ID
 from .._protocol._era import EraCache, judge_probe
@@ -32,6 +38,7 @@ from .._types._completion import (
     ResourceTemplateReference,
 )
 from .._types._converter import converter_for
+from .._types._elicitation import ElicitRequestURLParams
 from .._types._lifecycle import DiscoverResult
 from .._types._methods import MRTR_METHODS
 from .._types._mrtr import InputRequiredResult
@@ -48,13 +55,21 @@ from .._types._subscriptions import SubscriptionFilter
 from .._types._tools import CallToolResult, ListToolsResult, Tool
 from .._util import open_nursery_unwrapped
 from .._versions import MODERN_VERSIONS, SUPPORTED_VERSIONS, Era
-from ._answering import ASKS, Answering, ElicitationHandler, RootsHandler, SamplingHandler
+from ._answering import (
+    ASKS,
+    Answering,
+    ElicitationCompleteHandler,
+    ElicitationHandler,
+    RootsHandler,
+    SamplingHandler,
+)
 from ._cache import ResultCache
 from ._listen import Change, Listener
 from ._output import OutputSchemas
 
 __all__ = [
     "Client",
+    "ElicitationCompleteHandler",
     "ElicitationHandler",
     "LogHandler",
     "RootsHandler",
@@ -69,6 +84,9 @@ T = TypeVar("T")
 
 #: Receives the server's log messages.
 LogHandler: TypeAlias = Callable[[LoggingMessageNotificationParams], Awaitable[None] | None]
+
+#: How many URL-mode elicitation ids a client remembers while it waits for their end.
+_MAX_URL_ELICITATIONS = 256
 
 #: Queued (locally, never sent) behind a subscription's notifications when its answer came.
 _LISTEN_ENDED = "trio_mcp/subscription-ended"
@@ -99,12 +117,17 @@ class Client:
         roots: RootsHandler | None = None,
         elicitation: ElicitationHandler | None = None,
         on_log: LogHandler | None = None,
+        on_elicitation_complete: ElicitationCompleteHandler | None = None,
         cache: bool = True,
         max_input_rounds: int = 8,
         validate_output: bool = True,
     ) -> None:
         self._answering = Answering(sampling=sampling, roots=roots, elicitation=elicitation)
         self._on_log = on_log
+        self._on_elicitation_complete = on_elicitation_complete
+        #: URL-mode elicitation ids we were told of and whose end we have not heard (oldest
+        #: first): a completion notification for any other id is ignored.
+        self._url_elicitations: dict[str, None] = {}
         self.cache = ResultCache() if cache else None
         self.max_input_rounds = max_input_rounds
         self.validate_output = validate_output
@@ -256,7 +279,16 @@ class Client:
                 f"Invalid params: this client did not declare {refused}",
                 code=ErrorCode.INVALID_PARAMS,
             )
-        return await self._answering.answer(request.method, request.params)
+        params = request.params
+        if isinstance(params, ElicitRequestURLParams) and params.elicitation_id is not None:
+            self._remember_url_elicitation(params.elicitation_id)
+        return await self._answering.answer(request.method, params)
+
+    def _remember_url_elicitation(self, elicitation_id: str) -> None:
+        self._url_elicitations.pop(elicitation_id, None)
+        self._url_elicitations[elicitation_id] = None
+        if len(self._url_elicitations) > _MAX_URL_ELICITATIONS:
+            del self._url_elicitations[next(iter(self._url_elicitations))]
 
     def _undeclared(self, method: str, params: Any) -> str | None:
         declared = self.connection.capabilities
@@ -268,6 +300,18 @@ class Client:
             ended = self._listeners_by_id.get(params)
             if ended is not None:
                 ended.end()
+            return
+        if method == "notifications/elicitation/complete":
+            # The spec: ignore ids we do not know, or heard the end of already.
+            elicitation_id = params.elicitation_id
+            if elicitation_id in self._url_elicitations:
+                del self._url_elicitations[elicitation_id]
+                if self._on_elicitation_complete is not None:
+                    outcome = self._on_elicitation_complete(elicitation_id)
+                    if inspect.isawaitable(outcome):
+                        await outcome
+            else:
+                log.debug("ignored the end of unknown URL elicitation %r", elicitation_id)
             return
         if method == "notifications/message":
             if self._on_log is not None:
@@ -319,9 +363,15 @@ class Client:
         *,
         on_progress: ProgressCallback | None = None,
     ) -> T:
-        result: T = await self.session.send_request(
-            method, params, on_progress=on_progress, model=model
-        )
+        try:
+            result: T = await self.session.send_request(
+                method, params, on_progress=on_progress, model=model
+            )
+        except URLElicitationRequired as needed:
+            for elicitation in needed.elicitations:
+                assert elicitation.elicitation_id is not None
+                self._remember_url_elicitation(elicitation.elicitation_id)
+            raise
         result_type = getattr(result, "result_type", "complete")
         if isinstance(result, InputRequiredResult):
             if method not in MRTR_METHODS:
@@ -360,10 +410,19 @@ class Client:
         (a new request id, the same ``requestState``), for at most ``max_input_rounds``.
         Returns the final result and how many retries it took."""
         current = params
-        for retries in range(self.max_input_rounds + 1):
+        retries = 0
+        while True:
             result = await self._send(method, current, model, on_progress=on_progress)
             if not isinstance(result, InputRequiredResult):
                 return result, retries
+            if retries == self.max_input_rounds:
+                # Checked before asking anyone: answers that would never be sent are not
+                # worth a user's time.
+                raise McpError(
+                    f"{method}: the server still wanted input after {self.max_input_rounds} rounds",
+                    code=ErrorCode.INTERNAL_ERROR,
+                )
+            retries += 1
             responses = {}
             for key, request in (result.input_requests or {}).items():
                 refused = self._undeclared(request.method, request.params)
@@ -379,10 +438,6 @@ class Client:
                 current["inputResponses"] = responses
             if result.request_state is not None:
                 current["requestState"] = result.request_state
-        raise McpError(
-            f"{method}: the server still wanted input after {self.max_input_rounds} rounds",
-            code=ErrorCode.INTERNAL_ERROR,
-        )
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -411,6 +466,8 @@ class Client:
 
         Raises:
             McpError: a protocol error (unknown tool, ...).
+            URLElicitationRequired: (2025-11-25) the user must first complete the
+                out-of-band interactions it lists; then call again.
             ProtocolError: the server's structured content breaks the tool's
                 ``outputSchema``.
         """
@@ -686,6 +743,7 @@ async def connect_client(
     elicitation: ElicitationHandler | None = None,
     elicitation_modes: Sequence[Literal["form", "url"]] = ("form",),
     on_log: LogHandler | None = None,
+    on_elicitation_complete: ElicitationCompleteHandler | None = None,
     protocol_version: str | None = None,
     versions: Sequence[str] = SUPPORTED_VERSIONS,
     probe_timeout: float = 5.0,
@@ -710,6 +768,11 @@ async def connect_client(
         sampling_tools: declare ``sampling.tools``.
         elicitation_modes: the elicitation modes declared.
         on_log: receives server log messages (default: the ``logging`` module).
+        on_elicitation_complete: called with the ``elicitationId`` of each URL-mode
+            elicitation the server says has ended (2025-11-25): one it asked for, or
+            listed in a :exc:`~trio_mcp.URLElicitationRequired` a call raised; ids the
+            client was never told of, or heard the end of already, are ignored. A
+            good moment to retry that call.
         probe_timeout: seconds to wait for the probe's answer (``math.inf``: forever).
         handshake_timeout: seconds the opening may take (``math.inf``: forever).
         cache: honour the caching hints of modern results.
@@ -727,6 +790,7 @@ async def connect_client(
         roots=roots,
         elicitation=elicitation,
         on_log=on_log,
+        on_elicitation_complete=on_elicitation_complete,
         cache=cache,
         max_input_rounds=max_input_rounds,
         validate_output=validate_output,

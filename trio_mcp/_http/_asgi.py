@@ -33,7 +33,7 @@ for malformed or mismatched requests, 404 for unknown sessions and methods,
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
@@ -89,6 +89,7 @@ class McpAsgiApp:
         keepalive_interval: float = 15.0,
         engine_linger: float = 2.0,
         session_options: dict[str, Any] | None = None,
+        principal: Callable[[Scope], str | None] | None = None,
     ) -> None:
         self.server = server
         self.path = path
@@ -107,7 +108,10 @@ class McpAsgiApp:
         self.engine_linger = engine_linger
         self.session_options = dict(session_options or {})
         self.modern = ModernEndpoint(
-            server, keepalive_interval=keepalive_interval, session_options=self.session_options
+            server,
+            keepalive_interval=keepalive_interval,
+            session_options=self.session_options,
+            principal=principal,
         )
         self.sse = (
             SseTransport(
@@ -373,6 +377,12 @@ def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
             (``drain_timeout``, ``max_concurrent_requests``, ...). Stateless requests
             (2026-07-28) each get a session, and ``max_concurrent_requests`` bounds them
             all together.
+        principal: ``principal(scope)`` names the caller of a stateless (2026-07-28)
+            request from its ASGI scope (say, what your authentication middleware put
+            there), or returns ``None``. Called once per request, before its handler
+            runs; handlers see it as :attr:`Context.principal <trio_mcp.server.Context.principal>`,
+            and every ``requestState`` is bound to it, so a state issued to one caller
+            is refused when another presents it.
     """
     return McpAsgiApp(server, **options)
 

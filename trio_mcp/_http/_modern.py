@@ -15,6 +15,8 @@ disconnect *is* the cancellation in this revision); nothing more is sent.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 import trio
@@ -32,6 +34,7 @@ from .._versions import MODERN_VERSIONS
 from ._exchange import (
     HttpRequest,
     ResponseWriter,
+    Scope,
     cancel_on_disconnect,
     keep_alive,
     status_for_error,
@@ -121,6 +124,8 @@ class ModernEndpoint:
         session_options: options for each request's
             :class:`~trio_mcp.session.Session`; ``max_concurrent_requests`` bounds
             them all together.
+        principal: names the caller of each request from its ASGI scope (see
+            :func:`~trio_mcp.http.asgi_app`).
     """
 
     def __init__(
@@ -129,8 +134,10 @@ class ModernEndpoint:
         *,
         keepalive_interval: float = 15.0,
         session_options: dict[str, Any] | None = None,
+        principal: Callable[[Scope], str | None] | None = None,
     ) -> None:
         self.server = server
+        self.principal = principal
         options = dict(session_options or {})
         #: One bound for every request's session: at most ``max_concurrent_requests``
         #: handlers run at once across the endpoint, as many more wait, the rest are
@@ -233,10 +240,15 @@ class ModernEndpoint:
         self, http: HttpRequest, connection: Connection, request: InboundRequest
     ) -> None:
         writer = ResponseWriter(http.send, json_ok=http.accepts_json, sse_ok=http.accepts_sse)
+        handler = self.dispatcher.handle
+        if self.principal is not None:
+            principal = self.principal(http.scope)
+            if principal is not None:
+                handler = partial(handler, principal=principal)
         session = Session(
             _ExchangeStream(writer, request.id),
             connection,
-            handler=self.dispatcher.handle,
+            handler=handler,
             immediate=self.dispatcher.immediate,
             admission=self.admission,
             **self._session_options,
@@ -250,12 +262,12 @@ class ModernEndpoint:
                 # Cheaper than a nursery of our own per request: the watcher ends by itself
                 # once the response is complete (the server reports the exchange over with
                 # http.disconnect), and it belongs to the app's nursery meanwhile.
-                watchers.start_soon(cancel_on_disconnect, http, scope, writer)
+                watchers.start_soon(_cancel_request_on_disconnect, http, scope, writer, request)
                 await session.handle_request(request)
                 await self._finish(writer, request)
                 return
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(cancel_on_disconnect, http, scope, writer)
+                nursery.start_soon(_cancel_request_on_disconnect, http, scope, writer, request)
                 await session.handle_request(request)
                 await self._finish(writer, request)
                 # The watcher ends by itself, as above; the deadline is for servers that
@@ -369,6 +381,17 @@ class ModernEndpoint:
                     f"Mcp-Param-{param.name} header {decoded!r} does not match the argument"
                 )
         return None
+
+
+async def _cancel_request_on_disconnect(
+    http: HttpRequest, scope: trio.CancelScope, writer: ResponseWriter, request: InboundRequest
+) -> None:
+    """:func:`cancel_on_disconnect`, and mark ``request`` cancelled when it cancels: in this
+    revision the disconnect *is* the client's cancellation (handlers read it as
+    ``ctx.cancelled``)."""
+    await cancel_on_disconnect(http, scope, writer)
+    if scope.cancel_called:
+        request.cancelled = True
 
 
 def _same_value(kind: str, text: str, value: Any) -> bool:

@@ -18,13 +18,18 @@ first, or make that work idempotent.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
 
-from .._errors import ErrorCode, McpError, MissingRequiredClientCapability
+from .._errors import (
+    ErrorCode,
+    McpError,
+    MissingRequiredClientCapability,
+    URLElicitationRequired,
+)
 from .._protocol._events import InboundRequest
 from .._session._engine import Session
 from .._types._base import Implementation, LoggingLevel, Request
@@ -124,12 +129,19 @@ class Context:
     """
 
     def __init__(
-        self, server: Server, session: Session, request: InboundRequest, inputs: Inputs | None
+        self,
+        server: Server,
+        session: Session,
+        request: InboundRequest,
+        inputs: Inputs | None,
+        *,
+        principal: str | None = None,
     ) -> None:
         self.server = server
         self.session = session
         self.request = request
         self._inputs = inputs
+        self._principal = principal
         self._last_progress: float | None = None
 
     # -- what the request says --------------------------------------------------------------
@@ -163,6 +175,32 @@ class Context:
             return self.request.envelope.client_capabilities
         caps = self.session.connection.peer_capabilities
         return caps if isinstance(caps, ClientCapabilities) else None
+
+    @property
+    def principal(self) -> str | None:
+        """Who is asking, as the transport authenticated them: the ``principal`` hook of
+        :func:`trio_mcp.http.asgi_app` for a stateless HTTP request, or the ``principal``
+        given to :meth:`Server.serve <trio_mcp.Server.serve>` for a whole connection.
+        ``None`` when nothing authenticated the caller (stdio, an app without the hook).
+
+        Modern era: a ``requestState`` is bound to it, and refused when another
+        principal presents it."""
+        return self._principal
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the client has cancelled this request (``notifications/cancelled``; over
+        stateless HTTP, by disconnecting).
+
+        Reading it never blocks and never raises. There is seldom a need to: the
+        handler is cancelled as well, and :exc:`trio.Cancelled` arrives at its next
+        checkpoint. It is for code that does not see that: a section shielded with
+        ``trio.CancelScope(shield=True)`` (cleanup that must finish, but may skip what
+        only the client would have wanted), or a long computation between
+        checkpoints. There is deliberately no handle to cancel the request: a request
+        is answered; to end it early, return or raise.
+        """
+        return self.request.cancelled
 
     @property
     def round(self) -> int:
@@ -229,22 +267,63 @@ class Context:
             McpError: the client answered one of them with an error (legacy era).
         """
         requests = dict(requests)
-        capabilities = self.client_capabilities
-        missing: dict[str, Any] = {}
-        for request in requests.values():
-            needed = _capability_needed(request)
-            if needed is not None and not _has(capabilities, needed):
-                missing.update(needed)
-        if missing:
+        refusal = self._missing_capabilities(requests.values())
+        if refusal is not None:
             await trio.lowlevel.checkpoint()
-            raise MissingRequiredClientCapability(
-                f"the client did not declare {', '.join(missing)} support, "
-                "which this request needs",
-                required_capabilities=missing,
-            )
+            raise refusal
         if self.era == "legacy":
             return await self._ask_legacy(requests)
         return await self._ask_modern(requests)
+
+    def _missing_capabilities(
+        self, requests: Iterable[Request[Any]]
+    ) -> MissingRequiredClientCapability | None:
+        """The error for asking ``requests`` of a client that did not declare what they need
+        (``None``: it did)."""
+        capabilities = self.client_capabilities
+        missing: dict[str, Any] = {}
+        for request in requests:
+            needed = _capability_needed(request)
+            if needed is not None and not _has(capabilities, needed):
+                missing.update(needed)
+        if not missing:
+            return None
+        return MissingRequiredClientCapability(
+            f"the client did not declare {', '.join(missing)} support, which this request needs",
+            required_capabilities=missing,
+        )
+
+    def _url_elicitations_refused(
+        self, error: URLElicitationRequired
+    ) -> MissingRequiredClientCapability | None:
+        """(legacy era) Why ``error`` (-32042) cannot be sent to this client: it did not
+        declare URL-mode elicitation, or its revision predates it (``None``: it can)."""
+        requests = [ElicitRequest(params=params) for params in error.elicitations]
+        if self.protocol_version < "2025-11-25" and requests:
+            return MissingRequiredClientCapability(
+                f"URL-mode elicitation does not exist in protocol version {self.protocol_version}",
+                required_capabilities={"elicitation": {"url": {}}},
+            )
+        return self._missing_capabilities(requests)
+
+    def _url_elicitations_as_input(self, error: URLElicitationRequired) -> InputRequired:
+        """(modern era) ``error``'s elicitations as the questions of an input round, by
+        elicitation id (the modern revision has no -32042 error, and no elicitation ids:
+        the retry runs the handler again).
+
+        Raises:
+            MissingRequiredClientCapability: the client did not declare URL-mode elicitation.
+        """
+        requests: dict[str, Request[Any]] = {
+            str(params.elicitation_id): ElicitRequest(
+                params=attrs.evolve(params, elicitation_id=None)
+            )
+            for params in error.elicitations
+        }
+        refusal = self._missing_capabilities(requests.values())
+        if refusal is not None:
+            raise refusal
+        return InputRequired(requests)
 
     async def _ask_legacy(self, requests: dict[str, Request[Any]]) -> dict[str, Any]:
         answers: dict[str, Any] = {}
@@ -369,9 +448,19 @@ class Context:
 
     async def elicitation_complete(self, elicitation_id: str) -> None:
         """(legacy era, 2025-11-25) Tell the client that the URL-mode elicitation
-        ``elicitation_id`` finished (``notifications/elicitation/complete``). A no-op
-        in other revisions. Blocks while the notification is sent."""
-        if self.era == "modern" or self.protocol_version < "2025-11-25":
+        ``elicitation_id`` finished (``notifications/elicitation/complete``): one this
+        server asked for with :meth:`elicit_url`, or listed in a
+        :exc:`~trio_mcp.URLElicitationRequired` it raised. The client may then retry.
+
+        A no-op in other revisions (the modern client retries by itself) and for a
+        client that did not declare URL-mode elicitation (it never saw the id). Blocks
+        while the notification is sent.
+        """
+        if (
+            self.era == "modern"
+            or self.protocol_version < "2025-11-25"
+            or not _has(self.client_capabilities, {"elicitation": {"url": {}}})
+        ):
             await trio.lowlevel.checkpoint()
             return
         await self.session.send_notification(

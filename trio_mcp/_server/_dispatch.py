@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import trio
 
-from .._errors import ErrorCode, McpError
+from .._errors import ErrorCode, McpError, URLElicitationRequired
 from .._protocol._envelope import SUBSCRIPTION_ID
 from .._protocol._events import InboundRequest
 from .._protocol._lifecycle import Phase
@@ -51,10 +51,17 @@ _NOTIFICATION_FOR = {
 
 
 class Dispatcher:
-    """The request and notification handlers of one served connection."""
+    """The request and notification handlers of one served connection.
 
-    def __init__(self, server: Server) -> None:
+    Args:
+        server: the server whose handlers answer.
+        principal: who is on the other end of the connection, when the transport
+            authenticated it once for all its requests (see :meth:`handle`).
+    """
+
+    def __init__(self, server: Server, *, principal: str | None = None) -> None:
         self.server = server
+        self.principal = principal
         #: Legacy ``resources/subscribe``: the URIs this connection subscribed to.
         self.subscribed_uris: set[str] = set()
         self.legacy_subscriber: Subscriber | None = None
@@ -77,7 +84,14 @@ class Dispatcher:
 
     # -- entry points (Session callbacks) ---------------------------------------------------
 
-    async def handle(self, session: Session, request: InboundRequest) -> Any:
+    async def handle(
+        self, session: Session, request: InboundRequest, *, principal: str | None = None
+    ) -> Any:
+        """Answer ``request``. ``principal`` names the caller of this one request (stateless
+        HTTP authenticates each request); without it, the connection's :attr:`principal`."""
+        if principal is None:
+            principal = self.principal
+        ctx = Context(self.server, session, request, None, principal=principal)
         handler = self._handlers.get(request.method)
         if handler is None:
             custom = self.server._custom_methods.get(request.method)
@@ -85,8 +99,21 @@ class Dispatcher:
                 raise McpError(
                     f"Method not found: {request.method}", code=ErrorCode.METHOD_NOT_FOUND
                 )
-            return await custom(Context(self.server, session, request, None), request.params)
-        return await handler(Context(self.server, session, request, None), request.params)
+            handler = custom
+        try:
+            return await handler(ctx, request.params)
+        except URLElicitationRequired as error:
+            # Modern input rounds turned it into questions already (_gathering_input).
+            if ctx.era == "modern":
+                raise McpError(
+                    f"{request.method} cannot ask the client for input in protocol version "
+                    f"{request.version}",
+                    code=ErrorCode.INTERNAL_ERROR,
+                ) from None
+            refusal = ctx._url_elicitations_refused(error)
+            if refusal is not None:
+                raise refusal from None
+            raise
 
     def immediate(self, session: Session, request: InboundRequest) -> Any:
         """Answer a call of a plain-function tool right away, in the session's receive loop
@@ -109,7 +136,12 @@ class Dispatcher:
             or len(raw.keys() - _PLAIN_CALL_KEYS) > 0  # task, input rounds: the long way
         ):
             return LATER
-        result = spec.answer_now(arguments, request.version)
+        try:
+            result = spec.answer_now(arguments, request.version)
+        except URLElicitationRequired:
+            # What it becomes depends on the era and the client (see handle): the long
+            # way decides. The function runs again there, as it would on a retry.
+            return LATER
         if isinstance(result, CallToolResult):
             content = downgrade_content(result.content, request.version)
             if content is not result.content:
@@ -139,22 +171,32 @@ class Dispatcher:
                 "Invalid params: inputResponses must be an object", code=ErrorCode.INVALID_PARAMS
             )
         inputs = Inputs(answers={})
+        binding = binding_of(request.method, request.raw_params)
         if params.request_state is not None:
-            # Raises -32602 for a tampered, expired or foreign state.
-            state = sealer.open(
-                params.request_state, binding=binding_of(request.method, request.raw_params)
-            )
+            # Raises -32602 for a tampered, expired or foreign state (another request's,
+            # or one issued to another principal).
+            state = sealer.open(params.request_state, binding=binding, principal=ctx.principal)
             inputs.answers = dict(state.answers)
             inputs.round = state.round
-        if responses:
+            if responses:
+                # Only the answers to what the last round asked are taken; anything else is
+                # ignored (the spec: ignore what the server does not recognize or need), so
+                # a client cannot slip in answers to questions it was never asked.
+                for key in state.pending:
+                    if key in responses:
+                        inputs.answers.setdefault(key, responses[key])
+        elif responses:
             # Answers may come without a state (a client that asks ahead, or a server that
-            # needed no state); an answer the state already holds is not replaced.
-            for key, answer in responses.items():
-                inputs.answers.setdefault(key, answer)
+            # needed no state): nothing says what was asked, so every key is taken.
+            inputs.answers.update(responses)
+        if responses:
             inputs.round = max(inputs.round, 1)
-        ctx = Context(self.server, ctx.session, request, inputs)
+        ctx = Context(self.server, ctx.session, request, inputs, principal=ctx.principal)
         try:
-            return await run(ctx)
+            try:
+                return await run(ctx)
+            except URLElicitationRequired as error:
+                raise ctx._url_elicitations_as_input(error) from None
         except InputRequired as need:
             requests = need.requests
         except BaseExceptionGroup as group:
@@ -164,10 +206,11 @@ class Dispatcher:
                 raise
             requests = found
         state_token = sealer.seal(
-            binding=binding_of(request.method, request.raw_params),
+            binding=binding,
             answers=inputs.answers,
             pending=tuple(requests),
             round=inputs.round + 1,
+            principal=ctx.principal,
         )
         return InputRequiredResult(
             input_requests=requests,  # type: ignore[arg-type]
@@ -318,7 +361,9 @@ class Dispatcher:
             await trio.lowlevel.checkpoint()
             return CompleteResult(completion=Completion(values=[], total=0, has_more=False))
         context = (params.context.arguments if params.context is not None else None) or {}
-        return CompleteResult(completion=await completer.complete(params.argument.value, context))
+        return CompleteResult(
+            completion=await completer.complete(params.argument.value, context, ctx)
+        )
 
     # -- subscriptions (modern) -------------------------------------------------------------
 

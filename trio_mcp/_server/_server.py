@@ -429,7 +429,12 @@ class Server:
 
         The function takes ``(value, context)`` (what the user typed, and the
         arguments already resolved) and returns candidate strings; at most 100
-        are sent, with ``total`` and ``hasMore`` telling the rest.
+        are sent, with ``total`` and ``hasMore`` telling the rest. A further
+        parameter annotated :class:`Context` receives the request's context (its
+        cancellation, logging, ``principal``, ...).
+
+        Raises:
+            TypeError: the Context parameter is one of the first two.
         """
         if (prompt is None) == (resource_template is None):
             raise TypeError("give exactly one of prompt= or resource_template=")
@@ -485,20 +490,25 @@ class Server:
         self,
         stream: MessageStream,
         *,
+        principal: str | None = None,
         task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
         **session_options: Any,
     ) -> None:
         """Serve one client over ``stream`` until its input ends and running requests drain
         (or this call is cancelled).
 
-        ``task_status.started()`` reports the :class:`~trio_mcp.session.Session`.
-        Options are :class:`~trio_mcp.session.Session`'s (``drain_timeout``,
+        ``principal`` names the client, when your transport authenticated it (a
+        WebSocket accepted after checking a token, a socket whose peer credentials
+        you read): handlers see it as :attr:`Context.principal`, and in the modern era
+        every ``requestState`` is bound to it. ``task_status.started()`` reports the
+        :class:`~trio_mcp.session.Session`. Other options are
+        :class:`~trio_mcp.session.Session`'s (``drain_timeout``,
         ``max_concurrent_requests``, ...).
 
         Resource handling: the session's tasks run in a nursery of this call;
         the stream is closed when it returns.
         """
-        dispatcher = Dispatcher(self)
+        dispatcher = Dispatcher(self, principal=principal)
         async with trio.open_nursery() as nursery:
             subscriptions_scope = trio.CancelScope()
 
