@@ -450,3 +450,29 @@ async def test_directory_filesystem_work_runs_in_a_worker_thread(
     assert [r.name for r in listed] == ["tool.py"]
     assert threads
     assert threading.main_thread() not in threads
+
+
+async def test_listing_a_directory_over_the_protocol_walks_it_in_a_worker_thread(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """resources/list must not walk the tree on the event loop: a big directory would
+    freeze every other request meanwhile."""
+    import threading
+
+    from trio_mcp.server import DirectoryResources
+
+    threads: list[threading.Thread] = []
+    list_resources = DirectoryResources.list_resources
+
+    def recording(self: DirectoryResources) -> Any:
+        threads.append(threading.current_thread())
+        return list_resources(self)
+
+    monkeypatch.setattr(DirectoryResources, "list_resources", recording)
+    server = Server("d")
+    server.add_directory(tree)
+    async with open_pair(server, protocol_version=MODERN, cache=False) as pair:
+        listed = await pair.client.list_resources()
+    assert "notes.txt" in {r.name for r in listed}
+    assert threads
+    assert threading.main_thread() not in threads

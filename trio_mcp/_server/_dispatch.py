@@ -255,7 +255,7 @@ class Dispatcher:
     async def _list_resources(self, ctx: Context, params: Any) -> ListResourcesResult:
         resources = [spec.resource for spec in self.server._resources.values()]
         for directory in self.server._directories:
-            resources.extend(directory.list_resources())
+            resources.extend(await directory.list_resources_async())
         await trio.lowlevel.checkpoint()
         page, cursor = paginate("resources", resources, params.cursor, self.server.page_size)
         return ListResourcesResult(resources=page, next_cursor=cursor, **self._cache_hints(ctx))
