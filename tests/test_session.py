@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 import trio
 import trio.testing
@@ -440,3 +441,81 @@ async def test_log_messages_respect_the_level(autojump_clock: trio.testing.MockC
         await pair.client.request(call("x"))
         await trio.testing.wait_all_tasks_blocked()
     assert logs == [("info", "info message"), ("error", "error message")]
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26"])
+async def test_a_batch_is_answered_item_by_item(
+    version: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    # Revisions with batches: each request of a batch is answered in a message of its own,
+    # as soon as it is ready (the quick ping does not wait for the slow tool), and the
+    # notification in it gets nothing; a batch of notifications alone gets no answer at all.
+    # (Why not one array: see "Batches" in trio_mcp/_session/_engine.py.)
+    recorder = Recorder()
+    notified: list[str] = []
+
+    async def on_notification(session: Session, method: str, params: Any) -> None:
+        notified.append(method)
+
+    to_server, server_in = trio.open_memory_channel[bytes](64)
+    server_out, from_server = trio.open_memory_channel[bytes](64)
+    server_conn = Connection(
+        "server", info=t.Implementation(name="s", version="0"), capabilities=CAPS
+    )
+    async with open_session(
+        MemoryMessageStream(server_out, server_in),
+        server_conn,
+        handler=recorder.handle,
+        notification_handler=on_notification,
+    ):
+        initialize = {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        }
+        await to_server.send(
+            orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize})
+        )
+        answer = orjson.loads(await from_server.receive())
+        assert answer["result"]["protocolVersion"] == version
+        await to_server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        await to_server.send(
+            orjson.dumps(
+                [
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "tools/call",
+                        "params": {"name": "wait"},
+                    },
+                    {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                    {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+                ]
+            )
+        )
+        first = orjson.loads(await from_server.receive())
+        assert first == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        await trio.testing.wait_all_tasks_blocked()
+        assert recorder.started == [1]
+        with pytest.raises(trio.WouldBlock):
+            from_server.receive_nowait()
+        recorder.release.set()
+        second = orjson.loads(await from_server.receive())
+        assert second == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {"content": [{"type": "text", "text": "wait"}]},
+        }
+        assert notified == ["notifications/initialized", "notifications/roots/list_changed"]
+
+        # Notifications alone: nothing comes back (the ping after them is the next answer).
+        await to_server.send(
+            orjson.dumps([{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}] * 2)
+        )
+        await to_server.send(b'{"jsonrpc":"2.0","id":3,"method":"ping"}')
+        assert orjson.loads(await from_server.receive()) == {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "result": {},
+        }
+        assert notified[1:] == ["notifications/roots/list_changed"] * 3

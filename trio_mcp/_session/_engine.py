@@ -46,6 +46,30 @@ waiting to. Notifications for the application queue in a channel of
 ``notification_buffer`` entries, handled in order by one task; when it is full
 the receive loop waits, and a fast peer with it. Progress for one of our
 requests keeps the newest :data:`~._waiter.PROGRESS_BUFFER` unread updates.
+
+Batches
+-------
+
+Where the negotiated revision allows JSON-RPC batches (2024-11-05 and
+2025-03-26), each item is taken as if it had come alone: each request gets its
+own handler task and its answer leaves, in a message of its own, as soon as it
+is ready; notifications get nothing, so a batch of notifications alone gets no
+answer. JSON-RPC 2.0 says the answers to a batch SHOULD come back as one array;
+we do not do that here, deliberately:
+
+* An array could leave only once the slowest item finished: a quick ``ping``
+  would wait for a long tool call, and one stuck item would hold back every
+  answer of its batch.
+* A :class:`~trio_mcp.transports.MessageStream` sends one message at a time,
+  routed by ``related`` request id (Streamable HTTP picks the response that
+  carries it by that id); an array answers several requests at once, so every
+  transport would need a second way to send.
+* The peer loses nothing: on a two-way stream it matches answers by id anyway,
+  among the notifications and requests that interleave with them.
+
+Over Streamable HTTP (2025-03-26), where a batch arrives as one POST, the HTTP
+layer does gather the answers into one JSON array body when the client did not
+ask for an event stream.
 """
 
 from __future__ import annotations
@@ -289,6 +313,7 @@ class Session:
         return ConnectionClosed(message, returncode=returncode, stderr_tail=stderr_tail)
 
     async def _process_batch(self, batch: rpc.Batch, handlers: trio.Nursery) -> None:
+        # Item by item, each answer on its own: see "Batches" in the module docstring.
         if not self.connection.allows_batches:
             refusal = McpError(
                 "Invalid Request: this protocol version has no JSON-RPC batches",
