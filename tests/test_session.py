@@ -3,6 +3,7 @@ backpressure. Time is a MockClock: nothing sleeps for real."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import orjson
@@ -13,7 +14,7 @@ import trio.testing
 from trio_mcp import jsonrpc, types as t
 from trio_mcp.jsonrpc import ConnectionClosed, McpError, RequestTimeout
 from trio_mcp.protocol import Connection, InboundRequest
-from trio_mcp.session import Session, connect_session, open_session
+from trio_mcp.session import PROGRESS_BUFFER, Session, connect_session, open_session
 from trio_mcp.testing import MemoryMessageStream, memory_session_pair, memory_stream_pair
 
 CAPS = t.ServerCapabilities(tools=t.ToolsCapability(), logging={})
@@ -519,3 +520,49 @@ async def test_a_batch_is_answered_item_by_item(
             "result": {},
         }
         assert notified[1:] == ["notifications/roots/list_changed"] * 3
+
+
+async def test_progress_for_a_slow_reader_keeps_only_the_newest(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # The peer reports 100 times before we read once: the receive loop does not wait for
+    # us, the buffer keeps the newest PROGRESS_BUFFER updates, and the rest are counted.
+    release = trio.Event()
+
+    async def chatty(session: Session, request: InboundRequest) -> Any:
+        for step in range(100):
+            await session.send_progress(request, step, 100)
+        await release.wait()
+        return t.CallToolResult(content=[])
+
+    async with memory_session_pair(
+        server_capabilities=CAPS, server_options={"handler": chatty}
+    ) as pair:
+        params = {"name": "chatty", "arguments": {}}
+        async with pair.client.open_request("tools/call", params, progress=True) as request:
+            await trio.testing.wait_all_tasks_blocked()  # all 100 sent and received
+            assert request.dropped_progress == 100 - PROGRESS_BUFFER
+            release.set()
+            updates = [update.progress async for update in request]
+            await request.result()
+        assert updates == list(range(100 - PROGRESS_BUFFER, 100))
+        assert pair.client.connection.statistics().progress_dropped == 100 - PROGRESS_BUFFER
+
+        # A slow callback: what arrives while it runs waits in the same bounded buffer.
+        seen: list[float] = []
+
+        async def slow(update: t.ProgressNotificationParams) -> None:
+            seen.append(update.progress)
+            await trio.sleep(1)
+
+        release = trio.Event()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                partial(pair.client.send_request, "tools/call", params, on_progress=slow)
+            )
+            await trio.testing.wait_all_tasks_blocked()
+            release.set()
+        dropped = pair.client.connection.statistics().progress_dropped - (100 - PROGRESS_BUFFER)
+        assert len(seen) <= 1 + PROGRESS_BUFFER
+        assert len(seen) + dropped == 100
+        assert seen[-PROGRESS_BUFFER:] == list(range(100 - PROGRESS_BUFFER, 100))

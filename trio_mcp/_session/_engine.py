@@ -578,6 +578,12 @@ class Session:
         came (an exception, a cancel scope, a ``break``) tells the peer to
         cancel the request.
 
+        Progress waits for you in a bounded buffer of
+        :data:`~trio_mcp.session.PROGRESS_BUFFER` updates: when you read more
+        slowly than the peer reports, the oldest unread update is dropped (the
+        receive loop never waits for you), and :attr:`Call.dropped_progress`
+        counts them. The answer is never dropped.
+
         Blocks while sending. Raises :exc:`~trio_mcp.McpError` at once if the
         request may not be sent (phase, era, or the peer's capabilities), and
         :exc:`~trio_mcp.ConnectionClosed` if the connection is gone.
@@ -616,10 +622,17 @@ class Session:
             yield Call(self, pending, waiter, model)
         finally:
             del self._waiters[pending.id]
+            self._count_dropped_progress(waiter)
             if waiter.answer is None and notify_cancel:
                 await self._cancel(pending, "the caller stopped waiting")
             elif waiter.answer is None or type(waiter.answer) is _Closed:
                 self.connection.forget(pending)
+
+    def _count_dropped_progress(self, waiter: Waiter) -> None:
+        # Progress the connection delivered but nobody read in time: it counts with the
+        # progress the connection itself dropped (unknown or finished tokens).
+        if waiter.dropped_progress:
+            self.connection._stats.progress_dropped += waiter.dropped_progress
 
     async def _cancel(self, pending: OutboundRequest, reason: str) -> None:
         notification = self.connection.cancel(pending, reason)
@@ -647,7 +660,10 @@ class Session:
         Blocks until the answer. Cancelling the wait (put it in a
         ``trio.fail_after`` for a deadline) tells the peer to cancel.
         ``on_progress`` (sync or async) is called with each progress update,
-        in this task, before the answer is returned. ``related`` is the inbound request
+        in this task, before the answer is returned; while it runs, updates wait
+        in a bounded buffer of :data:`~trio_mcp.session.PROGRESS_BUFFER`, which
+        drops the oldest when a slow callback lets it fill (counted in
+        ``connection.statistics().progress_dropped``). ``related`` is the inbound request
         this one is part of (a server asking the client something while it handles a
         call), for transports that route by request.
 
@@ -693,6 +709,7 @@ class Session:
                         await result
         finally:
             del self._waiters[pending.id]
+            self._count_dropped_progress(waiter)
             if waiter.answer is None:
                 await self._cancel(pending, "the caller stopped waiting")
             elif type(waiter.answer) is _Closed:
@@ -799,7 +816,9 @@ class Call(Generic[R]):
     """A request in flight (see :meth:`Session.open_request`).
 
     ``async for update in call`` yields its progress until the answer arrives;
-    ``await call.result()`` waits for the answer.
+    ``await call.result()`` waits for the answer. Unread progress is kept in a
+    bounded buffer (:data:`~trio_mcp.session.PROGRESS_BUFFER` updates) that
+    drops the oldest when full; :attr:`dropped_progress` counts what was lost.
     """
 
     def __init__(
@@ -813,6 +832,12 @@ class Call(Generic[R]):
     @property
     def id(self) -> Any:
         return self.request.id
+
+    @property
+    def dropped_progress(self) -> int:
+        """How many of this request's progress updates were dropped, unread, because
+        more than :data:`~trio_mcp.session.PROGRESS_BUFFER` were waiting."""
+        return self._waiter.dropped_progress
 
     def __aiter__(self) -> Call[R]:
         if self._waiter.progress is None:
