@@ -174,7 +174,7 @@ class Malformed:
     """Bytes that are not a valid JSON-RPC message, and the answer they must get.
 
     ``code`` is the error to reply with; ``None`` means nothing may be sent back (JSON-RPC:
-    a broken notification or response is never answered). ``reply_id`` is the id the
+    a notification or a broken response is never answered). ``reply_id`` is the id the
     error must carry: the request's, or ``None`` (null) when it could not be read.
     """
 
@@ -236,8 +236,16 @@ MALFORMED: Final = (
     Malformed(
         "neither request nor response", _json({"jsonrpc": "2.0", "id": "m7"}), _REQUEST, "m7"
     ),
-    # Broken notifications and responses are never answered.
-    Malformed("notification method not a string", _json({"jsonrpc": "2.0", "method": 5}), None),
+    # JSON-RPC 2.0 section 7: a notification-shaped object that is not a valid request object
+    # gets -32600 with a null id.
+    Malformed("notification method not a string", _json({"jsonrpc": "2.0", "method": 5}), _REQUEST),
+    Malformed(
+        "notification scalar params",
+        _json({"jsonrpc": "2.0", "method": 1, "params": "bar"}),
+        _REQUEST,
+    ),
+    # Valid JSON-RPC notifications whose params MCP cannot read, and broken responses, are
+    # never answered.
     Malformed(
         "notification array params",
         _json({"jsonrpc": "2.0", "method": "notifications/initialized", "params": [1]}),

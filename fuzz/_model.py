@@ -28,6 +28,7 @@ from trio_mcp.protocol import (
     CLIENT_INFO,
     LEGACY_VERSIONS,
     LOG_LEVEL,
+    MODERN_VERSIONS,
     PROTOCOL_VERSION,
     Connection,
     InboundRequest,
@@ -216,12 +217,21 @@ def expect_request(side: Side, request: rpc.Request, params_ok: bool) -> Outcome
     if side.role == "server":
         # versioning: "A request carrying modern per-request _meta is served statelessly";
         # "An initialize request selects legacy semantics". This server keeps the era it
-        # met first for the connection; before that, anything but initialize and ping is
-        # taken as a modern request (and needs the envelope).
+        # met first for the connection; before that, a request other than initialize and
+        # ping is taken as modern (and needs the envelope) if it shows any sign of the
+        # modern era (an envelope field, a method only modern revisions have) or the
+        # server speaks no legacy revision; without one it is a legacy request sent
+        # before initialize.
         if side.phase is Phase.MODERN or (
             side.phase is Phase.NEW
             and side.conn.modern_versions
-            and (declares or method not in ("initialize", "ping"))
+            and (
+                declares
+                or (
+                    method not in ("initialize", "ping")
+                    and (not side.conn.legacy_versions or _shows_modern(method, meta))
+                )
+            )
         ):
             return _expect_modern(side, request, params_ok)
         if side.phase is Phase.NEW:
@@ -238,6 +248,13 @@ def expect_request(side: Side, request: rpc.Request, params_ok: bool) -> Outcome
             return _expect_method(side, request, LEGACY_VERSIONS[0], params_ok)
         return error(ErrorCode.INVALID_REQUEST, ErrorCode.METHOD_NOT_FOUND)
     return _expect_method(side, request, side.write_version, params_ok)
+
+
+def _shows_modern(method: str, meta: Any) -> bool:
+    if type(meta) is dict and any(k in meta for k in (CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL)):
+        return True
+    spec = METHODS.get(method)
+    return spec is not None and spec.until is None and spec.since >= min(MODERN_VERSIONS)
 
 
 def _expect_modern(side: Side, request: rpc.Request, params_ok: bool) -> Outcome:

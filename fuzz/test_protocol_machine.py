@@ -596,7 +596,7 @@ class ProtocolMachine(RuleBasedStateMachine):
             assert (reply.error.code, reply.id) == (case.code, case.reply_id), (case, reply)
             self.post(side, reply, f"error for {case.name}")
         else:
-            # A broken notification or response is never answered.
+            # A notification with array params or a broken response is never answered.
             assert type(event) is Dropped, (message, event)
 
     def _answered(self, side: Side, event: ReceiveEvent, id: Any) -> None:

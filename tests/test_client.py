@@ -9,9 +9,11 @@ import pytest
 import trio
 from feature_harness import ERAS, LEGACY, MODERN, open_pair, open_scripted
 
-from trio_mcp.client import EraCache
+from trio_mcp import jsonrpc as rpc
+from trio_mcp.client import EraCache, open_client
 from trio_mcp.jsonrpc import McpError, ProtocolError
 from trio_mcp.server import Context, Server
+from trio_mcp.testing import memory_stream_pair
 from trio_mcp.types import RootsListChangedNotification, ToolsCapability
 
 
@@ -273,3 +275,55 @@ async def test_a_legacy_client_answers_an_undeclared_mode_with_invalid_params() 
         "-32602: Invalid params: this client did not declare URL-mode elicitation"
     )
     assert asked == []
+
+
+async def test_a_probe_nobody_answers_falls_back_to_initialize_at_the_timeout(
+    autojump_clock: Any,
+) -> None:
+    # A legacy server that ignores server/discover (it may: an unknown request before
+    # initialize) and answers initialize; its answer to the probe comes late, after the
+    # fallback, and is dropped (counted), not taken for anything.
+    client_end, server_end = memory_stream_pair()
+    cache = EraCache()
+    seen: list[tuple[float, str]] = []
+
+    async def legacy_server() -> None:
+        probe = await server_end.receive()
+        assert isinstance(probe, rpc.Request) and probe.method == "server/discover"
+        seen.append((trio.current_time(), probe.method))
+        initialize = await server_end.receive()
+        assert isinstance(initialize, rpc.Request) and initialize.method == "initialize"
+        seen.append((trio.current_time(), initialize.method))
+        result = {
+            "protocolVersion": initialize.params["protocolVersion"],  # type: ignore[index]
+            "capabilities": {},
+            "serverInfo": {"name": "old", "version": "1"},
+        }
+        await server_end.send(rpc.ResultResponse(initialize.id, result))
+        await server_end.send(
+            rpc.ErrorResponse(probe.id, McpError("Method not found", code=-32601).error)
+        )
+        async for message in server_end:
+            assert isinstance(message, rpc.Notification | rpc.Request)
+            seen.append((trio.current_time(), message.method))
+            if isinstance(message, rpc.Request):
+                await server_end.send(rpc.ResultResponse(message.id, {}))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(legacy_server)
+        start = trio.current_time()
+        async with open_client(
+            client_end, probe_timeout=3.0, era_cache=cache, peer="old"
+        ) as client:
+            assert client.era == "legacy"
+            assert client.protocol_version == LEGACY[0]
+            await client.ping()  # the late answer broke nothing
+            assert client.connection.statistics().responses_dropped == 1
+        await server_end.aclose()
+    assert seen == [
+        (start, "server/discover"),
+        (start + 3.0, "initialize"),
+        (start + 3.0, "notifications/initialized"),
+        (start + 3.0, "ping"),
+    ]
+    assert cache.get("old") == ("legacy", None)

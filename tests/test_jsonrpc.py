@@ -60,6 +60,12 @@ def reply_of(data: bytes) -> tuple[int, object]:
             7,
         ),
         (b'{"jsonrpc": "2.0", "id": "a"}', ErrorCode.INVALID_REQUEST, "a"),
+        # Not request objects, so not notifications either (JSON-RPC 2.0 section 7's own
+        # example): -32600 with a null id.
+        (b'{"jsonrpc": "2.0", "method": 5}', ErrorCode.INVALID_REQUEST, None),
+        (b'{"jsonrpc": "2.0", "method": 1, "params": "bar"}', ErrorCode.INVALID_REQUEST, None),
+        (b'{"jsonrpc": "2.0", "method": "x", "params": 5}', ErrorCode.INVALID_REQUEST, None),
+        (b'{"jsonrpc": "2.0", "method": "x", "params": true}', ErrorCode.INVALID_REQUEST, None),
     ],
 )
 def test_malformed_input_gets_the_right_error(data: bytes, code: int, id: object) -> None:
@@ -69,7 +75,7 @@ def test_malformed_input_gets_the_right_error(data: bytes, code: int, id: object
 @pytest.mark.parametrize(
     "data",
     [
-        b'{"jsonrpc": "2.0", "method": 5}',  # a broken notification
+        # A valid JSON-RPC notification whose params MCP cannot read: never answered.
         b'{"jsonrpc": "2.0", "method": "x", "params": [1]}',
         b'{"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "m"}}',
         b'{"jsonrpc": "2.0", "id": 1, "result": []}',
@@ -78,7 +84,7 @@ def test_malformed_input_gets_the_right_error(data: bytes, code: int, id: object
         b'{"id": 1, "result": {}}',
     ],
 )
-def test_broken_notifications_and_responses_are_never_answered(data: bytes) -> None:
+def test_broken_responses_and_array_param_notifications_are_never_answered(data: bytes) -> None:
     # Answering a broken response could start an error ping-pong between peers.
     parsed = jsonrpc.parse(data)
     assert isinstance(parsed, InvalidMessage)

@@ -134,11 +134,39 @@ def test_only_the_handshake_and_ping_before_initialization() -> None:
     )
     ping = legacy_only.receive(jsonrpc.Request(2, "ping", None))
     assert isinstance(ping, p.Reply) and ping.message == jsonrpc.ResultResponse(2, {})
-    # A dual-era server reads a request without a handshake as a modern one missing its envelope.
+
+
+def test_a_dual_era_server_tells_a_request_without_handshake_or_version_which_error_it_made() -> (
+    None
+):
+    # No sign of the modern era: a legacy client that did not initialize first gets the
+    # legacy error, as from a legacy server (basic/versioning: only modern _meta selects
+    # the modern era), with a word for a modern client that forgot the version.
+    dual = server()
+    refusal = dual.receive(jsonrpc.Request(1, "tools/list", None))
+    assert error_of(refusal)[0] == ErrorCode.INVALID_REQUEST
+    message = refusal.message.error.message  # type: ignore[union-attr]
+    assert "before initialization" in message and "protocolVersion" in message
+    assert dual.phase is p.Phase.NEW
+    # Any sign of the modern era (another envelope field, a modern-only method): the modern
+    # envelope error, -32602.
+    capabilities_only = {"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}
+    for request in (
+        jsonrpc.Request(2, "tools/list", capabilities_only),
+        jsonrpc.Request(3, "server/discover", None),
+        jsonrpc.Request(4, "subscriptions/listen", {}),
+    ):
+        assert error_of(dual.receive(request))[0] == ErrorCode.INVALID_PARAMS, request
+    # A server that speaks no legacy revision has only the modern error to give.
+    modern_only = server(versions=p.MODERN_VERSIONS)
     assert (
-        error_of(server().receive(jsonrpc.Request(1, "tools/list", None)))[0]
+        error_of(modern_only.receive(jsonrpc.Request(1, "tools/list", None)))[0]
         == ErrorCode.INVALID_PARAMS
     )
+    # The handshake still works after the refusal.
+    c = client()
+    handshake(c, dual)
+    assert dual.phase is p.Phase.OPERATING
 
 
 def test_a_second_initialize_is_refused() -> None:

@@ -3,8 +3,10 @@ backpressure. Time is a MockClock: nothing sleeps for real."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
+import orjson
 import pytest
 import trio
 import trio.testing
@@ -12,7 +14,7 @@ import trio.testing
 from trio_mcp import jsonrpc, types as t
 from trio_mcp.jsonrpc import ConnectionClosed, McpError, RequestTimeout
 from trio_mcp.protocol import Connection, InboundRequest
-from trio_mcp.session import Session, connect_session, open_session
+from trio_mcp.session import PROGRESS_BUFFER, Session, connect_session, open_session
 from trio_mcp.testing import MemoryMessageStream, memory_session_pair, memory_stream_pair
 
 CAPS = t.ServerCapabilities(tools=t.ToolsCapability(), logging={})
@@ -440,3 +442,127 @@ async def test_log_messages_respect_the_level(autojump_clock: trio.testing.MockC
         await pair.client.request(call("x"))
         await trio.testing.wait_all_tasks_blocked()
     assert logs == [("info", "info message"), ("error", "error message")]
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26"])
+async def test_a_batch_is_answered_item_by_item(
+    version: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    # Revisions with batches: each request of a batch is answered in a message of its own,
+    # as soon as it is ready (the quick ping does not wait for the slow tool), and the
+    # notification in it gets nothing; a batch of notifications alone gets no answer at all.
+    # (Why not one array: see "Batches" in trio_mcp/_session/_engine.py.)
+    recorder = Recorder()
+    notified: list[str] = []
+
+    async def on_notification(session: Session, method: str, params: Any) -> None:
+        notified.append(method)
+
+    to_server, server_in = trio.open_memory_channel[bytes](64)
+    server_out, from_server = trio.open_memory_channel[bytes](64)
+    server_conn = Connection(
+        "server", info=t.Implementation(name="s", version="0"), capabilities=CAPS
+    )
+    async with open_session(
+        MemoryMessageStream(server_out, server_in),
+        server_conn,
+        handler=recorder.handle,
+        notification_handler=on_notification,
+    ):
+        initialize = {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        }
+        await to_server.send(
+            orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize})
+        )
+        answer = orjson.loads(await from_server.receive())
+        assert answer["result"]["protocolVersion"] == version
+        await to_server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        await to_server.send(
+            orjson.dumps(
+                [
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "tools/call",
+                        "params": {"name": "wait"},
+                    },
+                    {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+                    {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+                ]
+            )
+        )
+        first = orjson.loads(await from_server.receive())
+        assert first == {"jsonrpc": "2.0", "id": 2, "result": {}}
+        await trio.testing.wait_all_tasks_blocked()
+        assert recorder.started == [1]
+        with pytest.raises(trio.WouldBlock):
+            from_server.receive_nowait()
+        recorder.release.set()
+        second = orjson.loads(await from_server.receive())
+        assert second == {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "result": {"content": [{"type": "text", "text": "wait"}]},
+        }
+        assert notified == ["notifications/initialized", "notifications/roots/list_changed"]
+
+        # Notifications alone: nothing comes back (the ping after them is the next answer).
+        await to_server.send(
+            orjson.dumps([{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}] * 2)
+        )
+        await to_server.send(b'{"jsonrpc":"2.0","id":3,"method":"ping"}')
+        assert orjson.loads(await from_server.receive()) == {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "result": {},
+        }
+        assert notified[1:] == ["notifications/roots/list_changed"] * 3
+
+
+async def test_progress_for_a_slow_reader_keeps_only_the_newest(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # The peer reports 100 times before we read once: the receive loop does not wait for
+    # us, the buffer keeps the newest PROGRESS_BUFFER updates, and the rest are counted.
+    release = trio.Event()
+
+    async def chatty(session: Session, request: InboundRequest) -> Any:
+        for step in range(100):
+            await session.send_progress(request, step, 100)
+        await release.wait()
+        return t.CallToolResult(content=[])
+
+    async with memory_session_pair(
+        server_capabilities=CAPS, server_options={"handler": chatty}
+    ) as pair:
+        params = {"name": "chatty", "arguments": {}}
+        async with pair.client.open_request("tools/call", params, progress=True) as request:
+            await trio.testing.wait_all_tasks_blocked()  # all 100 sent and received
+            assert request.dropped_progress == 100 - PROGRESS_BUFFER
+            release.set()
+            updates = [update.progress async for update in request]
+            await request.result()
+        assert updates == list(range(100 - PROGRESS_BUFFER, 100))
+        assert pair.client.connection.statistics().progress_dropped == 100 - PROGRESS_BUFFER
+
+        # A slow callback: what arrives while it runs waits in the same bounded buffer.
+        seen: list[float] = []
+
+        async def slow(update: t.ProgressNotificationParams) -> None:
+            seen.append(update.progress)
+            await trio.sleep(1)
+
+        release = trio.Event()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                partial(pair.client.send_request, "tools/call", params, on_progress=slow)
+            )
+            await trio.testing.wait_all_tasks_blocked()
+            release.set()
+        dropped = pair.client.connection.statistics().progress_dropped - (100 - PROGRESS_BUFFER)
+        assert len(seen) <= 1 + PROGRESS_BUFFER
+        assert len(seen) + dropped == 100
+        assert seen[-PROGRESS_BUFFER:] == list(range(100 - PROGRESS_BUFFER, 100))

@@ -2,9 +2,13 @@
 
 Parsing never raises for bad input. Whatever arrives becomes a message, a
 :class:`Batch`, or an :class:`InvalidMessage` that carries the error response
-to send back (or ``None`` when JSON-RPC says not to answer, as for a broken
-notification or response). Params and results stay plain JSON data here; the
-types layer reads them.
+to send back (or ``None`` when JSON-RPC says not to answer). An object that is
+not a valid request object gets -32600, with a null id when it has none (a
+``method`` that is not a string, ``params`` that are not structured); only two
+kinds of bad input get no answer: a broken *response* (answering it could start
+an error ping-pong) and a well-formed notification whose params are an array
+(valid JSON-RPC, but MCP params are objects; a notification is never answered).
+Params and results stay plain JSON data here; the types layer reads them.
 """
 
 from __future__ import annotations
@@ -141,8 +145,8 @@ def _parse_object(obj: dict[str, Any]) -> Message | InvalidMessage:
         method = obj["method"]
         is_request = "id" in obj
         if type(method) is not str:
-            if not is_request:
-                return InvalidMessage("notification method is not a string", None)
+            # Not a request object at all, so not a notification either: JSON-RPC answers
+            # an invalid request object with -32600 (id null when it has none).
             return _invalid(ErrorCode.INVALID_REQUEST, "method must be a string", id)
         params = obj.get("params")
         if is_request:
@@ -155,7 +159,11 @@ def _parse_object(obj: dict[str, Any]) -> Message | InvalidMessage:
                 return _invalid(code, "params must be an object", id)
             return Request(id, method, params)
         if params is not None and type(params) is not dict:
-            return InvalidMessage("notification params must be an object", None)
+            if type(params) is list:
+                # A valid JSON-RPC notification whose params MCP cannot read: like any
+                # notification, never answered.
+                return InvalidMessage("notification params must be an object", None)
+            return _invalid(ErrorCode.INVALID_REQUEST, "params must be an object or an array")
         return Notification(method, params)
     if "result" in obj:
         if "error" in obj:

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeAlias, TypeGuard
+from typing import Any, Final, Literal, TypeAlias, TypeGuard
 
 import attrs
 
@@ -71,6 +71,7 @@ from .._types._methods import METHODS, MethodSpec, has_capability
 from .._types._mrtr import InputRequiredResult
 from .._types._notifications import ProgressNotificationParams
 from .._versions import (
+    FIRST_MODERN_VERSION,
     LATEST_LEGACY_VERSION,
     LEGACY_VERSIONS,
     MODERN_VERSIONS,
@@ -78,7 +79,11 @@ from .._versions import (
     allows_batches,
 )
 from ._envelope import (
+    CLIENT_CAPABILITIES,
+    CLIENT_INFO,
+    LOG_LEVEL,
     PROGRESS_TOKEN,
+    PROTOCOL_VERSION,
     SERVER_INFO,
     Envelope,
     declares_modern_version,
@@ -109,6 +114,19 @@ _EMPTY_CLIENT_CAPABILITIES = ClientCapabilities()
 
 def _error(code: int, message: str, data: Any = None) -> McpError:
     return McpError(message, code=code, data=data)
+
+
+def _looks_modern(method: str, params: dict[str, Any] | None) -> bool:
+    """Whether a request without a protocol version still shows it means the modern era:
+    another envelope field in ``_meta``, or a method no legacy revision has."""
+    meta = params.get("_meta") if params is not None else None
+    if type(meta) is dict and any(key in meta for key in _ENVELOPE_FIELDS):
+        return True
+    spec = METHODS.get(method)
+    return spec is not None and spec.since >= FIRST_MODERN_VERSION
+
+
+_ENVELOPE_FIELDS: Final = (CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL)
 
 
 # --- The connection ----------------------------------------------------------------------------
@@ -619,14 +637,23 @@ class Connection:
                 id, _error(ErrorCode.INVALID_REQUEST, f"request id {id!r} is already in use")
             )
         envelope: Envelope | None = None
-        # Which era does this request speak? A server in NEW takes a request with a modern
-        # envelope (or anything but the legacy handshake) as modern.
+        # Which era does this request speak? A server in NEW takes a request as modern when
+        # it names a protocol version in _meta, or shows any other sign of the modern era
+        # (an envelope field, a method only modern revisions have), or when the server
+        # speaks no legacy revision. A request with no such sign (a legacy client that did
+        # not initialize first) gets the legacy error, as a legacy server would give it.
         if self.role == "server" and (
             phase is Phase.MODERN
             or (
                 phase is Phase.NEW
                 and self.modern_versions
-                and (method not in ("initialize", "ping") or declares_modern_version(params))
+                and (
+                    declares_modern_version(params)
+                    or (
+                        method not in ("initialize", "ping")
+                        and (not self.legacy_versions or _looks_modern(method, params))
+                    )
+                )
             )
         ):
             try:
@@ -639,8 +666,12 @@ class Connection:
         else:
             version = self.version or LATEST_LEGACY_VERSION
             if phase is not Phase.OPERATING and not accepts(self.role, phase, method):
+                hint = ""
+                if phase is Phase.NEW and self.modern_versions:
+                    hint = f" (or name the protocol version in _meta[{PROTOCOL_VERSION!r}])"
                 return self._reply_error(
-                    id, _error(ErrorCode.INVALID_REQUEST, f"{method!r} before initialization")
+                    id,
+                    _error(ErrorCode.INVALID_REQUEST, f"{method!r} before initialization{hint}"),
                 )
         route = self._routes.get((method, version))
         if route is None:

@@ -46,6 +46,30 @@ waiting to. Notifications for the application queue in a channel of
 ``notification_buffer`` entries, handled in order by one task; when it is full
 the receive loop waits, and a fast peer with it. Progress for one of our
 requests keeps the newest :data:`~._waiter.PROGRESS_BUFFER` unread updates.
+
+Batches
+-------
+
+Where the negotiated revision allows JSON-RPC batches (2024-11-05 and
+2025-03-26), each item is taken as if it had come alone: each request gets its
+own handler task and its answer leaves, in a message of its own, as soon as it
+is ready; notifications get nothing, so a batch of notifications alone gets no
+answer. JSON-RPC 2.0 says the answers to a batch SHOULD come back as one array;
+we do not do that here, deliberately:
+
+* An array could leave only once the slowest item finished: a quick ``ping``
+  would wait for a long tool call, and one stuck item would hold back every
+  answer of its batch.
+* A :class:`~trio_mcp.transports.MessageStream` sends one message at a time,
+  routed by ``related`` request id (Streamable HTTP picks the response that
+  carries it by that id); an array answers several requests at once, so every
+  transport would need a second way to send.
+* The peer loses nothing: on a two-way stream it matches answers by id anyway,
+  among the notifications and requests that interleave with them.
+
+Over Streamable HTTP (2025-03-26), where a batch arrives as one POST, the HTTP
+layer does gather the answers into one JSON array body when the client did not
+ask for an event stream.
 """
 
 from __future__ import annotations
@@ -289,6 +313,7 @@ class Session:
         return ConnectionClosed(message, returncode=returncode, stderr_tail=stderr_tail)
 
     async def _process_batch(self, batch: rpc.Batch, handlers: trio.Nursery) -> None:
+        # Item by item, each answer on its own: see "Batches" in the module docstring.
         if not self.connection.allows_batches:
             refusal = McpError(
                 "Invalid Request: this protocol version has no JSON-RPC batches",
@@ -553,6 +578,12 @@ class Session:
         came (an exception, a cancel scope, a ``break``) tells the peer to
         cancel the request.
 
+        Progress waits for you in a bounded buffer of
+        :data:`~trio_mcp.session.PROGRESS_BUFFER` updates: when you read more
+        slowly than the peer reports, the oldest unread update is dropped (the
+        receive loop never waits for you), and :attr:`Call.dropped_progress`
+        counts them. The answer is never dropped.
+
         Blocks while sending. Raises :exc:`~trio_mcp.McpError` at once if the
         request may not be sent (phase, era, or the peer's capabilities), and
         :exc:`~trio_mcp.ConnectionClosed` if the connection is gone.
@@ -591,10 +622,17 @@ class Session:
             yield Call(self, pending, waiter, model)
         finally:
             del self._waiters[pending.id]
+            self._count_dropped_progress(waiter)
             if waiter.answer is None and notify_cancel:
                 await self._cancel(pending, "the caller stopped waiting")
             elif waiter.answer is None or type(waiter.answer) is _Closed:
                 self.connection.forget(pending)
+
+    def _count_dropped_progress(self, waiter: Waiter) -> None:
+        # Progress the connection delivered but nobody read in time: it counts with the
+        # progress the connection itself dropped (unknown or finished tokens).
+        if waiter.dropped_progress:
+            self.connection._stats.progress_dropped += waiter.dropped_progress
 
     async def _cancel(self, pending: OutboundRequest, reason: str) -> None:
         notification = self.connection.cancel(pending, reason)
@@ -622,7 +660,10 @@ class Session:
         Blocks until the answer. Cancelling the wait (put it in a
         ``trio.fail_after`` for a deadline) tells the peer to cancel.
         ``on_progress`` (sync or async) is called with each progress update,
-        in this task, before the answer is returned. ``related`` is the inbound request
+        in this task, before the answer is returned; while it runs, updates wait
+        in a bounded buffer of :data:`~trio_mcp.session.PROGRESS_BUFFER`, which
+        drops the oldest when a slow callback lets it fill (counted in
+        ``connection.statistics().progress_dropped``). ``related`` is the inbound request
         this one is part of (a server asking the client something while it handles a
         call), for transports that route by request.
 
@@ -668,6 +709,7 @@ class Session:
                         await result
         finally:
             del self._waiters[pending.id]
+            self._count_dropped_progress(waiter)
             if waiter.answer is None:
                 await self._cancel(pending, "the caller stopped waiting")
             elif type(waiter.answer) is _Closed:
@@ -774,7 +816,9 @@ class Call(Generic[R]):
     """A request in flight (see :meth:`Session.open_request`).
 
     ``async for update in call`` yields its progress until the answer arrives;
-    ``await call.result()`` waits for the answer.
+    ``await call.result()`` waits for the answer. Unread progress is kept in a
+    bounded buffer (:data:`~trio_mcp.session.PROGRESS_BUFFER` updates) that
+    drops the oldest when full; :attr:`dropped_progress` counts what was lost.
     """
 
     def __init__(
@@ -788,6 +832,12 @@ class Call(Generic[R]):
     @property
     def id(self) -> Any:
         return self.request.id
+
+    @property
+    def dropped_progress(self) -> int:
+        """How many of this request's progress updates were dropped, unread, because
+        more than :data:`~trio_mcp.session.PROGRESS_BUFFER` were waiting."""
+        return self._waiter.dropped_progress
 
     def __aiter__(self) -> Call[R]:
         if self._waiter.progress is None:

@@ -7,7 +7,10 @@ from typing import Any
 
 import trio
 
-#: How many progress updates wait for a slow consumer before the oldest are dropped.
+#: How many unread progress updates of one request wait for a slow consumer (an
+#: ``async for`` over a :class:`~trio_mcp.session.Call`, or a slow ``on_progress``
+#: callback); beyond that the oldest is dropped. The memory bound is this many
+#: updates per request that asked for progress.
 PROGRESS_BUFFER = 32
 
 

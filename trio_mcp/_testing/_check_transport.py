@@ -92,7 +92,8 @@ async def check_transport(
     ``autojump_clock``.
 
     Raises:
-        AssertionError: the first contract the transport breaks.
+        AssertionError: the first contract the transport breaks (a check that
+            hangs for ``wait`` seconds breaks one too).
     """
     ordered = profile == "stream"
     checks: list[Callable[[MessageStream, MessageStream], Awaitable[None]]] = [
@@ -107,14 +108,33 @@ async def check_transport(
     if send_raw is not None:
         checks.append(_check_invalid_input(send_raw))
     for check in checks:
+        await _run(check, maker, wait)
+    if clogged_maker is not None:
+        for clogged in (_check_backpressure, _check_cancelled_send_is_whole):
+            await _run(clogged, clogged_maker, wait)
+
+
+async def _run(
+    check: Callable[[MessageStream, MessageStream], Awaitable[None]], maker: PairMaker, wait: float
+) -> None:
+    try:
         with trio.fail_after(wait):
             async with maker() as (a, b):
                 await check(a, b)
-    if clogged_maker is not None:
-        for clogged in (_check_backpressure, _check_cancelled_send_is_whole):
-            with trio.fail_after(wait):
-                async with clogged_maker() as (a, b):
-                    await clogged(a, b)
+    except BaseExceptionGroup as group:
+        # A check's own nursery wraps what failed in it: report the broken promise itself.
+        broken: BaseException | None = group.subgroup(AssertionError)
+        if broken is None:
+            raise
+        while isinstance(broken, BaseExceptionGroup):
+            broken = broken.exceptions[0]
+        raise broken from group
+    except trio.TooSlowError:
+        # A message that never arrives, an end never reported: the transport hangs.
+        name = check.__name__.removeprefix("_check_").replace("_", " ")
+        raise AssertionError(
+            f"check {name!r} did not finish within {wait} s: the transport hangs"
+        ) from None
 
 
 async def _check_round_trip(a: MessageStream, b: MessageStream, *, ordered: bool = True) -> None:
@@ -190,13 +210,17 @@ async def _check_cancelled_receive_loses_nothing(a: MessageStream, b: MessageStr
 async def _check_close_semantics(a: MessageStream, b: MessageStream) -> None:
     await a.aclose()
     await a.aclose()  # idempotent
-    for op in (lambda: a.send(rpc.Notification("x", None)), a.receive):
+    for name, op in (("send", lambda: a.send(rpc.Notification("x", None))), ("receive", a.receive)):
         try:
             await op()
         except trio.ClosedResourceError:
             pass
+        except Exception as exc:
+            raise AssertionError(
+                f"{name} on a closed stream must raise ClosedResourceError, not {exc!r}"
+            ) from exc
         else:
-            raise AssertionError("a closed stream must raise ClosedResourceError")
+            raise AssertionError(f"{name} on a closed stream must raise ClosedResourceError")
     # The peer sees the end: receive ends, and sending never hangs.
     try:
         got = await b.receive()
@@ -277,9 +301,12 @@ async def _check_backpressure(a: MessageStream, b: MessageStream) -> None:
 
     async def flood() -> None:
         nonlocal sent
-        while True:
+        while sent <= 10_000:
             await a.send(rpc.Notification("flood", {"n": sent, "pad": "x" * 4096}))
             sent += 1
+        # Not waiting for the clock: under autojump_clock time stands still while this
+        # task can run, so a transport that never blocks would hang the check instead.
+        raise AssertionError(f"send must block while the peer does not read (sent {sent})")
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(flood)
