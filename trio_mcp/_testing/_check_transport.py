@@ -131,7 +131,8 @@ async def _run(
         raise broken from group
     except trio.TooSlowError:
         # A message that never arrives, an end never reported: the transport hangs.
-        name = check.__name__.removeprefix("_check_").replace("_", " ")
+        function = check.func if isinstance(check, partial) else check
+        name = function.__name__.removeprefix("_check_").replace("_", " ")
         raise AssertionError(
             f"check {name!r} did not finish within {wait} s: the transport hangs"
         ) from None
