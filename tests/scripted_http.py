@@ -1,6 +1,7 @@
 """Small HTTP servers for the HTTP client's tests: a raw ASGI app whose every response a test
-function writes (:class:`ScriptedApp`), and :func:`serving` to run any ASGI app with hypercorn
-on 127.0.0.1, port 0, inside the test's nursery."""
+function writes (:class:`ScriptedApp`), :func:`serving` to run any ASGI app with hypercorn
+on 127.0.0.1, port 0, inside the test's nursery, and :func:`in_process` to reach one with no
+socket at all (for ``autojump_clock`` tests)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from functools import partial
 from typing import Any
 
 import attrs
+import httpx
 import orjson
 import trio
 from hypercorn.config import Config
@@ -31,6 +33,17 @@ async def serving(app: ASGIApp) -> AsyncIterator[str]:
         )
         yield binds[0]
         nursery.cancel_scope.cancel()
+
+
+def in_process(app: ASGIApp) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` that calls ``app`` directly (base URL ``http://mcp.test``).
+
+    No socket and no httpx timeout: every wait is a Trio one, so ``autojump_clock`` runs
+    the client's backoff in virtual time. httpx's ASGI transport hands over a response only
+    once the app has finished it, so scripts must end their responses (no endless streams,
+    no :meth:`Reply.wait_disconnect`).
+    """
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://mcp.test")
 
 
 @attrs.define

@@ -27,9 +27,9 @@ from scripted_http import (
     serving,
 )
 
-from trio_mcp import ConnectionClosed, McpError, types
+from trio_mcp import ConnectionClosed, McpError, ProtocolError, types
 from trio_mcp.client import EraCache
-from trio_mcp.http import era_key, open_http_client
+from trio_mcp.http import HttpClientStream, era_key, open_http_client
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -652,15 +652,18 @@ class OldServer:
     """An HTTP+SSE server: GET /sse opens the event stream (first event: the endpoint),
     POST /messages takes each message (202) and answers on the event stream."""
 
-    def __init__(self) -> None:
+    def __init__(self, endpoint: str = "/messages?session_id=abc") -> None:
         self.app = ScriptedApp(self.handle)
         self.events: trio.MemorySendChannel[Any] | None = None
         self.end = trio.Event()
+        self.endpoint = endpoint
 
     async def handle(self, seen: Seen, reply: Reply) -> None:
         if seen.path == "/sse" and seen.method == "GET":
             await reply.sse()
-            await reply.event("/messages?session_id=abc", event="endpoint")
+            base = seen.headers["host"]  # 127.0.0.1:PORT
+            endpoint = self.endpoint.format(base=base, port=base.rsplit(":", 1)[1])
+            await reply.event(endpoint, event="endpoint")
             send, receive = trio.open_memory_channel[Any](16)
             self.events = send
             async with trio.open_nursery() as nursery:
@@ -713,6 +716,68 @@ async def test_an_http_sse_server_is_detected_and_used() -> None:
     ]
     posts = [r.rpc_method for r in server.app.requests if r.path == "/messages"]
     assert posts[:3] == ["initialize", "notifications/initialized", "tools/list"]
+
+
+FOREIGN_ENDPOINTS = [
+    "http://evil.example/messages?session_id=abc",  # another host
+    "//evil.example/messages?session_id=abc",  # the same, scheme-relative
+    "https://{base}/messages?session_id=abc",  # another scheme
+    "http://127.0.0.1:1/messages?session_id=abc",  # another port
+    "http://localhost:{port}/messages?session_id=abc",  # another name for the host
+]
+
+
+@pytest.mark.parametrize("endpoint", FOREIGN_ENDPOINTS)
+async def test_an_endpoint_on_another_origin_is_refused(endpoint: str) -> None:
+    server = OldServer(endpoint)
+    async with serving(server.app) as base:
+        with trio.fail_after(5), pytest.raises(ProtocolError) as caught:
+            async with open_http_client(base + "/sse", transport="sse"):
+                pass
+        assert "is not on the origin of" in caught.value.message
+        assert caught.value.message.startswith("the HTTP+SSE endpoint event names")
+        # Detection refuses it too: the opening fails, saying why.
+        with trio.fail_after(5), pytest.raises(McpError, match="is not on the origin of"):
+            async with open_http_client(base + "/sse"):
+                pass
+    assert not [r for r in server.app.requests if r.path == "/messages"]
+
+
+async def test_an_absolute_endpoint_on_the_same_origin_is_followed() -> None:
+    server = OldServer("http://{base}/messages?session_id=abc")
+    async with (
+        serving(server.app) as base,
+        open_http_client(base + "/sse", transport="sse") as client,
+    ):
+        assert await client.list_tools() == []
+    assert [r.rpc_method for r in server.app.requests if r.path == "/messages"][:1] == [
+        "initialize"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("url", "endpoint", "same"),
+    [
+        ("http://Example.com/sse", "http://example.com:80/messages", True),
+        ("https://example.com:443/sse", "https://EXAMPLE.com/m", True),
+        ("http://example.com/sse", "/m?x=1", True),
+        ("http://example.com/a/sse", "m", True),
+        ("http://example.com/sse", "https://example.com/m", False),
+        ("http://example.com/sse", "http://example.com:8080/m", False),
+        ("http://example.com/sse", "http://example.com.evil/m", False),
+        ("http://example.com/sse", "http://example.com:bad/m", False),
+        ("http://example.com/sse", "ftp://example.com/m", False),
+        ("http://example.com/sse", "javascript:alert(1)", False),
+    ],
+)
+async def test_which_endpoints_are_on_the_same_origin(url: str, endpoint: str, same: bool) -> None:
+    async with httpx.AsyncClient() as http:
+        stream = HttpClientStream(url, http)
+    if same:
+        assert stream._same_origin(endpoint).startswith(("http://", "https://"))
+    else:
+        with pytest.raises(ProtocolError):
+            stream._same_origin(endpoint)
 
 
 # -- the conformance client example ---------------------------------------------------------

@@ -356,6 +356,8 @@ def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
     Args:
         path: the MCP endpoint.
         sse_path, message_path: the 2024-11-05 endpoints (``sse_path=None`` turns them off).
+            All three are paths inside the app: mounted under a prefix by an ASGI router
+            (the scope's ``root_path``), it serves them below that prefix.
         host_policy: the accepted ``Host``/``Origin`` headers (DNS-rebinding protection);
             by default the local machine's names only: pass
             :meth:`HostPolicy(allowed_hosts=[...]) <HostPolicy>` to serve other names.

@@ -73,6 +73,8 @@ async def connect_http_stream(
 
     Raises:
         trio.BrokenResourceError: ``transport="sse"`` and no such event stream.
+        ProtocolError: ``transport="sse"`` and the stream's ``endpoint`` event names
+            another origin (scheme, host or port).
     """
     if http_client is None:
         http = httpx.AsyncClient(headers=dict(headers or {}), auth=auth, timeout=timeout)
@@ -161,7 +163,9 @@ async def connect_http_client(
 
     Raises:
         McpError: the server refused the opening (an HTTP failure arrives as an
-            ``McpError`` whose ``data`` holds ``httpStatus``).
+            ``McpError`` whose ``data`` holds ``httpStatus``), or an HTTP+SSE server's
+            ``endpoint`` event named another origin (with ``transport="sse"``: a
+            :exc:`~trio_mcp.ProtocolError`).
         UnsupportedProtocolVersion: no revision in common.
         trio.TooSlowError: the opening took longer than ``handshake_timeout``.
     """

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from contextlib import aclosing
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 import httpx
 import trio
 
 from .. import _jsonrpc as rpc
-from .._errors import ErrorCode
+from .._errors import ErrorCode, ProtocolError
 from .._types._base import Error
 from ._client_exchange import (
     EVENT_STREAM,
@@ -296,6 +296,7 @@ class LegacyStream(ExchangeStream):
 
         Raises:
             trio.BrokenResourceError: the server did not open such a stream.
+            ProtocolError: its ``endpoint`` event names another origin.
         """
         if self.mode != "new":
             raise RuntimeError(f"the stream is already in {self.mode!r} mode")
@@ -309,10 +310,14 @@ class LegacyStream(ExchangeStream):
     async def _fall_back_to_sse(self, exchange: Exchange, status: int, error: Error | None) -> None:
         """``initialize`` was refused as HTTP+SSE servers refuse it: try that transport (GET,
         wait for the ``endpoint`` event, POST ``initialize`` there). If that fails too,
-        answer ``initialize`` with the original refusal."""
+        answer ``initialize`` with the original refusal (or, if the event stream named an
+        endpoint on another origin, with that)."""
         try:
             with trio.fail_after(self.get_stream_timeout):
                 self.endpoint = await self._tasks.start(self._sse_events)  # type: ignore[union-attr]
+        except ProtocolError as exc:
+            await self._deliver(rpc.ErrorResponse(exchange.wire_id, exc.error), exchange)
+            return
         except (_NoEventStream, trio.TooSlowError) as exc:
             log.debug("no HTTP+SSE transport either: %r", exc)
             if error is not None:
@@ -332,7 +337,13 @@ class LegacyStream(ExchangeStream):
 
     async def _sse_events(self, *, task_status: trio.TaskStatus[str]) -> None:
         """The HTTP+SSE event stream: report the ``endpoint``, then pass on every message
-        until the server ends the stream (which ends the conversation)."""
+        until the server ends the stream (which ends the conversation).
+
+        Raises:
+            ProtocolError: (before reporting) the endpoint is not on the event stream's
+                origin: following it would send our messages, and the ``headers`` and
+                ``auth`` of every request, to a server the caller never named.
+        """
         broken: str | None = None
         started = False
         try:
@@ -348,7 +359,7 @@ class LegacyStream(ExchangeStream):
                         if not started:
                             if event.event != "endpoint" or not event.data.strip():
                                 raise _NoEventStream(f"first event was {event.event!r}")
-                            task_status.started(urljoin(self.url, event.data.strip()))
+                            task_status.started(self._same_origin(event.data.strip()))
                             started = True
                         elif event.event == "message" and event.data.strip():
                             await self._deliver(rpc.parse(event.data))
@@ -363,6 +374,35 @@ class LegacyStream(ExchangeStream):
             self._broken = broken
             self._ended = True
             self._incoming_send.close()
+
+    def _same_origin(self, endpoint: str) -> str:
+        """The absolute URL of an ``endpoint`` event's reference (resolved against the event
+        stream's URL), if it has the same scheme, host and port.
+
+        Raises:
+            ProtocolError: it has not (or is no HTTP URL).
+        """
+        url = urljoin(self.url, endpoint)
+        origin = _origin(urlsplit(url))
+        if origin is None or origin != _origin(urlsplit(self.url)):
+            raise ProtocolError(
+                f"the HTTP+SSE endpoint event names {url!r}, which is not on the origin of "
+                f"{self.url!r} (the scheme, host and port must be the same)"
+            )
+        return url
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(parts: SplitResult) -> tuple[str, str, int | None] | None:
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme)
+    except ValueError:
+        return None  # a malformed port
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname:
+        return None
+    return (parts.scheme, parts.hostname, port)
 
 
 def _describe(message: rpc.Message) -> str:

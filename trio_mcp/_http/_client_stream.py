@@ -20,8 +20,9 @@ The stream does not guess the era: it follows the messages the session sends
   ``MCP-Protocol-Version``. If that POST fails with 400, 404 or 405 and no
   modern error body, the server is taken for a **2024-11-05 HTTP+SSE** server:
   a GET on the URL must open an event stream whose first event names the
-  endpoint to POST to, and everything from the server then arrives on that
-  stream.
+  endpoint to POST to (on the stream's origin: same scheme, host and port, else
+  :exc:`~trio_mcp.ProtocolError`), and everything from the server then arrives
+  on that stream.
 
 Each POST that expects an answer is an *exchange*: a task in the stream's
 nursery that reads the answer and hands every message to the session through

@@ -28,6 +28,7 @@ __all__ = [
     "Scope",
     "Send",
     "TooLarge",
+    "app_path",
     "error_body",
     "status_for_error",
 ]
@@ -86,9 +87,34 @@ class Disconnected(Exception):
     """The client went away before the request body arrived."""
 
 
+def app_path(scope: Scope) -> str:
+    """The request's path inside the app: ``path`` without the ``root_path`` the app is
+    mounted at.
+
+    The ASGI spec has ``path`` include ``root_path`` ("``PATH_INFO`` can be derived by
+    stripping ``root_path`` from ``path``"), which is what Starlette's ``Mount`` (0.33 and
+    later) and Hypercorn's ``DispatcherMiddleware`` (0.18) send: ``/prefix/mcp`` with
+    ``root_path`` ``/prefix``. Older routers strip the prefix themselves and send ``/mcp``
+    with the same ``root_path``. Both work: the prefix is stripped when ``path`` starts with
+    it (as a whole segment), and ``path`` is taken as is otherwise. The one ambiguous case,
+    an old-style router passing a ``path`` equal to its ``root_path``, is read the modern
+    way (the mount point itself, ``/``).
+    """
+    path: str = scope["path"]
+    root: str = scope.get("root_path") or ""
+    root = root.rstrip("/")
+    if root and path.startswith(root):
+        rest = path[len(root) :]
+        if not rest:
+            return "/"
+        if rest[0] == "/":
+            return rest
+    return path
+
+
 class HttpRequest:
-    """An HTTP request: its method, path and (lower-case) headers, its body, and the ASGI
-    callables to answer it."""
+    """An HTTP request: its method, path inside the app (see :func:`app_path`) and
+    (lower-case) headers, its body, and the ASGI callables to answer it."""
 
     __slots__ = ("_accept", "headers", "method", "path", "receive", "scope", "send")
 
@@ -97,7 +123,7 @@ class HttpRequest:
         self.receive = receive
         self.send = send
         self.method: str = scope["method"]
-        self.path: str = scope["path"]
+        self.path = app_path(scope)
         headers: dict[str, str] = {}
         for name, value in scope["headers"]:
             key = name.decode("latin-1").lower()

@@ -1,7 +1,8 @@
 """The HTTP+SSE transport of protocol version 2024-11-05 (deprecated, for old clients).
 
 A client opens ``GET /sse``; the first event, ``endpoint``, names the URL to
-POST its messages to (``/messages?session_id=...``). Every POST is answered
+POST its messages to (``/messages?session_id=...``, under the ASGI ``root_path``
+when the app is mounted at a prefix). Every POST is answered
 ``202 Accepted``; everything the server sends travels on the SSE stream.
 
 Resource handling: the session runs in the task serving the ``GET``, for as
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import secrets
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
 
 import trio
 
@@ -117,11 +118,13 @@ class SseTransport:
         session_id = secrets.token_urlsafe(24)
         send, receive = trio.open_memory_channel[Received](self.inbound_buffer)
         writer = ResponseWriter(http.send, json_ok=False)
-        root = http.scope.get("root_path", "")
+        # The path the client reaches this app's message endpoint by: under the prefix the
+        # app is mounted at (``root_path``), percent-encoded again (ASGI paths are decoded).
+        where = quote((http.scope.get("root_path") or "").rstrip("/") + self.message_path)
         self.sessions[session_id] = send
         try:
             await writer.open_sse()
-            await writer.raw(endpoint_event(f"{root}{self.message_path}?session_id={session_id}"))
+            await writer.raw(endpoint_event(f"{where}?session_id={session_id}"))
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(cancel_on_disconnect, http, nursery.cancel_scope, writer)
                 nursery.start_soon(keep_alive, writer, self.keepalive_interval)

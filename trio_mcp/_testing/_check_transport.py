@@ -61,7 +61,7 @@ async def check_transport(
     large_message_bytes: int = 1 << 20,
     wait: float = 10.0,
     send_raw: Callable[[MessageStream, bytes], Awaitable[None]] | None = None,
-    profile: Literal["stream", "http"] = "stream",
+    profile: Literal["stream", "http", "request-response"] = "stream",
 ) -> None:
     """Check that the streams ``maker`` yields behave as
     :class:`~trio_mcp.transports.MessageStream` promises.
@@ -86,6 +86,41 @@ async def check_transport(
             any order. One task's sends that each wait until the peer took the
             message (notifications, every send under backpressure) still
             arrive in order, and every other check is the same.
+            ``"request-response"`` for a transport on which ``a`` only sends
+            requests and ``b`` only answers them (Streamable HTTP of
+            2026-07-28, where each request is an exchange of its own and the
+            server sends nothing unsolicited): see below.
+
+    The ``"request-response"`` profile checks that
+
+    * each request arrives whole at ``b``, and ``a`` receives exactly its
+      answer (a result, or an error with data), after the notifications
+      ``b`` sent ``related`` to it, in order; nothing arrives twice;
+    * 160 requests from 8 tasks at once, answered out of order, each get
+      their own answer, once;
+    * a large request and a large answer pass intact;
+    * a cancelled ``receive`` (on either side) loses nothing;
+    * ``aclose`` is idempotent, makes that side's ``send`` and ``receive``
+      raise :exc:`trio.ClosedResourceError`, and wakes a task blocked in its
+      ``receive`` (on either side);
+    * when ``b`` closes, the answers it sent first still reach ``a``, and a
+      request it never answered gets an error answer, or ``a`` sees the end
+      of the stream (:exc:`trio.EndOfChannel` or
+      :exc:`trio.BrokenResourceError`): never silence;
+    * with ``send_raw`` (raw bytes on ``a``'s wire): ``b`` gets a -32700
+      :class:`~trio_mcp.jsonrpc.InvalidMessage`, and requests go on;
+    * with ``clogged_maker``: a requester that never reads its answers
+      cannot send without limit, and a cancelled ``send`` sends a whole
+      request or nothing.
+
+    It skips what such a transport does not carry, so passing it says
+    nothing about these: notifications and responses sent by ``a`` and
+    requests sent by ``b`` (2026-07-28 HTTP has no client notifications,
+    cancelling is closing the request, and the server sends no requests);
+    anything ``b`` sends that is not related to a request; any order between
+    the messages of separate requests; and what ``b`` sees when ``a``
+    closes (there is no connection to end: ``a`` abandons its requests in
+    flight, which may never reach ``b``). A duplex transport passes it too.
 
     The checks wait briefly for a few things (a task to block, a flood to
     stall): about a second in all on a real clock, nothing under
@@ -95,6 +130,15 @@ async def check_transport(
         AssertionError: the first contract the transport breaks (a check that
             hangs for ``wait`` seconds breaks one too).
     """
+    if profile == "request-response":
+        await _check_request_response(
+            maker,
+            clogged_maker,
+            large_message_bytes=large_message_bytes,
+            wait=wait,
+            send_raw=send_raw,
+        )
+        return
     ordered = profile == "stream"
     checks: list[Callable[[MessageStream, MessageStream], Awaitable[None]]] = [
         partial(_check_round_trip, ordered=ordered),
@@ -335,3 +379,298 @@ async def _check_cancelled_send_is_whole(a: MessageStream, b: MessageStream) -> 
                 break
             if got != rpc.Notification("maybe", {"pad": "y" * 65536}):
                 raise AssertionError(f"a cancelled send left a broken message: {got!r:.200}")
+
+
+# -- the request-response profile -----------------------------------------------------------
+
+Check: TypeAlias = Callable[[MessageStream, MessageStream], Awaitable[None]]
+
+
+async def _check_request_response(
+    maker: PairMaker,
+    clogged_maker: PairMaker | None,
+    *,
+    large_message_bytes: int,
+    wait: float,
+    send_raw: Callable[[MessageStream, bytes], Awaitable[None]] | None,
+) -> None:
+    checks: list[Check] = [
+        _rr_round_trip,
+        _rr_concurrent_requests,
+        _rr_large_messages(large_message_bytes),
+        _rr_cancelled_receive_loses_nothing,
+        _rr_own_close,
+        _swapped(_rr_own_close),
+        _check_close_wakes_receiver,
+        _swapped(_check_close_wakes_receiver),
+        _rr_responder_close,
+    ]
+    if send_raw is not None:
+        checks.append(_rr_invalid_input(send_raw))
+    runs = [(maker, check) for check in checks]
+    if clogged_maker is not None:
+        runs += [(clogged_maker, _rr_backpressure), (clogged_maker, _rr_cancelled_send_is_whole)]
+    for make, check in runs:
+        try:
+            with trio.fail_after(wait):
+                async with make() as (a, b):
+                    await check(a, b)
+        except BaseExceptionGroup as group:
+            # The checks' nurseries (and the maker's) wrap what failed: raise the
+            # AssertionError itself, as documented.
+            failures = group.subgroup(AssertionError)
+            if failures is None:
+                raise
+            first: BaseException = failures
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            raise first from group
+
+
+def _swapped(check: Check) -> Check:
+    async def swapped(a: MessageStream, b: MessageStream) -> None:
+        await check(b, a)
+
+    swapped.__name__ = f"{check.__name__}_other_side"
+    return swapped
+
+
+def _requests(tag: str) -> list[rpc.Request]:
+    return [
+        rpc.Request(
+            f"{tag}-1", "tools/call", {"name": "echo", "arguments": {"text": f"{tag} ünï\nline"}}
+        ),
+        rpc.Request(2, "ping", None),
+        rpc.Request(f"{tag}-3", "resources/read", {"uri": "test://x", "_meta": {"k": [1, None]}}),
+    ]
+
+
+def _answer(request: rpc.Request, *, error: bool = False) -> rpc.Message:
+    """An answer that says which request it answers."""
+    if error:
+        data = {"method": request.method, "params": request.params}
+        return rpc.ErrorResponse(request.id, Error(code=-32602, message="nope", data=data))
+    return rpc.ResultResponse(request.id, {"method": request.method, "echo": request.params})
+
+
+async def _expect_nothing(stream: MessageStream, after: str) -> None:
+    with trio.move_on_after(0.05):
+        got = await stream.receive()
+        raise AssertionError(f"{after}, one more message arrived: {got!r}")
+
+
+async def _answer_requests(
+    b: MessageStream, count: int, *, group: int = 1, seen: set[Any] | None = None
+) -> None:
+    """Receive ``count`` requests on ``b`` and answer each, ``group`` at a time in the
+    reverse order of their arrival."""
+    pending: list[rpc.Request] = []
+    for _ in range(count):
+        request = await b.receive()
+        if type(request) is not rpc.Request:
+            raise AssertionError(f"expected a request, received {request!r}")
+        if seen is not None:
+            if request.id in seen:
+                raise AssertionError(f"request {request.id!r} arrived twice")
+            seen.add(request.id)
+        pending.append(request)
+        if len(pending) == group:
+            for waiting in reversed(pending):
+                await b.send(_answer(waiting), related=waiting.id)
+            pending.clear()
+    for waiting in reversed(pending):
+        await b.send(_answer(waiting), related=waiting.id)
+
+
+async def _rr_round_trip(a: MessageStream, b: MessageStream) -> None:
+    for index, request in enumerate(_requests("rt")):
+        await a.send(request)
+        await _expect(b, request)
+        progress = [
+            rpc.Notification("notifications/progress", {"progressToken": index, "progress": p})
+            for p in (0.25, 0.5)
+        ]
+        answer = _answer(request, error=index == 1)
+
+        async def respond(request: rpc.Request, messages: list[rpc.Message]) -> None:
+            for message in messages:
+                await b.send(message, related=request.id)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(respond, request, [*progress, answer])
+            for message in [*progress, answer]:
+                await _expect(a, message)
+    await _expect_nothing(a, "after every answer")
+
+
+async def _rr_concurrent_requests(a: MessageStream, b: MessageStream) -> None:
+    tasks, per_task = 8, 20
+    requests = {
+        f"c{t}-{n}": rpc.Request(f"c{t}-{n}", "test/burst", {"n": n, "pad": "x" * (100 * t)})
+        for t in range(tasks)
+        for n in range(per_task)
+    }
+    answered: set[Any] = set()
+
+    async def requester(t: int) -> None:
+        for n in range(per_task):
+            await a.send(requests[f"c{t}-{n}"])
+
+    async with trio.open_nursery() as nursery:
+        for t in range(tasks):
+            nursery.start_soon(requester, t)
+        nursery.start_soon(partial(_answer_requests, b, len(requests), group=tasks, seen=set()))
+        for _ in range(len(requests)):
+            got = await a.receive()
+            request = requests.get(getattr(got, "id", None))  # type: ignore[arg-type]
+            if request is None or got != _answer(request):
+                raise AssertionError(f"an answer no request asked for: {got!r:.200}")
+            if request.id in answered:
+                raise AssertionError(f"request {request.id!r} was answered twice")
+            answered.add(request.id)
+    await _expect_nothing(a, "after every answer")
+
+
+def _rr_large_messages(size: int) -> Check:
+    async def check(a: MessageStream, b: MessageStream) -> None:
+        big = rpc.Request("big", "tools/call", {"name": "x", "arguments": {"t": "é" * (size // 2)}})
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(a.send, big)
+            await _expect(b, big)
+            nursery.start_soon(partial(b.send, _answer(big), related=big.id))
+            await _expect(a, _answer(big))
+
+    check.__name__ = "_rr_large_messages"
+    return check
+
+
+async def _rr_cancelled_receive_loses_nothing(a: MessageStream, b: MessageStream) -> None:
+    for side in (a, b):
+        with trio.move_on_after(0.05):
+            await side.receive()
+            raise AssertionError("receive returned with nothing sent")
+    request = rpc.Request("after-cancel", "ping", None)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(a.send, request)
+        nursery.start_soon(_answer_requests, b, 1)
+        await _expect(a, _answer(request))
+
+
+async def _rr_own_close(a: MessageStream, b: MessageStream) -> None:
+    await a.aclose()
+    await a.aclose()  # idempotent
+    message = rpc.Request("closed", "ping", None)
+    for op in (lambda: a.send(message), a.receive):
+        try:
+            await op()
+        except trio.ClosedResourceError:
+            pass
+        else:
+            raise AssertionError("a closed stream must raise ClosedResourceError")
+
+
+async def _rr_responder_close(a: MessageStream, b: MessageStream) -> None:
+    first, second = rpc.Request("answered", "ping", None), rpc.Request("orphan", "ping", None)
+    await a.send(first)
+    await a.send(second)
+    got = {repr(await b.receive()), repr(await b.receive())}
+    if got != {repr(first), repr(second)}:
+        raise AssertionError(f"sent {first!r} and {second!r}, received {got!r}")
+    await b.send(_answer(first), related=first.id)
+    await b.aclose()
+    answered = orphan_told = False
+    while not (answered and orphan_told):
+        try:
+            message = await a.receive()
+        except (trio.EndOfChannel, trio.BrokenResourceError):
+            if not answered:
+                raise AssertionError("an answer sent before close was lost") from None
+            return
+        if message == _answer(first):
+            answered = True
+        elif type(message) is rpc.ErrorResponse and message.id == second.id:
+            orphan_told = True
+        else:
+            raise AssertionError(f"after the responder closed, received {message!r}")
+
+
+def _rr_invalid_input(send_raw: Callable[[MessageStream, bytes], Awaitable[None]]) -> Check:
+    async def check(a: MessageStream, b: MessageStream) -> None:
+        await send_raw(a, b'{"jsonrpc": "2.0", "id": 1, "method": ')
+        got = await b.receive()
+        if (
+            not isinstance(got, rpc.InvalidMessage)
+            or got.reply is None
+            or got.reply.error.code != -32700
+        ):
+            raise AssertionError(
+                f"invalid JSON must arrive as a -32700 InvalidMessage, got {got!r}"
+            )
+        request = rpc.Request("still-alive", "ping", None)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(a.send, request)
+            nursery.start_soon(_answer_requests, b, 1)
+            await _expect(a, _answer(request))
+
+    check.__name__ = "_rr_invalid_input"
+    return check
+
+
+async def _rr_backpressure(a: MessageStream, b: MessageStream) -> None:
+    sent = 0
+
+    async def flood() -> None:
+        nonlocal sent
+        while True:
+            await a.send(rpc.Request(f"f{sent}", "flood", {"n": sent, "pad": "x" * 4096}))
+            sent += 1
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flood)
+        nursery.start_soon(_answer_requests, b, 1 << 30)
+        await trio.sleep(0.2)
+        stalled_at = sent
+        await trio.sleep(0.2)
+        if sent != stalled_at or sent > 10_000:
+            raise AssertionError(
+                f"send must block while answers are not read (sent {sent} requests)"
+            )
+        first = await a.receive()
+        n = int(str(getattr(first, "id", "f-1"))[1:])
+        expected = rpc.Request(f"f{n}", "flood", {"n": n, "pad": "x" * 4096})
+        if not 0 <= n < sent or first != _answer(expected):
+            raise AssertionError(f"a flooded request's answer arrived as {first!r:.200}")
+        nursery.cancel_scope.cancel()
+
+
+async def _rr_cancelled_send_is_whole(a: MessageStream, b: MessageStream) -> None:
+    pad = {"pad": "y" * 65536}
+    sent = 0
+    with trio.move_on_after(0.1):
+        while True:
+            await a.send(rpc.Request(f"maybe-{sent}", "maybe", pad))
+            sent += 1
+    after = rpc.Request("after", "after", {"ok": True})
+    async with trio.open_nursery() as nursery:
+
+        async def respond() -> None:
+            while True:
+                request = await b.receive()
+                if not isinstance(request, rpc.Request) or (
+                    request != after and (request.method != "maybe" or request.params != pad)
+                ):
+                    raise AssertionError(
+                        f"a cancelled send left a broken request: {request!r:.200}"
+                    )
+                await b.send(_answer(request), related=request.id)
+
+        nursery.start_soon(respond)
+        nursery.start_soon(a.send, after)
+        while True:
+            got = await a.receive()
+            if got == _answer(after):
+                break
+            n = str(getattr(got, "id", ""))
+            if not n.startswith("maybe-") or got != _answer(rpc.Request(n, "maybe", pad)):
+                raise AssertionError(f"a broken answer arrived: {got!r:.200}")
+        nursery.cancel_scope.cancel()
