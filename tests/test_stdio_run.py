@@ -293,9 +293,11 @@ async def test_cancelling_the_nursery_of_connect_stdio_client_reaps_the_child() 
             nursery.cancel_scope.cancel()
         elapsed = trio.current_time() - cancelled
     assert nursery.cancel_scope.cancelled_caught
-    # The server drains its slow call past `grace` after its stdin closes: SIGTERM ends it.
-    assert grace <= elapsed < grace + 2
-    assert stream.returncode == 0  # trio_mcp.run exits cleanly on SIGTERM
+    # Within the ladder's bound (2 * grace + kill_timeout). How far down it went depends on
+    # whether the cancelled call's notifications/cancelled reached the server before its
+    # stdin closed (then it exits at once) or not (then it drains, and SIGTERM ends it).
+    assert elapsed < 2 * grace + 2
+    assert stream.returncode == 0  # trio_mcp.run exits cleanly either way
     assert not _alive(stream.pid)
 
 
