@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = f"{sys.executable} {ROOT / 'tests' / 'stdio_servers' / 'slow_server.py'}"
+ECHO_SCRIPT = ROOT / "examples" / "echo_server.py"
+ECHO = f"{sys.executable} {ECHO_SCRIPT}"
+#: Answers initialize (declaring tools), then dies with exit status 3 on the first call.
+DIES_MIDSTREAM = f"{sys.executable} {ROOT / 'tests' / 'stdio_peers' / 'dies_midstream.py'}"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 pytestmark = pytest.mark.slow
@@ -30,9 +37,43 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 
 
 def no_traceback(run: subprocess.CompletedProcess[str]) -> None:
+    """An expected failure: exactly one line on stderr, no traceback."""
     assert "Traceback" not in run.stderr, run.stderr
     assert run.stderr.startswith("trio-mcp: "), run.stderr
-    assert run.stderr.count("\n") == 1 or "stderr ends with" in run.stderr
+    assert run.stderr.endswith("\n") and run.stderr.count("\n") == 1, run.stderr
+
+
+@pytest.fixture(scope="module")
+def echo_url() -> Iterator[str]:
+    """``examples/echo_server.py`` serving Streamable HTTP on a free port of 127.0.0.1."""
+    process = subprocess.Popen(
+        [sys.executable, str(ECHO_SCRIPT), "--http", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+        cwd=ROOT,
+    )
+    assert process.stderr is not None
+    try:
+        deadline = time.monotonic() + 30
+        line = ""
+        while "echo server on " not in line:
+            left = deadline - time.monotonic()
+            assert left > 0 and select.select([process.stderr], [], [], left)[0], "no URL"
+            line = process.stderr.readline()
+            assert line, "the echo server exited"
+        yield line.split("echo server on ", 1)[1].strip()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        process.stderr.close()
+
+
+def unused_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (it was free a moment ago)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def test_list_tools() -> None:
@@ -56,6 +97,33 @@ def test_call_tool() -> None:
     assert run.stdout == "héllo\n"
 
 
+def test_list_and_call_over_http(echo_url: str) -> None:
+    run = cli("list-tools", "--url", echo_url)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "echo(text)  Return the text unchanged.\n"
+    run = cli("call-tool", "echo", "--args", '{"text": "héllo  there"}', "--url", echo_url)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "héllo  there\n"
+    run = cli("list-tools", "--json", "--protocol-version", "2025-06-18", "--url", echo_url)
+    assert run.returncode == 0, run.stderr
+    assert [tool["name"] for tool in json.loads(run.stdout)] == ["echo"]
+
+
+@pytest.mark.parametrize("command", ["list-prompts", "list-resources"])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_listing_what_the_server_does_not_offer_prints_nothing(command: str, as_json: bool) -> None:
+    """The echo server has neither prompts nor resources: both lists are empty, not errors."""
+    run = cli(command, "--stdio", ECHO, *(["--json"] if as_json else []))
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == ""
+    if not as_json:
+        assert run.stdout == ""
+    elif command == "list-prompts":
+        assert json.loads(run.stdout) == []
+    else:
+        assert json.loads(run.stdout) == {"resources": [], "resourceTemplates": []}
+
+
 def test_info() -> None:
     run = cli("info", "--stdio", SERVER, "--protocol-version", "2025-11-25")
     assert run.returncode == 0, run.stderr
@@ -71,8 +139,21 @@ def test_info() -> None:
         (["call-tool", "echo", "--args", "[1]", "--stdio", SERVER], "--args must be a JSON object"),
         (["list-tools", "--stdio", "no-such-mcp-server-here"], "cannot start the MCP server"),
         (
-            ["list-tools", "--stdio", f"{sys.executable} -c 'import sys; sys.exit(4)'"],
-            "exit status 4",
+            [
+                "list-tools",
+                "--stdio",
+                f"{sys.executable} -c 'import sys; sys.stderr.write(\"one\\ntwo\\n\"); sys.exit(4)'",
+            ],
+            "the server closed the connection (exit status 4); its stderr ends with: two",
+        ),
+        (
+            ["call-tool", "echo", "--protocol-version", "2025-11-25", "--stdio", DIES_MIDSTREAM],
+            "the server closed the connection (exit status 3); "
+            "its stderr ends with: fatal: out of cheese",
+        ),
+        (
+            ["list-tools", "--timeout", "20", "--url", f"http://127.0.0.1:{unused_port()}/mcp"],
+            "cannot reach http://127.0.0.1:",
         ),
         (
             [
@@ -111,6 +192,9 @@ def test_usage_errors_exit_2() -> None:
     run = cli("list-tools")
     assert run.returncode == 2
     assert "one of the arguments --stdio --url is required" in run.stderr
+    run = cli("demo", "--json")  # the demo is a tour for people: no JSON
+    assert run.returncode == 2
+    assert "unrecognized arguments: --json" in run.stderr
 
 
 @pytest.mark.parametrize("protocol_version", [None, "2025-11-25"])

@@ -14,7 +14,9 @@ import pytest
 import trio
 from feature_harness import ERAS, MODERN, open_pair
 
+from trio_mcp import open_stdio_client
 from trio_mcp.client import Change
+from trio_mcp.transports import ProcessMessageStream
 from trio_mcp.types import (
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -202,11 +204,15 @@ def outputs() -> Iterator[dict[str, subprocess.CompletedProcess[str]]]:
                 process.wait()
 
 
-#: Scripts other tests run: servers (over stdio or HTTP) and the fixtures of the conformance suite.
+#: Scripts tested by their own tests (here or elsewhere) rather than by their output: servers
+#: (over stdio or HTTP) and the fixtures of the conformance suite.
 TESTED_ELSEWHERE = {
-    "everything_server.py",  # test_everything_server.py, the CLI demo
+    # test_everything_server below (in memory), the CLI demo (test_cli.py), the SDK client
+    # over stdio (interop/test_stdio.py), the fuzzer (test_fuzz_own_server.py)
+    "everything_server.py",
     "memory_demo.py",  # test_demo.py
-    "echo_server.py",  # the stdio and HTTP tests, the benchmarks
+    # test_echo_server_over_stdio below; over HTTP test_http_serve.py and test_cli.py
+    "echo_server.py",
     "conformance_server.py",  # the conformance suite
     "conformance_client.py",  # the conformance suite
     "first_server.py",  # first_client.py, first_http.py, host.py, test_glossary.py run it
@@ -225,6 +231,36 @@ def test_example_runs(name: str, outputs: dict[str, subprocess.CompletedProcess[
     lines = result.stdout.splitlines()
     for expected in EXPECTED[name]:
         assert any(line.startswith(expected) for line in lines), (expected, result.stdout)
+
+
+# -- the echo server -------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ERAS)
+async def test_echo_server_over_stdio(version: str) -> None:
+    """The benchmark target, run as its users run it: a child process over stdio."""
+    text = '  ünïcödé ✓\n\ttabs, "quotes", {"json": [1]}, a \\ backslash, and a space '
+    with trio.fail_after(60):
+        async with open_stdio_client(
+            [sys.executable, str(EXAMPLES / "echo_server.py")],
+            env={"PYTHONPATH": str(ROOT)},
+            protocol_version=version,
+            stderr=lambda line: None,
+        ) as client:
+            assert client.protocol_version == version
+            assert client.server_info is not None
+            assert (client.server_info.name, client.server_info.version) == ("echo", "1.0.0")
+            tools = await client.list_tools()
+            assert [tool.name for tool in tools] == ["echo"]
+            assert tools[0].input_schema["properties"] == {"text": {"type": "string"}}
+            result = await client.call_tool("echo", {"text": text})
+            assert not result.is_error
+            assert result.content == [TextContent(text=text)]
+            assert (await client.call_tool("echo", {"text": ""})).content == [TextContent(text="")]
+            stream = client.session.stream
+    assert isinstance(stream, ProcessMessageStream)
+    assert stream.returncode == 0  # it exited by itself when its stdin closed
 
 
 # -- the everything server ------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """The stdio client transport against real child processes (the peers in ``stdio_peers/``).
 
-Each peer is one way a stdio server misbehaves. For each: leaving ``open_process_stream``
-takes as long as the ladder says and no longer, no process of the peer's tree is left
-alive, a pending receive ends, and a cancelled caller still gets the kill.
+Each peer is one way a stdio server misbehaves. For each (the peer matrix): closing a
+session over the process stream takes as long as the ladder says and no longer, no process
+of the peer's tree is left alive, a pending call fails with ``ConnectionClosed`` instead of
+hanging, and a caller cancelled during the close still gets the kill.
 
 Real processes need real time: these tests use small ``grace`` values and short bounded
 waits, and are marked slow.
@@ -24,6 +25,9 @@ import trio
 import trio.testing
 
 from trio_mcp import jsonrpc as rpc
+from trio_mcp.jsonrpc import ConnectionClosed
+from trio_mcp.protocol import Connection
+from trio_mcp.session import Session, connect_session
 from trio_mcp.transports import (
     MessageStream,
     ProcessMessageStream,
@@ -31,6 +35,7 @@ from trio_mcp.transports import (
     default_environment,
     open_process_stream,
 )
+from trio_mcp.types import Implementation
 
 PEERS = Path(__file__).resolve().parent / "stdio_peers"
 GRACE = 0.2
@@ -91,10 +96,18 @@ class Outcome:
         self.done = True
 
 
-# -- the ladder, peer by peer -------------------------------------------------------------------
+# -- the peer matrix ------------------------------------------------------------------------
+#
+# Every peer, closed the way a client closes: a client Session over the process stream has a
+# call pending, then the session is closed (which closes the stream, which runs the ladder).
+# The peers are not MCP servers: they echo lines back. So the pending call uses a method of
+# our own, and the session holds the echo of it (an inbound request) unanswered for ever;
+# answering it would, echoed back, answer the call.
 
-LADDER_CASES = [
-    # peer, its exit status, (shortest, longest) expected shutdown in units of GRACE
+HOLD = "test/hold"
+
+MATRIX = [
+    # peer, its exit status, (shortest, longest) shutdown in units of GRACE
     pytest.param("echo", 0, (0, 1), id="echo: exits on end of stdin"),
     pytest.param("ignores_eof", -signal.SIGTERM, (1, 2), id="ignores end of stdin: SIGTERM"),
     pytest.param("ignores_term", -signal.SIGKILL, (2, 3), id="ignores SIGTERM too: SIGKILL"),
@@ -105,28 +118,159 @@ LADDER_CASES = [
         id="grandchild ignores both: group SIGKILL",
     ),
     pytest.param("leaves_child", 0, (0, 1), id="exits cleanly, leaves a child: group SIGTERM"),
+    pytest.param("dies_midstream", 3, (0, 0), id="dies on the call: fails it at once"),
+    pytest.param("floods_stderr", 0, (0, 1), id="floods stderr: drained, exits on end of stdin"),
+    pytest.param("stops_reading", -signal.SIGTERM, (1, 2), id="stops reading stdin: SIGTERM"),
 ]
+
+#: How long a matrix case may take in all, start-up included; a hang fails here.
+LIMIT = 20
+
+
+def client_connection() -> Connection:
+    """A client that speaks the stateless era: no handshake, which these peers cannot do."""
+    return Connection(
+        "client", info=Implementation(name="matrix", version="0"), modern_version="2026-07-28"
+    )
+
+
+class PendingCall:
+    """A call that no answer will come to; what it ended with, and when."""
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+        self.ended_at = math.inf
+
+    async def run(
+        self, session: Session, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        task_status.started()
+        try:
+            await session.send_request(HOLD, {"text": "wait for it"})
+        except ConnectionClosed as exc:
+            self.error = exc
+        self.ended_at = trio.current_time()
+
+
+class Held:
+    """The session's handler: holds the peer's requests (our call, echoed) unanswered."""
+
+    def __init__(self) -> None:
+        self.arrived = trio.Event()
+
+    async def __call__(self, session: Session, request: Any) -> Any:
+        assert request.method == HOLD
+        self.arrived.set()
+        await trio.sleep_forever()
+
+
+async def _call_pending_when_closing(
+    name: str, stream: ProcessMessageStream, nursery: trio.Nursery
+) -> tuple[Session, PendingCall, list[int]]:
+    """Start a session and a call on ``stream``; return once the call is as far as the peer
+    lets it go: held by us (an echo), unread (stops_reading), or failed (dies_midstream)."""
+    # Every peer but dies_midstream (which must die on the first request) announces its tree.
+    pids = [stream.pid] if name == "dies_midstream" else await started(stream)
+    held = Held()
+    session = await connect_session(nursery, stream, client_connection(), handler=held)
+    call = PendingCall()
+    await nursery.start(call.run, session)
+    if name == "dies_midstream":
+        # The child dies on reading the call, and the call fails at once with why.
+        while call.error is None:
+            await trio.sleep(0.01)
+        assert isinstance(call.error, ConnectionClosed)
+        assert call.error.returncode == 3
+        assert call.error.stderr_tail == "starting work on test/hold\nfatal: out of cheese"
+        assert "exit status 3" in str(call.error)
+        assert "out of cheese" in str(call.error)
+    elif name == "stops_reading":
+        await trio.testing.wait_all_tasks_blocked()  # the call is in the pipe, unread
+    else:
+        await held.arrived.wait()  # the peer read the call (and echoed it)
+    return session, call, pids
+
+
+def _check_outcome(
+    stream: ProcessMessageStream,
+    call: PendingCall,
+    pids: list[int],
+    *,
+    returncode: int,
+    bounds: tuple[int, int],
+    closing: float,
+    closed: float,
+) -> None:
+    assert isinstance(call.error, ConnectionClosed)
+    # At once: before the ladder (or, for a dead child, before we even began to close).
+    assert call.ended_at - closing < SLACK
+    assert stream.returncode == returncode
+    shortest, longest = bounds
+    assert shortest * GRACE <= closed - closing <= longest * GRACE + SLACK
+    assert [pid for pid in pids if alive(pid)] == []
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "returncode", "bounds"), LADDER_CASES)
-async def test_the_ladder_ends_every_process_within_its_bound(
+@pytest.mark.parametrize(("name", "returncode", "bounds"), MATRIX)
+async def test_closing_with_a_call_pending(
     name: str, returncode: int, bounds: tuple[int, int]
 ) -> None:
-    receiving = Outcome()
-    async with trio.open_nursery() as nursery:
-        async with open_process_stream(peer(name), grace=GRACE, kill_timeout=GRACE) as stream:
-            pids = await started(stream)
-            await echo_round_trip(stream)
-            nursery.start_soon(receiving.run, stream.receive)
-            await trio.testing.wait_all_tasks_blocked()
-            start = trio.current_time()
-        elapsed = trio.current_time() - start
-    assert isinstance(receiving.error, trio.ClosedResourceError)  # the pending receive ended
-    assert stream.returncode == returncode
-    shortest, longest = bounds
-    assert shortest * GRACE <= elapsed <= longest * GRACE + SLACK
-    assert [pid for pid in pids if alive(pid)] == []
+    """The pending call fails with ConnectionClosed, the close takes the time its rung of the
+    ladder says, and no process of the peer's tree is left."""
+    with trio.fail_after(LIMIT):
+        async with (
+            open_process_stream(
+                peer(name), grace=GRACE, kill_timeout=GRACE, stderr=lambda line: None
+            ) as stream,
+            trio.open_nursery() as nursery,
+        ):
+            session, call, pids = await _call_pending_when_closing(name, stream, nursery)
+            closing = trio.current_time()
+            await session.aclose()
+            closed = trio.current_time()
+    _check_outcome(
+        stream, call, pids, returncode=returncode, bounds=bounds, closing=closing, closed=closed
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "returncode", "bounds"), MATRIX)
+async def test_cancelling_the_caller_during_shutdown_does_not_skip_the_kill(
+    name: str, returncode: int, bounds: tuple[int, int]
+) -> None:
+    """As above, with the caller cancelled while the ladder runs: half-way through the last
+    step the peer makes it wait (or, when it makes it wait for nothing, as soon as the close
+    begins). Every step still runs, then the caller sees its cancellation."""
+    shortest, _ = bounds
+    cancel_after = max(shortest - 0.5, 0) * GRACE
+    cancelled_at = math.inf
+
+    async def cancel(caller: trio.CancelScope) -> None:
+        nonlocal cancelled_at
+        await trio.sleep(cancel_after)  # 0: the first time the close yields
+        cancelled_at = trio.current_time()
+        caller.cancel()
+
+    with trio.fail_after(LIMIT):
+        async with trio.open_nursery() as outside:
+            with trio.CancelScope() as caller:
+                async with (
+                    open_process_stream(
+                        peer(name), grace=GRACE, kill_timeout=GRACE, stderr=lambda line: None
+                    ) as stream,
+                    trio.open_nursery() as nursery,
+                ):
+                    session, call, pids = await _call_pending_when_closing(name, stream, nursery)
+                    outside.start_soon(cancel, caller)
+                    closing = trio.current_time()
+                    await session.aclose()
+                    pytest.fail("the close returned without the cancellation")
+            closed = trio.current_time()
+    assert caller.cancelled_caught
+    assert closing <= cancelled_at < closed
+    _check_outcome(
+        stream, call, pids, returncode=returncode, bounds=bounds, closing=closing, closed=closed
+    )
 
 
 @pytest.mark.slow
@@ -160,28 +304,6 @@ async def test_a_peer_that_stops_reading_blocks_senders_then_is_terminated() -> 
     assert stream.returncode == -signal.SIGTERM
     assert GRACE <= elapsed <= GRACE + SLACK
     assert [pid for pid in pids if alive(pid)] == []
-
-
-@pytest.mark.slow
-async def test_cancelling_the_caller_during_shutdown_does_not_skip_the_kill() -> None:
-    async with trio.open_nursery() as nursery:
-        with trio.CancelScope() as caller:
-            async with open_process_stream(
-                peer("grandchild_ignores_all"), grace=GRACE, kill_timeout=GRACE
-            ) as stream:
-                pids = await started(stream)
-                # Cancel the caller half-way through the first step of the ladder.
-                nursery.start_soon(_cancel_after, GRACE / 2, caller)
-                start = trio.current_time()
-        elapsed = trio.current_time() - start
-    assert caller.cancelled_caught
-    assert 2 * GRACE <= elapsed <= 3 * GRACE + SLACK  # every step ran all the same
-    assert [pid for pid in pids if alive(pid)] == []
-
-
-async def _cancel_after(delay: float, scope: trio.CancelScope) -> None:
-    await trio.sleep(delay)
-    scope.cancel()
 
 
 @pytest.mark.slow

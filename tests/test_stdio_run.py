@@ -8,13 +8,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import orjson
 import pytest
 import trio
+import trio.testing
 
-from trio_mcp import open_stdio_client
+import trio_mcp
+from trio_mcp import ConnectionClosed, connect_stdio_client, open_stdio_client
+from trio_mcp.transports import ProcessMessageStream
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "tests" / "stdio_servers" / "slow_server.py"
@@ -23,7 +27,7 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 pytestmark = pytest.mark.slow
 
 
-def lines(*messages: dict[str, object]) -> bytes:
+def lines(*messages: Mapping[str, object]) -> bytes:
     return b"".join(orjson.dumps(m) + b"\n" for m in messages)
 
 
@@ -83,7 +87,8 @@ def test_the_drain_deadline_cancels_what_is_still_running() -> None:
     assert ids == [0, 2]  # the cancelled one sends nothing
 
 
-def test_sigterm_stops_a_busy_server_promptly() -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_a_busy_server_promptly(signum: int) -> None:
     process = subprocess.Popen(
         [sys.executable, str(SERVER)],
         stdin=subprocess.PIPE,
@@ -97,13 +102,111 @@ def test_sigterm_stops_a_busy_server_promptly() -> None:
     assert orjson.loads(process.stdout.readline())["id"] == 0  # it is up and serving
     time.sleep(0.2)
     start = time.monotonic()
-    process.send_signal(signal.SIGTERM)
+    process.send_signal(signum)
     assert process.wait(timeout=10) == 0
     assert time.monotonic() - start < 5
     process.stdin.close()
+    assert process.stdout.read() == b""  # the cancelled call sends nothing
     process.stdout.close()
     assert process.stderr is not None
+    stderr = process.stderr.read()
     process.stderr.close()
+    assert b"Traceback" not in stderr
+    assert f"received {signal.Signals(signum).name}: stopping".encode() in stderr
+
+
+@pytest.mark.parametrize(
+    ("seconds", "drain", "bound"),
+    [
+        pytest.param(None, 10.0, 2.0, id="idle: at once"),
+        pytest.param(0.3, 10.0, 2.5, id="a call that ends: its answer is dropped"),
+        pytest.param(60, 0.5, 3.0, id="a call that goes on: cancelled at the drain deadline"),
+    ],
+)
+def test_a_vanishing_client_lets_the_server_exit(
+    seconds: float | None, drain: float, bound: float
+) -> None:
+    """The client goes away (both pipes close) with or without a call in flight: the server
+    exits cleanly, at the latest at its drain deadline, without a traceback (its answer
+    meets a broken pipe)."""
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), str(drain)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    calls = [call(1, "slow", seconds=seconds)] if seconds is not None else []
+    process.stdin.write(lines(INITIALIZE, INITIALIZED, *calls))
+    process.stdin.flush()
+    assert orjson.loads(process.stdout.readline())["id"] == 0
+    time.sleep(0.1)  # the call is running
+    start = time.monotonic()
+    process.stdin.close()
+    process.stdout.close()
+    assert process.wait(timeout=20) == 0
+    assert time.monotonic() - start < bound
+    assert process.stderr is not None
+    stderr = process.stderr.read()
+    process.stderr.close()
+    assert b"Traceback" not in stderr, stderr.decode()
+
+
+async def test_a_client_that_stops_reading_holds_the_server_back() -> None:
+    """Backpressure end to end: while nobody reads its stdout, the server stops reading its
+    stdin after a bounded number of requests (its handler slots, their queue, the answers
+    waiting to be written, the pipes) instead of buffering every answer; once read, every
+    request is answered."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, str(SERVER)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=ENV,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    total = 4000  # 8 KiB each: 32 MiB of requests, twice that in answers if all were taken
+    sent = 0
+
+    async def write() -> None:
+        nonlocal sent
+        assert process.stdin is not None
+        await process.stdin.send_all(lines(INITIALIZE, INITIALIZED))
+        for id in range(1, total + 1):
+            await process.stdin.send_all(lines(call(id, "echo", text="x" * 8192)))
+            sent = id
+        await process.stdin.aclose()
+
+    try:
+        with trio.fail_after(60):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(write)
+                stalled_at = -1
+                while sent != stalled_at:  # until nothing more is taken for 0.3 s
+                    stalled_at = sent
+                    await trio.sleep(0.3)
+                # The server's limits: 256 running, 256 waiting, 256 answers waiting to be
+                # written (a few more in the pipes and buffers).
+                assert 0 < stalled_at < 1000
+                received = bytearray()
+                while chunk := await process.stdout.receive_some(1 << 16):
+                    received += chunk
+            answers = [orjson.loads(line) for line in received.splitlines()]
+            assert sorted(a["id"] for a in answers) == list(range(total + 1))
+            # Each one answered: echoed, or (past the waiting room) refused as busy at once.
+            echoed = [a for a in answers[1:] if "result" in a]
+            busy = [a for a in answers[1:] if "error" in a]
+            assert all(a["result"]["content"][0]["text"] == "x" * 8192 for a in echoed)
+            assert all(a["error"]["code"] == -32603 for a in busy)
+            assert len(echoed) > len(busy)
+            assert await process.wait() == 0
+    finally:
+        with trio.CancelScope(shield=True):
+            if process.returncode is None:  # pragma: no cover - only when the test failed
+                process.kill()
+                await process.wait()
+            await process.stdout.aclose()
 
 
 @pytest.mark.parametrize(
@@ -124,6 +227,78 @@ async def test_open_stdio_client(protocol_version: str | None) -> None:
         with trio.move_on_after(0.2):
             await client.call_tool("slow", {"seconds": 30})
         assert (await client.call_tool("chatty")).content[0].text == "ok"  # type: ignore[union-attr]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+async def test_connect_stdio_client_fails_pending_calls_when_the_child_is_killed() -> None:
+    failures: list[ConnectionClosed] = []
+
+    async def pending(client: trio_mcp.Client) -> None:
+        with pytest.raises(ConnectionClosed) as caught:
+            await client.call_tool("slow", {"seconds": 60})
+        failures.append(caught.value)
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            client = await connect_stdio_client(
+                nursery,
+                [sys.executable, str(SERVER)],
+                env={"PYTHONPATH": str(ROOT)},
+                stderr=lambda line: None,
+                stderr_tail_lines=1,  # the options of open_process_stream reach the stream
+            )
+            stream = client.session.stream
+            assert isinstance(stream, ProcessMessageStream)
+            for _ in range(2):
+                assert (await client.call_tool("chatty")).content[0].text == "ok"  # type: ignore[union-attr]
+            nursery.start_soon(pending, client)
+            nursery.start_soon(pending, client)
+            await trio.testing.wait_all_tasks_blocked()  # both calls are in the pipe
+            killed = trio.current_time()
+            os.kill(stream.pid, signal.SIGKILL)
+            while len(failures) < 2:
+                await trio.sleep(0.01)
+            assert trio.current_time() - killed < 2  # at once: no timeout, no grace
+            await client.aclose()
+    for failure in failures:
+        assert failure.returncode == -signal.SIGKILL
+        # chatty's prints went to stderr; only the last line is kept.
+        assert failure.stderr_tail == "this would corrupt the protocol"
+
+
+async def test_cancelling_the_nursery_of_connect_stdio_client_reaps_the_child() -> None:
+    grace = 0.3
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            client = await connect_stdio_client(
+                nursery,
+                [sys.executable, str(SERVER)],
+                env={"PYTHONPATH": str(ROOT)},
+                grace=grace,
+                stderr=lambda line: None,
+            )
+            stream = client.session.stream
+            assert isinstance(stream, ProcessMessageStream)
+            nursery.start_soon(client.call_tool, "slow", {"seconds": 60})
+            await trio.testing.wait_all_tasks_blocked()
+            assert _alive(stream.pid)
+            cancelled = trio.current_time()
+            nursery.cancel_scope.cancel()
+        elapsed = trio.current_time() - cancelled
+    assert nursery.cancel_scope.cancelled_caught
+    # Within the ladder's bound (2 * grace + kill_timeout). How far down it went depends on
+    # whether the cancelled call's notifications/cancelled reached the server before its
+    # stdin closed (then it exits at once) or not (then it drains, and SIGTERM ends it).
+    assert elapsed < 2 * grace + 2
+    assert stream.returncode == 0  # trio_mcp.run exits cleanly either way
+    assert not _alive(stream.pid)
 
 
 async def test_a_missing_command_is_a_clear_error() -> None:

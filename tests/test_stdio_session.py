@@ -1,5 +1,8 @@
 """Sessions over stdio: a client Session over a process stream, talking to a child that runs
-a server Session over its own stdin and stdout. Real processes, so marked slow."""
+a server Session over its own stdin and stdout. Real processes, so marked slow.
+
+A child that dies mid-request, and every other misbehaving peer, is in the peer matrix
+of ``test_stdio_process.py``."""
 
 from __future__ import annotations
 
@@ -12,7 +15,6 @@ from pathlib import Path
 import pytest
 import trio
 
-from trio_mcp.jsonrpc import ConnectionClosed
 from trio_mcp.protocol import Connection
 from trio_mcp.session import Session, open_session
 from trio_mcp.transports import ProcessMessageStream, open_process_stream
@@ -66,23 +68,3 @@ async def test_a_client_session_talks_to_a_server_session_in_a_child_process() -
     # Its stray prints went to stderr, not into the JSON-RPC on stdout.
     assert "a stray print while serving" in stderr
     assert "a stray print while handling tools/call" in stderr
-
-
-async def test_a_child_dying_mid_request_fails_the_request_at_once_with_its_status() -> None:
-    async with (
-        open_process_stream(
-            [sys.executable, str(PEERS / "dies_midstream.py")], stderr=lambda line: None
-        ) as stream,
-        initialized_client(stream) as client,
-    ):
-        start = trio.current_time()
-        with trio.fail_after(10), pytest.raises(ConnectionClosed) as caught:
-            await client.send_request("ping")
-        elapsed = trio.current_time() - start
-    error = caught.value
-    assert error.returncode == 3
-    assert error.stderr_tail == "starting work on ping\nfatal: out of cheese"
-    assert "exit status 3" in str(error)
-    assert "out of cheese" in str(error)
-    # "At once": no request timeout, no grace period; only the child's own death.
-    assert elapsed < 1.0

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import NoReturn
 
 import attrs
 import pytest
@@ -20,6 +21,8 @@ NPM_PACKAGE = "@modelcontextprotocol/server-everything"
 NPM_VERSION = "2026.8.31"
 #: Where it is installed (and reused across runs): ``npm install --prefix`` this folder.
 NPM_CACHE = Path(os.environ.get("TRIO_MCP_NPM_CACHE", Path.home() / ".cache" / "trio-mcp-npm"))
+#: Set to 1 (CI does) to make a missing node, npm or package a failure instead of a skip.
+REQUIRE_NPM = "TRIO_MCP_REQUIRE_NPM"
 
 
 @attrs.frozen
@@ -40,27 +43,39 @@ def _installed_version(package_dir: Path) -> str | None:
         return None
 
 
+def _unavailable(reason: str) -> NoReturn:
+    """Skip the test that needs the npm server, or fail it where it is required."""
+    if os.environ.get(REQUIRE_NPM) == "1":
+        pytest.fail(f"{reason} ({REQUIRE_NPM}=1: the npm interop tests must run)")
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def npm_server_everything() -> NpmServer:
     """``@modelcontextprotocol/server-everything``, installed with npm into
-    :data:`NPM_CACHE` the first time (later runs need no network).
+    :data:`NPM_CACHE` the first time (later runs need no network)."""
+    return install_npm_server(NPM_CACHE)
+
+
+def install_npm_server(cache: Path) -> NpmServer:
+    """Install the npm server into ``cache`` unless it is there already, and say how to run it.
 
     Skips the tests that use it (and only them) when node or npm is missing or the
-    registry cannot be reached.
+    registry cannot be reached; with ``TRIO_MCP_REQUIRE_NPM=1`` fails them instead.
     """
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
-        pytest.skip("node and npm are needed for the npm reference server")
-    package_dir = NPM_CACHE / "node_modules" / "@modelcontextprotocol" / "server-everything"
+        _unavailable("node and npm are needed for the npm reference server")
+    package_dir = cache / "node_modules" / "@modelcontextprotocol" / "server-everything"
     if _installed_version(package_dir) != NPM_VERSION:
-        NPM_CACHE.mkdir(parents=True, exist_ok=True)
+        cache.mkdir(parents=True, exist_ok=True)
         try:
             subprocess.run(
                 [
                     npm,
                     "install",
                     "--prefix",
-                    str(NPM_CACHE),
+                    str(cache),
                     "--no-audit",
                     "--no-fund",
                     "--loglevel=error",
@@ -72,9 +87,9 @@ def npm_server_everything() -> NpmServer:
                 timeout=300,
             )
         except subprocess.CalledProcessError as exc:
-            pytest.skip(f"npm could not install {NPM_PACKAGE}: {exc.stderr.strip()[-500:]}")
+            _unavailable(f"npm could not install {NPM_PACKAGE}: {exc.stderr.strip()[-500:]}")
         except subprocess.TimeoutExpired:
-            pytest.skip(f"npm could not install {NPM_PACKAGE} within 300 s")
+            _unavailable(f"npm could not install {NPM_PACKAGE} within 300 s")
     manifest = json.loads((package_dir / "package.json").read_text())
     entry = package_dir / manifest["bin"]["mcp-server-everything"]
     return NpmServer(
@@ -84,7 +99,7 @@ def npm_server_everything() -> NpmServer:
             "exec",
             "--offline",
             "--prefix",
-            str(NPM_CACHE),
+            str(cache),
             "--",
             "mcp-server-everything",
             "stdio",

@@ -1,5 +1,5 @@
-"""Answers ``initialize``, then dies (exit status 3) on the first request after it, with a
-last word on stderr."""
+"""Answers ``initialize`` (declaring tools), then dies (exit status 3) on the first request
+after it, with a last word on stderr."""
 
 import json
 import os
@@ -12,7 +12,7 @@ for line in sys.stdin.buffer:
     if message["method"] == "initialize":
         result = {
             "protocolVersion": message["params"]["protocolVersion"],
-            "capabilities": {},
+            "capabilities": {"tools": {}},
             "serverInfo": {"name": "dies-midstream", "version": "0"},
         }
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))

@@ -2,13 +2,15 @@
 
 Errors are one line on stderr and a non-zero exit, never a traceback for
 something that can be expected (an unreachable server, an unknown tool, bad
-JSON arguments, a server that crashed).
+JSON arguments, a server that crashed: then the line ends with the last line
+it wrote to stderr).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -75,7 +77,6 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--protocol-version", metavar="V", help="speak this revision")
     demo.add_argument("--shutdown-grace", type=float, default=2.0, help=argparse.SUPPRESS)
     demo.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
-    demo.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
 
     add_fuzz_commands(commands)
     return parser
@@ -91,9 +92,13 @@ def _json_object(text: str, what: str) -> dict[str, Any]:
     return value
 
 
+# The list commands print nothing for what a server does not offer (no capability), rather
+# than fail: "no prompts" is an answer. Asking for one named thing still fails (-32601).
+
+
 async def _list_tools(args: argparse.Namespace) -> int:
     async with open_target(args) as client:
-        tools = await client.list_tools()
+        tools = await client.list_tools() if client.server_capabilities.tools else []
     if args.json:
         print_json(tools)
         return 0
@@ -121,7 +126,7 @@ async def _list_resources(args: argparse.Namespace) -> int:
 
 async def _list_prompts(args: argparse.Namespace) -> int:
     async with open_target(args) as client:
-        prompts = await client.list_prompts()
+        prompts = await client.list_prompts() if client.server_capabilities.prompts else []
     if args.json:
         print_json(prompts)
         return 0
@@ -224,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CliError, FuzzError) as exc:
         message = str(exc)
     except ConnectionClosed as exc:
-        message = f"the server closed the connection: {exc}"
+        message = _closed(exc)
     except McpError as exc:
         message = f"error {exc.code}: {exc.message}"
     except trio.TooSlowError:
@@ -235,8 +240,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = f"{type(exc).__name__}: {exc}"
     except KeyboardInterrupt:
         message = "interrupted"
-    print(f"trio-mcp: {message}", file=sys.stderr)
+    print(f"trio-mcp: {_one_line(message)}", file=sys.stderr)
     return 1
+
+
+def _closed(error: ConnectionClosed) -> str:
+    """Why the connection ended, on one line: the exit status and the server's last word
+    (the last line it wrote to stderr, where a traceback names the error)."""
+    text = "the server closed the connection"
+    if error.message not in ("the peer closed the connection", "connection closed"):
+        text += f": {error.message}"
+    code = error.returncode
+    if code is not None and code < 0:
+        try:
+            text += f" (killed by {signal.Signals(-code).name})"
+        except ValueError:
+            text += f" (killed by signal {-code})"
+    elif code is not None:
+        text += f" (exit status {code})"
+    last = [line for line in (error.stderr_tail or "").splitlines() if line.strip()]
+    if last:
+        text += f"; its stderr ends with: {last[-1].strip()}"
+    return text
+
+
+def _one_line(message: str) -> str:
+    """An error message as one line, whatever a server or the OS put in it."""
+    return " | ".join(line.strip() for line in message.splitlines() if line.strip())
 
 
 if __name__ == "__main__":

@@ -10,7 +10,9 @@ from typing import Any
 
 import trio
 
+from .._transports._lines import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SEND_BUFFER
 from .._transports._process import connect_process_stream
+from .._transports._stderr import DEFAULT_STDERR_TAIL_LINES
 from .._util import open_nursery_unwrapped
 from ._client import Client, connect_client
 
@@ -31,7 +33,11 @@ async def connect_stdio_client(
     cwd: str | os.PathLike[str] | None = None,
     grace: float = 2.0,
     kill_timeout: float = 2.0,
+    exit_wait: float = 1.0,
     stderr: Callable[[str], object] | None = None,
+    stderr_tail_lines: int = DEFAULT_STDERR_TAIL_LINES,
+    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
+    send_buffer: int = DEFAULT_SEND_BUFFER,
     **client_options: Any,
 ) -> Client:
     """Start ``command`` and open a :class:`~trio_mcp.Client` to it; the child and the
@@ -50,6 +56,13 @@ async def connect_stdio_client(
     ``grace=0`` signals at once; ``grace=math.inf`` waits for a clean exit forever.
     ``kill_timeout`` bounds the wait for the process group to be gone after SIGKILL
     (only an unkillable process, one stuck in the kernel, takes that long).
+    ``exit_wait``, ``stderr_tail_lines``, ``max_message_size`` and ``send_buffer`` are
+    :func:`~trio_mcp.transports.open_process_stream`'s.
+
+    If the child dies or closes its stdout, every pending call fails at once with
+    :exc:`~trio_mcp.ConnectionClosed`, carrying its exit status and the end of its stderr.
+    Cancelling ``nursery`` also runs the ladder: the nursery does not exit until the
+    child is reaped.
     """
     argv = _argv(command)
     stream = await connect_process_stream(
@@ -59,7 +72,11 @@ async def connect_stdio_client(
         cwd=cwd,
         grace=grace,
         kill_timeout=kill_timeout,
+        exit_wait=exit_wait,
         stderr=stderr,
+        stderr_tail_lines=stderr_tail_lines,
+        max_message_size=max_message_size,
+        send_buffer=send_buffer,
     )
     client_options.setdefault("peer", shlex.join(argv))
     try:
@@ -72,7 +89,11 @@ async def connect_stdio_client(
 
 @asynccontextmanager
 async def open_stdio_client(
-    command: str | Sequence[str | os.PathLike[str]], **options: Any
+    command: str | Sequence[str | os.PathLike[str]],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    **options: Any,
 ) -> AsyncIterator[Client]:
     """A :class:`~trio_mcp.Client` to a server started as a child process, for the block.
 
@@ -80,6 +101,10 @@ async def open_stdio_client(
     handshake included). Leaving closes the session and runs the shutdown
     ladder (see :func:`connect_stdio_client`, whose options these are); the
     block does not end until the child and its process group are gone.
+
+    ``env`` is added to a small safe environment
+    (:func:`~trio_mcp.transports.default_environment`); ``cwd`` is the child's
+    working directory.
 
     ::
 
@@ -91,7 +116,7 @@ async def open_stdio_client(
         ConnectionClosed: the server exited during the opening.
     """
     async with open_nursery_unwrapped() as nursery:
-        client = await connect_stdio_client(nursery, command, **options)
+        client = await connect_stdio_client(nursery, command, env=env, cwd=cwd, **options)
         try:
             yield client
         finally:
