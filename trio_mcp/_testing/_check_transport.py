@@ -4,20 +4,23 @@ implementation should pass it."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal
 
 import trio
 
 from .. import _jsonrpc as rpc
 from .._transports._stream import MessageStream
 from .._types._base import Error
-
-PairMaker: TypeAlias = Callable[
-    [], AbstractAsyncContextManager[tuple[MessageStream, MessageStream]]
-]
+from ._check_common import (
+    PairMaker,
+    check_close_wakes_receiver,
+    expect,
+    expect_all,
+    run_check,
+)
+from ._check_request_response import check_request_response
 
 __all__ = ["PairMaker", "check_transport"]
 
@@ -32,26 +35,6 @@ def _samples(tag: str) -> list[rpc.Message]:
         rpc.ErrorResponse(2, Error(code=-32601, message="Method not found", data={"m": tag})),
         rpc.ErrorResponse(None, Error(code=-32700, message="Parse error")),
     ]
-
-
-async def _expect(stream: MessageStream, expected: rpc.Message) -> None:
-    got = await stream.receive()
-    if got != expected:
-        raise AssertionError(f"sent {expected!r}, received {got!r}")
-
-
-async def _expect_all(
-    stream: MessageStream, expected: Sequence[rpc.Message], *, ordered: bool
-) -> None:
-    """Receive ``len(expected)`` messages: ``expected`` in order, or (``ordered=False``) the
-    same messages, each exactly once, in any order."""
-    if ordered:
-        for message in expected:
-            await _expect(stream, message)
-        return
-    got = [await stream.receive() for _ in expected]
-    if sorted(map(repr, got)) != sorted(map(repr, expected)):
-        raise AssertionError(f"sent {list(expected)!r}, received {got!r}")
 
 
 async def check_transport(
@@ -131,7 +114,7 @@ async def check_transport(
             hangs for ``wait`` seconds breaks one too).
     """
     if profile == "request-response":
-        await _check_request_response(
+        await check_request_response(
             maker,
             clogged_maker,
             large_message_bytes=large_message_bytes,
@@ -146,40 +129,16 @@ async def check_transport(
         _check_large_message(large_message_bytes),
         _check_cancelled_receive_loses_nothing,
         _check_close_semantics,
-        _check_close_wakes_receiver,
+        check_close_wakes_receiver,
         partial(_check_peer_close_after_messages, ordered=ordered),
     ]
     if send_raw is not None:
         checks.append(_check_invalid_input(send_raw))
     for check in checks:
-        await _run(check, maker, wait)
+        await run_check(check, maker, wait)
     if clogged_maker is not None:
         for clogged in (_check_backpressure, _check_cancelled_send_is_whole):
-            await _run(clogged, clogged_maker, wait)
-
-
-async def _run(
-    check: Callable[[MessageStream, MessageStream], Awaitable[None]], maker: PairMaker, wait: float
-) -> None:
-    try:
-        with trio.fail_after(wait):
-            async with maker() as (a, b):
-                await check(a, b)
-    except BaseExceptionGroup as group:
-        # A check's own nursery wraps what failed in it: report the broken promise itself.
-        broken: BaseException | None = group.subgroup(AssertionError)
-        if broken is None:
-            raise
-        while isinstance(broken, BaseExceptionGroup):
-            broken = broken.exceptions[0]
-        raise broken from group
-    except trio.TooSlowError:
-        # A message that never arrives, an end never reported: the transport hangs.
-        function = check.func if isinstance(check, partial) else check
-        name = function.__name__.removeprefix("_check_").replace("_", " ")
-        raise AssertionError(
-            f"check {name!r} did not finish within {wait} s: the transport hangs"
-        ) from None
+            await run_check(clogged, clogged_maker, wait)
 
 
 async def _check_round_trip(a: MessageStream, b: MessageStream, *, ordered: bool = True) -> None:
@@ -187,11 +146,11 @@ async def _check_round_trip(a: MessageStream, b: MessageStream, *, ordered: bool
         if ordered:
             for message in _samples(tag):
                 await sender.send(message, related=1)
-                await _expect(receiver, message)
+                await expect(receiver, message)
         else:
             for message in _samples(tag):
                 await sender.send(message, related=1)
-            await _expect_all(receiver, _samples(tag), ordered=False)
+            await expect_all(receiver, _samples(tag), ordered=False)
     async with trio.open_nursery() as nursery:
         # both directions at once
         async def pump(sender: MessageStream, tag: str) -> None:
@@ -200,8 +159,8 @@ async def _check_round_trip(a: MessageStream, b: MessageStream, *, ordered: bool
 
         nursery.start_soon(pump, a, "x")
         nursery.start_soon(pump, b, "y")
-        await _expect_all(b, _samples("x"), ordered=ordered)
-        await _expect_all(a, _samples("y"), ordered=ordered)
+        await expect_all(b, _samples("x"), ordered=ordered)
+        await expect_all(a, _samples("y"), ordered=ordered)
 
 
 async def _check_concurrent_senders(a: MessageStream, b: MessageStream) -> None:
@@ -237,7 +196,7 @@ def _check_large_message(size: int) -> Callable[[MessageStream, MessageStream], 
         big = rpc.ResultResponse(7, {"content": [{"type": "text", "text": "é" * (size // 2)}]})
         async with trio.open_nursery() as nursery:
             nursery.start_soon(a.send, big)
-            await _expect(b, big)
+            await expect(b, big)
 
     check.__name__ = "_check_large_message"
     return check
@@ -249,7 +208,7 @@ async def _check_cancelled_receive_loses_nothing(a: MessageStream, b: MessageStr
         raise AssertionError("receive returned with nothing sent")
     message = rpc.Notification("after/cancel", {"ok": True})
     await a.send(message)
-    await _expect(b, message)
+    await expect(b, message)
 
 
 async def _check_close_semantics(a: MessageStream, b: MessageStream) -> None:
@@ -287,23 +246,6 @@ async def _check_close_semantics(a: MessageStream, b: MessageStream) -> None:
             pass
 
 
-async def _check_close_wakes_receiver(a: MessageStream, b: MessageStream) -> None:
-    outcome: list[BaseException] = []
-
-    async def blocked_receive() -> None:
-        try:
-            await a.receive()
-        except (trio.ClosedResourceError, trio.EndOfChannel, trio.BrokenResourceError) as exc:
-            outcome.append(exc)
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(blocked_receive)
-        await trio.sleep(0.05)  # let it block (real transports have I/O tasks of their own)
-        await a.aclose()
-    if not outcome:
-        raise AssertionError("closing a stream must wake a task blocked in receive")
-
-
 async def _check_peer_close_after_messages(
     a: MessageStream, b: MessageStream, *, ordered: bool = True
 ) -> None:
@@ -311,7 +253,7 @@ async def _check_peer_close_after_messages(
     for message in messages:
         await a.send(message)
     await a.aclose()
-    await _expect_all(b, messages, ordered=ordered)
+    await expect_all(b, messages, ordered=ordered)
     try:
         await b.receive()
     except (trio.EndOfChannel, trio.BrokenResourceError):
@@ -335,7 +277,7 @@ def _check_invalid_input(
             )
         message = rpc.Notification("still/alive", None)
         await a.send(message)
-        await _expect(b, message)
+        await expect(b, message)
 
     check.__name__ = "_check_invalid_input"
     return check
@@ -379,298 +321,3 @@ async def _check_cancelled_send_is_whole(a: MessageStream, b: MessageStream) -> 
                 break
             if got != rpc.Notification("maybe", {"pad": "y" * 65536}):
                 raise AssertionError(f"a cancelled send left a broken message: {got!r:.200}")
-
-
-# -- the request-response profile -----------------------------------------------------------
-
-Check: TypeAlias = Callable[[MessageStream, MessageStream], Awaitable[None]]
-
-
-async def _check_request_response(
-    maker: PairMaker,
-    clogged_maker: PairMaker | None,
-    *,
-    large_message_bytes: int,
-    wait: float,
-    send_raw: Callable[[MessageStream, bytes], Awaitable[None]] | None,
-) -> None:
-    checks: list[Check] = [
-        _rr_round_trip,
-        _rr_concurrent_requests,
-        _rr_large_messages(large_message_bytes),
-        _rr_cancelled_receive_loses_nothing,
-        _rr_own_close,
-        _swapped(_rr_own_close),
-        _check_close_wakes_receiver,
-        _swapped(_check_close_wakes_receiver),
-        _rr_responder_close,
-    ]
-    if send_raw is not None:
-        checks.append(_rr_invalid_input(send_raw))
-    runs = [(maker, check) for check in checks]
-    if clogged_maker is not None:
-        runs += [(clogged_maker, _rr_backpressure), (clogged_maker, _rr_cancelled_send_is_whole)]
-    for make, check in runs:
-        try:
-            with trio.fail_after(wait):
-                async with make() as (a, b):
-                    await check(a, b)
-        except BaseExceptionGroup as group:
-            # The checks' nurseries (and the maker's) wrap what failed: raise the
-            # AssertionError itself, as documented.
-            failures = group.subgroup(AssertionError)
-            if failures is None:
-                raise
-            first: BaseException = failures
-            while isinstance(first, BaseExceptionGroup):
-                first = first.exceptions[0]
-            raise first from group
-
-
-def _swapped(check: Check) -> Check:
-    async def swapped(a: MessageStream, b: MessageStream) -> None:
-        await check(b, a)
-
-    swapped.__name__ = f"{check.__name__}_other_side"
-    return swapped
-
-
-def _requests(tag: str) -> list[rpc.Request]:
-    return [
-        rpc.Request(
-            f"{tag}-1", "tools/call", {"name": "echo", "arguments": {"text": f"{tag} ünï\nline"}}
-        ),
-        rpc.Request(2, "ping", None),
-        rpc.Request(f"{tag}-3", "resources/read", {"uri": "test://x", "_meta": {"k": [1, None]}}),
-    ]
-
-
-def _answer(request: rpc.Request, *, error: bool = False) -> rpc.Message:
-    """An answer that says which request it answers."""
-    if error:
-        data = {"method": request.method, "params": request.params}
-        return rpc.ErrorResponse(request.id, Error(code=-32602, message="nope", data=data))
-    return rpc.ResultResponse(request.id, {"method": request.method, "echo": request.params})
-
-
-async def _expect_nothing(stream: MessageStream, after: str) -> None:
-    with trio.move_on_after(0.05):
-        got = await stream.receive()
-        raise AssertionError(f"{after}, one more message arrived: {got!r}")
-
-
-async def _answer_requests(
-    b: MessageStream, count: int, *, group: int = 1, seen: set[Any] | None = None
-) -> None:
-    """Receive ``count`` requests on ``b`` and answer each, ``group`` at a time in the
-    reverse order of their arrival."""
-    pending: list[rpc.Request] = []
-    for _ in range(count):
-        request = await b.receive()
-        if type(request) is not rpc.Request:
-            raise AssertionError(f"expected a request, received {request!r}")
-        if seen is not None:
-            if request.id in seen:
-                raise AssertionError(f"request {request.id!r} arrived twice")
-            seen.add(request.id)
-        pending.append(request)
-        if len(pending) == group:
-            for waiting in reversed(pending):
-                await b.send(_answer(waiting), related=waiting.id)
-            pending.clear()
-    for waiting in reversed(pending):
-        await b.send(_answer(waiting), related=waiting.id)
-
-
-async def _rr_round_trip(a: MessageStream, b: MessageStream) -> None:
-    for index, request in enumerate(_requests("rt")):
-        await a.send(request)
-        await _expect(b, request)
-        progress = [
-            rpc.Notification("notifications/progress", {"progressToken": index, "progress": p})
-            for p in (0.25, 0.5)
-        ]
-        answer = _answer(request, error=index == 1)
-
-        async def respond(request: rpc.Request, messages: list[rpc.Message]) -> None:
-            for message in messages:
-                await b.send(message, related=request.id)
-
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(respond, request, [*progress, answer])
-            for message in [*progress, answer]:
-                await _expect(a, message)
-    await _expect_nothing(a, "after every answer")
-
-
-async def _rr_concurrent_requests(a: MessageStream, b: MessageStream) -> None:
-    tasks, per_task = 8, 20
-    requests = {
-        f"c{t}-{n}": rpc.Request(f"c{t}-{n}", "test/burst", {"n": n, "pad": "x" * (100 * t)})
-        for t in range(tasks)
-        for n in range(per_task)
-    }
-    answered: set[Any] = set()
-
-    async def requester(t: int) -> None:
-        for n in range(per_task):
-            await a.send(requests[f"c{t}-{n}"])
-
-    async with trio.open_nursery() as nursery:
-        for t in range(tasks):
-            nursery.start_soon(requester, t)
-        nursery.start_soon(partial(_answer_requests, b, len(requests), group=tasks, seen=set()))
-        for _ in range(len(requests)):
-            got = await a.receive()
-            request = requests.get(getattr(got, "id", None))  # type: ignore[arg-type]
-            if request is None or got != _answer(request):
-                raise AssertionError(f"an answer no request asked for: {got!r:.200}")
-            if request.id in answered:
-                raise AssertionError(f"request {request.id!r} was answered twice")
-            answered.add(request.id)
-    await _expect_nothing(a, "after every answer")
-
-
-def _rr_large_messages(size: int) -> Check:
-    async def check(a: MessageStream, b: MessageStream) -> None:
-        big = rpc.Request("big", "tools/call", {"name": "x", "arguments": {"t": "é" * (size // 2)}})
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(a.send, big)
-            await _expect(b, big)
-            nursery.start_soon(partial(b.send, _answer(big), related=big.id))
-            await _expect(a, _answer(big))
-
-    check.__name__ = "_rr_large_messages"
-    return check
-
-
-async def _rr_cancelled_receive_loses_nothing(a: MessageStream, b: MessageStream) -> None:
-    for side in (a, b):
-        with trio.move_on_after(0.05):
-            await side.receive()
-            raise AssertionError("receive returned with nothing sent")
-    request = rpc.Request("after-cancel", "ping", None)
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(a.send, request)
-        nursery.start_soon(_answer_requests, b, 1)
-        await _expect(a, _answer(request))
-
-
-async def _rr_own_close(a: MessageStream, b: MessageStream) -> None:
-    await a.aclose()
-    await a.aclose()  # idempotent
-    message = rpc.Request("closed", "ping", None)
-    for op in (lambda: a.send(message), a.receive):
-        try:
-            await op()
-        except trio.ClosedResourceError:
-            pass
-        else:
-            raise AssertionError("a closed stream must raise ClosedResourceError")
-
-
-async def _rr_responder_close(a: MessageStream, b: MessageStream) -> None:
-    first, second = rpc.Request("answered", "ping", None), rpc.Request("orphan", "ping", None)
-    await a.send(first)
-    await a.send(second)
-    got = {repr(await b.receive()), repr(await b.receive())}
-    if got != {repr(first), repr(second)}:
-        raise AssertionError(f"sent {first!r} and {second!r}, received {got!r}")
-    await b.send(_answer(first), related=first.id)
-    await b.aclose()
-    answered = orphan_told = False
-    while not (answered and orphan_told):
-        try:
-            message = await a.receive()
-        except (trio.EndOfChannel, trio.BrokenResourceError):
-            if not answered:
-                raise AssertionError("an answer sent before close was lost") from None
-            return
-        if message == _answer(first):
-            answered = True
-        elif type(message) is rpc.ErrorResponse and message.id == second.id:
-            orphan_told = True
-        else:
-            raise AssertionError(f"after the responder closed, received {message!r}")
-
-
-def _rr_invalid_input(send_raw: Callable[[MessageStream, bytes], Awaitable[None]]) -> Check:
-    async def check(a: MessageStream, b: MessageStream) -> None:
-        await send_raw(a, b'{"jsonrpc": "2.0", "id": 1, "method": ')
-        got = await b.receive()
-        if (
-            not isinstance(got, rpc.InvalidMessage)
-            or got.reply is None
-            or got.reply.error.code != -32700
-        ):
-            raise AssertionError(
-                f"invalid JSON must arrive as a -32700 InvalidMessage, got {got!r}"
-            )
-        request = rpc.Request("still-alive", "ping", None)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(a.send, request)
-            nursery.start_soon(_answer_requests, b, 1)
-            await _expect(a, _answer(request))
-
-    check.__name__ = "_rr_invalid_input"
-    return check
-
-
-async def _rr_backpressure(a: MessageStream, b: MessageStream) -> None:
-    sent = 0
-
-    async def flood() -> None:
-        nonlocal sent
-        while True:
-            await a.send(rpc.Request(f"f{sent}", "flood", {"n": sent, "pad": "x" * 4096}))
-            sent += 1
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(flood)
-        nursery.start_soon(_answer_requests, b, 1 << 30)
-        await trio.sleep(0.2)
-        stalled_at = sent
-        await trio.sleep(0.2)
-        if sent != stalled_at or sent > 10_000:
-            raise AssertionError(
-                f"send must block while answers are not read (sent {sent} requests)"
-            )
-        first = await a.receive()
-        n = int(str(getattr(first, "id", "f-1"))[1:])
-        expected = rpc.Request(f"f{n}", "flood", {"n": n, "pad": "x" * 4096})
-        if not 0 <= n < sent or first != _answer(expected):
-            raise AssertionError(f"a flooded request's answer arrived as {first!r:.200}")
-        nursery.cancel_scope.cancel()
-
-
-async def _rr_cancelled_send_is_whole(a: MessageStream, b: MessageStream) -> None:
-    pad = {"pad": "y" * 65536}
-    sent = 0
-    with trio.move_on_after(0.1):
-        while True:
-            await a.send(rpc.Request(f"maybe-{sent}", "maybe", pad))
-            sent += 1
-    after = rpc.Request("after", "after", {"ok": True})
-    async with trio.open_nursery() as nursery:
-
-        async def respond() -> None:
-            while True:
-                request = await b.receive()
-                if not isinstance(request, rpc.Request) or (
-                    request != after and (request.method != "maybe" or request.params != pad)
-                ):
-                    raise AssertionError(
-                        f"a cancelled send left a broken request: {request!r:.200}"
-                    )
-                await b.send(_answer(request), related=request.id)
-
-        nursery.start_soon(respond)
-        nursery.start_soon(a.send, after)
-        while True:
-            got = await a.receive()
-            if got == _answer(after):
-                break
-            n = str(getattr(got, "id", ""))
-            if not n.startswith("maybe-") or got != _answer(rpc.Request(n, "maybe", pad)):
-                raise AssertionError(f"a broken answer arrived: {got!r:.200}")
-        nursery.cancel_scope.cancel()

@@ -1,0 +1,80 @@
+"""What the transport checks share: the pair maker's type, receiving what was sent, running
+one check against a fresh pair, and the close check that every profile makes."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from functools import partial
+from typing import TypeAlias
+
+import trio
+
+from .. import _jsonrpc as rpc
+from .._transports._stream import MessageStream
+
+PairMaker: TypeAlias = Callable[
+    [], AbstractAsyncContextManager[tuple[MessageStream, MessageStream]]
+]
+Check: TypeAlias = Callable[[MessageStream, MessageStream], Awaitable[None]]
+
+
+async def expect(stream: MessageStream, expected: rpc.Message) -> None:
+    got = await stream.receive()
+    if got != expected:
+        raise AssertionError(f"sent {expected!r}, received {got!r}")
+
+
+async def expect_all(
+    stream: MessageStream, expected: Sequence[rpc.Message], *, ordered: bool
+) -> None:
+    """Receive ``len(expected)`` messages: ``expected`` in order, or (``ordered=False``) the
+    same messages, each exactly once, in any order."""
+    if ordered:
+        for message in expected:
+            await expect(stream, message)
+        return
+    got = [await stream.receive() for _ in expected]
+    if sorted(map(repr, got)) != sorted(map(repr, expected)):
+        raise AssertionError(f"sent {list(expected)!r}, received {got!r}")
+
+
+async def run_check(check: Check, maker: PairMaker, wait: float) -> None:
+    """Run ``check`` on a fresh pair from ``maker``; a broken promise (or a hang of
+    ``wait`` seconds) comes out as a plain :exc:`AssertionError`."""
+    try:
+        with trio.fail_after(wait):
+            async with maker() as (a, b):
+                await check(a, b)
+    except BaseExceptionGroup as group:
+        # A check's own nursery wraps what failed in it: report the broken promise itself.
+        broken: BaseException | None = group.subgroup(AssertionError)
+        if broken is None:
+            raise
+        while isinstance(broken, BaseExceptionGroup):
+            broken = broken.exceptions[0]
+        raise broken from group
+    except trio.TooSlowError:
+        # A message that never arrives, an end never reported: the transport hangs.
+        function = check.func if isinstance(check, partial) else check
+        name = function.__name__.removeprefix("_check_").replace("_", " ")
+        raise AssertionError(
+            f"check {name!r} did not finish within {wait} s: the transport hangs"
+        ) from None
+
+
+async def check_close_wakes_receiver(a: MessageStream, b: MessageStream) -> None:
+    outcome: list[BaseException] = []
+
+    async def blocked_receive() -> None:
+        try:
+            await a.receive()
+        except (trio.ClosedResourceError, trio.EndOfChannel, trio.BrokenResourceError) as exc:
+            outcome.append(exc)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(blocked_receive)
+        await trio.sleep(0.05)  # let it block (real transports have I/O tasks of their own)
+        await a.aclose()
+    if not outcome:
+        raise AssertionError("closing a stream must wake a task blocked in receive")
