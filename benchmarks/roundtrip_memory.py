@@ -34,8 +34,8 @@ ECHO_ARGS = {"text": "hello, world"}
 # --- the floor: a minimal hand-written JSON-RPC loop on Trio ------------------------------------
 
 
-async def floor_roundtrips(calls: int) -> float:
-    """µs per call for the hand-written loop."""
+async def floor_roundtrips(calls: int) -> tuple[float, float]:
+    """(wall, CPU) µs per call for the hand-written loop."""
     c2s_send, c2s_recv = trio.open_memory_channel[bytes](64)
     s2c_send, s2c_recv = trio.open_memory_channel[bytes](64)
     pending: dict[int, trio.Event] = {}
@@ -77,19 +77,21 @@ async def floor_roundtrips(calls: int) -> float:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(server)
         nursery.start_soon(client_reader)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for i in range(calls):
             result = await call(i)
             assert result["content"][0]["text"] == ECHO_ARGS["text"]
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         nursery.cancel_scope.cancel()
-    return elapsed / calls * 1e6
+    return elapsed / calls * 1e6, cpu / calls * 1e6
 
 
 # --- trio_mcp ---------------------------------------------------------------------------------
 
 
-async def trio_mcp_roundtrips(calls: int, *, modern: bool) -> float:
+async def trio_mcp_roundtrips(calls: int, *, modern: bool) -> tuple[float, float]:
+    """(wall, CPU) µs per call for trio_mcp's client and server sessions."""
+
     async def handler(session: Any, request: Any) -> types.CallToolResult:
         return types.CallToolResult(
             content=[types.TextContent(text=request.params.arguments["text"])]
@@ -102,12 +104,12 @@ async def trio_mcp_roundtrips(calls: int, *, modern: bool) -> float:
         request = types.CallToolRequest(
             params=types.CallToolRequestParams(name="echo", arguments=ECHO_ARGS)
         )
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(calls):
             result = await pair.client.request(request)
             assert result.content[0].text == ECHO_ARGS["text"]  # type: ignore[union-attr]
-        elapsed = time.perf_counter() - start
-    return elapsed / calls * 1e6
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return elapsed / calls * 1e6, cpu / calls * 1e6
 
 
 def main() -> None:
@@ -118,26 +120,35 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print one JSON line")
     args = parser.parse_args()
-    floor, legacy, modern = [], [], []
+    runs: dict[str, list[tuple[float, float]]] = {"floor": [], "legacy": [], "modern": []}
     for _ in range(args.rounds):  # interleaved rounds: the machine's noise hits all alike
-        floor.append(trio.run(floor_roundtrips, args.calls))
-        legacy.append(trio.run(lambda: trio_mcp_roundtrips(args.calls, modern=False)))
-        modern.append(trio.run(lambda: trio_mcp_roundtrips(args.calls, modern=True)))
-    f, lg, md = (statistics.median(x) for x in (floor, legacy, modern))
+        runs["floor"].append(trio.run(floor_roundtrips, args.calls))
+        runs["legacy"].append(trio.run(lambda: trio_mcp_roundtrips(args.calls, modern=False)))
+        runs["modern"].append(trio.run(lambda: trio_mcp_roundtrips(args.calls, modern=True)))
+    wall = {k: statistics.median(w for w, _ in v) for k, v in runs.items()}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in runs.items()}
     report = {
-        "floor_us": round(f, 1),
-        "trio_mcp_legacy_us": round(lg, 1),
-        "trio_mcp_modern_us": round(md, 1),
-        "ratio_legacy": round(lg / f, 2),
-        "ratio_modern": round(md / f, 2),
+        **{f"{k}_us": round(v, 1) for k, v in wall.items()},
+        **{f"{k}_cpu_us": round(v, 1) for k, v in cpu.items()},
+        **{f"ratio_{k}": round(wall[k] / wall["floor"], 2) for k in ("legacy", "modern")},
+        **{f"cpu_ratio_{k}": round(cpu[k] / cpu["floor"], 2) for k in ("legacy", "modern")},
     }
     if args.json:
         print(json.dumps(report))
         return
     print(f"median of {args.rounds} rounds x {args.calls} sequential tools/call round trips")
-    print(f"  hand-written Trio floor     {f:8.1f} µs/call")
-    print(f"  trio_mcp, legacy era        {lg:8.1f} µs/call   {lg / f:.2f}x the floor")
-    print(f"  trio_mcp, modern era        {md:8.1f} µs/call   {md / f:.2f}x the floor")
+    print("  (wall: elapsed time per call; CPU: this process's CPU time per call, which other")
+    print("  processes on a busy machine disturb much less)")
+    print(f"  {'':28}{'wall µs':>9}{'ratio':>8}{'CPU µs':>10}{'ratio':>8}")
+    for key, label in (
+        ("floor", "hand-written Trio floor"),
+        ("legacy", "trio_mcp, legacy era"),
+        ("modern", "trio_mcp, modern era"),
+    ):
+        print(
+            f"  {label:28}{wall[key]:9.1f}{wall[key] / wall['floor']:7.2f}x"
+            f"{cpu[key]:10.1f}{cpu[key] / cpu['floor']:7.2f}x"
+        )
 
 
 if __name__ == "__main__":
