@@ -101,7 +101,7 @@ class Dispatcher:
                 )
             handler = custom
         try:
-            return await handler(ctx, request.params)
+            result = await handler(ctx, request.params)
         except URLElicitationRequired as error:
             # Modern input rounds turned it into questions already (_gathering_input).
             if ctx.era == "modern":
@@ -114,6 +114,12 @@ class Dispatcher:
             if refusal is not None:
                 raise refusal from None
             raise
+        if type(result) is dict and "resultType" not in result and ctx.era == "modern":
+            # Every 2026-07-28 result carries resultType; the models write it themselves,
+            # and so do the built-in handlers' plain dicts, but a Server.method handler
+            # need not know. A copy: the handler's dict may be shared.
+            result = {**result, "resultType": "complete"}
+        return result
 
     def immediate(self, session: Session, request: InboundRequest) -> Any:
         """Answer a call of a plain-function tool right away, in the session's receive loop
