@@ -511,17 +511,19 @@ class Client:
         Raises:
             McpError: not found (-32602; -32002 from older servers), or another error.
         """
+        generation = 0
         if self.cache is not None:
             cached = self.cache.get("resources/read", uri)
             if cached is not None:
                 await trio.lowlevel.checkpoint()
                 return cached  # type: ignore[no-any-return]
+            generation = self.cache.generation("resources/read")
         result, retries = await self._with_inputs(
             "resources/read", {"uri": uri}, ReadResourceResult
         )
         # A result that took input depends on more than the URI: never cached.
         if self.cache is not None and self.era == "modern" and retries == 0:
-            self.cache.put("resources/read", uri, result)
+            self.cache.put("resources/read", uri, result, generation=generation)
         return result
 
     # -- prompts ----------------------------------------------------------------------------
@@ -679,11 +681,14 @@ class Client:
         under its own cursor; a cursor the server refuses discards every cached page of
         that list."""
         key = "" if cursor is None else "cursor:" + cursor
+        generation = 0
         if self.cache is not None:
             cached = self.cache.get(method, key)
             if cached is not None:
                 await trio.lowlevel.checkpoint()
                 return cached  # type: ignore[no-any-return]
+            # An answer to a request sent before the list changed is not kept.
+            generation = self.cache.generation(method)
         params = {"cursor": cursor} if cursor is not None else None
         try:
             result = await self._send(method, params, model)
@@ -692,7 +697,7 @@ class Client:
                 self.cache.invalidate_method(method)
             raise
         if self.cache is not None and self.era == "modern":
-            self.cache.put(method, key, result)
+            self.cache.put(method, key, result, generation=generation)
         return result
 
     async def _all(self, page: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
