@@ -28,6 +28,7 @@ from .._types._tools import CallToolResult, ListToolsResult
 from .._versions import MODERN_VERSIONS
 from ._context import Context, InputRequired, Inputs
 from ._pagination import paginate
+from ._rate_limit import RateLimiter
 from ._request_state import binding_of
 from ._resources import not_found
 from ._results import downgrade_content
@@ -68,6 +69,9 @@ class Dispatcher:
         #: Open ``subscriptions/listen`` streams of this connection.
         self._listening: set[Subscriber] = set()
         self._subscriptions_ended = False
+        #: The callers' token buckets, with a ``tool_rate_limit``.
+        limit = server.tool_rate_limit
+        self._rate_limiter = RateLimiter(limit) if limit is not None else None
         self._handlers: dict[str, Handler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -124,8 +128,9 @@ class Dispatcher:
     def immediate(self, session: Session, request: InboundRequest) -> Any:
         """Answer a call of a plain-function tool right away, in the session's receive loop
         (no task, no cancel scope: the function never yields); everything else
-        :data:`~trio_mcp.session.LATER`."""
-        if request.method != "tools/call":
+        :data:`~trio_mcp.session.LATER`. With a rate limit, calls go the long way too:
+        :meth:`handle` knows the caller (stateless HTTP names it per request)."""
+        if request.method != "tools/call" or self._rate_limiter is not None:
             return LATER
         raw = request.raw_params
         if raw is None:
@@ -240,6 +245,12 @@ class Dispatcher:
     async def _call_tool(
         self, ctx: Context, params: Any
     ) -> CallToolResult | InputRequiredResult | dict[str, Any]:
+        limiter = self._rate_limiter
+        if limiter is not None:
+            retry_after = limiter.acquire(ctx.principal)
+            if retry_after:
+                await trio.lowlevel.checkpoint()
+                return limiter.refusal(retry_after)
         spec = self.server._tools.get(params.name)
         if spec is None:
             await trio.lowlevel.checkpoint()

@@ -29,6 +29,7 @@ from ._completion import Completer, CompleterSpec
 from ._context import Context
 from ._dispatch import Dispatcher
 from ._prompts import PromptSpec
+from ._rate_limit import RateLimit
 from ._request_state import RequestStateSealer
 from ._resources import DirectoryResources, ResourceSpec, TemplateSpec
 from ._subscriptions import Hub
@@ -78,6 +79,20 @@ class Server:
             load balancer must share it; by default each process draws one.
         request_state_ttl: seconds a ``requestState`` stays valid.
         versions: the protocol revisions to accept.
+        tool_rate_limit: limit ``tools/call`` requests, as the spec says servers
+            must (``RateLimit(calls=10, per=60)``; off by default). Each caller has
+            its own token bucket: a connection (stdio, WebSocket, a memory pair), an
+            initialize-era HTTP session, or for stateless (2026-07-28) HTTP the
+            request's principal (``asgi_app(principal=...)``), all unnamed callers
+            sharing one bucket. Every ``tools/call`` request counts, the retries of
+            an input round and calls of unknown tools too. A call over the limit is
+            answered with a tool error result (``isError: true``, saying when to
+            try again) and the tool does not run: the spec has no error code for
+            it, keeps -32020 to -32099 for codes it defines and tells new
+            implementations not to use -32000 to -32019, while an error result
+            reaches every client and lets the model wait and retry. With a limit,
+            plain-``def`` tools are called the way ``async def`` ones are (in a
+            task), since the limit needs to know the caller.
     """
 
     def __init__(
@@ -102,6 +117,7 @@ class Server:
         request_state_ttl: float = 600.0,
         versions: Sequence[str] = SUPPORTED_VERSIONS,
         clock: Callable[[], float] = time.time,
+        tool_rate_limit: RateLimit | None = None,
     ) -> None:
         self.info = Implementation(
             name=name,
@@ -122,6 +138,10 @@ class Server:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.versions = tuple(versions)
+        if tool_rate_limit is not None and not isinstance(tool_rate_limit, RateLimit):
+            raise TypeError(f"tool_rate_limit must be a RateLimit, not {tool_rate_limit!r}")
+        #: The limit on ``tools/call`` (each connection takes it when it starts).
+        self.tool_rate_limit = tool_rate_limit
         self._sealer = RequestStateSealer(
             secret or os.urandom(32), ttl=request_state_ttl, clock=clock
         )
