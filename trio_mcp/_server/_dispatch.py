@@ -25,7 +25,7 @@ from .._types._resources import (
 )
 from .._types._subscriptions import SubscriptionFilter, SubscriptionsListenResult
 from .._types._tools import CallToolResult, ListToolsResult
-from .._versions import MODERN_VERSIONS
+from .._versions import FIRST_MODERN_VERSION, MODERN_VERSIONS
 from ._context import Context, InputRequired, Inputs
 from ._pagination import paginate
 from ._rate_limit import RateLimiter
@@ -238,7 +238,11 @@ class Dispatcher:
 
     async def _list_tools(self, ctx: Context, params: Any) -> ListToolsResult:
         await trio.lowlevel.checkpoint()
-        tools = [spec.tool for spec in self.server._tools.values()]
+        version = ctx.request.version
+        if version >= FIRST_MODERN_VERSION:
+            tools = [spec.tool for spec in self.server._tools.values()]
+        else:  # only object output schemas
+            tools = [spec.tool_for(version) for spec in self.server._tools.values()]
         page, cursor = paginate("tools", tools, params.cursor, self.server.page_size)
         return ListToolsResult(tools=page, next_cursor=cursor, **self._cache_hints(ctx))
 
