@@ -20,8 +20,9 @@ answer (see :class:`trio_mcp.Context`).
 
 It also serves one skill under the Skills extension (SEP-2640,
 ``io.modelcontextprotocol/skills``), which trio_mcp has no built-in support for:
-the files are ordinary resources, and ``skills/list``, ``skills/get`` and
-``resources/directory/read`` are answered with :meth:`Server.method`.
+the server declares it with ``Server(extensions=...)``, the files are ordinary
+resources, and ``skills/list``, ``skills/get`` and ``resources/directory/read``
+are answered with :meth:`Server.method`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ import json
 from functools import partial
 from typing import Annotated, Any
 
-import attrs
 import trio
 
 from trio_mcp import Context, ErrorCode, McpError, MissingRequiredClientCapability, Server
@@ -49,7 +49,6 @@ from trio_mcp.types import (
     ListRootsRequest,
     PromptMessage,
     SamplingMessage,
-    ServerCapabilities,
     TextContent,
     TextResourceContents,
 )
@@ -64,20 +63,13 @@ WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 SKILLS = "io.modelcontextprotocol/skills"
 
 
-class SkillsServer(Server):
-    """A server that also declares the Skills extension, with directory reads."""
-
-    def capabilities(self) -> ServerCapabilities:
-        declared = super().capabilities()
-        return attrs.evolve(declared, extensions={SKILLS: {"directoryRead": True}})
-
-
-server = SkillsServer(
+server = Server(
     "trio-mcp-conformance-server",
     version="1.0.0",
     tools=True,
     resources=True,
     prompts=True,
+    extensions={SKILLS: {"directoryRead": True}},  # the Skills extension, with directory reads
     cache_ttl_ms=0,
     cache_scope="private",
 )
@@ -601,14 +593,11 @@ def page(items: list[Any], params: Any) -> tuple[list[Any], str | None]:
     return items[start:end], (str(end) if end < len(items) else None)
 
 
-def modern(ctx: Context, result: dict[str, Any], *, cacheable: bool = True) -> dict[str, Any]:
-    """Add what results carry from 2026-07-28: ``resultType`` (which trio_mcp adds to the
-    results of the methods it knows, not to those of :meth:`Server.method`) and, for
-    cacheable ones, the caching attributes ``ttlMs`` and ``cacheScope``."""
+def cacheable(ctx: Context, result: dict[str, Any]) -> dict[str, Any]:
+    """Add what cacheable results carry from 2026-07-28: ``ttlMs`` and ``cacheScope``
+    (``resultType`` trio_mcp adds to every result itself)."""
     if ctx.era == "modern":
-        result["resultType"] = "complete"
-        if cacheable:
-            result |= {"ttlMs": server.cache_ttl_ms, "cacheScope": server.cache_scope}
+        result |= {"ttlMs": server.cache_ttl_ms, "cacheScope": server.cache_scope}
     return result
 
 
@@ -618,7 +607,7 @@ async def list_skills(ctx: Context, params: Any) -> dict[str, Any]:
     result: dict[str, Any] = {"skills": skills}
     if cursor is not None:
         result["nextCursor"] = cursor
-    return modern(ctx, result)
+    return cacheable(ctx, result)
 
 
 @server.method("skills/get")
@@ -626,7 +615,7 @@ async def get_skill(ctx: Context, params: Any) -> dict[str, Any]:
     uri = (params or {}).get("uri")
     if uri != SKILL_URI:
         raise invalid_params(f"no skill at {uri!r}")
-    return modern(ctx, {"skill": SKILL_ENTRY})
+    return cacheable(ctx, {"skill": SKILL_ENTRY})
 
 
 @server.method("resources/directory/read")
@@ -639,7 +628,7 @@ async def read_directory(ctx: Context, params: Any) -> dict[str, Any]:
     result: dict[str, Any] = {"resources": resources}
     if cursor is not None:
         result["nextCursor"] = cursor
-    return modern(ctx, result, cacheable=False)
+    return result
 
 
 # -- prompts and completion -------------------------------------------------------------------

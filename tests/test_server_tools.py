@@ -282,14 +282,6 @@ def test_verbatim_input_schema_must_be_an_object_schema(schema: dict[str, Any]) 
         Server("t").add_tool(lambda: "x", name="bad", input_schema=schema)
 
 
-@pytest.mark.parametrize("schema", [{"type": "string"}, {"items": {}}, {"type": "array"}])
-def test_verbatim_output_schema_must_be_an_object_schema(schema: dict[str, Any]) -> None:
-    """Up to 2025-11-25 ``outputSchema`` (and so ``structuredContent``) is an object; a
-    server answering those revisions cannot declare anything else."""
-    with pytest.raises(ValueError, match='output_schema must have "type": "object" at its root'):
-        Server("t").add_tool(lambda: "hello", name="bad", output_schema=schema)
-
-
 @pytest.mark.parametrize("revision", ALL_VERSIONS)
 async def test_non_object_structured_content_reaches_only_the_revision_that_allows_it(
     revision: str,

@@ -4,6 +4,7 @@ pieces a server is made of."""
 from ._server._completion import MAX_VALUES as MAX_VALUES, Completer as Completer
 from ._server._context import Context as Context
 from ._server._prompts import PromptSpec as PromptSpec
+from ._server._rate_limit import RateLimit as RateLimit
 from ._server._request_state import RequestStateSealer as RequestStateSealer
 from ._server._resources import (
     DirectoryResources as DirectoryResources,

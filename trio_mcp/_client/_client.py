@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 import trio
 
 from .._errors import (
+    ConnectionClosed,
     ErrorCode,
     McpError,
     ProtocolError,
@@ -134,6 +135,8 @@ class Client:
         self._output_schemas = OutputSchemas()
         self._listeners: set[Listener] = set()
         self._listeners_by_id: dict[Any, Listener] = {}
+        #: Set when the server's input ends (see :meth:`_wait_connection_ended`).
+        self._input_ended = trio.Event()
         self.session: Session
         self.discovery: DiscoverResult | None = None
 
@@ -511,17 +514,19 @@ class Client:
         Raises:
             McpError: not found (-32602; -32002 from older servers), or another error.
         """
+        generation = 0
         if self.cache is not None:
             cached = self.cache.get("resources/read", uri)
             if cached is not None:
                 await trio.lowlevel.checkpoint()
                 return cached  # type: ignore[no-any-return]
+            generation = self.cache.generation("resources/read")
         result, retries = await self._with_inputs(
             "resources/read", {"uri": uri}, ReadResourceResult
         )
         # A result that took input depends on more than the URI: never cached.
         if self.cache is not None and self.era == "modern" and retries == 0:
-            self.cache.put("resources/read", uri, result)
+            self.cache.put("resources/read", uri, result, generation=generation)
         return result
 
     # -- prompts ----------------------------------------------------------------------------
@@ -602,6 +607,16 @@ class Client:
         (entering waits for the server's acknowledgement; leaving cancels it).
         Legacy era: list changes arrive unasked; ``resources/subscribe`` is sent
         for each URI on entry and ``resources/unsubscribe`` on exit.
+
+        In both eras, iteration stops (after the changes that came first) when the
+        subscription ends: the server ended it (modern era), or the connection
+        closed, when :attr:`Listener.error` is the
+        :exc:`~trio_mcp.ConnectionClosed` that says so. It does not raise, so check
+        ``listener.error`` to tell a graceful end from a lost server.
+
+        Raises:
+            ConnectionClosed: (on entry) the connection is closed already.
+            McpError: (on entry) the server refused the subscription.
         """
         wanted = SubscriptionFilter(
             tools_list_changed=tools or None,
@@ -638,14 +653,33 @@ class Client:
                     yield listener
                     nursery.cancel_scope.cancel()
             else:
+                self.session._check_open()
                 self._listeners.add(listener)
+                # No request to end with the connection, as in the modern era: a watcher
+                # ends it, behind the notifications that came first.
+                key = object()
+                self._listeners_by_id[key] = listener
                 subscribed = []
                 try:
-                    for uri in resource_uris:
-                        await self._send("resources/subscribe", {"uri": uri}, dict)
-                        subscribed.append(uri)
-                    listener.acknowledge(wanted)
-                    yield listener
+                    async with open_nursery_unwrapped() as nursery:
+
+                        async def end_with_connection() -> None:
+                            await self._wait_connection_ended()
+                            try:
+                                self.session._check_open()
+                            except ConnectionClosed as exc:
+                                listener.error = exc
+                            else:  # pragma: no cover - ended means closed
+                                listener.error = ConnectionClosed("the connection closed")
+                            await self._end_after_queued_notifications(key, listener)
+
+                        nursery.start_soon(end_with_connection)
+                        for uri in resource_uris:
+                            await self._send("resources/subscribe", {"uri": uri}, dict)
+                            subscribed.append(uri)
+                        listener.acknowledge(wanted)
+                        yield listener
+                        nursery.cancel_scope.cancel()
                 finally:
                     with (
                         trio.CancelScope(shield=True),
@@ -663,14 +697,34 @@ class Client:
             }
             listener.close()
 
+    async def _wait_connection_ended(self) -> None:
+        """Block until no more notifications can come: the server's input ended, or the
+        session finished (closed by us, or its transport failed)."""
+        async with trio.open_nursery() as nursery:
+
+            async def session_finished() -> None:
+                await self.session.wait_finished()
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(session_finished)
+            await self._input_ended.wait()
+            nursery.cancel_scope.cancel()
+
     async def _end_after_queued_notifications(self, subscription: Any, listener: Listener) -> None:
         """End ``listener`` once the notifications that arrived before its answer are
         delivered: they wait in the session's notification queue, which the answer
-        bypassed. A marker queued behind them ends it in order."""
+        bypassed. A marker queued behind them ends it in order.
+
+        Blocks until the session finishes, unless cancelled first (the listener's
+        block ended): a session closed under it stops reading the queue, and the
+        marker would never be read; then it is ended here."""
         try:
             await self.session._notifications_in.send((_LISTEN_ENDED, subscription))
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             listener.end()
+            return
+        await self.session.wait_finished()
+        listener.end()
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -679,11 +733,14 @@ class Client:
         under its own cursor; a cursor the server refuses discards every cached page of
         that list."""
         key = "" if cursor is None else "cursor:" + cursor
+        generation = 0
         if self.cache is not None:
             cached = self.cache.get(method, key)
             if cached is not None:
                 await trio.lowlevel.checkpoint()
                 return cached  # type: ignore[no-any-return]
+            # An answer to a request sent before the list changed is not kept.
+            generation = self.cache.generation(method)
         params = {"cursor": cursor} if cursor is not None else None
         try:
             result = await self._send(method, params, model)
@@ -692,7 +749,7 @@ class Client:
                 self.cache.invalidate_method(method)
             raise
         if self.cache is not None and self.era == "modern":
-            self.cache.put(method, key, result)
+            self.cache.put(method, key, result, generation=generation)
         return result
 
     async def _all(self, page: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
@@ -803,12 +860,20 @@ async def connect_client(
         ),
         versions=versions,
     )
+    on_input_ended = session_options.pop("on_input_ended", None)
+
+    def input_ended() -> None:
+        client._input_ended.set()
+        if on_input_ended is not None:
+            on_input_ended()
+
     client.session = await connect_session(
         nursery,
         stream,
         connection,
         handler=client._handle_request,
         notification_handler=client._on_notification,
+        on_input_ended=input_ended,
         **session_options,
     )
     try:

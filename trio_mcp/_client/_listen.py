@@ -44,8 +44,10 @@ class Listener:
     Attributes:
         acknowledged: (modern era) what the server agreed to send.
         ended: whether the subscription ended (the server answered, refused, or the
-            connection closed); iteration then stops.
-        error: (modern era) the error that ended it, if it did not end gracefully.
+            connection closed); iteration then stops, it does not raise.
+        error: the error that ended it, if it did not end gracefully: in either era a
+            :exc:`~trio_mcp.ConnectionClosed` when the connection closed; in the
+            modern era also the server's error answer.
     """
 
     def __init__(self, wanted: SubscriptionFilter) -> None:

@@ -25,9 +25,10 @@ from .._types._resources import (
 )
 from .._types._subscriptions import SubscriptionFilter, SubscriptionsListenResult
 from .._types._tools import CallToolResult, ListToolsResult
-from .._versions import MODERN_VERSIONS
+from .._versions import FIRST_MODERN_VERSION, MODERN_VERSIONS
 from ._context import Context, InputRequired, Inputs
 from ._pagination import paginate
+from ._rate_limit import RateLimiter
 from ._request_state import binding_of
 from ._resources import not_found
 from ._results import downgrade_content
@@ -68,6 +69,9 @@ class Dispatcher:
         #: Open ``subscriptions/listen`` streams of this connection.
         self._listening: set[Subscriber] = set()
         self._subscriptions_ended = False
+        #: The callers' token buckets, with a ``tool_rate_limit``.
+        limit = server.tool_rate_limit
+        self._rate_limiter = RateLimiter(limit) if limit is not None else None
         self._handlers: dict[str, Handler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -101,7 +105,7 @@ class Dispatcher:
                 )
             handler = custom
         try:
-            return await handler(ctx, request.params)
+            result = await handler(ctx, request.params)
         except URLElicitationRequired as error:
             # Modern input rounds turned it into questions already (_gathering_input).
             if ctx.era == "modern":
@@ -114,12 +118,19 @@ class Dispatcher:
             if refusal is not None:
                 raise refusal from None
             raise
+        if type(result) is dict and "resultType" not in result and ctx.era == "modern":
+            # Every 2026-07-28 result carries resultType; the models write it themselves,
+            # and so do the built-in handlers' plain dicts, but a Server.method handler
+            # need not know. A copy: the handler's dict may be shared.
+            result = {**result, "resultType": "complete"}
+        return result
 
     def immediate(self, session: Session, request: InboundRequest) -> Any:
         """Answer a call of a plain-function tool right away, in the session's receive loop
         (no task, no cancel scope: the function never yields); everything else
-        :data:`~trio_mcp.session.LATER`."""
-        if request.method != "tools/call":
+        :data:`~trio_mcp.session.LATER`. With a rate limit, calls go the long way too:
+        :meth:`handle` knows the caller (stateless HTTP names it per request)."""
+        if request.method != "tools/call" or self._rate_limiter is not None:
             return LATER
         raw = request.raw_params
         if raw is None:
@@ -227,13 +238,23 @@ class Dispatcher:
 
     async def _list_tools(self, ctx: Context, params: Any) -> ListToolsResult:
         await trio.lowlevel.checkpoint()
-        tools = [spec.tool for spec in self.server._tools.values()]
+        version = ctx.request.version
+        if version >= FIRST_MODERN_VERSION:
+            tools = [spec.tool for spec in self.server._tools.values()]
+        else:  # only object output schemas
+            tools = [spec.tool_for(version) for spec in self.server._tools.values()]
         page, cursor = paginate("tools", tools, params.cursor, self.server.page_size)
         return ListToolsResult(tools=page, next_cursor=cursor, **self._cache_hints(ctx))
 
     async def _call_tool(
         self, ctx: Context, params: Any
     ) -> CallToolResult | InputRequiredResult | dict[str, Any]:
+        limiter = self._rate_limiter
+        if limiter is not None:
+            retry_after = limiter.acquire(ctx.principal)
+            if retry_after:
+                await trio.lowlevel.checkpoint()
+                return limiter.refusal(retry_after)
         spec = self.server._tools.get(params.name)
         if spec is None:
             await trio.lowlevel.checkpoint()

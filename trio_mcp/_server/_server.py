@@ -4,6 +4,7 @@ it over a message stream."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
@@ -28,6 +29,7 @@ from ._completion import Completer, CompleterSpec
 from ._context import Context
 from ._dispatch import Dispatcher
 from ._prompts import PromptSpec
+from ._rate_limit import RateLimit
 from ._request_state import RequestStateSealer
 from ._resources import DirectoryResources, ResourceSpec, TemplateSpec
 from ._subscriptions import Hub
@@ -63,6 +65,12 @@ class Server:
             registered (for servers that add things later); by default each is
             declared once something is registered before a connection starts.
         logging: declare the ``logging`` capability (on by default).
+        extensions: the protocol extensions this server supports, by identifier
+            (``{"io.modelcontextprotocol/skills": {"directoryRead": True}}``); each
+            value is that extension's settings object (``{}`` for none). They are
+            declared as ``capabilities.extensions``, which only 2026-07-28 and later
+            define: peers on older revisions are not sent them. Answer the
+            extension's methods with :meth:`method`.
         page_size: items per page of every list.
         cache_ttl_ms, cache_scope: the caching hints of modern list and read
             results (2026-07-28); 0 means "immediately stale". A resource may set
@@ -71,6 +79,20 @@ class Server:
             load balancer must share it; by default each process draws one.
         request_state_ttl: seconds a ``requestState`` stays valid.
         versions: the protocol revisions to accept.
+        tool_rate_limit: limit ``tools/call`` requests, as the spec says servers
+            must (``RateLimit(calls=10, per=60)``; off by default). Each caller has
+            its own token bucket: a connection (stdio, WebSocket, a memory pair), an
+            initialize-era HTTP session, or for stateless (2026-07-28) HTTP the
+            request's principal (``asgi_app(principal=...)``), all unnamed callers
+            sharing one bucket. Every ``tools/call`` request counts, the retries of
+            an input round and calls of unknown tools too. A call over the limit is
+            answered with a tool error result (``isError: true``, saying when to
+            try again) and the tool does not run: the spec has no error code for
+            it, keeps -32020 to -32099 for codes it defines and tells new
+            implementations not to use -32000 to -32019, while an error result
+            reaches every client and lets the model wait and retry. With a limit,
+            plain-``def`` tools are called the way ``async def`` ones are (in a
+            task), since the limit needs to know the caller.
     """
 
     def __init__(
@@ -87,6 +109,7 @@ class Server:
         resources: bool | None = None,
         prompts: bool | None = None,
         logging: bool = True,
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
         page_size: int = 100,
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "public",
@@ -94,6 +117,7 @@ class Server:
         request_state_ttl: float = 600.0,
         versions: Sequence[str] = SUPPORTED_VERSIONS,
         clock: Callable[[], float] = time.time,
+        tool_rate_limit: RateLimit | None = None,
     ) -> None:
         self.info = Implementation(
             name=name,
@@ -109,10 +133,15 @@ class Server:
         _check_ttl(cache_ttl_ms)
         self._declare = {"tools": tools, "resources": resources, "prompts": prompts}
         self._logging = logging
+        self._extensions = _check_extensions(extensions)
         self.page_size = page_size
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.versions = tuple(versions)
+        if tool_rate_limit is not None and not isinstance(tool_rate_limit, RateLimit):
+            raise TypeError(f"tool_rate_limit must be a RateLimit, not {tool_rate_limit!r}")
+        #: The limit on ``tools/call`` (each connection takes it when it starts).
+        self.tool_rate_limit = tool_rate_limit
         self._sealer = RequestStateSealer(
             secret or os.urandom(32), ttl=request_state_ttl, clock=clock
         )
@@ -130,6 +159,11 @@ class Server:
     @property
     def name(self) -> str:
         return self.info.name
+
+    @property
+    def extensions(self) -> Mapping[str, Mapping[str, Any]]:
+        """The declared protocol extensions and their settings (a read-only view)."""
+        return MappingProxyType(self._extensions or {})
 
     @property
     def tools(self) -> Mapping[str, ToolSpec]:
@@ -191,6 +225,8 @@ class Server:
             else None,
             completions={} if (self._prompts or self._templates or self._completers) else None,
             logging={} if self._logging else None,
+            # Written only for revisions that define the field (the converter's rule).
+            extensions=self._extensions,
         )
 
     # -- tools ------------------------------------------------------------------------------
@@ -453,8 +489,10 @@ class Server:
     # -- extension points -------------------------------------------------------------------
 
     def method(self, name: str) -> Callable[[F], F]:
-        """Answer a method the protocol does not define (experimental or vendor methods);
-        the function takes ``(context, params)`` and returns a result dict."""
+        """Answer a method the protocol does not define (experimental or vendor methods,
+        an extension's methods); the function takes ``(context, params)`` and returns a
+        result dict. To a 2026-07-28 request, ``"resultType": "complete"`` is added to
+        it unless it has a ``resultType`` already."""
 
         def register(fn: F) -> F:
             self._custom_methods[name] = fn
@@ -548,6 +586,41 @@ class Server:
     def shutdown(self) -> None:
         """End every ``subscriptions/listen`` stream gracefully (they answer and close)."""
         self._hub.close()
+
+
+#: An extension identifier: a ``_meta``-style key with its mandatory prefix, such as
+#: ``io.modelcontextprotocol/skills`` (dot-separated labels, a slash, then a name).
+_EXTENSION_ID = re.compile(
+    r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?/"
+    r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
+)
+
+
+def _check_extensions(
+    extensions: Mapping[str, Mapping[str, Any]] | None,
+) -> dict[str, dict[str, Any]] | None:
+    """A copy of ``extensions`` as declared, or ``None`` for none.
+
+    Raises:
+        ValueError: an identifier without its prefix (``vendor.example/name``).
+        TypeError: settings that are not a mapping.
+    """
+    if not extensions:
+        return None
+    checked: dict[str, dict[str, Any]] = {}
+    for identifier, settings in extensions.items():
+        if not isinstance(identifier, str) or not _EXTENSION_ID.fullmatch(identifier):
+            raise ValueError(
+                f"invalid extension identifier {identifier!r}: use a prefix and a name, "
+                "such as 'io.modelcontextprotocol/skills'"
+            )
+        if not isinstance(settings, Mapping):
+            raise TypeError(
+                f"the settings of extension {identifier!r} must be a mapping ({{}} for none), "
+                f"not {type(settings).__name__}"
+            )
+        checked[identifier] = dict(settings)
+    return checked
 
 
 def _check_ttl(ttl_ms: int | None) -> None:

@@ -70,10 +70,35 @@ class ToolSpec:
     output: _Output | None
     #: The function is a plain ``def`` (see :attr:`runs_inline`).
     plain: bool = False
+    #: (tool, the tool as listed before 2026-07-28), made on first use.
+    _listed_before_2026: tuple[Tool, Tool] | None = attrs.field(
+        default=None, init=False, repr=False
+    )
 
     @property
     def name(self) -> str:
         return self.tool.name
+
+    @property
+    def hides_output_before_2026(self) -> bool:
+        """Whether the tool's ``outputSchema`` is not an object schema: 2026-07-28 allows
+        any schema, earlier revisions only ``"type": "object"``, so peers on those get
+        neither the schema nor ``structuredContent`` (the text content still goes)."""
+        schema = self.tool.output_schema
+        return schema is not None and schema.get("type") != "object"
+
+    def tool_for(self, version: str) -> Tool:
+        """The tool as listed to a peer on revision ``version`` (see
+        :attr:`hides_output_before_2026`)."""
+        if version >= FIRST_MODERN_VERSION or not self.hides_output_before_2026:
+            return self.tool
+        cached = self._listed_before_2026
+        if cached is None or cached[0] is not self.tool:
+            cached = self._listed_before_2026 = (
+                self.tool,
+                attrs.evolve(self.tool, output_schema=None),
+            )
+        return cached[1]
 
     @classmethod
     def from_function(
@@ -97,7 +122,11 @@ class ToolSpec:
         validated against it with ``jsonschema`` and passed as keyword
         arguments). The output is structured when the return annotation is
         structured data (not ``str``, ``bytes``, content blocks or ``CallToolResult``), or
-        when ``output_schema`` is given; ``structured=False`` turns it off.
+        when ``output_schema`` is given; ``structured=False`` turns it off. A verbatim
+        ``output_schema`` may be any JSON Schema (2026-07-28 allows structured content
+        of any JSON type); if it is not an object schema, peers on earlier revisions,
+        which allow only ``"type": "object"``, get the tool without ``outputSchema`` and
+        its results without ``structuredContent`` (the text content is sent as ever).
 
         Raises:
             ValueError: an invalid name or schema.
@@ -175,9 +204,10 @@ class ToolSpec:
         if (
             version < FIRST_MODERN_VERSION
             and result.structured_content is not None
-            and type(result.structured_content) is not dict
+            and (type(result.structured_content) is not dict or self.hides_output_before_2026)
         ):
-            # Only 2026-07-28 allows any JSON value; before, structuredContent is an object.
+            # Only 2026-07-28 allows any JSON value (and any outputSchema); before,
+            # structuredContent is an object, and follows an object outputSchema if any.
             result = attrs.evolve(result, structured_content=None)
         return result
 
@@ -286,14 +316,9 @@ def _output_for(
     if structured is False:
         return None
     if output_schema is not None:
+        # Any schema: 2026-07-28 allows it. Peers on earlier revisions, whose schemas want
+        # "type": "object", are sent neither it nor structuredContent (ToolSpec.tool_for).
         schema = dict(output_schema)
-        _require_object_root(
-            schema,
-            "output_schema",
-            "revisions 2025-06-18 and 2025-11-25, which this server also answers, allow no "
-            "other outputSchema or structuredContent (return a non-object value from a typed "
-            "function to have it wrapped as {'result': value})",
-        )
         return _Output(schema=schema, validator=SchemaValidator(schema))
     try:
         annotation = get_type_hints(fn, include_extras=True).get("return", Any)
@@ -335,7 +360,7 @@ def _output_for(
 
 def _require_object_root(schema: Mapping[str, Any], argument: str, why: str) -> None:
     """Refuse a verbatim schema whose root is not ``"type": "object"``, as every revision's
-    schema requires of ``inputSchema`` (and every initialize-era one of ``outputSchema``).
+    schema requires of ``inputSchema``.
 
     Raises:
         ValueError: the root ``type`` is missing or another.
