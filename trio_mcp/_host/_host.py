@@ -368,7 +368,7 @@ class Host:
                     else:
                         for uri in uris:
                             updates._deliver(uri)
-                    await _forward_until_closed(client, changes, updates)
+                    await _forward_until_closed(changes, updates)
             except McpError as exc:
                 if first and not isinstance(exc, ConnectionClosed):
                     raise
@@ -378,22 +378,12 @@ class Host:
                 task_status.started()
 
 
-async def _forward_until_closed(
-    client: Client, changes: Listener, updates: ResourceUpdates
-) -> None:
-    """Pass resource updates from ``changes`` to ``updates`` until the connection ends
-    (an initialize-era listener does not end with it) or the subscription does."""
-    async with trio.open_nursery() as nursery:
-
-        async def forward() -> None:
-            async for change in changes:
-                if change.kind == "updated" and change.uri is not None:
-                    updates._deliver(change.uri)
-            nursery.cancel_scope.cancel()
-
-        nursery.start_soon(forward)
-        await client.session.wait_finished()
-        nursery.cancel_scope.cancel()
+async def _forward_until_closed(changes: Listener, updates: ResourceUpdates) -> None:
+    """Pass resource updates from ``changes`` to ``updates`` until the subscription ends
+    (a listener ends with its connection, in either era)."""
+    async for change in changes:
+        if change.kind == "updated" and change.uri is not None:
+            updates._deliver(change.uri)
 
 
 class ResourceUpdates:
