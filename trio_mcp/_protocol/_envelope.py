@@ -7,7 +7,7 @@ Every modern request names its protocol version and client capabilities in
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import attrs
 import orjson
@@ -22,7 +22,6 @@ CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
-T = TypeVar("T")
 
 SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 PROGRESS_TOKEN: Final = "progressToken"
@@ -49,6 +48,10 @@ def declares_modern_version(params: dict[str, Any] | None) -> bool:
 def read_envelope(params: dict[str, Any] | None, supported: Sequence[str]) -> Envelope:
     """Read and check a modern request's envelope.
 
+    A client sends the same envelope with every request, so the envelopes read are
+    remembered (up to 128, by their fields' JSON): a repeat is one dictionary look-up.
+    Envelopes are frozen, so sharing one is safe.
+
     Raises:
         McpError: -32602 when a required field is missing or malformed.
         UnsupportedProtocolVersion: -32022 when the version is not in ``supported``.
@@ -69,49 +72,50 @@ def read_envelope(params: dict[str, Any] | None, supported: Sequence[str]) -> En
     if version not in supported:
         raise UnsupportedProtocolVersion(supported=list(supported), requested=version)
     raw_caps = meta.get(CLIENT_CAPABILITIES)
+    raw_info = meta.get(CLIENT_INFO)
+    level = meta.get(LOG_LEVEL)
+    try:
+        key: tuple[Any, ...] | None = (
+            version,
+            orjson.dumps(raw_caps),
+            None if raw_info is None else orjson.dumps(raw_info),
+            level,
+        )
+        found = _envelopes.get(key)  # type: ignore[arg-type]
+    except TypeError:  # not JSON, or a level that cannot be a key: read it the long way
+        key = found = None
+    if found is not None:
+        return found
     if type(raw_caps) is not dict:
         raise McpError(
             f"Invalid params: _meta[{CLIENT_CAPABILITIES!r}] must be an object",
             code=ErrorCode.INVALID_PARAMS,
         )
     try:
-        capabilities = _read_cached(raw_caps, ClientCapabilities)
-        raw_info = meta.get(CLIENT_INFO)
-        info = None if raw_info is None else _read_cached(raw_info, Implementation)
+        capabilities = structure(raw_caps, ClientCapabilities)
+        info = None if raw_info is None else structure(raw_info, Implementation)
     except StructureError as exc:
         raise McpError(f"Invalid params: _meta: {exc}", code=ErrorCode.INVALID_PARAMS) from None
-    level = meta.get(LOG_LEVEL)
     if level is not None and level not in LOGGING_LEVELS:
         raise McpError(
             f"Invalid params: _meta[{LOG_LEVEL!r}] must be one of {', '.join(LOGGING_LEVELS)}",
             code=ErrorCode.INVALID_PARAMS,
         )
-    return Envelope(
+    envelope = Envelope(
         protocol_version=version,
         client_capabilities=capabilities,
         client_info=info,
         log_level=level,
     )
+    if key is not None:
+        if len(_envelopes) >= _CACHE_LIMIT:
+            _envelopes.clear()
+        _envelopes[key] = envelope
+    return envelope
 
 
 _CACHE_LIMIT = 128
-_cache: dict[tuple[type[Any], bytes], Any] = {}
-
-
-def _read_cached(raw: Any, cls: type[T]) -> T:
-    """Read ``raw`` as ``cls``, remembering recent answers: a client sends the same
-    capabilities and identity with every request. Models are frozen, so sharing is safe."""
-    try:
-        key = (cls, orjson.dumps(raw, option=orjson.OPT_SORT_KEYS))
-    except TypeError:
-        return structure(raw, cls)
-    found = _cache.get(key)
-    if found is None:
-        found = structure(raw, cls)
-        if len(_cache) >= _CACHE_LIMIT:
-            _cache.clear()
-        _cache[key] = found
-    return found
+_envelopes: dict[tuple[Any, ...], Envelope] = {}
 
 
 def write_envelope(
