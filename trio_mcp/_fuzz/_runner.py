@@ -231,9 +231,6 @@ async def fuzz(
         opener = Opener(target, nursery, validator, timing, max_message_size)
         catalogue, probe_findings = await _probe(opener, protocol_version, notes)
         catalogue = _callable_tools(catalogue, skip_tools, call_risky_tools, notes)
-        if per_run and len(catalogue.eras) > 1:
-            del catalogue.eras["legacy"]
-            notes.append("one process for the whole run: fuzzing the modern era only")
         runtime = Runtime(
             opener=opener,
             catalogue=catalogue,
