@@ -1,5 +1,5 @@
 """Fuzz the tutorial's server from a script: serve it over HTTP in a task, point
-``fuzz_server`` at it, print the report.
+``fuzz`` at it, print the report.
 
 Run it: ``python examples/fuzz_glossary.py``
 """
@@ -13,14 +13,14 @@ import trio
 from first_server import server
 
 from trio_mcp.http import serve
-from trio_mcp.testing import HttpTarget, fuzz_server
+from trio_mcp.testing import HttpTarget, fuzz
 
 
 async def main() -> int:
     async with trio.open_nursery() as nursery:
         port = await nursery.start(partial(serve, server, "127.0.0.1", 0))
         target = HttpTarget(url=f"http://127.0.0.1:{port}/mcp")
-        report = await fuzz_server(target, max_examples=5, seed=1, skip_tools=["nap"])
+        report = await fuzz(target, max_examples=5, seed=1, skip_tools=["nap"])
         nursery.cancel_scope.cancel()
     print(report.summary())
     return 0 if report.ok else 1

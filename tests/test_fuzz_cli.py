@@ -124,8 +124,67 @@ def test_print_lines_gives_the_bare_messages(tmp_path: Path) -> None:
     assert run.stdout.splitlines() == [first.decode(), "{no"]
 
 
-def test_the_pytest_plugin_fails_a_test_with_its_reproduction(tmp_path: Path) -> None:
+def test_the_library_entry_point_is_fuzz() -> None:
+    import trio_mcp.testing
+
+    assert trio_mcp.testing.fuzz is trio_mcp.testing.fuzz_server  # (the name it had first)
+    assert trio_mcp.testing.fuzz.__name__ == "fuzz"
+
+
+def test_the_pytest_plugin_is_an_entry_point_that_imports_cheaply() -> None:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"]["pytest11"] == {
+        "trio_mcp.pytest_plugin": "trio_mcp.pytest_plugin"
+    }
+    # Loaded into every pytest run: none of the fuzzer, nor the fuzz extra, until used.
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, trio_mcp.pytest_plugin; print(sorted(m for m in sys.modules if m in "
+            "{'hypothesis', 'httpx', 'jsonschema', 'trio_mcp._fuzz._runner', "
+            "'trio_mcp._fuzz._checker', 'trio_mcp.testing'}))",
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=True,
+    )
+    assert probe.stdout.strip() == "[]", probe.stdout
+
+
+def _pytest(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, str(directory)],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=directory,
+        timeout=110,
+    )
+
+
+def test_listing_the_plugin_as_well_is_no_clash(tmp_path: Path) -> None:
+    # What the docs used to ask for, on top of the entry point: still fine.
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["trio_mcp.pytest_plugin"]\n')
+    (tmp_path / "test_fixture.py").write_text(
+        "def test_fixture(mcp_fuzz):\n    assert mcp_fuzz.reports == []\n"
+    )
+    for args in [(), ("-p", "trio_mcp.pytest_plugin")]:
+        run = _pytest(tmp_path, *args)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "1 passed" in run.stdout
+    # And it can be turned off.
+    (tmp_path / "conftest.py").unlink()
+    run = _pytest(tmp_path, "-p", "no:trio_mcp.pytest_plugin")
+    assert run.returncode == 1
+    assert "fixture 'mcp_fuzz' not found" in run.stdout
+
+
+def test_the_pytest_plugin_fails_a_test_with_its_reproduction(tmp_path: Path) -> None:
+    # No conftest.py: the pytest11 entry point brings the mcp_fuzz fixture.
     (tmp_path / "test_servers.py").write_text(
         textwrap.dedent(
             f"""
@@ -152,24 +211,7 @@ def test_the_pytest_plugin_fails_a_test_with_its_reproduction(tmp_path: Path) ->
             """
         )
     )
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "trio",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        cwd=tmp_path,
-        timeout=110,
-    )
+    run = _pytest(tmp_path, "-p", "trio")
     assert run.returncode == 1, run.stdout + run.stderr
     assert "1 failed, 1 passed" in run.stdout, run.stdout
     assert "FAILED valid-jsonrpc-only" in run.stdout

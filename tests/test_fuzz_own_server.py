@@ -41,8 +41,21 @@ def spec_dir() -> Path | None:
     return SPEC_DIR if SPEC_DIR.exists() else None
 
 
-def passed(report: FuzzReport) -> None:
-    assert report.ok, report.summary()
+#: A known bug in trio_mcp's HTTP server, not yet fixed (its owner has been told): a request
+#: cancelled before its handler sent anything is answered 202 with no body
+#: (Channel.abandon, trio_mcp/_http/_channels.py). The fuzzer hits it when a cancellation
+#: races a tool call; tests/test_fuzz_http.py has a strict xfail test that reproduces it,
+#: and that flips when it is fixed: then remove this.
+KNOWN_HTTP_202 = "got HTTP 202 with content type 'none'; a request is answered with"
+
+
+def passed(report: FuzzReport, *, tolerate_known_202: bool = False) -> None:
+    failures = [
+        f
+        for f in report.failures
+        if not (tolerate_known_202 and f.invariant == "http-status" and KNOWN_HTTP_202 in f.detail)
+    ]
+    assert not failures, report.summary()
     assert report.examples >= 1
     print(report.summary())
 
@@ -108,13 +121,19 @@ def http_url(tmp_path: Path) -> Iterator[str]:
 async def test_our_server_over_http(http_url: str) -> None:
     report = await fuzz_server(
         HttpTarget(url=http_url),
-        max_examples=examples(12),
-        seed=2026,
+        # (More than over stdio: an example runs a random subset of the rules, and the
+        # HTTP-only ones must be among them.)
+        max_examples=examples(30),
+        # (A seed whose run reaches every HTTP rule: with a fixed seed the rules run are
+        # the same every time, see test_fuzz_runs.py.)
+        seed=1,
         deadline=5,
         cancel_wait=0.3,
         time_budget=90,
         spec_dir=spec_dir(),
     )
-    passed(report)
+    passed(report, tolerate_known_202=True)
     assert set(report.eras) == {"legacy", "modern"}
+    # The HTTP-only rules ran: headers, and the session's GET, resumption and DELETE.
     assert "http_headers" in report.rules
+    assert "http_session" in report.rules, report.rules

@@ -10,6 +10,7 @@ from ._fuzz._report import (
 )
 from ._fuzz._runner import (
     FuzzError as FuzzError,
+    fuzz as fuzz,
     fuzz_server as fuzz_server,
 )
 from ._fuzz._target import (

@@ -123,7 +123,8 @@ def add_fuzz_commands(commands: Any) -> None:
         "--process",
         choices=("per-example", "per-run"),
         default="per-example",
-        help="stdio: a fresh server per example (default) or one for the whole run",
+        help="stdio: a fresh server per example (default) or one for the whole run (one per "
+        "era, when the server speaks both)",
     )
     fuzz.add_argument(
         "--skip-tool",

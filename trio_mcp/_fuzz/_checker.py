@@ -292,14 +292,23 @@ class Checker:
     # -- what we receive --------------------------------------------------------------------------
 
     def on_receive(
-        self, item: rpc.Message | rpc.Batch | rpc.InvalidMessage, seq: int, now: float
+        self,
+        item: rpc.Message | rpc.Batch | rpc.InvalidMessage,
+        seq: int,
+        now: float,
+        *,
+        origin: int | None = None,
     ) -> list[rpc.Message]:
-        """Judge a message from the server; returns the answers we owe it (to its requests)."""
+        """Judge a message from the server; returns the answers we owe it (to its requests).
+
+        ``origin``: the sequence number of the message this one answers, when the transport
+        tells (an HTTP response body): an error with a null id then answers that message.
+        """
         self._heard = True
         if isinstance(item, rpc.Batch):
             owed: list[rpc.Message] = []
             for part in item.items:
-                owed.extend(self.on_receive(part, seq, now))
+                owed.extend(self.on_receive(part, seq, now, origin=origin))
             return owed
         if isinstance(item, rpc.InvalidMessage):
             where = "on stdout" if self.transport == "stdio" else "in a response body"
@@ -308,7 +317,7 @@ class Checker:
         if isinstance(item, rpc.ResultResponse | rpc.ErrorResponse):
             if item.id is None:
                 assert isinstance(item, rpc.ErrorResponse)
-                self._null_id_error(item, seq)
+                self._null_id_error(item, seq, origin)
             else:
                 self._response(item, seq, now)
             return []
@@ -407,8 +416,11 @@ class Checker:
         else:
             self._judge_result(pending, response, seq)
 
-    def _null_id_error(self, response: rpc.ErrorResponse, seq: int) -> None:
+    def _null_id_error(self, response: rpc.ErrorResponse, seq: int, origin: int | None) -> None:
         open_credits = [c for c in self._credits if not c.answered]
+        if origin is not None:
+            # Not another message's leave (a request of ours whose id the server may drop).
+            open_credits = [c for c in open_credits if c.seq == origin] or open_credits
         code = response.error.code
         credit = (
             next((c for c in open_credits if code in c.expect.error_codes), None)
@@ -780,6 +792,15 @@ class Checker:
         ]
         return min(times) if times else None
 
+    def latest_due(self, ids: tuple[RequestId, ...] | None) -> float | None:
+        """When the last of ``ids`` (or of all requests) still owed an answer is overdue."""
+        times = [
+            p.due
+            for p in self._pending.values()
+            if (ids is None or p.id in ids) and p.cancelled_at is None and not p.timed_out
+        ]
+        return max(times) if times else None
+
     def check_deadlines(self, now: float, seq: int) -> None:
         """Every request owed an answer for longer than the deadline is a hang."""
         for pending in self._pending.values():
@@ -796,6 +817,17 @@ class Checker:
                     f"{pending.due - pending.time:g} s",
                     pending.seq,
                 )
+
+    def resuming(self, id: RequestId, now: float) -> None:
+        """(HTTP) ``id``'s stream was left to be resumed: from now on its answer is owed
+        under ``http-disconnect-not-cancellation``, within a deadline from ``now``."""
+        pending = self._pending.get(id)
+        if pending is None or type(pending.id) is not type(id):
+            return
+        pending.expect = attrs.evolve(
+            pending.expect or Expect(), answer_invariant="http-disconnect-not-cancellation"
+        )
+        pending.due = max(pending.due, now + self.deadline)
 
     def give_up(self, ids: list[RequestId]) -> None:
         """Stop waiting for ``ids`` (they were judged already, or their stream is gone)."""

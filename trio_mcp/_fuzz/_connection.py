@@ -79,12 +79,15 @@ class Connection(abc.ABC):
         self._change.set()
         self._change = trio.Event()
 
-    def _arrived(self, item: rpc.Message | rpc.Batch | rpc.InvalidMessage) -> list[rpc.Message]:
-        """A message came in: judge it; returns what we owe the server in reply."""
+    def _arrived(
+        self, item: rpc.Message | rpc.Batch | rpc.InvalidMessage, origin: int | None = None
+    ) -> list[rpc.Message]:
+        """A message came in (``origin``: in answer to the message sent with that sequence
+        number, when the transport says so): judge it; returns what we owe the server."""
         seq = self._next_seq()
         if len(self.received) < 10_000:
             self.received.append((seq, item))
-        owed = self.checker.on_receive(item, seq, trio.current_time())
+        owed = self.checker.on_receive(item, seq, trio.current_time(), origin=origin)
         self._changed()
         return owed
 
@@ -145,12 +148,15 @@ class Connection(abc.ABC):
             waiting = self.checker.outstanding(wanted)
             if not waiting:
                 break
+            # A deadline pushed back (progress; a stream being resumed) is waited for.
+            limit = max(limit, self.checker.latest_due(wanted) or limit)
             deadline = self.checker.earliest_deadline()
             wake = limit if deadline is None else min(deadline, limit)
             with trio.move_on_at(wake):
                 await self._change.wait()
             now = trio.current_time()
             self.checker.check_deadlines(now, self._seq)
+            limit = max(limit, self.checker.latest_due(wanted) or limit)
             if now >= limit:
                 # Whatever is still waiting here need not be answered (``may``/``should``)
                 # or was just judged overdue.

@@ -15,8 +15,10 @@ environment.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 import attrs
@@ -56,6 +58,19 @@ _STATUS_FOR_CODE: dict[int, int] = {
 }
 _MAX_BODY = 16 * 1024 * 1024
 _MAX_STREAMS = 64
+#: (resume) How long a stream that gave an event id must stay silent, its answer still
+#: owed, before the fuzzer disconnects: the server is busy, so the answer is not in flight.
+_QUIET = 0.1
+
+
+@attrs.frozen
+class _SseEvent:
+    """One SSE event: its message (``None`` for an event without data, such as a priming
+    event), the last event id as of this event, and the ``retry`` it set (ms)."""
+
+    item: rpc.Message | rpc.Batch | rpc.InvalidMessage | None
+    last_id: str | None
+    retry: int | None
 
 
 class HttpConnection(Connection):
@@ -76,6 +91,8 @@ class HttpConnection(Connection):
         self.tools: dict[str, list[HeaderParam]] = {}
         #: The version a modern POST's header names when its _meta does not.
         self.modern_version = MODERN_VERSIONS[0]
+        #: How many streams were left and resumed with ``Last-Event-ID`` (``resume``).
+        self.resumptions = 0
         self._streams: dict[tuple[Any, ...], trio.CancelScope] = {}
         self._limit = trio.CapacityLimiter(_MAX_STREAMS)
         self._tasks: trio.Nursery | None = None
@@ -255,7 +272,10 @@ class HttpConnection(Connection):
                     async with self.client.stream(
                         "POST", self.target.url, content=post.body, headers=post.headers
                     ) as response:
-                        await self._answer(post, response)
+                        left_at = await self._answer(post, response)
+                    # (Leaving the block closed the connection: a disconnect.)
+                    if left_at is not None and request_id is not None:
+                        await self._resume(post, request_id, *left_at)
                 except httpx.ConnectError as exc:
                     self._lost(f"the server refused the connection: {exc}")
                 except httpx.LocalProtocolError:
@@ -268,7 +288,9 @@ class HttpConnection(Connection):
                     if self._streams.get(key) is scope:
                         del self._streams[key]
 
-    async def _answer(self, post: _Post, response: httpx.Response) -> None:
+    async def _answer(self, post: _Post, response: httpx.Response) -> tuple[str, int | None] | None:
+        """Judge and deliver the answer to ``post``. Returns where to resume from (the last
+        event id and the ``retry`` delay) when the step asked to leave the stream."""
         status = response.status_code
         ctype = response.headers.get("content-type", "").lower()
         message = post.message
@@ -284,11 +306,13 @@ class HttpConnection(Connection):
         delivered: list[rpc.Message | rpc.Batch | rpc.InvalidMessage] = []
         if "text/event-stream" in ctype and 200 <= status < 300:
             self._judge_status(post, status, ctype, has_body=True)
+            if post.http is not None and post.http.resume and isinstance(message, rpc.Request):
+                return await self._read_until_quiet(post, status, response, message.id)
             async for item in self._events(response):
                 delivered.append(item)
                 self._deliver(item)
                 self._judge_codes(post, status, item)
-            return
+            return None
         body = await _read_limited(response)
         self._judge_status(post, status, ctype, has_body=bool(body.strip()))
         if body.strip():
@@ -319,13 +343,91 @@ class HttpConnection(Connection):
             # (A refused notification MAY carry an error without an id: not an answer.)
             if not refused_quietly:
                 delivered.append(item)
-                self._deliver(item)
+                # (An error with a null id in this body answers this POST, nothing else.)
+                self._deliver(item, origin=post.seq)
                 self._judge_codes(post, status, item)
         if is_request and not any(
             isinstance(item, rpc.ResultResponse | rpc.ErrorResponse) for item in delivered
         ):
             assert isinstance(message, rpc.Request)
             self._unanswered(post, message, status)
+        return None
+
+    async def _read_until_quiet(
+        self, post: _Post, status: int, response: httpx.Response, request_id: RequestId
+    ) -> tuple[str, int | None] | None:
+        """Read an SSE answer until it gave an event id and then nothing for a while, the
+        answer still owed; returns where to resume from. ``None``: the stream ended first
+        (the answer came, or never will on it), or it gave no event ids at all."""
+        last_id: str | None = None
+        retry: int | None = None
+        quiet = min(_QUIET, self.timing.deadline / 4)
+        async with aclosing(self._sse_events(response)) as events:
+            while True:
+                owed = bool(self.checker.outstanding((request_id,)))
+                with trio.move_on_after(quiet if last_id is not None and owed else math.inf):
+                    try:
+                        event = await anext(events)
+                    except StopAsyncIteration:
+                        break
+                    if event.retry is not None:
+                        retry = event.retry
+                    last_id = event.last_id
+                    if event.item is not None:
+                        self._deliver(event.item)
+                        self._judge_codes(post, status, event.item)
+                    continue
+                assert last_id is not None
+                return last_id, retry
+        if self.checker.outstanding((request_id,)):
+            # Ended without the answer (and without going quiet first): judged as usual.
+            assert isinstance(post.message, rpc.Request)
+            self._unanswered(post, post.message, status)
+        return None
+
+    async def _resume(
+        self, post: _Post, request_id: RequestId, last_id: str, retry: int | None
+    ) -> None:
+        """Resume the stream of ``request_id`` with ``GET`` and ``Last-Event-ID: last_id``
+        after the ``retry`` delay (at most a deadline), and read it until the answer came.
+
+        A 405 means the server offers no GET streams: nothing more is owed. Any other
+        refusal, or a stream that ends without the answer, is a failure; a stream that
+        stays silent is judged when the deadline passes.
+        """
+        self.resumptions += 1
+        delay = min((retry or 0) / 1000, self.timing.deadline)
+        self.checker.resuming(request_id, trio.current_time() + delay)
+        await trio.sleep(delay)
+        headers = self._get_headers()
+        headers["last-event-id"] = last_id
+        what = f"{_what(post.message)} (left its stream after event {last_id!r})"
+        async with self.client.stream("GET", self.target.url, headers=headers) as response:
+            status = response.status_code
+            ctype = response.headers.get("content-type", "").lower()
+            if status == 405:
+                self.checker.give_up([request_id])
+                return
+            if status != 200 or "text/event-stream" not in ctype:
+                self.checker.fail(
+                    "http-disconnect-not-cancellation",
+                    f"{what}: the GET with that Last-Event-ID got HTTP {status} "
+                    f"({ctype or 'no content type'}), not the rest of the stream",
+                    post.seq,
+                )
+                self.checker.give_up([request_id])
+                return
+            async for item in self._events(response):
+                self._deliver(item)
+                if not self.checker.outstanding((request_id,)):
+                    return
+        if self.checker.outstanding((request_id,)):
+            self.checker.fail(
+                "http-disconnect-not-cancellation",
+                f"{what}: the resumed stream ended without the answer",
+                post.seq,
+            )
+            self.checker.give_up([request_id])
 
     def _unanswered(self, post: _Post, request: rpc.Request, status: int) -> None:
         """A request whose HTTP answer carried no JSON-RPC answer."""
@@ -390,8 +492,10 @@ class HttpConnection(Connection):
                 post.seq,
             )
 
-    def _deliver(self, item: rpc.Message | rpc.Batch | rpc.InvalidMessage) -> None:
-        for answer in self._arrived(item):
+    def _deliver(
+        self, item: rpc.Message | rpc.Batch | rpc.InvalidMessage, *, origin: int | None = None
+    ) -> None:
+        for answer in self._arrived(item, origin):
             if self._tasks is not None:
                 self._tasks.start_soon(self._post_answer, answer)
 
@@ -406,16 +510,28 @@ class HttpConnection(Connection):
         self, response: httpx.Response
     ) -> AsyncIterator[rpc.Message | rpc.Batch | rpc.InvalidMessage]:
         """The JSON-RPC messages of an SSE stream (events with data), as they come."""
+        async with aclosing(self._sse_events(response)) as events:
+            async for event in events:
+                if event.item is not None:
+                    yield event.item
+
+    async def _sse_events(self, response: httpx.Response) -> AsyncGenerator[_SseEvent, None]:
+        """Every event of an SSE stream, as it comes (those without data too)."""
         data: list[str] = []
         size = 0
+        last_id: str | None = None
+        retry: int | None = None
+        seen = False
         async for line in _sse_lines(response):
             if not line:
-                if data:
-                    yield rpc.parse("\n".join(data))
-                data, size = [], 0
+                if data or seen:
+                    item = rpc.parse("\n".join(data)) if data else None
+                    yield _SseEvent(item, last_id, retry)
+                data, size, retry, seen = [], 0, None, False
                 continue
             if line.startswith(":"):
                 continue
+            seen = True
             field, _, value = line.partition(":")
             value = value.removeprefix(" ")
             if field == "data":
@@ -423,23 +539,35 @@ class HttpConnection(Connection):
                     data.append(value)
                     size += len(value)
                 if size > _MAX_BODY:
-                    yield rpc.InvalidMessage(f"an SSE event larger than {_MAX_BODY} bytes", None)
+                    yield _SseEvent(
+                        rpc.InvalidMessage(f"an SSE event larger than {_MAX_BODY} bytes", None),
+                        last_id,
+                        retry,
+                    )
                     return
-            elif field == "id":
-                self.last_event_id = value
+            elif field == "id" and "\0" not in value:
+                last_id = self.last_event_id = value
+            elif field == "retry" and value.isascii() and value.isdigit():
+                retry = int(value)
         if data:
-            yield rpc.parse("\n".join(data))
+            yield _SseEvent(rpc.parse("\n".join(data)), last_id, retry)
 
     # -- GET and DELETE ---------------------------------------------------------------------------
 
-    async def _bare(self, http: HttpRequest, seq: int) -> None:
+    def _get_headers(self) -> dict[str, str]:
+        """The headers of a GET (or DELETE) in this conversation."""
         headers = {**{k.lower(): v for k, v in self.target.headers.items()}}
         if self.session_id is not None:
             headers[MCP_SESSION_ID] = self.session_id
         if self.checker.version is not None:
             headers[MCP_PROTOCOL_VERSION] = self.checker.version
-        if http.method == "GET":
-            headers["accept"] = "text/event-stream"
+        headers["accept"] = "text/event-stream"
+        return headers
+
+    async def _bare(self, http: HttpRequest, seq: int) -> None:
+        headers = self._get_headers()
+        if http.method != "GET":
+            del headers["accept"]
         for name, value in http.headers.items():
             resolved = self._substitute(value) if value is not None else None
             if resolved is None:

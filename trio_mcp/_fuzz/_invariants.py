@@ -260,6 +260,14 @@ _ALL = (
         "MCP 2025-11-25 Streamable HTTP (Listening for Messages)",
     ),
     Invariant(
+        "http-disconnect-not-cancellation",
+        "SHOULD",
+        "Disconnection SHOULD NOT be interpreted as the client cancelling its request; the SSE "
+        "stream SHOULD eventually include the response: after a disconnect from a stream that "
+        "gave event IDs, a GET with Last-Event-ID (not refused with 405) delivers the answer.",
+        "MCP 2025-11-25 Streamable HTTP (Sending Messages; Resumability and Redelivery)",
+    ),
+    Invariant(
         "http-origin-validated",
         "SHOULD",
         "Servers MUST validate the Origin header; an invalid one gets 403 Forbidden (a "

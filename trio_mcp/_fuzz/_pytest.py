@@ -1,7 +1,7 @@
 """The pytest plugin: a fixture that fuzzes your server inside your own test suite.
 
-Enable it in a ``conftest.py`` with ``pytest_plugins = ["trio_mcp.pytest_plugin"]``,
-then::
+Installing trio_mcp registers it with pytest (a ``pytest11`` entry point), so the
+fixture is there in every test suite; then::
 
     from trio_mcp.testing import StdioTarget
 
@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ._report import FuzzReport
-from ._runner import fuzz_server
-from ._target import Target
+if TYPE_CHECKING:
+    from ._report import FuzzReport
+    from ._target import Target
+
+# Loaded into every pytest run where trio_mcp is installed: import nothing of the fuzzer
+# (nor Hypothesis, httpx, jsonschema: the ``fuzz`` extra) until a test uses the fixture.
 
 __all__ = ["Fuzzer", "mcp_fuzz", "pytest_addoption"]
 
@@ -61,7 +64,7 @@ class Fuzzer:
         self.reports: list[FuzzReport] = []
 
     async def __call__(self, target: Target, *, check: bool = True, **options: Any) -> FuzzReport:
-        """Fuzz ``target`` (options are :func:`~trio_mcp.testing.fuzz_server`'s) and, with
+        """Fuzz ``target`` (options are :func:`~trio_mcp.testing.fuzz`'s) and, with
         ``check``, fail the test if a requirement failed.
 
         Blocks for the run (bounded by its budgets); cancelling it stops the run
@@ -79,7 +82,9 @@ class Fuzzer:
         if budget is not None:
             options["time_budget"] = budget
         options.setdefault("reproduction_dir", self._directory / f"run-{len(self.reports) + 1}")
-        report = await fuzz_server(target, **options)
+        from ._runner import fuzz
+
+        report = await fuzz(target, **options)
         self.reports.append(report)
         if check and not report.ok:
             pytest.fail(report.summary(), pytrace=False)

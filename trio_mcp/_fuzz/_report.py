@@ -100,7 +100,7 @@ class FuzzFailure:
 
 @attrs.frozen(kw_only=True)
 class FuzzReport:
-    """The outcome of :func:`~trio_mcp.testing.fuzz_server`.
+    """The outcome of :func:`~trio_mcp.testing.fuzz`.
 
     Attributes:
         target: the command or URL fuzzed.

@@ -92,24 +92,32 @@ class HttpRules(MachineBase):
         self.wait(id)
 
     @precondition(lambda self: self.ready and self.rt.transport == "http" and self.era == "legacy")
-    @rule(kind=st.sampled_from(["get-stream", "resume", "delete-then-reuse"]))
+    @rule(kind=st.sampled_from(["get-stream", "resume", "delete-then-reuse"]), data=st.data())
     @counted
-    def http_session(self, kind: str) -> None:
+    def http_session(self, kind: str, data: st.DataObject) -> None:
         """The legacy session's other verbs: a standalone GET stream (an SSE stream or 405),
-        resumption with Last-Event-ID, and DELETE (after which the session id gets 404)."""
+        resumption with Last-Event-ID, and DELETE (after which the session id gets 404).
+
+        Resumption: a tool call with a progress token (what makes a server stream its
+        answer), whose stream the fuzzer leaves once it gave an event id and went quiet,
+        then resumes with GET and Last-Event-ID: the answer must come on the resumed
+        stream. A server that answers at once, gives no event ids or answers the GET with
+        405 owes nothing more."""
         if kind == "get-stream":
             self._run(Send(data=b"", http=HttpRequest(method="GET")))
             self._run(Sleep(0.05))
             self._run(Disconnect("$get"))
         elif kind == "resume":
-            self._run(
-                Send(
-                    data=b"",
-                    http=HttpRequest(method="GET", headers={"last-event-id": "$last-event-id"}),
+            id = self._id()
+            if self._catalogue().tools:
+                params, expect = self._tool_call(data, allow_invalid=False)
+                message = self.speaker.request(
+                    id, "tools/call", params, progressToken=f"fuzz-resume-{id}"
                 )
-            )
-            self._run(Sleep(0.05))
-            self._run(Disconnect("$get"))
+            else:
+                message, expect = self.speaker.request(id, "ping"), Expect()
+            self._run(Send(data=dumps(message), expect=expect, http=HttpRequest(resume=True)))
+            self.wait(id)
         else:
             self._run(Send(data=b"", http=HttpRequest(method="DELETE")))
             if not self._link().http_session_deleted():

@@ -1,16 +1,17 @@
-"""Running the state machine against a target: :func:`fuzz_server`.
+"""Running the state machine against a target: :func:`fuzz` (also known as
+:func:`fuzz_server`).
 
 Theory of operation
 -------------------
 
 Hypothesis is synchronous, so it runs in one worker thread started with
 :func:`trio.to_thread.run_sync` from the task that called
-:func:`fuzz_server`; that task waits for it (drawing the progress line) and
+:func:`fuzz`; that task waits for it (drawing the progress line) and
 nothing outlives the call. Each rule's I/O is a :func:`trio.from_thread.run`
 call back into Trio, where the connections, their reader tasks and the
-child processes live, in a nursery that :func:`fuzz_server` owns.
+child processes live, in a nursery that :func:`fuzz` owns.
 
-Cancelling :func:`fuzz_server` reaches the thread at its next call into
+Cancelling :func:`fuzz` reaches the thread at its next call into
 Trio, as :exc:`trio.Cancelled`, which Hypothesis lets through: the run ends
 at once and its findings are abandoned. The time budget and the ``stop``
 event end it at the same point, with a
@@ -56,7 +57,7 @@ from ._steps import Settle, Step
 from ._target import HttpTarget, StdioTarget, Target
 from ._validate import Validator, spec_dir_from_environment
 
-__all__ = ["FuzzError", "fuzz_server", "write_reproductions"]
+__all__ = ["FuzzError", "fuzz", "fuzz_server", "write_reproductions"]
 
 #: Findings that count even while probing an era the server turns out not to speak.
 _ALWAYS_WRONG = frozenset({"server-alive", "valid-jsonrpc-only"})
@@ -117,7 +118,7 @@ async def _probe(
     return Catalogue(eras=found, notes=tuple(notes)), probe_findings
 
 
-async def fuzz_server(
+async def fuzz(
     target: Target,
     *,
     protocol_version: str | None = None,
@@ -156,7 +157,7 @@ async def fuzz_server(
 
     Example::
 
-        report = await fuzz_server(StdioTarget(command=["python", "server.py"]), seed=1)
+        report = await fuzz(StdioTarget(command=["python", "server.py"]), seed=1)
         assert report.ok, report.summary()
 
     Args:
@@ -195,7 +196,7 @@ async def fuzz_server(
             terminal, where the line is redrawn in place; 10 otherwise).
         stop: set it to end the run early but gracefully: no new examples, and the
             failures found so far are reported (``report.stopped == "stopped"``).
-            Cancelling :func:`fuzz_server` instead abandons them.
+            Cancelling :func:`fuzz` instead abandons them.
 
     Raises:
         FuzzError: the target speaks neither era (nothing could be fuzzed), or a
@@ -230,9 +231,6 @@ async def fuzz_server(
         opener = Opener(target, nursery, validator, timing, max_message_size)
         catalogue, probe_findings = await _probe(opener, protocol_version, notes)
         catalogue = _callable_tools(catalogue, skip_tools, call_risky_tools, notes)
-        if per_run and len(catalogue.eras) > 1:
-            del catalogue.eras["legacy"]
-            notes.append("one process for the whole run: fuzzing the modern era only")
         runtime = Runtime(
             opener=opener,
             catalogue=catalogue,
@@ -291,6 +289,10 @@ async def fuzz_server(
     if reproduction_dir is not None:
         report = await write_reproductions(report, Path(reproduction_dir))
     return report
+
+
+#: The name :func:`fuzz` had first; both stay.
+fuzz_server = fuzz
 
 
 def _require(module: str, what: str) -> None:

@@ -114,7 +114,7 @@ class Link:
 class Runtime:
     """What the state machine reaches the target through, and where it reports.
 
-    Created by :func:`fuzz_server`; the machine class gets it as a class attribute.
+    Created by :func:`~._runner.fuzz`; the machine class gets it as a class attribute.
     """
 
     def __init__(
@@ -145,7 +145,8 @@ class Runtime:
         #: Why the budget ran out early, when it was not time.
         self.stop_reason = "time budget"
         self.problems: list[str] = []
-        self._shared: Link | None = None
+        #: per-run: the one connection of each era, kept for the whole run.
+        self._shared: dict[str, Link] = {}
         self._open: set[Connection] = set()
         self._eof_checked = False
 
@@ -163,14 +164,17 @@ class Runtime:
     # -- connections ------------------------------------------------------------------------------
 
     def open_link(self, era: str) -> Link:
-        """(thread) A connection for a new example: fresh, or the run's shared one."""
+        """(thread) A connection for a new example: fresh, or the run's shared one for
+        ``era`` (per-run: one long-lived connection per era, so that a server speaking
+        both eras is fuzzed in both)."""
         self.progress.examples += 1
-        if self.per_run and self._shared is not None and self._shared.alive:
-            return self._shared
+        shared = self._shared.get(era)
+        if self.per_run and shared is not None and shared.alive:
+            return shared
         connection = self.call(self._open_connection, era)
         link = Link(self, connection, era)
         if self.per_run:
-            self._shared = link
+            self._shared[era] = link
         return link
 
     async def _open_connection(self, era: str) -> Connection:
@@ -183,7 +187,7 @@ class Runtime:
 
     def release_link(self, link: Link) -> None:
         """(thread) The example is over: close its connection (unless it is shared)."""
-        if self.per_run and link is self._shared and link.alive:
+        if self.per_run and self._shared.get(link.era) is link and link.alive:
             return
         trio.from_thread.run(self._close_connection, link)
 

@@ -118,12 +118,17 @@ class HttpRequest:
             ``None`` removes that header).
         expect_status: acceptable HTTP statuses (empty: whatever the message implies).
         status_invariant: the invariant another status violates.
+        resume: (a POST of a request) when its answer comes as an SSE stream that gives
+            an event id and then goes quiet before the answer, disconnect there and
+            resume with ``GET`` and ``Last-Event-ID``: the answer must come on the
+            resumed stream (``http-disconnect-not-cancellation``).
     """
 
     method: Literal["POST", "GET", "DELETE"] = "POST"
     headers: dict[str, str | None] = attrs.field(factory=dict)
     expect_status: tuple[int, ...] = ()
     status_invariant: str = "http-status"
+    resume: bool = False
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"method": self.method}
@@ -132,6 +137,8 @@ class HttpRequest:
         if self.expect_status:
             out["expect_status"] = list(self.expect_status)
             out["status_invariant"] = self.status_invariant
+        if self.resume:
+            out["resume"] = True
         return out
 
     @classmethod
@@ -141,6 +148,7 @@ class HttpRequest:
             headers=dict(data.get("headers") or {}),
             expect_status=tuple(data.get("expect_status") or ()),
             status_invariant=data.get("status_invariant", "http-status"),
+            resume=bool(data.get("resume", False)),
         )
 
 

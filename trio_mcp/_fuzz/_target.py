@@ -31,8 +31,9 @@ class StdioTarget:
         cwd: the child's working directory.
         process: ``"per-example"`` (default): a fresh process for every
             Hypothesis example, so examples are independent and shrink well;
-            ``"per-run"``: one process for the whole run (faster; examples share
-            the process's history, which a reproduction then includes).
+            ``"per-run"``: one process for the whole run, or one per era when the
+            server speaks both (faster; examples share the process's history, which a
+            reproduction then includes).
     """
 
     command: tuple[str, ...] = attrs.field(converter=_command)
