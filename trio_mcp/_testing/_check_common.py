@@ -78,3 +78,22 @@ async def check_close_wakes_receiver(a: MessageStream, b: MessageStream) -> None
         await a.aclose()
     if not outcome:
         raise AssertionError("closing a stream must wake a task blocked in receive")
+
+
+async def wait_until_stalled(count: Callable[[], int], *, limit: int = 10_000) -> int:
+    """Wait until a flooding task stops making progress: ``count()`` unchanged for 0.2 s
+    (a busy machine may take a few rounds to fill every buffer on the way), for at most
+    25 rounds or until it passes ``limit``. Returns the count it stalled at.
+
+    Raises:
+        AssertionError: it never stalled.
+    """
+    stalled_at = -1
+    for _ in range(25):
+        await trio.sleep(0.2)
+        if count() == stalled_at or count() > limit:
+            break
+        stalled_at = count()
+    if count() != stalled_at:
+        raise AssertionError(f"send must block while the peer does not read (sent {count()})")
+    return stalled_at
