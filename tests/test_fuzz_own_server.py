@@ -41,21 +41,8 @@ def spec_dir() -> Path | None:
     return SPEC_DIR if SPEC_DIR.exists() else None
 
 
-#: A known bug in trio_mcp's HTTP server, not yet fixed (its owner has been told): a request
-#: cancelled before its handler sent anything is answered 202 with no body
-#: (Channel.abandon, trio_mcp/_http/_channels.py). The fuzzer hits it when a cancellation
-#: races a tool call; tests/test_fuzz_http.py has a strict xfail test that reproduces it,
-#: and that flips when it is fixed: then remove this.
-KNOWN_HTTP_202 = "got HTTP 202 with content type 'none'; a request is answered with"
-
-
-def passed(report: FuzzReport, *, tolerate_known_202: bool = False) -> None:
-    failures = [
-        f
-        for f in report.failures
-        if not (tolerate_known_202 and f.invariant == "http-status" and KNOWN_HTTP_202 in f.detail)
-    ]
-    assert not failures, report.summary()
+def passed(report: FuzzReport) -> None:
+    assert not report.failures, report.summary()
     assert report.examples >= 1
     print(report.summary())
 
@@ -132,7 +119,7 @@ async def test_our_server_over_http(http_url: str) -> None:
         time_budget=90,
         spec_dir=spec_dir(),
     )
-    passed(report, tolerate_known_202=True)
+    passed(report)
     assert set(report.eras) == {"legacy", "modern"}
     # The HTTP-only rules ran: headers, and the session's GET, resumption and DELETE.
     assert "http_headers" in report.rules

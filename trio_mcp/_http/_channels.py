@@ -168,7 +168,9 @@ class Channel:
 
     async def abandon(self) -> None:
         """Nothing more will come (the client cancelled what was pending): end the current
-        response, with ``202 Accepted`` if nothing was sent on it yet."""
+        response. One that sent nothing yet still answers a request, so it cannot be a
+        bare ``202``: it is an SSE stream that ends at once, without a priming event (there
+        is nothing to resume)."""
         await self._acquire()
         try:
             self.finished = True
@@ -176,9 +178,9 @@ class Channel:
             self.let_go()
             if writer is not None:
                 if writer.state == "new":
-                    await writer.nothing(202)
-                else:
-                    await writer.close()
+                    writer.preamble = None
+                    await writer.open_sse()
+                await writer.close()
         finally:
             self.lock.release()
 
