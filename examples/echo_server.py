@@ -12,7 +12,6 @@ still running is cancelled.
 
 from __future__ import annotations
 
-import argparse
 import signal
 import sys
 from functools import partial
@@ -83,6 +82,13 @@ def serve_workers(port: int, workers: int, graceful: float) -> None:
 
 
 def main() -> None:
+    if len(sys.argv) == 1:
+        # Plain stdio, the common case: no options to parse, so no argparse to import
+        # (about 5 ms of a 130 ms start).
+        trio_mcp.run(server)
+        return
+    import argparse
+
     parser = argparse.ArgumentParser(description="An MCP echo server.")
     parser.add_argument("--http", type=int, metavar="PORT", help="serve HTTP on this port")
     parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes")
