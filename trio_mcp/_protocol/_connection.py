@@ -189,7 +189,10 @@ class Connection:
         self._progress: dict[ProgressToken, OutboundRequest] = {}
         self._inbound: dict[RequestId, InboundRequest] = {}
         self._stats = Statistics()
-        self._envelope_cache: dict[str, dict[str, Any]] = {}
+        # What we write into every modern envelope (client: the _meta entries, by version and
+        # log level) and every modern result (server: our serverInfo, by version).
+        self._envelope_cache: dict[tuple[str, str | None], dict[str, Any]] = {}
+        self._info_cache: dict[str, dict[str, Any]] = {}
         self._refusals: dict[tuple[str, str], McpError | None] = {}
         self._routes: dict[tuple[str, str], _Route] = {}
         #: Why we may not send (method, revision), for the current peer capabilities.
@@ -260,22 +263,24 @@ class Connection:
         self.version = version
 
     def envelope_params(self, params: dict[str, Any] | None, version: str) -> dict[str, Any]:
-        """(client) ``params`` with our modern envelope for ``version``."""
-        cached = self._envelope_cache.get(version)
-        if cached is None:
+        """(client) ``params`` with our modern envelope for ``version`` (a new dict; the
+        caller's own ``_meta`` entries are kept, ours win)."""
+        key = (version, self.request_log_level)
+        envelope = self._envelope_cache.get(key)
+        if envelope is None:
             conv = converter_for(version)
-            cached = {
-                "caps": conv.unstructure(self.capabilities),
-                "info": conv.unstructure(self.info),
-            }
-            self._envelope_cache[version] = cached
-        return write_envelope(
-            params,
-            protocol_version=version,
-            client_capabilities=cached["caps"],
-            client_info=cached["info"],
-            log_level=self.request_log_level,
-        )
+            envelope = write_envelope(
+                None,
+                protocol_version=version,
+                client_capabilities=conv.unstructure(self.capabilities),
+                client_info=conv.unstructure(self.info),
+                log_level=self.request_log_level,
+            )["_meta"]
+            self._envelope_cache[key] = envelope
+        out = dict(params) if params else {}
+        meta = out.get("_meta")
+        out["_meta"] = {**meta, **envelope} if meta else dict(envelope)
+        return out
 
     def initialize_request(self, version: str | None = None) -> tuple[OutboundRequest, rpc.Request]:
         """(client) The ``initialize`` request for legacy revision ``version`` (our newest by
@@ -554,11 +559,16 @@ class Connection:
             if type(data) is not dict:
                 raise TypeError(f"a result must be a JSON object, not {type(data).__name__}")
         if request.envelope is not None:
-            # A copy: the handler's dict may be shared (a constant, a cache).
             meta = data.get("_meta")
-            meta = dict(meta) if meta else {}
-            meta.setdefault(SERVER_INFO, self._info_for(request.version))
-            data = {**data, "_meta": meta}
+            if meta:
+                meta = dict(meta)  # a copy: it may be the model's own, or shared
+                meta.setdefault(SERVER_INFO, self._info_for(request.version))
+            else:
+                meta = {SERVER_INFO: self._info_for(request.version)}
+            if type(result) is dict:
+                data = {**data, "_meta": meta}  # the handler's dict may be shared
+            else:
+                data["_meta"] = meta  # written for this answer alone
         self.abandon(request)
         return rpc.ResultResponse(request.id, data)
 
@@ -582,10 +592,9 @@ class Connection:
         request.finished = True
 
     def _info_for(self, version: str) -> dict[str, Any]:
-        cached = self._envelope_cache.get("info:" + version)
+        cached = self._info_cache.get(version)
         if cached is None:
-            cached = converter_for(version).unstructure(self.info)
-            self._envelope_cache["info:" + version] = cached
+            cached = self._info_cache[version] = converter_for(version).unstructure(self.info)
         return cached
 
     # -- receiving --------------------------------------------------------------------------

@@ -38,6 +38,10 @@ Role: TypeAlias = Literal["client", "server"]
 
 
 class Phase(enum.Enum):
+    # Members are singletons compared by identity: hash them the same way, in C (Enum's
+    # own __hash__ is Python code, run on every look-up of the tables below).
+    __hash__ = object.__hash__
+
     NEW = "new"
     INITIALIZING = "initializing"
     OPERATING = "operating"
@@ -46,6 +50,8 @@ class Phase(enum.Enum):
 
 
 class Event(enum.Enum):
+    __hash__ = object.__hash__  # as Phase's
+
     SEND_INITIALIZE = "send initialize"
     RECEIVE_INITIALIZE_RESULT = "receive initialize result"
     RECEIVE_INITIALIZE_ERROR = "receive initialize error"
