@@ -566,3 +566,43 @@ async def test_progress_for_a_slow_reader_keeps_only_the_newest(
         assert len(seen) <= 1 + PROGRESS_BUFFER
         assert len(seen) + dropped == 100
         assert seen[-PROGRESS_BUFFER:] == list(range(100 - PROGRESS_BUFFER, 100))
+
+
+async def test_two_tasks_may_wait_on_one_request_and_either_may_be_cancelled(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Several tasks may wait for one request's answer: all wake, and cancelling one of
+    them leaves the others waiting."""
+    release = trio.Event()
+
+    async def slow(session: Session, request: InboundRequest) -> Any:
+        await release.wait()
+        return t.CallToolResult(content=[])
+
+    async with memory_session_pair(
+        server_capabilities=CAPS, server_options={"handler": slow}
+    ) as pair:
+        params = {"name": "slow", "arguments": {}}
+        async with pair.client.open_request("tools/call", params) as request:
+            answers: list[Any] = []
+            impatient = trio.CancelScope()
+
+            async def await_answer() -> None:
+                answers.append(await request.answer())
+
+            async def give_up() -> None:
+                with impatient:
+                    await request.answer()
+
+            with trio.fail_after(10):  # a waiter never woken fails, at once on the mock clock
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(await_answer)
+                    nursery.start_soon(give_up)
+                    nursery.start_soon(await_answer)
+                    await trio.testing.wait_all_tasks_blocked()
+                    impatient.cancel()  # one waiter leaves; the others stay
+                    await trio.testing.wait_all_tasks_blocked()
+                    assert answers == []
+                    release.set()
+        assert impatient.cancelled_caught
+        assert len(answers) == 2 and answers[0] is answers[1]

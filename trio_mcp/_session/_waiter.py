@@ -22,10 +22,12 @@ class Waiter:
     hint; the latest matters), and the answer is never dropped.
     """
 
-    __slots__ = ("_lot", "answer", "dropped_progress", "progress")
+    __slots__ = ("_waiting", "answer", "dropped_progress", "progress")
 
     def __init__(self, *, progress: bool) -> None:
-        self._lot = trio.lowlevel.ParkingLot()
+        # The tasks blocked in wait() (usually one: the caller). Not a ParkingLot: this is
+        # the hot path of every request, and the lot's bookkeeping cost more than the wait.
+        self._waiting: list[trio.lowlevel.Task] | None = None
         self.answer: Any = None
         self.progress: deque[Any] | None = deque(maxlen=PROGRESS_BUFFER) if progress else None
         self.dropped_progress = 0
@@ -33,7 +35,7 @@ class Waiter:
     def deliver(self, answer: Any) -> None:
         if self.answer is None:
             self.answer = answer
-            self._lot.unpark_all()
+            self._wake()
 
     def push_progress(self, update: Any) -> None:
         if self.progress is None or self.answer is not None:
@@ -42,10 +44,30 @@ class Waiter:
         if len(self.progress) == self.progress.maxlen:
             self.dropped_progress += 1
         self.progress.append(update)
-        self._lot.unpark_all()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiting = self._waiting
+        if waiting:
+            self._waiting = None
+            for task in waiting:
+                trio.lowlevel.reschedule(task)
 
     async def wait(self) -> None:
         """Block until the answer or a progress update is there (checkpoints only if it
         has to wait)."""
         while self.answer is None and not self.progress:
-            await self._lot.park()
+            await self._park()
+
+    async def _park(self) -> None:
+        task = trio.lowlevel.current_task()
+        waiting = self._waiting
+        if waiting is None:
+            waiting = self._waiting = []
+        waiting.append(task)
+
+        def abort(_: object) -> trio.lowlevel.Abort:
+            waiting.remove(task)  # still blocked, so still listed: _wake never ran
+            return trio.lowlevel.Abort.SUCCEEDED
+
+        await trio.lowlevel.wait_task_rescheduled(abort)
