@@ -78,7 +78,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 import trio
 
@@ -114,6 +114,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("trio_mcp.session")
+#: The name of every inbound request's handler task (a constant: trio would otherwise format
+#: one from the function for each task, on the hot path).
+_HANDLER_TASK: Final = "trio_mcp: request handler"
 
 R = TypeVar("R")
 
@@ -343,9 +346,9 @@ class Session:
                         await self._reply(refusal, handlers, related=request.id)
                     return
                 self._admission.waiting += 1
-                handlers.start_soon(self._handle, request, False)
+                handlers.start_soon(self._handle, request, False, name=_HANDLER_TASK)
             else:
-                handlers.start_soon(self._handle, request, True)
+                handlers.start_soon(self._handle, request, True, name=_HANDLER_TASK)
         elif kind is ResponseReceived:
             waiter = self._waiters.get(event.request.id)  # type: ignore[union-attr]
             if waiter is not None:
