@@ -413,3 +413,26 @@ async def test_a_session_ending_while_its_standalone_stream_opens(served: Any) -
     assert sent[0]["status"] == 200
     assert sent[-1] == {"type": "http.response.body", "body": b"", "more_body": False}
     assert [m for m in sent if not m.get("more_body", False)] == [sent[0], sent[-1]]
+
+
+async def test_delivering_to_a_running_engine_is_one_trip_through_the_scheduler() -> None:
+    """Delivering to a running engine checkpoints once, in the channel send: looking up the
+    engine's inbound channel is not a checkpoint of its own (ensure_running still is)."""
+    server, _ = make_server()
+    app = asgi_app(server, engine_linger=30)
+    async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+        headers = await initialize(client, base + "/mcp")
+        r = await client.post(base + "/mcp", json=call(1, "echo", {"text": "x"}), headers=headers)
+        assert r.json()["result"]["content"][0]["text"] == "x"
+        assert app.manager is not None
+        session = app.manager.sessions[headers["mcp-session-id"]]
+        assert session.running
+        looked_up = False
+        with trio.CancelScope() as scope:
+            scope.cancel()
+            inbound = await session._engine_inbound()  # no checkpoint: not cancelled here
+            looked_up = True
+            assert inbound is session._inbound
+            await session.ensure_running()
+            raise AssertionError("ensure_running is a checkpoint")
+        assert looked_up and scope.cancelled_caught

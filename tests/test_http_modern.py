@@ -21,7 +21,7 @@ from http_support import (
     running,
 )
 
-from trio_mcp.http import HostPolicy, asgi_app
+from trio_mcp.http import HostPolicy, asgi_app, open_asgi_app
 
 
 @pytest.fixture
@@ -442,3 +442,54 @@ async def test_stateless_requests_share_one_bound_and_the_excess_is_refused_as_b
     assert answers[1][1]["result"]["content"][0]["text"] == "released"
     assert answers[2][0] == 200
     assert app.modern.admission.waiting == 0
+
+
+async def test_only_requests_that_get_a_handler_get_a_disconnect_watcher() -> None:
+    """A plain-function tool is answered without yielding, so nothing could cancel it: no
+    task watches its client. A handler that may wait gets one (in the app's nursery)."""
+    server, _ = make_server()
+
+    @server.tool()
+    def plain(text: str) -> str:
+        """Echo the text, synchronously."""
+        return text
+
+    async def post(app: Any, tool: str) -> list[dict[str, Any]]:
+        sent: list[dict[str, Any]] = []
+        body = json.dumps(modern_body(1, "tools/call", {"name": tool, "arguments": {"text": "x"}}))
+        delivered = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body.encode(), "more_body": False}
+            await trio.sleep_forever()  # the exchange is never reported over
+            raise AssertionError("unreachable")
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+            await trio.lowlevel.checkpoint()
+
+        headers = {"host": "127.0.0.1", **modern_headers("tools/call", tool)}
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/mcp",
+            "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+        }
+        with trio.fail_after(5):
+            await app(scope, receive, send)
+        return sent
+
+    with trio.fail_after(5):
+        async with open_asgi_app(server) as app:
+            watchers = app.modern.watchers
+            assert watchers is not None
+            before = len(watchers.child_tasks)
+            sent = await post(app, "plain")
+            assert json.loads(sent[-1]["body"])["result"]["content"][0]["text"] == "x"
+            assert len(watchers.child_tasks) == before
+            sent = await post(app, "echo")  # an async def: it could wait
+            assert json.loads(sent[-1]["body"])["result"]["content"][0]["text"] == "x"
+            assert len(watchers.child_tasks) == before + 1

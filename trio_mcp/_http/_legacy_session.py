@@ -205,8 +205,12 @@ class LegacySession:
     async def ensure_running(self) -> None:
         """Start the engine if it is not running (an open stream needs it)."""
         await self._engine_inbound()
+        await trio.lowlevel.checkpoint()
 
     async def _engine_inbound(self) -> trio.MemorySendChannel[Received]:
+        """The engine's inbound channel, once it runs. Not a checkpoint when it runs already:
+        the caller sends on the channel next, and that is one (a trip through the scheduler
+        fewer per message)."""
         while self._inbound is None:
             if self.closed:
                 raise SessionClosed
@@ -215,7 +219,6 @@ class LegacySession:
                 await done.wait()  # the previous run is finishing
                 continue
             self._start_engine()
-        await trio.lowlevel.checkpoint()
         return self._inbound
 
     def _start_engine(self) -> None:

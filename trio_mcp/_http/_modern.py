@@ -27,7 +27,7 @@ from .._protocol._connection import Connection
 from .._protocol._envelope import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from .._protocol._events import Dispatch, InboundRequest, Reply
 from .._server._dispatch import Dispatcher
-from .._session._engine import Admission, Session
+from .._session._engine import LATER, Admission, Session
 from .._transports._stream import MessageStream, Received
 from .._types._base import RequestId
 from .._versions import MODERN_VERSIONS
@@ -245,26 +245,42 @@ class ModernEndpoint:
             principal = self.principal(http.scope)
             if principal is not None:
                 handler = partial(handler, principal=principal)
+        immediate: Callable[[Session, InboundRequest], Any] = self.dispatcher.immediate
+        scope = trio.CancelScope()
+        watchers = self.watchers
+        if watchers is not None and request.method != "subscriptions/listen":
+            dispatcher_immediate = immediate
+
+            def immediate(session: Session, request: InboundRequest) -> Any:
+                # Called once, before the session waits for anything. A call answered right
+                # here (a plain-function tool) never yields, so nothing can cancel it and
+                # the disconnect watcher (a task, woken again when the exchange ends) is
+                # not needed; a request that gets a handler gets the watcher first.
+                answer = dispatcher_immediate(session, request)
+                if answer is LATER:
+                    # Cheaper than a nursery of our own per request: the watcher ends by
+                    # itself once the response is complete (the server reports the
+                    # exchange over with http.disconnect), and it belongs to the app's
+                    # nursery meanwhile.
+                    watchers.start_soon(_cancel_request_on_disconnect, http, scope, writer, request)
+                return answer
+
         session = Session(
             _ExchangeStream(writer, request.id),
             connection,
             handler=handler,
-            immediate=self.dispatcher.immediate,
+            immediate=immediate,
             admission=self.admission,
             **self._session_options,
         )
         if request.method == "subscriptions/listen":
             await self._listen(http, session, request, writer)
             return
-        with trio.CancelScope() as scope:
-            watchers = self.watchers
+        with scope:
             if watchers is not None:
-                # Cheaper than a nursery of our own per request: the watcher ends by itself
-                # once the response is complete (the server reports the exchange over with
-                # http.disconnect), and it belongs to the app's nursery meanwhile.
-                watchers.start_soon(_cancel_request_on_disconnect, http, scope, writer, request)
                 await session.handle_request(request)
-                await self._finish(writer, request)
+                if writer.state != "done":  # (else the answer's writes were the checkpoints)
+                    await self._finish(writer, request)
                 return
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_cancel_request_on_disconnect, http, scope, writer, request)
