@@ -231,6 +231,22 @@ def test_structured_content_must_match_the_output_schema() -> None:
     assert h.failed() == ["structured-content-matches-output-schema"]
 
 
+def test_an_input_required_result_owes_no_structured_content() -> None:
+    h = Harness("modern")
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    asks = {"resultType": "input_required", "inputRequests": {"q": {"method": "roots/list"}}}
+    h.send(
+        request(1, "tools/call", {"name": "t", "_meta": MODERN_META}), Expect(output_schema=schema)
+    )
+    h.receive(result(1, asks))
+    assert h.failed() == []
+    h.send(
+        request(2, "tools/call", {"name": "t", "_meta": MODERN_META}), Expect(output_schema=schema)
+    )
+    h.receive(result(2, {"content": [], "resultType": "complete"}))
+    assert h.failed() == ["structured-content-matches-output-schema"]
+
+
 def test_progress_only_for_live_tokens_and_always_increasing() -> None:
     h = Harness()
     h.handshake()

@@ -559,7 +559,13 @@ class Checker:
                 f"and the server answered {result.get('protocolVersion')!r}",
                 seq,
             )
-        if expect.output_schema is not None and result.get("isError") is not True:
+        if (
+            expect.output_schema is not None
+            and result.get("isError") is not True
+            # Only a complete result owes structured content: an input_required one
+            # (2026-07-28) asks a question and is retried.
+            and result.get("resultType", "complete") == "complete"
+        ):
             structured = result.get("structuredContent")
             if structured is None:
                 self.fail(
