@@ -177,8 +177,9 @@ async def _call_pending_when_closing(
     await nursery.start(call.run, session)
     if name == "dies_midstream":
         # The child dies on reading the call, and the call fails at once with why.
-        while call.error is None:
-            await trio.sleep(0.01)
+        with trio.fail_after(5):
+            while call.error is None:
+                await trio.sleep(0.01)
         assert isinstance(call.error, ConnectionClosed)
         assert call.error.returncode == 3
         assert call.error.stderr_tail == "starting work on test/hold\nfatal: out of cheese"

@@ -263,8 +263,9 @@ async def test_connect_stdio_client_fails_pending_calls_when_the_child_is_killed
             await trio.testing.wait_all_tasks_blocked()  # both calls are in the pipe
             killed = trio.current_time()
             os.kill(stream.pid, signal.SIGKILL)
-            while len(failures) < 2:
-                await trio.sleep(0.01)
+            with trio.fail_after(5):
+                while len(failures) < 2:
+                    await trio.sleep(0.01)
             assert trio.current_time() - killed < 2  # at once: no timeout, no grace
             await client.aclose()
     for failure in failures:

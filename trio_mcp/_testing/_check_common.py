@@ -97,3 +97,18 @@ async def wait_until_stalled(count: Callable[[], int], *, limit: int = 10_000) -
     if count() != stalled_at:
         raise AssertionError(f"send must block while the peer does not read (sent {count()})")
     return stalled_at
+
+
+async def expect_invalid_json(
+    send_raw: Callable[[MessageStream, bytes], Awaitable[None]], a: MessageStream, b: MessageStream
+) -> None:
+    """Write a truncated JSON text raw on ``a``: ``b`` must receive it as an
+    :class:`~trio_mcp.jsonrpc.InvalidMessage` whose reply is a -32700 parse error."""
+    await send_raw(a, b'{"jsonrpc": "2.0", "id": 1, "method": ')
+    got = await b.receive()
+    if (
+        not isinstance(got, rpc.InvalidMessage)
+        or got.reply is None
+        or got.reply.error.code != -32700
+    ):
+        raise AssertionError(f"invalid JSON must arrive as a -32700 InvalidMessage, got {got!r}")

@@ -17,6 +17,7 @@ from ._check_common import (
     PairMaker,
     check_close_wakes_receiver,
     expect,
+    expect_invalid_json,
     run_check,
     wait_until_stalled,
 )
@@ -221,16 +222,7 @@ async def _rr_responder_close(a: MessageStream, b: MessageStream) -> None:
 
 def _rr_invalid_input(send_raw: Callable[[MessageStream, bytes], Awaitable[None]]) -> Check:
     async def check(a: MessageStream, b: MessageStream) -> None:
-        await send_raw(a, b'{"jsonrpc": "2.0", "id": 1, "method": ')
-        got = await b.receive()
-        if (
-            not isinstance(got, rpc.InvalidMessage)
-            or got.reply is None
-            or got.reply.error.code != -32700
-        ):
-            raise AssertionError(
-                f"invalid JSON must arrive as a -32700 InvalidMessage, got {got!r}"
-            )
+        await expect_invalid_json(send_raw, a, b)
         request = rpc.Request("still-alive", "ping", None)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(a.send, request)

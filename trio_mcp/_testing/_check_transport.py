@@ -18,6 +18,7 @@ from ._check_common import (
     check_close_wakes_receiver,
     expect,
     expect_all,
+    expect_invalid_json,
     run_check,
     wait_until_stalled,
 )
@@ -266,16 +267,7 @@ def _check_invalid_input(
     send_raw: Callable[[MessageStream, bytes], Awaitable[None]],
 ) -> Callable[[MessageStream, MessageStream], Awaitable[None]]:
     async def check(a: MessageStream, b: MessageStream) -> None:
-        await send_raw(a, b'{"jsonrpc": "2.0", "id": 1, "method": ')
-        got = await b.receive()
-        if (
-            not isinstance(got, rpc.InvalidMessage)
-            or got.reply is None
-            or got.reply.error.code != -32700
-        ):
-            raise AssertionError(
-                f"invalid JSON must arrive as a -32700 InvalidMessage, got {got!r}"
-            )
+        await expect_invalid_json(send_raw, a, b)
         message = rpc.Notification("still/alive", None)
         await a.send(message)
         await expect(b, message)
