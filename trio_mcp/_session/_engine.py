@@ -295,8 +295,13 @@ class Session:
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 break
             while True:
-                if type(item) is rpc.Batch:
-                    await self._process_batch(item, handlers)
+                kind = type(item)
+                if kind is rpc.ResultResponse or kind is rpc.ErrorResponse:
+                    # The answer to one of our requests: handed over without a coroutine of
+                    # its own (it never waits), the commonest message a client reads.
+                    self._take_response(item)  # type: ignore[arg-type]
+                elif kind is rpc.Batch:
+                    await self._process_batch(item, handlers)  # type: ignore[arg-type]
                 else:
                     await process(item, handlers)  # type: ignore[arg-type]
                 # Take what already arrived with it before yielding, so the handlers of a
@@ -326,6 +331,16 @@ class Session:
             return
         for item in batch.items:
             await self._process(item, handlers)
+
+    def _take_response(self, message: rpc.ResultResponse | rpc.ErrorResponse) -> None:
+        event = self.connection.receive(message)
+        if type(event) is ResponseReceived:
+            waiter = self._waiters.get(event.request.id)
+            if waiter is not None:
+                waiter.deliver(event.response)
+        else:
+            assert type(event) is Dropped
+            log.debug("dropped: %s", event.reason)
 
     async def _process(
         self, message: rpc.Message | rpc.InvalidMessage, handlers: trio.Nursery
@@ -511,20 +526,6 @@ class Session:
             self._fail_all(error)
             raise error from exc
 
-    async def _send_before_waiting(self, message: rpc.Message, related: Any) -> None:
-        """Send a request whose answer the caller waits for next: without a scheduling
-        point of its own when the transport takes it at once (the wait that follows is
-        one), which spares a sequential caller a trip through the scheduler per call."""
-        if self._closed_error is None:
-            try:
-                self.stream.send_nowait(message, related=related)
-                return
-            except trio.WouldBlock:
-                pass
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass  # _send says so, in its words
-        await self._send(message, related=related)
-
     async def _reply(
         self, message: rpc.Message, handlers: trio.Nursery, *, related: Any = None
     ) -> None:
@@ -703,7 +704,18 @@ class Session:
         waiter = Waiter(progress=on_progress is not None)
         self._waiters[pending.id] = waiter
         try:
-            await self._send_before_waiting(message, related)
+            # Sent without a scheduling point of its own when the transport takes it at once
+            # (the wait that follows is one): a sequential caller passes through the
+            # scheduler once per call, not twice.
+            sent = False
+            if self._closed_error is None:
+                try:
+                    self.stream.send_nowait(message, related=related)
+                    sent = True
+                except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass  # _send waits for room, or says in its words why it cannot send
+            if not sent:
+                await self._send(message, related=related)
             while waiter.answer is None:
                 await waiter.wait()
                 while waiter.progress:
@@ -712,12 +724,16 @@ class Session:
                         await result
         finally:
             del self._waiters[pending.id]
-            self._count_dropped_progress(waiter)
+            if waiter.dropped_progress:
+                self._count_dropped_progress(waiter)
             if waiter.answer is None:
                 await self._cancel(pending, "the caller stopped waiting")
             elif type(waiter.answer) is _Closed:
                 self.connection.forget(pending)
-        return _read_answer(self.connection, pending, waiter.answer, model)
+        answer = waiter.answer
+        if type(answer) is rpc.ResultResponse:
+            return self.connection.read_result(pending, answer.result, model)
+        return _read_answer(self.connection, pending, answer, model)
 
     async def request(
         self,
