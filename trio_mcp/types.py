@@ -110,6 +110,11 @@ from ._types._elicitation import (
     UntitledSingleSelectEnumSchema as UntitledSingleSelectEnumSchema,
     URLElicitationRequiredErrorData as URLElicitationRequiredErrorData,
 )
+from ._types._inputs import (
+    InputRequest as InputRequest,
+    InputRequests as InputRequests,
+    InputResponse as InputResponse,
+)
 from ._types._lifecycle import (
     DiscoverRequest as DiscoverRequest,
     DiscoverResult as DiscoverResult,
@@ -127,10 +132,7 @@ from ._types._methods import (
     has_capability as has_capability,
 )
 from ._types._mrtr import (
-    InputRequest as InputRequest,
-    InputRequests as InputRequests,
     InputRequiredResult as InputRequiredResult,
-    InputResponse as InputResponse,
     InputResponseRequestParams as InputResponseRequestParams,
 )
 from ._types._notifications import (
