@@ -453,16 +453,49 @@ def _is_optional(tp: Any) -> bool:
 
 
 def _optional_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any], Any]]:
-    """``X | None`` with ``X``'s hook resolved once (cattrs would dispatch on every call)."""
+    """``X | None`` with ``X``'s hook resolved once (cattrs would dispatch on every call).
+
+    A model's hook is looked up when the first value comes: a model's hook then builds
+    hooks only for the models its values hold (``capabilities: {}`` builds none of the
+    capability models'), which is start-up time."""
 
     def factory(tp: Any) -> Callable[[Any, Any], Any]:
         (inner,) = [arg for arg in get_args(tp) if arg is not type(None)]
-        hook = conv.get_structure_hook(inner)
+        hook = _lazy(conv, inner) if attrs.has(inner) else conv.get_structure_hook(inner)
 
         def structure(value: Any, _: Any) -> Any:
             return None if value is None else hook(value, inner)
 
         return structure
+
+    return factory
+
+
+def _is_optional_model(tp: Any) -> bool:
+    """``X | None`` where ``X`` is a model or a list of models."""
+    if not _is_optional(tp):
+        return False
+    (inner,) = [arg for arg in get_args(tp) if arg is not type(None)]
+    return attrs.has(inner) or (_is_list(inner) and attrs.has(get_args(inner)[0]))
+
+
+def _optional_unstructure_factory(conv: Converter) -> Callable[[Any], Callable[[Any], Any]]:
+    """Writing ``X | None`` (a model, or a list of them): ``X``'s hook is looked up when the
+    first value comes, so writing a model builds hooks only for the models it holds
+    (start-up time: a server's capabilities hold few)."""
+
+    def factory(tp: Any) -> Callable[[Any], Any]:
+        (inner,) = [arg for arg in get_args(tp) if arg is not type(None)]
+        found: list[Callable[[Any], Any]] = []
+
+        def unstructure(value: Any) -> Any:
+            if value is None:
+                return None
+            if not found:
+                found.append(conv.get_unstructure_hook(inner))
+            return found[0](value)
+
+        return unstructure
 
     return factory
 
@@ -618,10 +651,14 @@ def _register_topic_hooks(conv: Converter) -> None:
         lambda t: t.GetTaskPayloadResult,
         lambda t: _payload_structure(conv, t.GetTaskPayloadResult),
     )
-    _register_payload_writer(conv, None)
 
 
-def _register_payload_writer(conv: Converter, version: str | None) -> None:
+def _register_writers(conv: Converter, version: str | None) -> None:
+    """The hooks that write for a peer on ``version`` (``None``: every attribute). Each
+    :func:`converter_for` copy registers its own: copied ones write as the converter they
+    were made for."""
+    conv.register_unstructure_hook_factory(attrs.has, _unstructure_factory(conv, version))
+    conv.register_unstructure_hook_factory(_is_optional_model, _optional_unstructure_factory(conv))
     _when_met(
         conv,
         "_tasks",
@@ -644,8 +681,8 @@ def _build(*, detailed: bool) -> Converter:
     conv.register_structure_hook_factory(_is_list, _strict_list_factory(conv))
     conv.register_structure_hook_factory(_is_str_dict, _strict_dict_factory(conv))
     conv.register_structure_hook_factory(attrs.has, _structure_factory(conv))
-    conv.register_unstructure_hook_factory(attrs.has, _unstructure_factory(conv, None))
     _register_topic_hooks(conv)
+    _register_writers(conv, None)
     return conv
 
 
@@ -665,8 +702,7 @@ def _explainer() -> Converter:
 def converter_for(version: str) -> Converter:
     """The converter that writes for a peer on ``version`` (reading is the same)."""
     conv = converter.copy()
-    conv.register_unstructure_hook_factory(attrs.has, _unstructure_factory(conv, version))
-    _register_payload_writer(conv, version)
+    _register_writers(conv, version)
     return conv
 
 
