@@ -45,6 +45,7 @@ MODEL_MODULES: Final = tuple(
         "_elicitation",
         "_inputs",
         "_lifecycle",
+        "_meta",
         "_mrtr",
         "_notifications",
         "_prompts",
