@@ -14,8 +14,9 @@ the n-th question asked) now returns its answer at once. So in the modern
 era, work a handler does before asking is repeated on each round: ask
 first, or make that work idempotent.
 
-The elicitation, sampling and roots models are imported by the methods that ask: a
-server whose handlers never ask does not load them (start-up time).
+The elicitation, sampling and roots models (and the form schema checks) are imported
+by the methods that ask: a server whose handlers never ask does not load them
+(start-up time).
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from .._types._converter import structure
 from .._types._methods import MRTR_METHODS
 from .._util import open_nursery_unwrapped
 from .._versions import MODERN_VERSIONS, Era
-from ._forms import check_form_schema, form_schema_for_2025_06_18, schema_problems
 
 if TYPE_CHECKING:
     from .._types._elicitation import ElicitResult
@@ -401,6 +401,7 @@ class Context:
             McpError: -32602 if the answer does not match ``schema``.
         """
         from .._types._elicitation import ElicitRequest, ElicitRequestFormParams
+        from ._forms import check_form_schema, form_schema_for_2025_06_18, schema_problems
 
         requested = dict(schema)
         requested.setdefault("type", "object")
