@@ -295,6 +295,11 @@ def _content_or_list(conv: Converter, block: Any) -> Callable[[Any, Any], Any]:
 
 
 def _structure_factory(conv: Converter) -> Callable[[type], Callable[[Any, Any], Any]]:
+    """Reading a model. Each class's hook is built once: cattrs does not keep the hooks it
+    builds for the models a model holds, and would build them again wherever they appear
+    (start-up time)."""
+
+    @functools.cache
     def factory(cls: type) -> Callable[[Any, Any], Any]:
         _resolve(cls)
         overrides = {a.name: override(rename=wire_name(cls, a.name)) for a in attrs.fields(cls)}
@@ -326,6 +331,9 @@ def _unstructure_overrides(cls: type, version: str | None) -> dict[str, Any]:
 def _unstructure_factory(
     conv: Converter, version: str | None
 ) -> Callable[[type], Callable[[Any], Any]]:
+    """Writing a model for ``version``; each class's hook is built once (as for reading)."""
+
+    @functools.cache
     def factory(cls: type) -> Callable[[Any], Any]:
         _resolve(cls)
         overrides = _unstructure_overrides(cls, version)
@@ -456,13 +464,14 @@ def _is_optional(tp: Any) -> bool:
 def _optional_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any], Any]]:
     """``X | None`` with ``X``'s hook resolved once (cattrs would dispatch on every call).
 
-    A model's hook is looked up when the first value comes: a model's hook then builds
-    hooks only for the models its values hold (``capabilities: {}`` builds none of the
-    capability models'), which is start-up time."""
+    The hook of a model (or list of models) is looked up when the first value comes: a
+    model's hook then builds hooks only for the models its values hold
+    (``capabilities: {}`` builds none of the capability models'), which is start-up
+    time."""
 
     def factory(tp: Any) -> Callable[[Any, Any], Any]:
-        (inner,) = [arg for arg in get_args(tp) if arg is not type(None)]
-        hook = _lazy(conv, inner) if attrs.has(inner) else conv.get_structure_hook(inner)
+        inner = _optional_of(tp)
+        hook = _lazy(conv, inner) if _holds_models(inner) else conv.get_structure_hook(inner)
 
         def structure(value: Any, _: Any) -> Any:
             return None if value is None else hook(value, inner)
@@ -472,12 +481,20 @@ def _optional_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any], A
     return factory
 
 
+def _optional_of(tp: Any) -> Any:
+    """``X`` of ``X | None``."""
+    (inner,) = [arg for arg in get_args(tp) if arg is not type(None)]
+    return inner
+
+
+def _holds_models(tp: Any) -> bool:
+    """A model or a list of models."""
+    return attrs.has(tp) or (_is_list(tp) and attrs.has((get_args(tp) or (None,))[0]))
+
+
 def _is_optional_model(tp: Any) -> bool:
     """``X | None`` where ``X`` is a model or a list of models."""
-    if not _is_optional(tp):
-        return False
-    (inner,) = [arg for arg in get_args(tp) if arg is not type(None)]
-    return attrs.has(inner) or (_is_list(inner) and attrs.has(get_args(inner)[0]))
+    return _is_optional(tp) and _holds_models(_optional_of(tp))
 
 
 def _optional_unstructure_factory(conv: Converter) -> Callable[[Any], Callable[[Any], Any]]:
@@ -486,7 +503,7 @@ def _optional_unstructure_factory(conv: Converter) -> Callable[[Any], Callable[[
     (start-up time: a server's capabilities hold few)."""
 
     def factory(tp: Any) -> Callable[[Any], Any]:
-        (inner,) = [arg for arg in get_args(tp) if arg is not type(None)]
+        inner = _optional_of(tp)
         found: list[Callable[[Any], Any]] = []
 
         def unstructure(value: Any) -> Any:
