@@ -622,8 +622,9 @@ class Server:
 
 
 #: An extension identifier: a ``_meta``-style key with its mandatory prefix, such as
-#: ``io.modelcontextprotocol/skills`` (dot-separated labels, a slash, then a name).
-_EXTENSION_ID = re.compile(
+#: ``io.modelcontextprotocol/skills`` (dot-separated labels, a slash, then a name). A
+#: pattern that :mod:`re` compiles (and caches) when a server first declares extensions.
+_EXTENSION_ID = (
     r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?/"
     r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 )
@@ -642,7 +643,7 @@ def _check_extensions(
         return None
     checked: dict[str, dict[str, Any]] = {}
     for identifier, settings in extensions.items():
-        if not isinstance(identifier, str) or not _EXTENSION_ID.fullmatch(identifier):
+        if not isinstance(identifier, str) or not re.fullmatch(_EXTENSION_ID, identifier):
             raise ValueError(
                 f"invalid extension identifier {identifier!r}: use a prefix and a name, "
                 "such as 'io.modelcontextprotocol/skills'"
