@@ -1,8 +1,9 @@
 """Answering one connection's requests: the method handlers of a :class:`Server`.
 
 The handlers of resources, prompts, completion and ``subscriptions/listen`` import
-their models (and helpers) when first called, as do input rounds and rate limits: a
-server that offers only tools does not load them (start-up time).
+their models (and helpers) when first called, as do rate limits and input rounds (when
+a state is sealed or opened): a server that offers only tools does not load them
+(start-up time).
 """
 
 from __future__ import annotations
@@ -181,9 +182,6 @@ class Dispatcher:
         request = ctx.request
         if request.version not in MODERN_VERSIONS:
             return await run(ctx)
-        from ._request_state import binding_of
-
-        sealer = self.server._sealer
         responses = params.input_responses
         if responses is not None and not isinstance(responses, dict):
             await trio.lowlevel.checkpoint()
@@ -191,11 +189,12 @@ class Dispatcher:
                 "Invalid params: inputResponses must be an object", code=ErrorCode.INVALID_PARAMS
             )
         inputs = Inputs(answers={})
-        binding = binding_of(request.method, request.raw_params)
         if params.request_state is not None:
             # Raises -32602 for a tampered, expired or foreign state (another request's,
             # or one issued to another principal).
-            state = sealer.open(params.request_state, binding=binding, principal=ctx.principal)
+            state = self.server._sealer.open(
+                params.request_state, binding=_binding(request), principal=ctx.principal
+            )
             inputs.answers = dict(state.answers)
             inputs.round = state.round
             if responses:
@@ -225,8 +224,8 @@ class Dispatcher:
             if found is None:
                 raise
             requests = found
-        state_token = sealer.seal(
-            binding=binding,
+        state_token = self.server._sealer.seal(
+            binding=_binding(request),
             answers=inputs.answers,
             pending=tuple(requests),
             round=inputs.round + 1,
@@ -489,6 +488,14 @@ class Dispatcher:
                     await session.send_notification(method, params or None)
                 except McpError:
                     pass  # e.g. a capability we did not declare: nothing to send
+
+
+def _binding(request: InboundRequest) -> str:
+    """What the ``requestState`` of ``request`` is bound to. The sealing module is imported
+    when an input round first needs it, not for every modern call (start-up time)."""
+    from ._request_state import binding_of
+
+    return binding_of(request.method, request.raw_params)
 
 
 def _input_required_in(group: BaseExceptionGroup[BaseException]) -> dict[str, Any] | None:
