@@ -7,6 +7,7 @@ revision holds exactly the attributes that revision has.
 
 from __future__ import annotations
 
+import importlib
 import types
 from typing import Any, Union, get_args, get_origin
 
@@ -64,7 +65,7 @@ def _draw_instance(data: st.DataObject, cls: type) -> tuple[str | None, Any]:
 def test_every_model_is_exported_and_has_a_strategy() -> None:
     defined = {
         cls
-        for module in _converter._MODULES
+        for module in map(importlib.import_module, _converter.MODEL_MODULES)
         for cls in vars(module).values()
         if isinstance(cls, type) and attrs.has(cls) and cls.__module__ == module.__name__
     }

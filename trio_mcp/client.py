@@ -2,13 +2,15 @@
 
 from ._client._client import (
     Client as Client,
-    ElicitationCompleteHandler as ElicitationCompleteHandler,
-    ElicitationHandler as ElicitationHandler,
     LogHandler as LogHandler,
-    RootsHandler as RootsHandler,
-    SamplingHandler as SamplingHandler,
     connect_client as connect_client,
     open_client as open_client,
+)
+from ._client._handlers import (
+    ElicitationCompleteHandler as ElicitationCompleteHandler,
+    ElicitationHandler as ElicitationHandler,
+    RootsHandler as RootsHandler,
+    SamplingHandler as SamplingHandler,
 )
 from ._client._listen import Change as Change, Listener as Listener
 from ._client._stdio import (

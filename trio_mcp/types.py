@@ -9,14 +9,12 @@ type the request names in ``result_model``.
 
 from ._types._base import (
     LOGGING_LEVELS as LOGGING_LEVELS,
-    BaseMetadata as BaseMetadata,
     CacheablePaginatedResult as CacheablePaginatedResult,
     CacheableResult as CacheableResult,
     Cursor as Cursor,
     EmptyResult as EmptyResult,
     Error as Error,
     Icon as Icon,
-    Icons as Icons,
     Implementation as Implementation,
     InputResponses as InputResponses,
     JSONArray as JSONArray,
@@ -25,20 +23,16 @@ from ._types._base import (
     LoggingLevel as LoggingLevel,
     MetaObject as MetaObject,
     Notification as Notification,
-    NotificationMetaObject as NotificationMetaObject,
     NotificationParams as NotificationParams,
     PaginatedRequestParams as PaginatedRequestParams,
     PaginatedResult as PaginatedResult,
     ProgressToken as ProgressToken,
     Request as Request,
     RequestId as RequestId,
-    RequestMetaObject as RequestMetaObject,
     RequestParams as RequestParams,
     Result as Result,
-    ResultMetaObject as ResultMetaObject,
     ResultType as ResultType,
     Role as Role,
-    SubscriptionsListenResultMetaObject as SubscriptionsListenResultMetaObject,
 )
 from ._types._capabilities import (
     ClientCapabilities as ClientCapabilities,
@@ -110,6 +104,11 @@ from ._types._elicitation import (
     UntitledSingleSelectEnumSchema as UntitledSingleSelectEnumSchema,
     URLElicitationRequiredErrorData as URLElicitationRequiredErrorData,
 )
+from ._types._inputs import (
+    InputRequest as InputRequest,
+    InputRequests as InputRequests,
+    InputResponse as InputResponse,
+)
 from ._types._lifecycle import (
     DiscoverRequest as DiscoverRequest,
     DiscoverResult as DiscoverResult,
@@ -119,6 +118,14 @@ from ._types._lifecycle import (
     InitializeResult as InitializeResult,
     PingRequest as PingRequest,
 )
+from ._types._meta import (
+    BaseMetadata as BaseMetadata,
+    Icons as Icons,
+    NotificationMetaObject as NotificationMetaObject,
+    RequestMetaObject as RequestMetaObject,
+    ResultMetaObject as ResultMetaObject,
+    SubscriptionsListenResultMetaObject as SubscriptionsListenResultMetaObject,
+)
 from ._types._methods import (
     INPUT_REQUEST_CAPABILITIES as INPUT_REQUEST_CAPABILITIES,
     METHODS as METHODS,
@@ -127,10 +134,7 @@ from ._types._methods import (
     has_capability as has_capability,
 )
 from ._types._mrtr import (
-    InputRequest as InputRequest,
-    InputRequests as InputRequests,
     InputRequiredResult as InputRequiredResult,
-    InputResponse as InputResponse,
     InputResponseRequestParams as InputResponseRequestParams,
 )
 from ._types._notifications import (

@@ -3,13 +3,18 @@ application gives, the capabilities they declare, and refusing what was not decl
 
 The same handlers serve both eras: legacy servers send requests, modern servers put the
 questions in an ``InputRequiredResult`` and the client retries with the answers.
+
+The sampling, roots and elicitation models are only named in annotations here (the
+handler types are in :mod:`._handlers`), and the roots result is imported when first
+built: every client makes an :class:`Answering`, and most are never asked anything
+(start-up time).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -21,34 +26,14 @@ from .._types._capabilities import (
     RootsCapability,
     SamplingCapability,
 )
-from .._types._elicitation import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
-from .._types._roots import ListRootsResult, Root
-from .._types._sampling import CreateMessageRequestParams, CreateMessageResult
 
-__all__ = [
-    "ASKS",
-    "Answering",
-    "ElicitationCompleteHandler",
-    "ElicitationHandler",
-    "RootsHandler",
-    "SamplingHandler",
-    "check_form_answer",
-]
+if TYPE_CHECKING:
+    from .._types._elicitation import ElicitResult
+    from ._handlers import ElicitationHandler, RootsHandler, SamplingHandler
+
+__all__ = ["ASKS", "Answering", "check_form_answer"]
 
 log = logging.getLogger("trio_mcp.client")
-
-#: Answers ``sampling/createMessage``.
-SamplingHandler: TypeAlias = Callable[[CreateMessageRequestParams], Awaitable[CreateMessageResult]]
-#: Answers ``roots/list``.
-RootsHandler: TypeAlias = Callable[[], Awaitable[Sequence[Root]]]
-#: Answers ``elicitation/create`` (form or URL mode). An accepted form answer is checked
-#: against the ``requestedSchema`` before it is sent (see :func:`check_form_answer`).
-ElicitationHandler: TypeAlias = Callable[
-    [ElicitRequestFormParams | ElicitRequestURLParams], Awaitable[ElicitResult]
-]
-
-#: Hears that a URL-mode elicitation ended: receives its ``elicitationId`` (2025-11-25).
-ElicitationCompleteHandler: TypeAlias = Callable[[str], Awaitable[None] | None]
 
 #: What a server may ask of a client.
 ASKS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
@@ -89,7 +74,7 @@ class Answering:
             elicitation = declared.elicitation
             if self.elicitation is None or elicitation is None:
                 return "elicitation"
-            if isinstance(params, ElicitRequestURLParams):
+            if params.mode == "url":  # ElicitRequestURLParams
                 return "URL-mode elicitation" if elicitation.url is None else None
             form_only_url = elicitation.form is None and elicitation.url is not None
             return "form-mode elicitation" if form_only_url else None
@@ -116,10 +101,12 @@ class Answering:
         if method == "sampling/createMessage" and self.sampling is not None:
             return await self.sampling(params)
         if method == "roots/list" and self.roots is not None:
+            from .._types._roots import ListRootsResult
+
             return ListRootsResult(roots=list(await self.roots()))
         if method == "elicitation/create" and self.elicitation is not None:
             result = await self.elicitation(params)
-            if isinstance(params, ElicitRequestFormParams):
+            if params.mode != "url":  # ElicitRequestFormParams
                 check_form_answer(params.requested_schema, result)
             return result
         raise McpError(f"Method not found: {method}", code=ErrorCode.METHOD_NOT_FOUND)

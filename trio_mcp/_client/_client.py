@@ -1,4 +1,10 @@
-"""The :class:`Client`: a typed API over a session with one MCP server, in either era."""
+"""The :class:`Client`: a typed API over a session with one MCP server, in either era.
+
+The models of resources, prompts, completion and subscriptions are imported by the
+methods that use them, and the handler types of what servers ask (sampling, roots,
+elicitation) live in :mod:`._handlers`: a client that only calls tools does not load
+them (start-up time).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,7 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 import trio
 
@@ -29,55 +35,37 @@ from .._types._capabilities import (
     ClientCapabilities,
     ServerCapabilities,
 )
-from .._types._completion import (
-    CompleteRequestParams,
-    CompleteResult,
-    Completion,
-    CompletionArgument,
-    CompletionContext,
-    PromptReference,
-    ResourceTemplateReference,
-)
 from .._types._converter import converter_for
-from .._types._elicitation import ElicitRequestURLParams
 from .._types._lifecycle import DiscoverResult
 from .._types._methods import MRTR_METHODS
 from .._types._mrtr import InputRequiredResult
 from .._types._notifications import LoggingMessageNotificationParams
-from .._types._prompts import GetPromptResult, ListPromptsResult, Prompt
-from .._types._resources import (
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ReadResourceResult,
-    Resource,
-    ResourceTemplate,
-)
-from .._types._subscriptions import SubscriptionFilter
 from .._types._tools import CallToolResult, ListToolsResult, Tool
 from .._util import open_nursery_unwrapped
 from .._versions import MODERN_VERSIONS, SUPPORTED_VERSIONS, Era
-from ._answering import (
-    ASKS,
-    Answering,
-    ElicitationCompleteHandler,
-    ElicitationHandler,
-    RootsHandler,
-    SamplingHandler,
-)
+from ._answering import ASKS, Answering
 from ._cache import ResultCache
 from ._listen import Change, Listener
 from ._output import OutputSchemas
 
-__all__ = [
-    "Client",
-    "ElicitationCompleteHandler",
-    "ElicitationHandler",
-    "LogHandler",
-    "RootsHandler",
-    "SamplingHandler",
-    "connect_client",
-    "open_client",
-]
+if TYPE_CHECKING:
+    from .._types._completion import Completion, PromptReference, ResourceTemplateReference
+    from .._types._prompts import GetPromptResult, ListPromptsResult, Prompt
+    from .._types._resources import (
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ReadResourceResult,
+        Resource,
+        ResourceTemplate,
+    )
+    from ._handlers import (
+        ElicitationCompleteHandler,
+        ElicitationHandler,
+        RootsHandler,
+        SamplingHandler,
+    )
+
+__all__ = ["Client", "LogHandler", "connect_client", "open_client"]
 
 log = logging.getLogger("trio_mcp.client")
 
@@ -283,7 +271,9 @@ class Client:
                 code=ErrorCode.INVALID_PARAMS,
             )
         params = request.params
-        if isinstance(params, ElicitRequestURLParams) and params.elicitation_id is not None:
+        # A URL-mode elicitation (its params are ElicitRequestURLParams).
+        url_mode = request.method == "elicitation/create" and params.mode == "url"
+        if url_mode and params.elicitation_id is not None:
             self._remember_url_elicitation(params.elicitation_id)
         return await self._answering.answer(request.method, params)
 
@@ -517,6 +507,8 @@ class Client:
     # -- resources --------------------------------------------------------------------------
 
     async def list_resources_page(self, cursor: str | None = None) -> ListResourcesResult:
+        from .._types._resources import ListResourcesResult
+
         return await self._cached_list("resources/list", cursor, ListResourcesResult)
 
     async def list_resources(self) -> list[Resource]:
@@ -525,6 +517,8 @@ class Client:
     async def list_resource_templates_page(
         self, cursor: str | None = None
     ) -> ListResourceTemplatesResult:
+        from .._types._resources import ListResourceTemplatesResult
+
         return await self._cached_list(
             "resources/templates/list", cursor, ListResourceTemplatesResult
         )
@@ -538,6 +532,8 @@ class Client:
         Raises:
             McpError: not found (-32602; -32002 from older servers), or another error.
         """
+        from .._types._resources import ReadResourceResult
+
         generation = 0
         if self.cache is not None:
             cached = self.cache.get("resources/read", uri)
@@ -556,6 +552,8 @@ class Client:
     # -- prompts ----------------------------------------------------------------------------
 
     async def list_prompts_page(self, cursor: str | None = None) -> ListPromptsResult:
+        from .._types._prompts import ListPromptsResult
+
         return await self._cached_list("prompts/list", cursor, ListPromptsResult)
 
     async def list_prompts(self) -> list[Prompt]:
@@ -564,6 +562,8 @@ class Client:
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None
     ) -> GetPromptResult:
+        from .._types._prompts import GetPromptResult
+
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
@@ -585,6 +585,13 @@ class Client:
         ``context`` (the arguments already resolved) is sent to servers of 2025-06-18
         and later; older revisions have no such field.
         """
+        from .._types._completion import (
+            CompleteRequestParams,
+            CompleteResult,
+            CompletionArgument,
+            CompletionContext,
+        )
+
         params = self._write(
             CompleteRequestParams(
                 ref=ref,
@@ -642,6 +649,8 @@ class Client:
             ConnectionClosed: (on entry) the connection is closed already.
             McpError: (on entry) the server refused the subscription.
         """
+        from .._types._subscriptions import SubscriptionFilter
+
         wanted = SubscriptionFilter(
             tools_list_changed=tools or None,
             prompts_list_changed=prompts or None,

@@ -12,13 +12,16 @@ the caller writes::
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 import trio
 
 from .._errors import McpError
-from .._types._subscriptions import SubscriptionFilter
+
+if TYPE_CHECKING:
+    # Only in annotations: every client routes changes through here, few subscribe.
+    from .._types._subscriptions import SubscriptionFilter
 
 __all__ = ["Change", "Listener"]
 

@@ -1,9 +1,13 @@
-"""A :class:`~trio_mcp.Client` for a server run as a child process over stdio."""
+"""A :class:`~trio_mcp.Client` for a server run as a child process over stdio.
+
+The process transport (and :mod:`shlex`) are imported when a client first spawns:
+:mod:`trio_mcp` re-exports this module, and a server program never spawns (start-up
+time).
+"""
 
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
@@ -11,7 +15,6 @@ from typing import Any
 import trio
 
 from .._transports._lines import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SEND_BUFFER
-from .._transports._process import connect_process_stream
 from .._transports._stderr import DEFAULT_STDERR_TAIL_LINES
 from .._util import open_nursery_unwrapped
 from ._client import Client, connect_client
@@ -21,6 +24,8 @@ __all__ = ["connect_stdio_client", "open_stdio_client"]
 
 def _argv(command: str | Sequence[str | os.PathLike[str]]) -> list[str]:
     if isinstance(command, str):
+        import shlex
+
         return shlex.split(command)
     return [os.fspath(part) for part in command]
 
@@ -64,6 +69,10 @@ async def connect_stdio_client(
     Cancelling ``nursery`` also runs the ladder: the nursery does not exit until the
     child is reaped.
     """
+    import shlex
+
+    from .._transports._process import connect_process_stream
+
     argv = _argv(command)
     stream = await connect_process_stream(
         nursery,

@@ -88,66 +88,143 @@ class InboundRequest:
         return self.envelope.log_level if self.envelope is not None else None
 
 
-@attrs.frozen
-class Dispatch:
+class _Event:
+    """Base of the events :meth:`Connection.receive` returns: immutable records, equal when
+    of the same class with equal fields.
+
+    Plain slotted classes, not attrs ones: every program loads this module, and creating
+    an attrs class costs about 0.2 ms of start-up time.
+    """
+
+    __slots__ = ()
+    __match_args__: tuple[str, ...] = ()
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise attrs.exceptions.FrozenInstanceError
+
+    def __delattr__(self, name: str) -> None:
+        raise attrs.exceptions.FrozenInstanceError
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__match_args__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash((self.__class__, *self._fields()))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__match_args__)
+        return f"{type(self).__name__}({fields})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (self.__class__, self._fields())
+
+
+_set = object.__setattr__
+
+
+class Dispatch(_Event):
     """Run the application's handler for ``request``."""
 
+    __slots__ = __match_args__ = ("request",)
     request: InboundRequest
 
+    def __init__(self, request: InboundRequest) -> None:
+        _set(self, "request", request)
 
-@attrs.frozen
-class Reply:
+
+class Reply(_Event):
     """Send ``message`` right away (an error, or an answer the protocol gives itself)."""
 
+    __slots__ = __match_args__ = ("message",)
     message: rpc.Message
 
+    def __init__(self, message: rpc.Message) -> None:
+        _set(self, "message", message)
 
-@attrs.frozen
-class ResponseReceived:
+
+class ResponseReceived(_Event):
     """The answer to one of our requests; hand it to whoever awaits it."""
 
+    __slots__ = __match_args__ = ("request", "response")
     request: OutboundRequest
     response: rpc.ResultResponse | rpc.ErrorResponse | rpc.InvalidMessage
 
+    def __init__(
+        self,
+        request: OutboundRequest,
+        response: rpc.ResultResponse | rpc.ErrorResponse | rpc.InvalidMessage,
+    ) -> None:
+        _set(self, "request", request)
+        _set(self, "response", response)
 
-@attrs.frozen
-class CancelRequested:
+
+class CancelRequested(_Event):
     """The peer cancelled ``request``: cancel its handler and send nothing for it."""
 
+    __slots__ = __match_args__ = ("request", "reason")
     request: InboundRequest
     reason: str | None
 
+    def __init__(self, request: InboundRequest, reason: str | None) -> None:
+        _set(self, "request", request)
+        _set(self, "reason", reason)
 
-@attrs.frozen
-class PeerCancelled:
+
+class PeerCancelled(_Event):
     """The peer ended one of *our* requests (a modern server ending ``subscriptions/listen``)."""
 
+    __slots__ = __match_args__ = ("request", "reason")
     request: OutboundRequest
     reason: str | None
 
+    def __init__(self, request: OutboundRequest, reason: str | None) -> None:
+        _set(self, "request", request)
+        _set(self, "reason", reason)
 
-@attrs.frozen
-class ProgressReceived:
+
+class ProgressReceived(_Event):
     """Progress for one of our requests."""
 
+    __slots__ = __match_args__ = ("request", "progress")
     request: OutboundRequest
     progress: ProgressNotificationParams
 
+    def __init__(self, request: OutboundRequest, progress: ProgressNotificationParams) -> None:
+        _set(self, "request", request)
+        _set(self, "progress", progress)
 
-@attrs.frozen
-class NotificationReceived:
+
+class NotificationReceived(_Event):
     """A notification for the application (typed params for known methods)."""
 
+    __slots__ = __match_args__ = ("method", "params", "spec")
     method: str
     params: Any
     spec: MethodSpec | None
 
+    def __init__(self, method: str, params: Any, spec: MethodSpec | None) -> None:
+        _set(self, "method", method)
+        _set(self, "params", params)
+        _set(self, "spec", spec)
 
-@attrs.frozen
-class Dropped:
+
+class Dropped(_Event):
     """Nothing to do; ``reason`` says why (also counted in :class:`Statistics`)."""
 
+    __slots__ = __match_args__ = ("reason",)
     reason: str
+
+    def __init__(self, reason: str) -> None:
+        _set(self, "reason", reason)
 
 
 ReceiveEvent: TypeAlias = (

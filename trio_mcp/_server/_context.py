@@ -13,11 +13,14 @@ again from the top**, and the same question (the same ``key``; by default
 the n-th question asked) now returns its answer at once. So in the modern
 era, work a handler does before asking is repeated on each round: ask
 first, or make that work idempotent.
+
+The elicitation, sampling and roots models (and the form schema checks) are imported
+by the methods that ask: a server whose handlers never ask does not load them
+(start-up time).
 """
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,30 +37,21 @@ from .._protocol._events import InboundRequest
 from .._session._engine import Session
 from .._types._base import Implementation, LoggingLevel, Request
 from .._types._capabilities import ClientCapabilities
-from .._types._content import SamplingMessageContentBlock, TextContent
 from .._types._converter import structure
-from .._types._elicitation import (
-    ElicitRequest,
-    ElicitRequestFormParams,
-    ElicitRequestURLParams,
-    ElicitResult,
-)
 from .._types._methods import MRTR_METHODS
-from .._types._roots import ListRootsRequest, Root
-from .._types._sampling import (
-    CreateMessageRequest,
-    CreateMessageRequestParams,
-    CreateMessageResult,
-    ModelPreferences,
-    SamplingMessage,
-    ToolChoice,
-)
-from .._types._tools import Tool
 from .._util import open_nursery_unwrapped
 from .._versions import MODERN_VERSIONS, Era
-from ._forms import check_form_schema, form_schema_for_2025_06_18, schema_problems
 
 if TYPE_CHECKING:
+    from .._types._elicitation import ElicitResult
+    from .._types._roots import Root
+    from .._types._sampling import (
+        CreateMessageResult,
+        ModelPreferences,
+        SamplingMessage,
+        ToolChoice,
+    )
+    from .._types._tools import Tool
     from ._server import Server
 
 __all__ = ["Context", "InputRequired", "Inputs"]
@@ -87,15 +81,17 @@ class Inputs:
 def _capability_needed(request: Request[Any]) -> dict[str, Any] | None:
     """The client capability (as a capabilities object) ``request`` needs, with what it
     must contain."""
-    if isinstance(request, ElicitRequest):
-        if isinstance(request.params, ElicitRequestURLParams):
+    method = getattr(request, "method", None)
+    params: Any = getattr(request, "params", None)
+    if method == "elicitation/create":
+        if params.mode == "url":  # ElicitRequestURLParams
             return {"elicitation": {"url": {}}}
         return {"elicitation": {}}
-    if isinstance(request, CreateMessageRequest):
-        if request.params.tools or request.params.tool_choice:
+    if method == "sampling/createMessage":
+        if params.tools or params.tool_choice:
             return {"sampling": {"tools": {}}}
         return {"sampling": {}}
-    if isinstance(request, ListRootsRequest):
+    if method == "roots/list":
         return {"roots": {}}
     return None
 
@@ -298,6 +294,8 @@ class Context:
     ) -> MissingRequiredClientCapability | None:
         """(legacy era) Why ``error`` (-32042) cannot be sent to this client: it did not
         declare URL-mode elicitation, or its revision predates it (``None``: it can)."""
+        from .._types._elicitation import ElicitRequest
+
         requests = [ElicitRequest(params=params) for params in error.elicitations]
         if self.protocol_version < "2025-11-25" and requests:
             return MissingRequiredClientCapability(
@@ -314,6 +312,8 @@ class Context:
         Raises:
             MissingRequiredClientCapability: the client did not declare URL-mode elicitation.
         """
+        from .._types._elicitation import ElicitRequest
+
         requests: dict[str, Request[Any]] = {
             str(params.elicitation_id): ElicitRequest(
                 params=attrs.evolve(params, elicitation_id=None)
@@ -400,6 +400,9 @@ class Context:
             MissingRequiredClientCapability: the client cannot do form elicitation.
             McpError: -32602 if the answer does not match ``schema``.
         """
+        from .._types._elicitation import ElicitRequest, ElicitRequestFormParams
+        from ._forms import check_form_schema, form_schema_for_2025_06_18, schema_problems
+
         requested = dict(schema)
         requested.setdefault("type", "object")
         check_form_schema(requested)
@@ -436,6 +439,10 @@ class Context:
         Raises:
             MissingRequiredClientCapability: the client did not declare ``elicitation.url``.
         """
+        import secrets
+
+        from .._types._elicitation import ElicitRequest, ElicitRequestURLParams
+
         if self.era == "legacy" and elicitation_id is None:
             elicitation_id = secrets.token_urlsafe(12)
         params = ElicitRequestURLParams(
@@ -486,9 +493,15 @@ class Context:
         ``messages`` may be a plain string (one user message). ``tools`` needs a
         client that declared ``sampling.tools``.
         """
+        from .._types._content import TextContent
+        from .._types._sampling import (
+            CreateMessageRequest,
+            CreateMessageRequestParams,
+            SamplingMessage,
+        )
+
         if isinstance(messages, str):
-            content: SamplingMessageContentBlock = TextContent(text=messages)
-            messages = [SamplingMessage(role="user", content=content)]
+            messages = [SamplingMessage(role="user", content=TextContent(text=messages))]
         params = CreateMessageRequestParams(
             messages=list(messages),
             max_tokens=max_tokens,
@@ -505,5 +518,7 @@ class Context:
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The client's roots (``roots/list``)."""
+        from .._types._roots import ListRootsRequest
+
         result = await self._ask_one(ListRootsRequest(), key)
         return list(result.roots)

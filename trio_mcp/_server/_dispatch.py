@@ -1,4 +1,10 @@
-"""Answering one connection's requests: the method handlers of a :class:`Server`."""
+"""Answering one connection's requests: the method handlers of a :class:`Server`.
+
+The handlers of resources, prompts, completion and ``subscriptions/listen`` import
+their models (and helpers) when first called, as do rate limits and input rounds (when
+a state is sealed or opened): a server that offers only tools does not load them
+(start-up time).
+"""
 
 from __future__ import annotations
 
@@ -14,27 +20,25 @@ from .._protocol._events import InboundRequest
 from .._protocol._lifecycle import Phase
 from .._session._engine import LATER, Session
 from .._types._base import EmptyResult
-from .._types._completion import CompleteResult, Completion, PromptReference
 from .._types._converter import converter_for
 from .._types._mrtr import InputRequiredResult
-from .._types._prompts import GetPromptResult, ListPromptsResult
-from .._types._resources import (
-    ListResourcesResult,
-    ListResourceTemplatesResult,
-    ReadResourceResult,
-)
-from .._types._subscriptions import SubscriptionFilter, SubscriptionsListenResult
 from .._types._tools import CallToolResult, ListToolsResult
 from .._versions import FIRST_MODERN_VERSION, MODERN_VERSIONS
 from ._context import Context, InputRequired, Inputs
 from ._pagination import paginate
-from ._rate_limit import RateLimiter
-from ._request_state import binding_of
-from ._resources import not_found
 from ._results import downgrade_content
 from ._subscriptions import Change, Subscriber
 
 if TYPE_CHECKING:
+    from .._types._completion import CompleteResult
+    from .._types._prompts import GetPromptResult, ListPromptsResult
+    from .._types._resources import (
+        ListResourcesResult,
+        ListResourceTemplatesResult,
+        ReadResourceResult,
+    )
+    from .._types._subscriptions import SubscriptionsListenResult
+    from ._rate_limit import RateLimiter
     from ._server import Server
 
 __all__ = ["Dispatcher"]
@@ -71,7 +75,11 @@ class Dispatcher:
         self._subscriptions_ended = False
         #: The callers' token buckets, with a ``tool_rate_limit``.
         limit = server.tool_rate_limit
-        self._rate_limiter = RateLimiter(limit) if limit is not None else None
+        self._rate_limiter: RateLimiter | None = None
+        if limit is not None:
+            from ._rate_limit import RateLimiter
+
+            self._rate_limiter = RateLimiter(limit)
         self._handlers: dict[str, Handler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -174,7 +182,6 @@ class Dispatcher:
         request = ctx.request
         if request.version not in MODERN_VERSIONS:
             return await run(ctx)
-        sealer = self.server._sealer
         responses = params.input_responses
         if responses is not None and not isinstance(responses, dict):
             await trio.lowlevel.checkpoint()
@@ -182,11 +189,12 @@ class Dispatcher:
                 "Invalid params: inputResponses must be an object", code=ErrorCode.INVALID_PARAMS
             )
         inputs = Inputs(answers={})
-        binding = binding_of(request.method, request.raw_params)
         if params.request_state is not None:
             # Raises -32602 for a tampered, expired or foreign state (another request's,
             # or one issued to another principal).
-            state = sealer.open(params.request_state, binding=binding, principal=ctx.principal)
+            state = self.server._sealer.open(
+                params.request_state, binding=_binding(request), principal=ctx.principal
+            )
             inputs.answers = dict(state.answers)
             inputs.round = state.round
             if responses:
@@ -216,8 +224,8 @@ class Dispatcher:
             if found is None:
                 raise
             requests = found
-        state_token = sealer.seal(
-            binding=binding,
+        state_token = self.server._sealer.seal(
+            binding=_binding(request),
             answers=inputs.answers,
             pending=tuple(requests),
             round=inputs.round + 1,
@@ -274,6 +282,8 @@ class Dispatcher:
     # -- resources --------------------------------------------------------------------------
 
     async def _list_resources(self, ctx: Context, params: Any) -> ListResourcesResult:
+        from .._types._resources import ListResourcesResult
+
         resources = [spec.resource for spec in self.server._resources.values()]
         for directory in self.server._directories:
             resources.extend(await directory.list_resources_async())
@@ -282,6 +292,8 @@ class Dispatcher:
         return ListResourcesResult(resources=page, next_cursor=cursor, **self._cache_hints(ctx))
 
     async def _list_templates(self, ctx: Context, params: Any) -> ListResourceTemplatesResult:
+        from .._types._resources import ListResourceTemplatesResult
+
         await trio.lowlevel.checkpoint()
         templates = [spec.template for spec in self.server._templates]
         page, cursor = paginate("templates", templates, params.cursor, self.server.page_size)
@@ -292,6 +304,9 @@ class Dispatcher:
     async def _read_resource(
         self, ctx: Context, params: Any
     ) -> ReadResourceResult | InputRequiredResult:
+        from .._types._resources import ReadResourceResult
+        from ._resources import not_found
+
         uri = params.uri
 
         async def read(c: Context) -> ReadResourceResult:
@@ -331,12 +346,16 @@ class Dispatcher:
     # -- prompts ----------------------------------------------------------------------------
 
     async def _list_prompts(self, ctx: Context, params: Any) -> ListPromptsResult:
+        from .._types._prompts import ListPromptsResult
+
         await trio.lowlevel.checkpoint()
         prompts = [spec.prompt for spec in self.server._prompts.values()]
         page, cursor = paginate("prompts", prompts, params.cursor, self.server.page_size)
         return ListPromptsResult(prompts=page, next_cursor=cursor, **self._cache_hints(ctx))
 
     async def _get_prompt(self, ctx: Context, params: Any) -> GetPromptResult | InputRequiredResult:
+        from .._types._prompts import GetPromptResult
+
         spec = self.server._prompts.get(params.name)
         if spec is None:
             await trio.lowlevel.checkpoint()
@@ -358,6 +377,8 @@ class Dispatcher:
     # -- completion -------------------------------------------------------------------------
 
     async def _complete(self, ctx: Context, params: Any) -> CompleteResult:
+        from .._types._completion import CompleteResult, Completion, PromptReference
+
         ref = params.ref
         if isinstance(ref, PromptReference):
             if ref.name not in self.server._prompts:
@@ -391,6 +412,8 @@ class Dispatcher:
     async def _listen(self, ctx: Context, params: Any) -> SubscriptionsListenResult:
         """Acknowledge, then forward the changes the client asked for until it cancels (or the
         server shuts down: then answer, which ends the subscription gracefully)."""
+        from .._types._subscriptions import SubscriptionFilter, SubscriptionsListenResult
+
         wanted: SubscriptionFilter = params.notifications
         capabilities = self.server.capabilities()
         resources_caps = capabilities.resources
@@ -465,6 +488,14 @@ class Dispatcher:
                     await session.send_notification(method, params or None)
                 except McpError:
                     pass  # e.g. a capability we did not declare: nothing to send
+
+
+def _binding(request: InboundRequest) -> str:
+    """What the ``requestState`` of ``request`` is bound to. The sealing module is imported
+    when an input round first needs it, not for every modern call (start-up time)."""
+    from ._request_state import binding_of
+
+    return binding_of(request.method, request.raw_params)
 
 
 def _input_required_in(group: BaseExceptionGroup[BaseException]) -> dict[str, Any] | None:

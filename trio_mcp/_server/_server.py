@@ -1,5 +1,11 @@
 """The :class:`Server`: what it offers (tools, resources, prompts, completions) and serving
-it over a message stream."""
+it over a message stream.
+
+The modules of resources, prompts, completion, rate limiting and ``requestState``
+sealing are imported when the feature is first used (something registered, a limit
+set, a state sealed): a server that offers only tools does not load them (start-up
+time).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import trio
 
@@ -25,16 +31,17 @@ from .._types._capabilities import (
 from .._types._content import Annotations
 from .._types._tools import ToolAnnotations
 from .._versions import SUPPORTED_VERSIONS
-from ._completion import Completer, CompleterSpec
 from ._context import Context
 from ._dispatch import Dispatcher
-from ._prompts import PromptSpec
-from ._rate_limit import RateLimit
-from ._request_state import RequestStateSealer
-from ._resources import DirectoryResources, ResourceSpec, TemplateSpec
 from ._subscriptions import Hub
 from ._tools import ToolSpec
-from ._uritemplate import UriTemplate
+
+if TYPE_CHECKING:
+    from ._completion import Completer, CompleterSpec
+    from ._prompts import PromptSpec
+    from ._rate_limit import RateLimit
+    from ._request_state import RequestStateSealer
+    from ._resources import DirectoryResources, ResourceSpec, TemplateSpec
 
 __all__ = ["Server"]
 
@@ -138,13 +145,19 @@ class Server:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.versions = tuple(versions)
-        if tool_rate_limit is not None and not isinstance(tool_rate_limit, RateLimit):
-            raise TypeError(f"tool_rate_limit must be a RateLimit, not {tool_rate_limit!r}")
+        if tool_rate_limit is not None:
+            from ._rate_limit import RateLimit
+
+            if not isinstance(tool_rate_limit, RateLimit):
+                raise TypeError(f"tool_rate_limit must be a RateLimit, not {tool_rate_limit!r}")
         #: The limit on ``tools/call`` (each connection takes it when it starts).
         self.tool_rate_limit = tool_rate_limit
-        self._sealer = RequestStateSealer(
-            secret or os.urandom(32), ttl=request_state_ttl, clock=clock
-        )
+        self._secret = secret or os.urandom(32)
+        if len(self._secret) < 16:  # checked now, though the sealer is built on first use
+            raise ValueError("the requestState secret must be at least 16 bytes")
+        self._request_state_ttl = request_state_ttl
+        self._clock = clock
+        self._request_state_sealer: RequestStateSealer | None = None
         self._tools: dict[str, ToolSpec] = {}
         self._resources: dict[str, ResourceSpec] = {}
         self._templates: list[TemplateSpec] = []
@@ -159,6 +172,17 @@ class Server:
     @property
     def name(self) -> str:
         return self.info.name
+
+    @property
+    def _sealer(self) -> RequestStateSealer:
+        """Seals the ``requestState`` of modern input rounds (built on first use)."""
+        if self._request_state_sealer is None:
+            from ._request_state import RequestStateSealer
+
+            self._request_state_sealer = RequestStateSealer(
+                self._secret, ttl=self._request_state_ttl, clock=self._clock
+            )
+        return self._request_state_sealer
 
     @property
     def extensions(self) -> Mapping[str, Mapping[str, Any]]:
@@ -316,6 +340,9 @@ class Server:
         _check_ttl(ttl_ms)
 
         def register(fn: F) -> F:
+            from ._resources import ResourceSpec, TemplateSpec
+            from ._uritemplate import UriTemplate
+
             if UriTemplate(uri).is_template:
                 self.add_resource_template(
                     TemplateSpec.from_function(
@@ -394,6 +421,8 @@ class Server:
         self, root: str | os.PathLike[str], *, uri_prefix: str | None = None, **options: Any
     ) -> DirectoryResources:
         """Offer the files under ``root`` as resources (never anything outside it)."""
+        from ._resources import DirectoryResources
+
         directory = DirectoryResources(root, uri_prefix=uri_prefix, **options)
         self._directories.append(directory)
         self._hub.publish(("list_changed", "resources"))
@@ -431,6 +460,8 @@ class Server:
         returns a string (one user message), messages, content, or a GetPromptResult."""
 
         def register(fn: F) -> F:
+            from ._prompts import PromptSpec
+
             self.add_prompt(
                 PromptSpec.from_function(
                     fn, name=name, title=title, description=description, icons=icons, meta=meta
@@ -481,6 +512,8 @@ class Server:
         )
 
         def register(fn: Completer) -> Completer:
+            from ._completion import CompleterSpec
+
             self._completers[key] = CompleterSpec(fn)  # type: ignore[index]
             return fn
 
@@ -589,8 +622,9 @@ class Server:
 
 
 #: An extension identifier: a ``_meta``-style key with its mandatory prefix, such as
-#: ``io.modelcontextprotocol/skills`` (dot-separated labels, a slash, then a name).
-_EXTENSION_ID = re.compile(
+#: ``io.modelcontextprotocol/skills`` (dot-separated labels, a slash, then a name). A
+#: pattern that :mod:`re` compiles (and caches) when a server first declares extensions.
+_EXTENSION_ID = (
     r"(?:[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?\.)*[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?/"
     r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
 )
@@ -609,7 +643,7 @@ def _check_extensions(
         return None
     checked: dict[str, dict[str, Any]] = {}
     for identifier, settings in extensions.items():
-        if not isinstance(identifier, str) or not _EXTENSION_ID.fullmatch(identifier):
+        if not isinstance(identifier, str) or not re.fullmatch(_EXTENSION_ID, identifier):
             raise ValueError(
                 f"invalid extension identifier {identifier!r}: use a prefix and a name, "
                 "such as 'io.modelcontextprotocol/skills'"

@@ -47,6 +47,7 @@ from .._types import (
     _completion,
     _content,
     _elicitation,
+    _inputs,
     _mrtr,
     _notifications,
     _resources,
@@ -571,14 +572,14 @@ def _payload_fields() -> SearchStrategy[dict[str, Any]]:
     )
 
 
-def input_requests(version: str | None = None) -> SearchStrategy[_mrtr.InputRequest]:
+def input_requests(version: str | None = None) -> SearchStrategy[_inputs.InputRequest]:
     """What a 2026-07-28 server may put in ``inputRequests``."""
-    return strategy_for(_mrtr.InputRequest, version=version)
+    return strategy_for(_inputs.InputRequest, version=version)
 
 
-def input_responses(version: str | None = None) -> SearchStrategy[_mrtr.InputResponse]:
+def input_responses(version: str | None = None) -> SearchStrategy[_inputs.InputResponse]:
     """What a client answers to an input request."""
-    return strategy_for(_mrtr.InputResponse, version=version)
+    return strategy_for(_inputs.InputResponse, version=version)
 
 
 def _input_responses_json(version: str | None) -> SearchStrategy[dict[str, Any]]:

@@ -130,88 +130,12 @@ class Icon(Model):
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
-class Icons(Model):
-    """Anything that can carry icons."""
-
-    icons: list[Icon] | None = None
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class BaseMetadata(Model):
-    """Programmatic name plus optional human-readable title."""
-
-    name: str
-    title: str | None = None
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
 class Error(Model):
     """A JSON-RPC error object."""
 
     code: int
     message: str
     data: Any = None
-
-
-# --- _meta objects with reserved keys -----------------------------------------------------
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class RequestMetaObject(Model):
-    """The reserved keys of a request's ``_meta`` (2026-07-28).
-
-    Servers read these from the raw ``_meta`` dict (see
-    :func:`trio_mcp.protocol.read_envelope`); this model documents them and
-    lets clients build them.
-    """
-
-    protocol_version: str
-    client_capabilities: ClientCapabilities
-    client_info: Implementation | None = None
-    log_level: LoggingLevel | None = None
-    progress_token: ProgressToken | None = None
-
-    __wire_names__: ClassVar[Mapping[str, str]] = {
-        "protocol_version": "io.modelcontextprotocol/protocolVersion",
-        "client_capabilities": "io.modelcontextprotocol/clientCapabilities",
-        "client_info": "io.modelcontextprotocol/clientInfo",
-        "log_level": "io.modelcontextprotocol/logLevel",
-        "progress_token": "progressToken",
-    }
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class ResultMetaObject(Model):
-    """The reserved keys of a result's ``_meta`` (2026-07-28)."""
-
-    server_info: Implementation | None = None
-
-    __wire_names__: ClassVar[Mapping[str, str]] = {
-        "server_info": "io.modelcontextprotocol/serverInfo",
-    }
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class NotificationMetaObject(Model):
-    """The reserved keys of a notification's ``_meta`` (2026-07-28)."""
-
-    subscription_id: RequestId | None = None
-
-    __wire_names__: ClassVar[Mapping[str, str]] = {
-        "subscription_id": "io.modelcontextprotocol/subscriptionId",
-    }
-
-
-@attrs.frozen(kw_only=True, repr=False, eq=False)
-class SubscriptionsListenResultMetaObject(ResultMetaObject):
-    """``_meta`` of the result that ends a ``subscriptions/listen`` stream."""
-
-    subscription_id: RequestId
-
-    __wire_names__: ClassVar[Mapping[str, str]] = {
-        "server_info": "io.modelcontextprotocol/serverInfo",
-        "subscription_id": "io.modelcontextprotocol/subscriptionId",
-    }
 
 
 # --- Request, notification and result bases ------------------------------------------------
@@ -290,10 +214,6 @@ class CacheableResult(Result):
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class PaginatedResult(Result):
     next_cursor: Cursor | None = None
-
-
-# Forward references resolved by the converter; imported late to avoid a cycle.
-from ._capabilities import ClientCapabilities  # noqa: E402
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)

@@ -15,10 +15,13 @@ Unions on the wire are told apart by a dict lookup on their tag (``type``,
 from __future__ import annotations
 
 import functools
+import importlib
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from types import ModuleType
+from typing import Any, Final, Literal, TypeAlias, TypeVar, get_args, get_origin
 
 import attrs
 from cattrs import Converter, transform_error
@@ -26,42 +29,33 @@ from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 from cattrs.preconf.orjson import make_converter
 
-from . import (
-    _base,
-    _capabilities,
-    _completion,
-    _content,
-    _elicitation,
-    _lifecycle,
-    _mrtr,
-    _notifications,
-    _prompts,
-    _resources,
-    _roots,
-    _sampling,
-    _subscriptions,
-    _tasks,
-    _tools,
-)
+from . import _base
 
 T = TypeVar("T")
+Hook: TypeAlias = Callable[[Any, Any], Any]
 
-_MODULES = (
-    _base,
-    _capabilities,
-    _completion,
-    _content,
-    _elicitation,
-    _lifecycle,
-    _mrtr,
-    _notifications,
-    _prompts,
-    _resources,
-    _roots,
-    _sampling,
-    _subscriptions,
-    _tasks,
-    _tools,
+#: The modules that define models (by name: building the converter imports none of them).
+MODEL_MODULES: Final = tuple(
+    f"{__package__}.{name}"
+    for name in (
+        "_base",
+        "_capabilities",
+        "_completion",
+        "_content",
+        "_elicitation",
+        "_inputs",
+        "_lifecycle",
+        "_meta",
+        "_mrtr",
+        "_notifications",
+        "_prompts",
+        "_resources",
+        "_roots",
+        "_sampling",
+        "_subscriptions",
+        "_tasks",
+        "_tools",
+    )
 )
 
 __all__ = [
@@ -210,9 +204,9 @@ def _by_type_tag(*members: type) -> dict[str, type]:
     return {str(attrs.fields_dict(m)["type"].default): m for m in members}
 
 
-def _resource_contents(conv: Converter) -> Callable[[Any, Any], Any]:
-    text = _lazy(conv, _content.TextResourceContents)
-    blob = _lazy(conv, _content.BlobResourceContents)
+def _resource_contents(conv: Converter, content: ModuleType) -> Hook:
+    text = _lazy(conv, content.TextResourceContents)
+    blob = _lazy(conv, content.BlobResourceContents)
 
     def structure(value: Any, _: Any) -> Any:
         if type(value) is not dict:
@@ -226,10 +220,10 @@ def _resource_contents(conv: Converter) -> Callable[[Any, Any], Any]:
     return structure
 
 
-def _input_response(conv: Converter) -> Callable[[Any, Any], Any]:
-    elicit = _lazy(conv, _elicitation.ElicitResult)
-    roots = _lazy(conv, _roots.ListRootsResult)
-    sample = _lazy(conv, _sampling.CreateMessageResult)
+def _input_response(conv: Converter, inputs: ModuleType) -> Hook:
+    elicit = _lazy(conv, inputs.ElicitResult)
+    roots = _lazy(conv, inputs.ListRootsResult)
+    sample = _lazy(conv, inputs.CreateMessageResult)
 
     def structure(value: Any, _: Any) -> Any:
         if type(value) is not dict:
@@ -243,9 +237,8 @@ def _input_response(conv: Converter) -> Callable[[Any, Any], Any]:
     return structure
 
 
-def _primitive_schema(conv: Converter) -> Callable[[Any, Any], Any]:
-    e = _elicitation
-    hooks: dict[type, Callable[[Any, Any], Any]] = {
+def _primitive_schema(conv: Converter, e: ModuleType) -> Hook:
+    hooks: dict[type, Hook] = {
         cls: _lazy(conv, cls)
         for cls in (
             e.StringSchema,
@@ -259,7 +252,7 @@ def _primitive_schema(conv: Converter) -> Callable[[Any, Any], Any]:
         )
     }
 
-    def pick(value: dict[str, Any]) -> type:
+    def pick(value: dict[str, Any]) -> Any:
         kind = value.get("type")
         if kind == "array":
             items = value.get("items")
@@ -302,6 +295,11 @@ def _content_or_list(conv: Converter, block: Any) -> Callable[[Any, Any], Any]:
 
 
 def _structure_factory(conv: Converter) -> Callable[[type], Callable[[Any, Any], Any]]:
+    """Reading a model. Each class's hook is built once: cattrs does not keep the hooks it
+    builds for the models a model holds, and would build them again wherever they appear
+    (start-up time)."""
+
+    @functools.cache
     def factory(cls: type) -> Callable[[Any, Any], Any]:
         _resolve(cls)
         overrides = {a.name: override(rename=wire_name(cls, a.name)) for a in attrs.fields(cls)}
@@ -333,6 +331,9 @@ def _unstructure_overrides(cls: type, version: str | None) -> dict[str, Any]:
 def _unstructure_factory(
     conv: Converter, version: str | None
 ) -> Callable[[type], Callable[[Any], Any]]:
+    """Writing a model for ``version``; each class's hook is built once (as for reading)."""
+
+    @functools.cache
     def factory(cls: type) -> Callable[[Any], Any]:
         _resolve(cls)
         overrides = _unstructure_overrides(cls, version)
@@ -366,46 +367,46 @@ def _wire_defaults(cls: type, version: str | None) -> dict[str, Any]:
 
 # --- Results whose fields are open-ended ------------------------------------------------------
 
-_PAYLOAD = _tasks.GetTaskPayloadResult
 
-
-def _payload_structure(conv: Converter) -> Callable[[Any, Any], Any]:
+def _payload_structure(conv: Converter, payload: type) -> Hook:
     """``tasks/result``: every key but ``_meta`` and ``resultType`` belongs to ``extra``."""
-    built: list[tuple[set[str], Callable[[Any, Any], Any]]] = []
+    built: list[tuple[set[str], Hook]] = []
 
-    def build() -> tuple[set[str], Callable[[Any, Any], Any]]:
-        _resolve(_PAYLOAD)
-        fields = attrs.fields(_PAYLOAD)
-        known = {wire_name(_PAYLOAD, a.name) for a in fields if a.name != "extra"}
+    def build() -> tuple[set[str], Hook]:
+        _resolve(payload)
+        fields = attrs.fields(payload)
+        known = {wire_name(payload, a.name) for a in fields if a.name != "extra"}
         overrides: dict[str, Any] = {
-            a.name: override(rename=wire_name(_PAYLOAD, a.name)) for a in fields
+            a.name: override(rename=wire_name(payload, a.name)) for a in fields
         }
         overrides["extra"] = override(omit=True)
-        return known, make_dict_structure_fn(_PAYLOAD, conv, **overrides)
+        return known, make_dict_structure_fn(payload, conv, **overrides)
 
     def structure(value: Any, _: Any) -> Any:
         if type(value) is not dict:
-            raise _expect(f"an object ({_PAYLOAD.__name__})", value)
+            raise _expect(f"an object ({payload.__name__})", value)
         if not built:
             built.append(build())
         known, inner = built[0]
-        base = inner(value, _PAYLOAD)
+        base = inner(value, payload)
         extra = {k: v for k, v in value.items() if k not in known}
         return attrs.evolve(base, extra=extra) if extra else base
 
     return structure
 
 
-def _payload_unstructure(conv: Converter, version: str | None) -> Callable[[Any], Any]:
+def _payload_unstructure(
+    conv: Converter, version: str | None, payload: type
+) -> Callable[[Any], Any]:
     """``tasks/result``: ``extra`` is written at the top level, beside ``_meta``."""
     built: list[Callable[[Any], dict[str, Any]]] = []
 
     def unstructure(value: Any) -> dict[str, Any]:
         if not built:
-            _resolve(_PAYLOAD)
-            overrides = _unstructure_overrides(_PAYLOAD, version)
+            _resolve(payload)
+            overrides = _unstructure_overrides(payload, version)
             overrides["extra"] = override(omit=True)
-            built.append(make_dict_unstructure_fn(_PAYLOAD, conv, **overrides))
+            built.append(make_dict_unstructure_fn(payload, conv, **overrides))
         out = dict(value.extra) if value.extra else {}
         out.update(built[0](value))
         return out
@@ -461,11 +462,16 @@ def _is_optional(tp: Any) -> bool:
 
 
 def _optional_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any], Any]]:
-    """``X | None`` with ``X``'s hook resolved once (cattrs would dispatch on every call)."""
+    """``X | None`` with ``X``'s hook resolved once (cattrs would dispatch on every call).
+
+    The hook of a model (or list of models) is looked up when the first value comes: a
+    model's hook then builds hooks only for the models its values hold
+    (``capabilities: {}`` builds none of the capability models'), which is start-up
+    time."""
 
     def factory(tp: Any) -> Callable[[Any, Any], Any]:
-        (inner,) = [arg for arg in get_args(tp) if arg is not type(None)]
-        hook = conv.get_structure_hook(inner)
+        inner = _optional_of(tp)
+        hook = _lazy(conv, inner) if _holds_models(inner) else conv.get_structure_hook(inner)
 
         def structure(value: Any, _: Any) -> Any:
             return None if value is None else hook(value, inner)
@@ -475,22 +481,209 @@ def _optional_factory(conv: Converter) -> Callable[[Any], Callable[[Any, Any], A
     return factory
 
 
+def _optional_of(tp: Any) -> Any:
+    """``X`` of ``X | None``."""
+    (inner,) = [arg for arg in get_args(tp) if arg is not type(None)]
+    return inner
+
+
+def _holds_models(tp: Any) -> bool:
+    """A model or a list of models."""
+    return attrs.has(tp) or (_is_list(tp) and attrs.has((get_args(tp) or (None,))[0]))
+
+
+def _is_optional_model(tp: Any) -> bool:
+    """``X | None`` where ``X`` is a model or a list of models."""
+    return _is_optional(tp) and _holds_models(_optional_of(tp))
+
+
+def _optional_unstructure_factory(conv: Converter) -> Callable[[Any], Callable[[Any], Any]]:
+    """Writing ``X | None`` (a model, or a list of them): ``X``'s hook is looked up when the
+    first value comes, so writing a model builds hooks only for the models it holds
+    (start-up time: a server's capabilities hold few)."""
+
+    def factory(tp: Any) -> Callable[[Any], Any]:
+        inner = _optional_of(tp)
+        found: list[Callable[[Any], Any]] = []
+
+        def unstructure(value: Any) -> Any:
+            if value is None:
+                return None
+            if not found:
+                found.append(conv.get_unstructure_hook(inner))
+            return found[0](value)
+
+        return unstructure
+
+    return factory
+
+
 def _resolve(cls: type) -> None:
-    """Turn ``cls``'s string annotations into types (once; attrs remembers), with every
-    model module in scope for the forward references between them.
+    """Turn ``cls``'s string annotations into types (once; attrs remembers).
+
+    They are read in the model's own module; a module that leaves names of its annotations
+    unimported to stay cheap to import (:mod:`._mrtr` and the input unions) is read with
+    every model module in scope.
 
     attrs marks a resolved class by storing the class itself: a subclass sees its base's
     mark through inheritance, so only ``is cls`` means this class is done."""
     if getattr(cls, "__attrs_types_resolved__", None) is not cls:
-        attrs.resolve_types(cls, globalns=_namespace())
+        try:
+            attrs.resolve_types(cls)
+        except NameError:
+            attrs.resolve_types(cls, globalns=_namespace())
 
 
 @functools.cache
 def _namespace() -> dict[str, Any]:
     ns: dict[str, Any] = {}
-    for module in _MODULES:
-        ns.update(vars(module))
+    for module in MODEL_MODULES:
+        ns.update(vars(importlib.import_module(module)))
     return ns
+
+
+# --- Hooks for the types of one topic module ---------------------------------------------------
+
+
+def _when_met(
+    conv: Converter,
+    module: str,
+    type_in: Callable[[ModuleType], Any],
+    hook: Callable[[ModuleType], Any],
+    *,
+    unstructure: bool = False,
+) -> None:
+    """Give the type ``type_in(module)`` the (structure or unstructure) hook ``hook(module)``,
+    without importing ``module``.
+
+    Building the converter imports no topic module (start-up time: a program pays for the
+    models it uses). A type from a module nobody imported cannot reach the converter, so
+    the type is looked up only once its module is loaded, and the hook built when the
+    converter first meets the type."""
+    name = f"{__package__}.{module}"
+    found: list[Any] = []
+
+    def matches(tp: Any) -> bool:
+        if not found:
+            try:
+                found.append(type_in(sys.modules[name]))
+            except (KeyError, AttributeError):  # not imported (or still being imported)
+                return False
+        return bool(tp == found[0])
+
+    def factory(_: Any) -> Any:
+        return hook(sys.modules[name])
+
+    if unstructure:
+        conv.register_unstructure_hook_factory(matches, factory)
+    else:
+        conv.register_structure_hook_factory(matches, factory)
+
+
+def _one_or_list(tp: Any) -> Any:
+    return tp | list[tp]
+
+
+def _register_topic_hooks(conv: Converter) -> None:
+    """The tagged unions, told apart by a dict lookup on their tag, and ``tasks/result``."""
+    _when_met(
+        conv,
+        "_content",
+        lambda c: c.ContentBlock,
+        lambda c: _tagged(
+            conv,
+            "type",
+            _by_type_tag(
+                c.TextContent, c.ImageContent, c.AudioContent, c.ResourceLink, c.EmbeddedResource
+            ),
+        ),
+    )
+    _when_met(
+        conv,
+        "_content",
+        lambda c: c.SamplingMessageContentBlock,
+        lambda c: _tagged(
+            conv,
+            "type",
+            _by_type_tag(
+                c.TextContent,
+                c.ImageContent,
+                c.AudioContent,
+                c.ToolUseContent,
+                c.ToolResultContent,
+            ),
+        ),
+    )
+    _when_met(
+        conv,
+        "_content",
+        lambda c: _one_or_list(c.SamplingMessageContentBlock),
+        lambda c: _content_or_list(conv, c.SamplingMessageContentBlock),
+    )
+    _when_met(
+        conv, "_content", lambda c: c.AnyResourceContents, lambda c: _resource_contents(conv, c)
+    )
+    _when_met(
+        conv,
+        "_completion",
+        lambda co: co.PromptReference | co.ResourceTemplateReference,
+        lambda co: _tagged(
+            conv, "type", _by_type_tag(co.PromptReference, co.ResourceTemplateReference)
+        ),
+    )
+    _when_met(
+        conv,
+        "_elicitation",
+        lambda e: e.ElicitRequestParams,
+        lambda e: _tagged(
+            conv,
+            "mode",
+            {"form": e.ElicitRequestFormParams, "url": e.ElicitRequestURLParams},
+            default=e.ElicitRequestFormParams,
+        ),
+    )
+    _when_met(
+        conv,
+        "_elicitation",
+        lambda e: e.PrimitiveSchemaDefinition,
+        lambda e: _primitive_schema(conv, e),
+    )
+    _when_met(
+        conv,
+        "_inputs",
+        lambda i: i.InputRequest,
+        lambda i: _tagged(
+            conv,
+            "method",
+            {
+                "sampling/createMessage": i.CreateMessageRequest,
+                "roots/list": i.ListRootsRequest,
+                "elicitation/create": i.ElicitRequest,
+            },
+        ),
+    )
+    _when_met(conv, "_inputs", lambda i: i.InputResponse, lambda i: _input_response(conv, i))
+    _when_met(
+        conv,
+        "_tasks",
+        lambda t: t.GetTaskPayloadResult,
+        lambda t: _payload_structure(conv, t.GetTaskPayloadResult),
+    )
+
+
+def _register_writers(conv: Converter, version: str | None) -> None:
+    """The hooks that write for a peer on ``version`` (``None``: every attribute). Each
+    :func:`converter_for` copy registers its own: copied ones write as the converter they
+    were made for."""
+    conv.register_unstructure_hook_factory(attrs.has, _unstructure_factory(conv, version))
+    conv.register_unstructure_hook_factory(_is_optional_model, _optional_unstructure_factory(conv))
+    _when_met(
+        conv,
+        "_tasks",
+        lambda t: t.GetTaskPayloadResult,
+        lambda t: _payload_unstructure(conv, version, t.GetTaskPayloadResult),
+        unstructure=True,
+    )
 
 
 def _build(*, detailed: bool) -> Converter:
@@ -506,63 +699,8 @@ def _build(*, detailed: bool) -> Converter:
     conv.register_structure_hook_factory(_is_list, _strict_list_factory(conv))
     conv.register_structure_hook_factory(_is_str_dict, _strict_dict_factory(conv))
     conv.register_structure_hook_factory(attrs.has, _structure_factory(conv))
-    conv.register_unstructure_hook_factory(attrs.has, _unstructure_factory(conv, None))
-
-    c, s, e = _content, _sampling, _elicitation
-    content_block = _tagged(
-        conv,
-        "type",
-        _by_type_tag(
-            c.TextContent, c.ImageContent, c.AudioContent, c.ResourceLink, c.EmbeddedResource
-        ),
-    )
-    conv.register_structure_hook(c.ContentBlock, content_block)
-    sampling_block = _tagged(
-        conv,
-        "type",
-        _by_type_tag(
-            c.TextContent, c.ImageContent, c.AudioContent, c.ToolUseContent, c.ToolResultContent
-        ),
-    )
-    conv.register_structure_hook(c.SamplingMessageContentBlock, sampling_block)
-    conv.register_structure_hook(
-        c.SamplingMessageContentBlock | list[c.SamplingMessageContentBlock],
-        _content_or_list(conv, c.SamplingMessageContentBlock),
-    )
-    conv.register_structure_hook(c.AnyResourceContents, _resource_contents(conv))
-    conv.register_structure_hook(
-        _completion.PromptReference | _completion.ResourceTemplateReference,
-        _tagged(
-            conv,
-            "type",
-            _by_type_tag(_completion.PromptReference, _completion.ResourceTemplateReference),
-        ),
-    )
-    conv.register_structure_hook(
-        e.ElicitRequestParams,
-        _tagged(
-            conv,
-            "mode",
-            {"form": e.ElicitRequestFormParams, "url": e.ElicitRequestURLParams},
-            default=e.ElicitRequestFormParams,
-        ),
-    )
-    conv.register_structure_hook(
-        _mrtr.InputRequest,
-        _tagged(
-            conv,
-            "method",
-            {
-                "sampling/createMessage": s.CreateMessageRequest,
-                "roots/list": _roots.ListRootsRequest,
-                "elicitation/create": e.ElicitRequest,
-            },
-        ),
-    )
-    conv.register_structure_hook(_mrtr.InputResponse, _input_response(conv))
-    conv.register_structure_hook(e.PrimitiveSchemaDefinition, _primitive_schema(conv))
-    conv.register_structure_hook(_PAYLOAD, _payload_structure(conv))
-    conv.register_unstructure_hook(_PAYLOAD, _payload_unstructure(conv, None))
+    _register_topic_hooks(conv)
+    _register_writers(conv, None)
     return conv
 
 
@@ -582,8 +720,7 @@ def _explainer() -> Converter:
 def converter_for(version: str) -> Converter:
     """The converter that writes for a peer on ``version`` (reading is the same)."""
     conv = converter.copy()
-    conv.register_unstructure_hook_factory(attrs.has, _unstructure_factory(conv, version))
-    conv.register_unstructure_hook(_PAYLOAD, _payload_unstructure(conv, version))
+    _register_writers(conv, version)
     return conv
 
 

@@ -7,34 +7,26 @@ library lists methods.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 
 from .._versions import FIRST_MODERN_VERSION, LATEST_LEGACY_VERSION
-from . import (
-    _completion as co,
-    _elicitation as el,
-    _lifecycle as lc,
-    _notifications as no,
-    _prompts as pr,
-    _resources as rs,
-    _roots as ro,
-    _sampling as sa,
-    _subscriptions as su,
-    _tasks as ta,
-    _tools as to,
-)
 
 Sender: TypeAlias = Literal["client", "server", "both"]
 
 FIRST: Final = "2024-11-05"
 
 
-@attrs.frozen(kw_only=True)
 class MethodSpec:
     """One method of the protocol.
+
+    The table names each method's model by module and class, and imports it the first
+    time :attr:`model`, :attr:`params` or :attr:`result` is read: the checks that need
+    only the method's name, sender, revisions and capability load no model, so a program
+    pays at start-up only for the features it uses.
 
     Attributes:
         method: the JSON-RPC method name.
@@ -50,23 +42,71 @@ class MethodSpec:
         cancellable: whether ``notifications/cancelled`` may name it.
     """
 
-    method: str
-    model: type[Any]
-    params: type[Any] | None
-    result: type[Any] | None = None
-    sender: Sender
-    since: str = FIRST
-    until: str | None = None
-    capability: tuple[str, ...] = ()
-    capability_since: str = FIRST
-    cancellable: bool = True
+    __slots__ = (
+        "_models",
+        "_where",
+        "cancellable",
+        "capability",
+        "capability_since",
+        "method",
+        "sender",
+        "since",
+        "until",
+    )
+
+    def __init__(
+        self,
+        method: str,
+        model: str,
+        *,
+        sender: Sender,
+        since: str = FIRST,
+        until: str | None = None,
+        capability: tuple[str, ...] = (),
+        capability_since: str = FIRST,
+        cancellable: bool = True,
+    ) -> None:
+        self.method = method
+        #: ``"_module.Class"``: the model, in a module of this package.
+        self._where = model
+        self.sender: Sender = sender
+        self.since = since
+        self.until = until
+        self.capability = capability
+        self.capability_since = capability_since
+        self.cancellable = cancellable
+        self._models: tuple[type[Any], type[Any] | None, type[Any] | None] | None = None
+
+    def __repr__(self) -> str:
+        return f"MethodSpec({self.method!r}, {self._where!r}, sender={self.sender!r})"
 
     @property
     def is_request(self) -> bool:
-        return self.result is not None
+        # The spec's names: every notification's method starts so, no request's does.
+        return not self.method.startswith("notifications/")
 
     def in_version(self, version: str) -> bool:
         return version >= self.since and (self.until is None or version <= self.until)
+
+    @property
+    def model(self) -> type[Any]:
+        return self._load()[0]
+
+    @property
+    def params(self) -> type[Any] | None:
+        return self._load()[1]
+
+    @property
+    def result(self) -> type[Any] | None:
+        return self._load()[2]
+
+    def _load(self) -> tuple[type[Any], type[Any] | None, type[Any] | None]:
+        if self._models is None:
+            module, name = self._where.split(".")
+            model = getattr(importlib.import_module(f"{__package__}.{module}"), name)
+            result = getattr(model, "result_model", None) if self.is_request else None
+            self._models = (model, _params_of(model), result)
+        return self._models
 
 
 def _params_of(model: type[Any]) -> type[Any] | None:
@@ -80,63 +120,160 @@ def _params_of(model: type[Any]) -> type[Any] | None:
     return tp
 
 
-def _spec(model: type[Any], sender: Sender, **kw: Any) -> MethodSpec:
-    method = str(attrs.fields_dict(model)["method"].default)
-    result = getattr(model, "result_model", None)
-    return MethodSpec(
-        method=method, model=model, params=_params_of(model), result=result, sender=sender, **kw
-    )
-
-
-LEGACY: Final = {"until": LATEST_LEGACY_VERSION}
-MODERN: Final = {"since": FIRST_MODERN_VERSION}
+LEGACY: Final[Mapping[str, Any]] = {"until": LATEST_LEGACY_VERSION}
+MODERN: Final[Mapping[str, Any]] = {"since": FIRST_MODERN_VERSION}
+TASKS: Final[Mapping[str, Any]] = {"since": "2025-11-25", "until": LATEST_LEGACY_VERSION}
 
 _SPECS = (
     # lifecycle
-    _spec(lc.InitializeRequest, "client", cancellable=False, **LEGACY),
-    _spec(lc.InitializedNotification, "client", **LEGACY),
-    _spec(lc.PingRequest, "both", **LEGACY),
-    _spec(lc.DiscoverRequest, "client", **MODERN),
+    MethodSpec(
+        "initialize", "_lifecycle.InitializeRequest", sender="client", cancellable=False, **LEGACY
+    ),
+    MethodSpec(
+        "notifications/initialized", "_lifecycle.InitializedNotification", sender="client", **LEGACY
+    ),
+    MethodSpec("ping", "_lifecycle.PingRequest", sender="both", **LEGACY),
+    MethodSpec("server/discover", "_lifecycle.DiscoverRequest", sender="client", **MODERN),
     # server features
-    _spec(to.ListToolsRequest, "client", capability=("tools",)),
-    _spec(to.CallToolRequest, "client", capability=("tools",)),
-    _spec(rs.ListResourcesRequest, "client", capability=("resources",)),
-    _spec(rs.ListResourceTemplatesRequest, "client", capability=("resources",)),
-    _spec(rs.ReadResourceRequest, "client", capability=("resources",)),
-    _spec(rs.SubscribeRequest, "client", capability=("resources", "subscribe"), **LEGACY),
-    _spec(rs.UnsubscribeRequest, "client", capability=("resources", "subscribe"), **LEGACY),
-    _spec(pr.ListPromptsRequest, "client", capability=("prompts",)),
-    _spec(pr.GetPromptRequest, "client", capability=("prompts",)),
-    _spec(co.CompleteRequest, "client", capability=("completions",), capability_since="2025-03-26"),
-    _spec(no.SetLevelRequest, "client", capability=("logging",), **LEGACY),
-    _spec(su.SubscriptionsListenRequest, "client", **MODERN),
+    MethodSpec("tools/list", "_tools.ListToolsRequest", sender="client", capability=("tools",)),
+    MethodSpec("tools/call", "_tools.CallToolRequest", sender="client", capability=("tools",)),
+    MethodSpec(
+        "resources/list",
+        "_resources.ListResourcesRequest",
+        sender="client",
+        capability=("resources",),
+    ),
+    MethodSpec(
+        "resources/templates/list",
+        "_resources.ListResourceTemplatesRequest",
+        sender="client",
+        capability=("resources",),
+    ),
+    MethodSpec(
+        "resources/read",
+        "_resources.ReadResourceRequest",
+        sender="client",
+        capability=("resources",),
+    ),
+    MethodSpec(
+        "resources/subscribe",
+        "_resources.SubscribeRequest",
+        sender="client",
+        capability=("resources", "subscribe"),
+        **LEGACY,
+    ),
+    MethodSpec(
+        "resources/unsubscribe",
+        "_resources.UnsubscribeRequest",
+        sender="client",
+        capability=("resources", "subscribe"),
+        **LEGACY,
+    ),
+    MethodSpec(
+        "prompts/list", "_prompts.ListPromptsRequest", sender="client", capability=("prompts",)
+    ),
+    MethodSpec(
+        "prompts/get", "_prompts.GetPromptRequest", sender="client", capability=("prompts",)
+    ),
+    MethodSpec(
+        "completion/complete",
+        "_completion.CompleteRequest",
+        sender="client",
+        capability=("completions",),
+        capability_since="2025-03-26",
+    ),
+    MethodSpec(
+        "logging/setLevel",
+        "_notifications.SetLevelRequest",
+        sender="client",
+        capability=("logging",),
+        **LEGACY,
+    ),
+    MethodSpec(
+        "subscriptions/listen",
+        "_subscriptions.SubscriptionsListenRequest",
+        sender="client",
+        **MODERN,
+    ),
     # client features (server -> client requests in the legacy era; MRTR input requests after)
-    _spec(sa.CreateMessageRequest, "server", capability=("sampling",), **LEGACY),
-    _spec(ro.ListRootsRequest, "server", capability=("roots",), **LEGACY),
-    _spec(
-        el.ElicitRequest,
-        "server",
+    MethodSpec(
+        "sampling/createMessage",
+        "_sampling.CreateMessageRequest",
+        sender="server",
+        capability=("sampling",),
+        **LEGACY,
+    ),
+    MethodSpec(
+        "roots/list", "_roots.ListRootsRequest", sender="server", capability=("roots",), **LEGACY
+    ),
+    MethodSpec(
+        "elicitation/create",
+        "_elicitation.ElicitRequest",
+        sender="server",
         capability=("elicitation",),
         since="2025-06-18",
         until=LATEST_LEGACY_VERSION,
     ),
     # tasks (2025-11-25 only)
-    _spec(ta.GetTaskRequest, "both", since="2025-11-25", **LEGACY),
-    _spec(ta.GetTaskPayloadRequest, "both", since="2025-11-25", **LEGACY),
-    _spec(ta.ListTasksRequest, "both", since="2025-11-25", **LEGACY),
-    _spec(ta.CancelTaskRequest, "both", since="2025-11-25", **LEGACY),
+    MethodSpec("tasks/get", "_tasks.GetTaskRequest", sender="both", **TASKS),
+    MethodSpec("tasks/result", "_tasks.GetTaskPayloadRequest", sender="both", **TASKS),
+    MethodSpec("tasks/list", "_tasks.ListTasksRequest", sender="both", **TASKS),
+    MethodSpec("tasks/cancel", "_tasks.CancelTaskRequest", sender="both", **TASKS),
     # notifications
-    _spec(no.CancelledNotification, "both"),
-    _spec(no.ProgressNotification, "both"),
-    _spec(no.LoggingMessageNotification, "server", capability=("logging",)),
-    _spec(rs.ResourceUpdatedNotification, "server"),
-    _spec(rs.ResourceListChangedNotification, "server", capability=("resources", "listChanged")),
-    _spec(to.ToolListChangedNotification, "server", capability=("tools", "listChanged")),
-    _spec(pr.PromptListChangedNotification, "server", capability=("prompts", "listChanged")),
-    _spec(ro.RootsListChangedNotification, "client", capability=("roots", "listChanged"), **LEGACY),
-    _spec(el.ElicitationCompleteNotification, "server", since="2025-11-25", **LEGACY),
-    _spec(ta.TaskStatusNotification, "both", since="2025-11-25", **LEGACY),
-    _spec(su.SubscriptionsAcknowledgedNotification, "server", **MODERN),
+    MethodSpec("notifications/cancelled", "_notifications.CancelledNotification", sender="both"),
+    MethodSpec("notifications/progress", "_notifications.ProgressNotification", sender="both"),
+    MethodSpec(
+        "notifications/message",
+        "_notifications.LoggingMessageNotification",
+        sender="server",
+        capability=("logging",),
+    ),
+    MethodSpec(
+        "notifications/resources/updated",
+        "_resources.ResourceUpdatedNotification",
+        sender="server",
+    ),
+    MethodSpec(
+        "notifications/resources/list_changed",
+        "_resources.ResourceListChangedNotification",
+        sender="server",
+        capability=("resources", "listChanged"),
+    ),
+    MethodSpec(
+        "notifications/tools/list_changed",
+        "_tools.ToolListChangedNotification",
+        sender="server",
+        capability=("tools", "listChanged"),
+    ),
+    MethodSpec(
+        "notifications/prompts/list_changed",
+        "_prompts.PromptListChangedNotification",
+        sender="server",
+        capability=("prompts", "listChanged"),
+    ),
+    MethodSpec(
+        "notifications/roots/list_changed",
+        "_roots.RootsListChangedNotification",
+        sender="client",
+        capability=("roots", "listChanged"),
+        **LEGACY,
+    ),
+    MethodSpec(
+        "notifications/elicitation/complete",
+        "_elicitation.ElicitationCompleteNotification",
+        sender="server",
+        since="2025-11-25",
+        until=LATEST_LEGACY_VERSION,
+    ),
+    MethodSpec(
+        "notifications/tasks/status", "_tasks.TaskStatusNotification", sender="both", **TASKS
+    ),
+    MethodSpec(
+        "notifications/subscriptions/acknowledged",
+        "_subscriptions.SubscriptionsAcknowledgedNotification",
+        sender="server",
+        **MODERN,
+    ),
 )
 
 #: Every method by name.

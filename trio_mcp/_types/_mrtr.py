@@ -1,22 +1,22 @@
-"""Multi round-trip requests (2026-07-28): a server answers "I need more input"."""
+"""Multi round-trip requests (2026-07-28): a server answers "I need more input".
+
+The unions of what may be asked and answered are in :mod:`._inputs`.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar, TypeAlias
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
 from ._base import InputResponses, RequestParams, Result
-from ._elicitation import ElicitRequest, ElicitResult
-from ._roots import ListRootsRequest, ListRootsResult
-from ._sampling import CreateMessageRequest, CreateMessageResult
 
-#: What a server may ask for in ``inputRequests`` (dispatched on ``method``).
-InputRequest: TypeAlias = CreateMessageRequest | ListRootsRequest | ElicitRequest
-#: What a client answers for each ``inputRequests`` entry.
-InputResponse: TypeAlias = CreateMessageResult | ListRootsResult | ElicitResult
-InputRequests: TypeAlias = dict[str, InputRequest]
+if TYPE_CHECKING:
+    # Only named in annotations, which the converter reads when it first needs this model:
+    # importing them here would load sampling, roots and elicitation with every result
+    # reader (start-up time).
+    from ._inputs import InputRequest
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
