@@ -407,7 +407,11 @@ class Session:
 
     def _anyone_waiting(self) -> bool:
         """Whether a request of ours still waits for its answer."""
-        return any(waiter.answer is None for waiter in self._waiters.values())
+        waiters = self._waiters
+        if len(waiters) == 1:  # the usual case: the caller that was just answered
+            (waiter,) = waiters.values()
+            return waiter.answer is None
+        return any(waiter.answer is None for waiter in waiters.values())
 
     def _wake_loop(self) -> None:
         """Have the receive loop read, if it is parked and no caller reads."""
@@ -427,7 +431,9 @@ class Session:
         stream = self.stream
         self._caller_reading = True
         try:
-            while waiter.answer is None:
+            while True:
+                if waiter.answer is not None:
+                    return
                 try:
                     item = await stream.receive()
                 except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
@@ -439,6 +445,10 @@ class Session:
                         self._stash.append(item)
                         return
                     self._take_response(item)  # type: ignore[arg-type]
+                    if waiter.answered:
+                        # Done. What else is already buffered is read by the next reader,
+                        # at the latest the loop, as if it had come just after.
+                        break
                     try:
                         item = stream.receive_nowait()
                     except trio.WouldBlock:
@@ -450,7 +460,13 @@ class Session:
                 if self._stash or self._anyone_waiting():
                     scope.cancel()
                 else:
-                    scope.deadline = trio.current_time() + HANDBACK_DELAY
+                    # The loop reads within HANDBACK_DELAY from now. Its deadline is set
+                    # afresh only when it is not between half of that and that (moving
+                    # a deadline is work for Trio's deadline heap, at every call else).
+                    now = trio.current_time()
+                    deadline = scope.deadline
+                    if deadline < now + HANDBACK_DELAY / 2 or deadline > now + HANDBACK_DELAY:
+                        scope.deadline = now + HANDBACK_DELAY
 
     def _take_response(self, message: rpc.ResultResponse | rpc.ErrorResponse) -> None:
         event = self.connection.receive(message)

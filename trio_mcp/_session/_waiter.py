@@ -32,6 +32,10 @@ class Waiter:
         self.progress: deque[Any] | None = deque(maxlen=PROGRESS_BUFFER) if progress else None
         self.dropped_progress = 0
 
+    @property
+    def answered(self) -> bool:
+        return self.answer is not None
+
     def deliver(self, answer: Any) -> None:
         if self.answer is None:
             self.answer = answer

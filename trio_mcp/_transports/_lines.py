@@ -292,7 +292,9 @@ class LineMessageStream(MessageStream):
         try:
             # Nothing is consumed before this point, so a cancellation here loses nothing;
             # after it, only the read itself may be cancelled (and it consumes nothing then).
-            await trio.lowlevel.checkpoint_if_cancelled()
+            # A read that will wait for the pipe first is such a cancellation point already.
+            if self._buffer or not self._drained or self._closed or self._at_eof:
+                await trio.lowlevel.checkpoint_if_cancelled()
             # (An empty buffer, the usual case, has nothing to take.)
             item = self._next_from_buffer() if self._buffer and not self._closed else None
             if item is not None or self._closed or self._at_eof:
