@@ -218,4 +218,9 @@ def test_the_pytest_plugin_fails_a_test_with_its_reproduction(tmp_path: Path) ->
     # The reproduction is on disk (under that test's tmp_path), ready for trio-mcp replay.
     match = re.search(r"reproduction: 1 messages in (\S+valid-jsonrpc-only\.jsonl)", run.stdout)
     assert match is not None, run.stdout
-    assert Path(match[1]).read_bytes().count(b"\n") == 4  # header, send, await, settle
+    # header, the send, (an await of its answer, unless shrinking found it needless), settle
+    header, send, *middle, settle = map(orjson.loads, Path(match[1]).read_bytes().splitlines())
+    assert header["trio_mcp_fuzz"] == 1
+    assert send["send"]["method"] == "tools/call"
+    assert middle in ([], [{"await": [send["send"]["id"]]}])
+    assert settle == {"settle": True}

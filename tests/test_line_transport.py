@@ -7,6 +7,7 @@ import fcntl
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import pytest
 import trio
@@ -309,6 +310,42 @@ async def test_a_receive_that_waits_reads_the_pipe_itself_and_can_be_cancelled()
         await b._receive_stream.aclose()  # the descriptor is gone (fileno() is now -1)
         with pytest.raises(trio.ClosedResourceError):
             await b.receive()
+
+
+async def test_after_a_read_that_emptied_the_pipe_the_next_receive_waits_first() -> None:
+    """A short read leaves the pipe empty, so the next receive waits for it to be readable
+    before reading (no read that fails with EAGAIN); cancelled in that wait, it loses
+    nothing, and a full read goes on reading at once."""
+    async with pipe_pair() as (a, b):
+        await a.send(rpc.Notification("first"))
+        with trio.fail_after(5):
+            assert await b.receive() == rpc.Notification("first")
+        assert b._drained
+        with trio.move_on_after(0.01) as scope:
+            await b.receive()
+        assert scope.cancelled_caught
+        big = rpc.Notification("big", {"x": "y" * 200_000})  # more than one full read
+        await a.send(big)
+        await a.send(rpc.Notification("after"))
+        with trio.fail_after(5):
+            assert await b.receive() == big
+            assert await b.receive() == rpc.Notification("after")
+
+
+async def test_input_from_a_regular_file_is_read_to_its_end(tmp_path: Path) -> None:
+    """epoll refuses regular files: a stream over one never waits for it to be readable
+    (every read of a file returns at once, data or its end)."""
+    path = tmp_path / "input.jsonl"
+    path.write_bytes(b"".join(rpc.dumps(rpc.Notification(f"n{i}")) + b"\n" for i in range(3)))
+    _, w = _pipe()
+    fd = os.open(path, os.O_RDONLY)
+    async with open_line_stream(FdStream(fd), w) as stream:
+        with trio.fail_after(5):
+            assert [await stream.receive() for _ in range(3)] == [
+                rpc.Notification(f"n{i}") for i in range(3)
+            ]
+            with pytest.raises(trio.EndOfChannel):
+                await stream.receive()
 
 
 async def test_closing_wakes_a_receive_blocked_on_the_pipe_and_the_input_stays_readable() -> None:

@@ -70,6 +70,23 @@ def test_piped_input_gets_every_answer_then_the_server_exits() -> None:
     assert b"this would corrupt the protocol" in run.stderr
 
 
+def test_input_from_a_regular_file_gets_every_answer(tmp_path: Path) -> None:
+    """``server < requests.jsonl``: epoll cannot watch a regular file, so the server must
+    read it without ever waiting for it to be readable."""
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        lines(INITIALIZE, INITIALIZED, *(call(i, "echo", text=str(i)) for i in (1, 2, 3)))
+    )
+    with requests.open("rb") as stdin:
+        run = subprocess.run(
+            [sys.executable, str(SERVER)], stdin=stdin, capture_output=True, env=ENV, timeout=60
+        )
+    assert run.returncode == 0, run.stderr
+    answers = {a["id"]: a for a in map(orjson.loads, run.stdout.splitlines())}
+    assert sorted(answers) == [0, 1, 2, 3]
+    assert [answers[i]["result"]["content"][0]["text"] for i in (1, 2, 3)] == ["1", "2", "3"]
+
+
 def test_the_drain_deadline_cancels_what_is_still_running() -> None:
     start = time.monotonic()
     run = subprocess.run(

@@ -1,6 +1,7 @@
 """The Trio session engine: runs a protocol connection over a message stream."""
 
 from ._session._engine import (
+    HANDBACK_DELAY as HANDBACK_DELAY,
     LATER as LATER,
     Admission as Admission,
     Call as Call,

@@ -402,10 +402,22 @@ class Client:
         """Send a request; answer each ``InputRequiredResult`` with our handlers and retry
         (a new request id, the same ``requestState``), for at most ``max_input_rounds``.
         Returns the final result and how many retries it took."""
-        current = params
+        result = await self._send(method, params, model, on_progress=on_progress)
+        if not isinstance(result, InputRequiredResult):
+            return result, 0
+        return await self._answer_inputs(method, params, model, on_progress, result)
+
+    async def _answer_inputs(
+        self,
+        method: str,
+        params: dict[str, Any],
+        model: type[T],
+        on_progress: ProgressCallback | None,
+        result: Any,
+    ) -> tuple[T, int]:
+        """The rest of :meth:`_with_inputs`, once the first answer was ``input_required``."""
         retries = 0
         while True:
-            result = await self._send(method, current, model, on_progress=on_progress)
             if not isinstance(result, InputRequiredResult):
                 return result, retries
             if retries == self.max_input_rounds:
@@ -431,6 +443,7 @@ class Client:
                 current["inputResponses"] = responses
             if result.request_state is not None:
                 current["requestState"] = result.request_state
+            result = await self._send(method, current, model, on_progress=on_progress)
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -467,13 +480,24 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        result, _ = await self._with_inputs("tools/call", params, CallToolResult, on_progress)
-        if self.validate_output and not result.is_error:
-            await self._check_output(name, result)
+        # The common case, one answer that is the result, without the layers of
+        # _with_inputs and _check_output: this is the hot path of every tool call.
+        result = await self._send("tools/call", params, CallToolResult, on_progress=on_progress)
+        if isinstance(result, InputRequiredResult):
+            result, _ = await self._answer_inputs(
+                "tools/call", params, CallToolResult, on_progress, result
+            )
+        if (
+            self.validate_output
+            and not result.is_error
+            and not self._output_schemas.check(name, result)
+        ):
+            await self._check_output_after_listing(name, result)
         return result
 
-    async def _check_output(self, name: str, result: CallToolResult) -> None:
-        if not self._output_schemas.knows(name) and self.server_capabilities.tools is not None:
+    async def _check_output_after_listing(self, name: str, result: CallToolResult) -> None:
+        """Check ``result`` against the ``outputSchema`` of a tool we have not listed yet."""
+        if self.server_capabilities.tools is not None:
             try:
                 await self.list_tools()  # learn the tool's outputSchema
             except McpError:

@@ -28,11 +28,9 @@ class OutputSchemas:
         self._schemas.clear()
         self._validators.clear()
 
-    def knows(self, name: str) -> bool:
-        return name in self._schemas
-
-    def check(self, name: str, result: CallToolResult) -> None:
+    def check(self, name: str, result: CallToolResult) -> bool:
         """Check ``result`` of tool ``name`` (nothing to do for a tool without a schema).
+        Returns whether the tool is known (listed); an unknown tool's result is not checked.
 
         Raises:
             ProtocolError: the structured content is missing or breaks the schema, or
@@ -40,7 +38,7 @@ class OutputSchemas:
         """
         schema = self._schemas.get(name)
         if schema is None:
-            return
+            return name in self._schemas
         if result.structured_content is None:
             raise ProtocolError(
                 f"tool {name!r} declares an outputSchema but returned no structured content"
@@ -57,3 +55,4 @@ class OutputSchemas:
                 f"tool {name!r} returned structured content that breaks its outputSchema: "
                 + "; ".join(problems)
             )
+        return True

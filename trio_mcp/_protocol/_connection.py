@@ -308,10 +308,14 @@ class Connection:
             )
         )
         self._transition(Event.SEND_INITIALIZE)
-        message = self._register(
-            "initialize", params, version, progress_token=None, cancellable=False
+        return self._register(
+            "initialize",
+            params,
+            version,
+            METHODS.get("initialize"),
+            progress_token=None,
+            cancellable=False,
         )
-        return self._outbound[message.id], message
 
     def complete_initialize(
         self, response: rpc.ResultResponse | rpc.ErrorResponse | rpc.InvalidMessage
@@ -405,12 +409,12 @@ class Connection:
         method: str,
         params: dict[str, Any] | None,
         version: str,
+        spec: MethodSpec | None,
         *,
         progress_token: ProgressToken | None,
-        cancellable: bool,
-    ) -> rpc.Request:
+        cancellable: bool = True,
+    ) -> tuple[OutboundRequest, rpc.Request]:
         id = next(self._ids)
-        spec = METHODS.get(method)
         if progress_token is not None:
             progress_token = id if progress_token is True else progress_token
             if progress_token in self._progress:
@@ -431,7 +435,7 @@ class Connection:
         if progress_token is not None:
             self._progress[progress_token] = pending
         self._stats.requests_sent += 1
-        return rpc.Request(id, method, params)
+        return pending, rpc.Request(id, method, params)
 
     def send_request(
         self,
@@ -473,14 +477,7 @@ class Connection:
             )
         if version in MODERN_VERSIONS and self.role == "client":
             params = self.envelope_params(params, version)
-        message = self._register(
-            method,
-            params,
-            version,
-            progress_token=progress_token,
-            cancellable=True,
-        )
-        return self._outbound[message.id], message
+        return self._register(method, params, version, spec, progress_token=progress_token)
 
     def cancel(
         self, request: OutboundRequest, reason: str | None = None

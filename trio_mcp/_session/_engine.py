@@ -32,6 +32,32 @@ already running may finish and send their answers for ``drain_timeout``
 seconds (the output side may still work: ``printf ... | server`` gets every
 answer), then they are cancelled.
 
+Who reads
+---------
+
+The receive loop reads the peer's messages and acts on them, except while a
+caller of :meth:`Session.send_request` (or :meth:`Session.request`) reads for
+it. A caller whose answer the loop delivers is likely to send its next request
+at once; so after delivering an answer that nobody else is waiting for, a
+client's loop parks for up to :data:`HANDBACK_DELAY` seconds, and a request sent
+meanwhile has its caller read the answer itself. (A server's loop never parks:
+its input is mostly requests, which must not wait.) A sequential caller then
+passes through Trio's scheduler once per call instead of twice (the loop's
+wake-up and then the caller's), which is most of the CPU a call costs beyond
+the protocol work itself.
+
+A reading caller delivers every answer it reads (to whichever caller it is
+for), and nothing else: anything else (a request, a notification, progress, a
+batch, bad input, the end of input) goes, in order, to the loop, which is woken
+to handle it before it reads on; the caller stops reading there and waits. It
+hands the reading back whenever it stops, at once if someone else is waiting,
+else after :data:`HANDBACK_DELAY`. Its receive is cancellable without loss, as
+every :class:`~trio_mcp.transports.MessageStream`'s is (``check_transport``
+checks it), so cancelling a reading caller loses nothing either. The price: a
+message nobody asked for that arrives within :data:`HANDBACK_DELAY` of an answer
+may wait that long to be read (``trio.testing.wait_all_tasks_blocked`` can
+return in between; a Trio clock that never advances would keep it waiting).
+
 Backpressure
 ------------
 
@@ -76,6 +102,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Any, Final, Generic, TypeVar
@@ -97,7 +124,7 @@ from .._protocol._events import (
     Reply,
     ResponseReceived,
 )
-from .._transports._stream import MessageStream
+from .._transports._stream import MessageStream, Received
 from .._types._base import LoggingLevel, Request
 from .._types._converter import converter_for
 from .._types._notifications import LoggingMessageNotificationParams, ProgressNotificationParams
@@ -117,6 +144,15 @@ log = logging.getLogger("trio_mcp.session")
 #: The name of every inbound request's handler task (a constant: trio would otherwise format
 #: one from the function for each task, on the hot path).
 _HANDLER_TASK: Final = "trio_mcp: request handler"
+#: How long (seconds) a client's receive loop leaves the reading to the caller whose answer
+#: it has just delivered (see "Who reads" in the module docstring): at most this long, after
+#: a call, does a message nobody asked for wait to be read. Not shorter: the caller that
+#: reads waits in the kernel with the loop's deadline as its timeout, and a timeout shorter
+#: than the kernel's tick costs more to arm (about 5 µs a call, measured) than the
+#: scheduler pass the handover saves.
+HANDBACK_DELAY: Final = 0.01
+#: Left in the stash by a reading caller whose receive found the input at its end.
+_INPUT_ENDED: Final = object()
 
 R = TypeVar("R")
 
@@ -240,6 +276,16 @@ class Session:
         self._finished = trio.Event()
         self._on_input_ended = on_input_ended
         self._immediate = immediate
+        # Who reads (see the module docstring): the receive loop, or a caller while the
+        # loop is parked in _park_scope.
+        self._caller_reading = False
+        self._park_scope: trio.CancelScope | None = None
+        # Only a client's loop hands the reading over: a server's input is mostly requests,
+        # which must not wait for a handler that asked the client something.
+        self._hands_over = connection.role == "client"
+        #: What a reading caller read but is not its to handle (anything but an answer),
+        #: for the receive loop, in order, before anything it reads itself.
+        self._stash: deque[Received | object] = deque()
 
     # -- state ------------------------------------------------------------------------------
 
@@ -287,24 +333,46 @@ class Session:
         stream = self.stream
         process = self._process
         receive_nowait = stream.receive_nowait
+        stash = self._stash
         while True:
-            try:
-                item = await stream.receive()
-            except trio.EndOfChannel:
-                break
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                break
+            while self._caller_reading:
+                await self._park(math.inf)
+            if stash:
+                item = stash.popleft()
+                if item is _INPUT_ENDED:
+                    break
+            else:
+                try:
+                    item = await stream.receive()
+                except trio.EndOfChannel:
+                    break
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    break
+            answered = False
             while True:
-                if type(item) is rpc.Batch:
-                    await self._process_batch(item, handlers)
+                kind = type(item)
+                if kind is rpc.ResultResponse or kind is rpc.ErrorResponse:
+                    # The answer to one of our requests: handed over without a coroutine of
+                    # its own (it never waits), the commonest message a client reads.
+                    self._take_response(item)  # type: ignore[arg-type]
+                    answered = True
+                elif kind is rpc.Batch:
+                    await self._process_batch(item, handlers)  # type: ignore[arg-type]
                 else:
                     await process(item, handlers)  # type: ignore[arg-type]
+                if stash:
+                    break  # what a caller left comes before what is still in the stream
                 # Take what already arrived with it before yielding, so the handlers of a
                 # burst start together and their answers leave in one write.
                 try:
                     item = receive_nowait()
                 except trio.WouldBlock:
                     break
+            if answered and self._hands_over and not stash and not self._anyone_waiting():
+                # The caller just answered is likely to send its next request at once:
+                # let it read the answer itself (one trip through the scheduler per call,
+                # not two), unless it has not come back within HANDBACK_DELAY.
+                await self._park(trio.current_time() + HANDBACK_DELAY)
         self._input_ended = True
         self._fail_all(self._closure("the peer closed the connection"))
         if self._on_input_ended is not None:
@@ -326,6 +394,89 @@ class Session:
             return
         for item in batch.items:
             await self._process(item, handlers)
+
+    async def _park(self, deadline: float) -> None:
+        """Let callers read (see "Who reads"): until ``deadline``, or until a caller stops
+        reading with others still waiting, or leaves something in the stash."""
+        with trio.CancelScope(deadline=deadline) as scope:
+            self._park_scope = scope
+            try:
+                await trio.sleep_forever()
+            finally:
+                self._park_scope = None
+
+    def _anyone_waiting(self) -> bool:
+        """Whether a request of ours still waits for its answer."""
+        waiters = self._waiters
+        if len(waiters) == 1:  # the usual case: the caller that was just answered
+            (waiter,) = waiters.values()
+            return waiter.answer is None
+        return any(waiter.answer is None for waiter in waiters.values())
+
+    def _wake_loop(self) -> None:
+        """Have the receive loop read, if it is parked and no caller reads."""
+        scope = self._park_scope
+        if scope is not None and not self._caller_reading:
+            scope.cancel()
+
+    async def _read_as_caller(self, waiter: Waiter) -> None:
+        """Read for the receive loop, while it is parked, until ``waiter`` has its answer.
+
+        Answers (to anyone) are delivered here; anything else goes to the stash and the
+        loop is woken to handle it, and this stops reading, so that what follows is
+        handled after it. The receive is cancellable without loss (a
+        :class:`~trio_mcp.transports.MessageStream` guarantees it); whatever way this
+        ends, the reading goes back to the loop, at once if someone else waits.
+        """
+        stream = self.stream
+        self._caller_reading = True
+        try:
+            while True:
+                if waiter.answer is not None:
+                    return
+                try:
+                    item = await stream.receive()
+                except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
+                    self._stash.append(_INPUT_ENDED)  # the loop ends the session's input
+                    return
+                while True:
+                    kind = type(item)
+                    if kind is not rpc.ResultResponse and kind is not rpc.ErrorResponse:
+                        self._stash.append(item)
+                        return
+                    self._take_response(item)  # type: ignore[arg-type]
+                    if waiter.answered:
+                        # Done. What else is already buffered is read by the next reader,
+                        # at the latest the loop, as if it had come just after.
+                        break
+                    try:
+                        item = stream.receive_nowait()
+                    except trio.WouldBlock:
+                        break
+        finally:
+            self._caller_reading = False
+            scope = self._park_scope
+            if scope is not None:
+                if self._stash or self._anyone_waiting():
+                    scope.cancel()
+                else:
+                    # The loop reads within HANDBACK_DELAY from now. Its deadline is set
+                    # afresh only when it is not between half of that and that (moving
+                    # a deadline is work for Trio's deadline heap, at every call else).
+                    now = trio.current_time()
+                    deadline = scope.deadline
+                    if deadline < now + HANDBACK_DELAY / 2 or deadline > now + HANDBACK_DELAY:
+                        scope.deadline = now + HANDBACK_DELAY
+
+    def _take_response(self, message: rpc.ResultResponse | rpc.ErrorResponse) -> None:
+        event = self.connection.receive(message)
+        if type(event) is ResponseReceived:
+            waiter = self._waiters.get(event.request.id)
+            if waiter is not None:
+                waiter.deliver(event.response)
+        else:
+            assert type(event) is Dropped
+            log.debug("dropped: %s", event.reason)
 
     async def _process(
         self, message: rpc.Message | rpc.InvalidMessage, handlers: trio.Nursery
@@ -511,20 +662,6 @@ class Session:
             self._fail_all(error)
             raise error from exc
 
-    async def _send_before_waiting(self, message: rpc.Message, related: Any) -> None:
-        """Send a request whose answer the caller waits for next: without a scheduling
-        point of its own when the transport takes it at once (the wait that follows is
-        one), which spares a sequential caller a trip through the scheduler per call."""
-        if self._closed_error is None:
-            try:
-                self.stream.send_nowait(message, related=related)
-                return
-            except trio.WouldBlock:
-                pass
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass  # _send says so, in its words
-        await self._send(message, related=related)
-
     async def _reply(
         self, message: rpc.Message, handlers: trio.Nursery, *, related: Any = None
     ) -> None:
@@ -620,6 +757,7 @@ class Session:
         unanswered is forgotten without telling the peer (an era probe)."""
         waiter = Waiter(progress=progress)
         self._waiters[pending.id] = waiter
+        self._wake_loop()  # this caller waits in the block; the receive loop reads for it
         try:
             await self._send(message)
             yield Call(self, pending, waiter, model)
@@ -703,8 +841,23 @@ class Session:
         waiter = Waiter(progress=on_progress is not None)
         self._waiters[pending.id] = waiter
         try:
-            await self._send_before_waiting(message, related)
+            # Sent without a scheduling point of its own when the transport takes it at once
+            # (the wait that follows is one): a sequential caller passes through the
+            # scheduler once per call, not twice.
+            sent = False
+            if self._closed_error is None:
+                try:
+                    self.stream.send_nowait(message, related=related)
+                    sent = True
+                except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass  # _send waits for room, or says in its words why it cannot send
+            if not sent:
+                await self._send(message, related=related)
             while waiter.answer is None:
+                if self._park_scope is not None and not self._caller_reading and not self._stash:
+                    await self._read_as_caller(waiter)
+                    continue
+                self._wake_loop()
                 await waiter.wait()
                 while waiter.progress:
                     result = on_progress(waiter.progress.popleft())  # type: ignore[misc]
@@ -712,12 +865,16 @@ class Session:
                         await result
         finally:
             del self._waiters[pending.id]
-            self._count_dropped_progress(waiter)
+            if waiter.dropped_progress:
+                self._count_dropped_progress(waiter)
             if waiter.answer is None:
                 await self._cancel(pending, "the caller stopped waiting")
             elif type(waiter.answer) is _Closed:
                 self.connection.forget(pending)
-        return _read_answer(self.connection, pending, waiter.answer, model)
+        answer = waiter.answer
+        if type(answer) is rpc.ResultResponse:
+            return self.connection.read_result(pending, answer.result, model)
+        return _read_answer(self.connection, pending, answer, model)
 
     async def request(
         self,

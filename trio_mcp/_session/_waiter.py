@@ -32,6 +32,10 @@ class Waiter:
         self.progress: deque[Any] | None = deque(maxlen=PROGRESS_BUFFER) if progress else None
         self.dropped_progress = 0
 
+    @property
+    def answered(self) -> bool:
+        return self.answer is not None
+
     def deliver(self, answer: Any) -> None:
         if self.answer is None:
             self.answer = answer
@@ -57,17 +61,18 @@ class Waiter:
         """Block until the answer or a progress update is there (checkpoints only if it
         has to wait)."""
         while self.answer is None and not self.progress:
-            await self._park()
+            task = trio.lowlevel.current_task()
+            waiting = self._waiting
+            if waiting is None:
+                waiting = self._waiting = []
+            waiting.append(task)
 
-    async def _park(self) -> None:
-        task = trio.lowlevel.current_task()
-        waiting = self._waiting
-        if waiting is None:
-            waiting = self._waiting = []
-        waiting.append(task)
+            def abort(
+                _: object,
+                waiting: list[trio.lowlevel.Task] = waiting,
+                task: trio.lowlevel.Task = task,
+            ) -> trio.lowlevel.Abort:
+                waiting.remove(task)  # still blocked, so still listed: _wake never ran
+                return trio.lowlevel.Abort.SUCCEEDED
 
-        def abort(_: object) -> trio.lowlevel.Abort:
-            waiting.remove(task)  # still blocked, so still listed: _wake never ran
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        await trio.lowlevel.wait_task_rescheduled(abort)
+            await trio.lowlevel.wait_task_rescheduled(abort)

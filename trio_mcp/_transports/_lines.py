@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Final
@@ -146,6 +147,11 @@ class LineMessageStream(MessageStream):
             # One descriptor both ways (a socket in an FdStream): waking the reader through
             # it would wake the writer too, so reads go through the stream's own method.
             self._in_fileno = None
+        #: Whether a direct read may wait for the descriptor before reading (see _read_pipe):
+        #: pipes and sockets only (epoll refuses regular files and most devices).
+        self._may_wait_first = self._in_fileno is not None and _pollable(self._in_fileno())
+        #: The last direct read took less than a full buffer: the pipe is most likely empty.
+        self._drained = False
         # receiving
         self._buffer = bytearray()
         self._start = 0  # where the unconsumed data in _buffer begins
@@ -286,8 +292,11 @@ class LineMessageStream(MessageStream):
         try:
             # Nothing is consumed before this point, so a cancellation here loses nothing;
             # after it, only the read itself may be cancelled (and it consumes nothing then).
-            await trio.lowlevel.checkpoint_if_cancelled()
-            item = None if self._closed else self._next_from_buffer()
+            # A read that will wait for the pipe first is such a cancellation point already.
+            if self._buffer or not self._drained or self._closed or self._at_eof:
+                await trio.lowlevel.checkpoint_if_cancelled()
+            # (An empty buffer, the usual case, has nothing to take.)
+            item = self._next_from_buffer() if self._buffer and not self._closed else None
             if item is not None or self._closed or self._at_eof:
                 await trio.lowlevel.cancel_shielded_checkpoint()
             if item is not None:
@@ -297,7 +306,7 @@ class LineMessageStream(MessageStream):
                     raise trio.ClosedResourceError("the message stream is closed")
                 if self._at_eof:
                     raise trio.EndOfChannel
-                data = await self._read()
+                data = await (self._read_pipe() if self._in_fileno is not None else self._read())
                 if not data:
                     self._at_eof = True
                     item = self._residue()
@@ -334,24 +343,70 @@ class LineMessageStream(MessageStream):
             trio.WouldBlock: nothing complete is buffered (or the stream is closed, at its
                 end, or another task is receiving): call :meth:`receive`.
         """
-        if self._receiving or self._closed or self._at_eof:
+        if not self._buffer or self._receiving or self._closed or self._at_eof:
             raise trio.WouldBlock
         item = self._next_from_buffer()
         if item is None:
             raise trio.WouldBlock
         return item
 
+    async def _read_pipe(self) -> bytes:
+        """Read what the input pipe has (``b""`` at its end), waiting until it has some.
+
+        What trio's ``FdStream.receive_some`` does, minus its scheduling point before the
+        read: a read that must wait yields in ``wait_readable`` alone, and only a read
+        that finds data at once yields afterwards (shielded: the data is not lost). For a
+        client waiting on one answer at a time that is one trip through the scheduler per
+        message instead of two.
+
+        After a read that emptied the pipe (less than a full buffer), it waits for the
+        pipe to be readable before reading: the next message comes only once the peer has
+        answered us, so a read at once would almost always fail with ``EAGAIN``, a
+        system call and an exception per message for nothing. (Only where epoll can
+        watch the descriptor: a pipe or a socket.)
+
+        No cancel scope of our own (entering one costs about as much as the read):
+        closing wakes a read blocked on the descriptor with notify_closing instead (see
+        :meth:`_wake_reader`).
+
+        Raises:
+            trio.ClosedResourceError: the stream or the pipe was closed (before or during
+                the wait).
+            trio.BrokenResourceError: the read failed.
+        """
+        assert self._in_fileno is not None
+        fd = self._in_fileno()
+        if fd < 0:
+            if self._closed:
+                raise trio.ClosedResourceError("the message stream is closed")
+            raise trio.ClosedResourceError("the pipe is closed")
+        try:
+            waited = self._drained
+            if waited:
+                await trio.lowlevel.wait_readable(fd)
+            while True:
+                try:
+                    data = os.read(fd, _READ_SIZE)
+                except BlockingIOError:
+                    await trio.lowlevel.wait_readable(fd)
+                    waited = True
+                    continue
+                except OSError as exc:
+                    if exc.errno == errno.EBADF:
+                        raise trio.ClosedResourceError("the pipe is closed") from None
+                    raise trio.BrokenResourceError(f"reading the pipe failed: {exc}") from exc
+                break
+        except trio.ClosedResourceError:
+            if self._closed:
+                raise trio.ClosedResourceError("the message stream is closed") from None
+            raise
+        if not waited:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+        self._drained = self._may_wait_first and len(data) < _READ_SIZE
+        return data
+
     async def _read(self) -> bytes | bytearray:
-        if self._in_fileno is not None:
-            # No cancel scope of our own on this path (entering one costs about as much as
-            # the read): closing wakes a read blocked on the descriptor with
-            # notify_closing instead (see _wake_reader).
-            try:
-                return await _read_pipe(self._in_fileno())
-            except trio.ClosedResourceError:
-                if self._closed:
-                    raise trio.ClosedResourceError("the message stream is closed") from None
-                raise
+        """Read from the receive stream (not a pipe we read directly)."""
         with trio.CancelScope() as scope:
             self._receive_scope = scope
             try:
@@ -541,33 +596,10 @@ def _descriptor(fileno: Callable[[], int] | None) -> int | None:
     return None if fileno is None else fileno()
 
 
-async def _read_pipe(fd: int) -> bytes:
-    """Read what a non-blocking pipe has (``b""`` at its end), waiting until it has some.
-
-    What trio's ``FdStream.receive_some`` does, minus its scheduling point before the
-    read: a read that must wait yields in ``wait_readable`` alone, and only a read that
-    finds data at once yields afterwards (shielded: the data is not lost). For a client
-    waiting on one answer at a time that is one trip through the scheduler per message
-    instead of two.
-
-    Raises:
-        trio.ClosedResourceError: the pipe was closed (before or during the wait).
-        trio.BrokenResourceError: the read failed.
-    """
-    if fd < 0:
-        raise trio.ClosedResourceError("the pipe is closed")
-    waited = False
-    while True:
-        try:
-            data = os.read(fd, _READ_SIZE)
-        except BlockingIOError:
-            await trio.lowlevel.wait_readable(fd)
-            waited = True
-            continue
-        except OSError as exc:
-            if exc.errno == errno.EBADF:
-                raise trio.ClosedResourceError("the pipe is closed") from None
-            raise trio.BrokenResourceError(f"reading the pipe failed: {exc}") from exc
-        if not waited:
-            await trio.lowlevel.cancel_shielded_checkpoint()
-        return data
+def _pollable(fd: int) -> bool:
+    """Whether epoll can watch ``fd`` (a pipe or a socket)."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)

@@ -109,6 +109,9 @@ class ProcessMessageStream(MessageStream):
     ) -> None:
         self.process = process
         self._lines = lines
+        # On every message's path: the line stream's own methods, without a layer of ours.
+        self.send_nowait = lines.send_nowait  # type: ignore[method-assign]
+        self.receive_nowait = lines.receive_nowait  # type: ignore[method-assign]
         self._drain = drain
         self._exit_wait = exit_wait
         self._output_ended = False

@@ -22,10 +22,13 @@ class MessageStream(trio.abc.AsyncResource):
       written whole, one after another, in the order the calls got through.
       It blocks while the peer is not reading (backpressure, never an
       unbounded buffer).
-    * :meth:`receive` is called by one task at a time. It returns whatever
-      arrived: a message, a :class:`~trio_mcp.jsonrpc.Batch`, or an
+    * :meth:`receive` is called by one task at a time (not always the same
+      one: a session's caller may read for its receive loop). It returns
+      whatever arrived: a message, a :class:`~trio_mcp.jsonrpc.Batch`, or an
       :class:`~trio_mcp.jsonrpc.InvalidMessage` for bytes that were not a
-      valid message (the stream goes on).
+      valid message (the stream goes on). A cancelled :meth:`receive`
+      consumes nothing: the message it would have returned is the next
+      call's.
     * When the peer closes its side, :meth:`receive` raises
       :exc:`trio.EndOfChannel` (again on every later call). When the peer
       vanishes abruptly it raises :exc:`trio.BrokenResourceError`, and so does

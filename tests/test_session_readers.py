@@ -1,0 +1,304 @@
+"""Who reads a session's input: the receive loop, or the caller waiting for an answer
+(see "Who reads" in the session engine's docs). Time is a MockClock: nothing sleeps for
+real."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from trio_mcp import types as t
+from trio_mcp.jsonrpc import ConnectionClosed, McpError
+from trio_mcp.protocol import InboundRequest
+from trio_mcp.session import HANDBACK_DELAY, Session
+from trio_mcp.testing import memory_session_pair
+
+CAPS = t.ServerCapabilities(tools=t.ToolsCapability(list_changed=True), logging={})
+
+
+class Tools:
+    """The server's tools: ``echo``, ``wait`` (until released), ``chatty`` (sends a list
+    change, two log messages and progress before it answers)."""
+
+    def __init__(self) -> None:
+        self.release = trio.Event()
+
+    async def handle(self, session: Session, request: InboundRequest) -> Any:
+        if request.method != "tools/call":
+            raise McpError(f"Method not found: {request.method}", code=-32601)
+        name = request.params.name
+        if name == "wait":
+            await self.release.wait()
+        elif name == "chatty":
+            await session.send_notification("notifications/tools/list_changed")
+            for step in range(3):
+                await session.log("info", f"step {step}", related=request)
+                await session.send_progress(request, step, 3)
+        return t.CallToolResult(content=[t.TextContent(text=name)])
+
+
+def call(name: str) -> t.CallToolRequest:
+    return t.CallToolRequest(params=t.CallToolRequestParams(name=name))
+
+
+class Steps(trio.abc.Instrument):
+    """Counts the steps each task takes."""
+
+    def __init__(self) -> None:
+        self.by_task: Counter[trio.lowlevel.Task] = Counter()
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        self.by_task[task] += 1
+
+
+def receive_loop(session: Session) -> trio.lowlevel.Task:
+    """The task that runs ``session``'s receive loop."""
+    found = []
+
+    def walk(task: trio.lowlevel.Task) -> None:
+        frame = task.coro.cr_frame  # type: ignore[attr-defined]
+        if task.name.endswith("Session._run") and frame.f_locals.get("self") is session:
+            found.append(task)
+        for nursery in task.child_nurseries:
+            for child in nursery.child_tasks:
+                walk(child)
+
+    walk(trio.lowlevel.current_root_task())
+    (task,) = found
+    return task
+
+
+@pytest.mark.parametrize("modern", [False, True], ids=["legacy", "modern"])
+async def test_a_sequential_caller_reads_its_answers_itself(
+    modern: bool, autojump_clock: trio.testing.MockClock
+) -> None:
+    tools = Tools()
+    async with memory_session_pair(
+        server_capabilities=CAPS, server_options={"handler": tools.handle}, modern=modern
+    ) as pair:
+        await pair.client.request(call("echo"))
+        loop = receive_loop(pair.client)
+        steps = Steps()
+        trio.lowlevel.add_instrument(steps)
+        try:
+            for _ in range(50):
+                result = await pair.client.request(call("echo"))
+                assert result.content[0].text == "echo"  # type: ignore[union-attr]
+        finally:
+            trio.lowlevel.remove_instrument(steps)
+        # The receive loop stays parked: each caller read its own answer. (Were the loop
+        # reading, it would have woken at least once per call.)
+        assert steps.by_task[loop] <= 2, steps.by_task[loop]
+
+
+@pytest.mark.parametrize("reader", ["caller", "loop", "caller, after a long call"])
+async def test_a_message_nobody_asked_for_is_read_within_the_handback_delay(
+    reader: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    """After an answer the loop leaves the reading to the caller for HANDBACK_DELAY; a
+    notification that comes when no call follows is read no later than that, whether
+    the last answer was read by its caller or by the loop (``open_request``: its caller
+    waits in the block and does not read)."""
+    read_at: list[float] = []
+
+    async def on_notification(session: Session, method: str, params: Any) -> None:
+        read_at.append(trio.current_time())
+
+    tools = Tools()
+    async with memory_session_pair(
+        server_capabilities=CAPS,
+        server_options={"handler": tools.handle},
+        client_options={"notification_handler": on_notification},
+    ) as pair:
+        await pair.client.request(call("echo"))
+        if reader == "caller, after a long call":
+            # Longer than HANDBACK_DELAY: the loop wakes meanwhile, finds the caller
+            # reading, and parks again without a deadline, until the caller is done.
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(pair.client.request, call("wait"))
+                await trio.sleep(1)
+                tools.release.set()
+        if reader == "loop":
+            async with pair.client.open_request("tools/call", {"name": "echo"}) as pending:
+                await pending.result()
+        sent_at = trio.current_time()
+        await pair.server.send_notification("notifications/tools/list_changed")
+        with trio.fail_after(1):
+            while not read_at:
+                await trio.sleep(HANDBACK_DELAY / 10)
+        assert read_at[0] - sent_at <= HANDBACK_DELAY + 1e-9  # (float sums)
+
+
+@pytest.mark.parametrize("modern", [False, True], ids=["legacy", "modern"])
+async def test_what_a_reading_caller_is_not_owed_goes_to_the_loop_in_order(
+    modern: bool, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Notifications and progress that come before the answer, while the caller reads,
+    are handed to the receive loop in order; the caller still gets its answer."""
+    received: list[str] = []
+
+    async def on_notification(session: Session, method: str, params: Any) -> None:
+        data = getattr(params, "data", None)
+        received.append(method if data is None else f"{method} {data}")
+
+    progress: list[float] = []
+    tools = Tools()
+    async with memory_session_pair(
+        server_capabilities=CAPS,
+        server_options={"handler": tools.handle},
+        client_options={"notification_handler": on_notification},
+        modern=modern,
+    ) as pair:
+        await pair.client.request(call("echo"))
+        if not modern:
+            await pair.client.send_request("logging/setLevel", {"level": "debug"})
+        params = t.CallToolRequestParams(name="chatty")
+        if modern:
+            params = t.CallToolRequestParams(
+                name="chatty", meta={"io.modelcontextprotocol/logLevel": "debug"}
+            )
+        for _ in range(3):  # the first from a reading caller, then again and again
+            received.clear()
+            progress.clear()
+            with trio.fail_after(10):
+                result = await pair.client.request(
+                    t.CallToolRequest(params=params),
+                    on_progress=lambda p: progress.append(p.progress),
+                )
+            assert result.content[0].text == "chatty"  # type: ignore[union-attr]
+            assert progress == [0, 1, 2]
+            await trio.testing.wait_all_tasks_blocked()
+            assert received == [
+                "notifications/tools/list_changed",
+                "notifications/message step 0",
+                "notifications/message step 1",
+                "notifications/message step 2",
+            ]
+
+
+async def test_cancelling_a_reading_caller_loses_nothing(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    received: list[str] = []
+
+    async def on_notification(session: Session, method: str, params: Any) -> None:
+        received.append(method)
+
+    tools = Tools()
+    async with memory_session_pair(
+        server_capabilities=CAPS,
+        server_options={"handler": tools.handle},
+        client_options={"notification_handler": on_notification},
+    ) as pair:
+        await pair.client.request(call("echo"))
+        loop = receive_loop(pair.client)
+        with trio.move_on_after(1) as scope:
+            await pair.client.request(call("wait"))  # read by this caller until cancelled
+        assert scope.cancelled_caught
+        # The reading went back to the loop: what comes now, with no call waiting, is read.
+        steps = Steps()
+        trio.lowlevel.add_instrument(steps)
+        try:
+            await pair.server.send_notification("notifications/tools/list_changed")
+            with trio.fail_after(1):
+                while not received:
+                    await trio.sleep(HANDBACK_DELAY / 10)
+        finally:
+            trio.lowlevel.remove_instrument(steps)
+        assert received == ["notifications/tools/list_changed"]
+        assert steps.by_task[loop] >= 1
+        assert (await pair.client.request(call("echo"))).content[0].text == "echo"  # type: ignore[union-attr]
+
+
+async def test_one_caller_reads_for_another(autojump_clock: trio.testing.MockClock) -> None:
+    """Two calls at once: one caller reads, and delivers the other's answer; whoever
+    finishes first hands the reading on to the loop, which reads for the one left."""
+    tools = Tools()
+    answers: list[str] = []
+    async with memory_session_pair(
+        server_capabilities=CAPS, server_options={"handler": tools.handle}
+    ) as pair:
+        await pair.client.request(call("echo"))
+
+        async def calling(name: str) -> None:
+            result = await pair.client.request(call(name))
+            answers.append(result.content[0].text)  # type: ignore[union-attr]
+
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(calling, "wait")
+                await trio.testing.wait_all_tasks_blocked()
+                nursery.start_soon(calling, "echo")
+                await trio.testing.wait_all_tasks_blocked()
+                assert answers == ["echo"]
+                tools.release.set()
+    assert answers == ["echo", "wait"]
+
+
+async def test_the_end_of_input_reaches_a_reading_caller(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    tools = Tools()
+    async with memory_session_pair(
+        server_capabilities=CAPS, server_options={"handler": tools.handle}
+    ) as pair:
+        await pair.client.request(call("echo"))
+
+        async def close_soon() -> None:
+            await trio.sleep(1)
+            await pair.server.stream.aclose()  # the client's input ends
+
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(close_soon)
+                with pytest.raises(ConnectionClosed):
+                    await pair.client.request(call("wait"))
+        assert pair.client.input_ended
+
+
+async def test_closing_the_session_wakes_a_reading_caller(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    tools = Tools()
+    async with memory_session_pair(
+        server_capabilities=CAPS, server_options={"handler": tools.handle}
+    ) as pair:
+        await pair.client.request(call("echo"))
+
+        async def close_soon() -> None:
+            await trio.sleep(1)
+            await pair.client.aclose()
+
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(close_soon)
+                with pytest.raises(ConnectionClosed):
+                    await pair.client.request(call("wait"))
+
+
+async def test_a_servers_loop_never_leaves_requests_waiting(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A server's receive loop does not park after delivering the answer to a request of
+    its own (a handler asking the client something): the client's next request is read
+    at once, not HANDBACK_DELAY later."""
+    times: dict[str, float] = {}
+
+    async def handle(session: Session, request: InboundRequest) -> Any:
+        name = request.params.name
+        times[f"{name} started"] = trio.current_time()
+        if name == "asks":
+            await session.send_request("ping", related=request)
+        times[f"{name} answered"] = trio.current_time()
+        return t.CallToolResult(content=[t.TextContent(text=name)])
+
+    async with memory_session_pair(
+        server_capabilities=CAPS, server_options={"handler": handle}
+    ) as pair:
+        await pair.client.request(call("asks"))
+        await pair.client.request(call("echo"))
+    assert times["echo started"] - times["asks answered"] < HANDBACK_DELAY
