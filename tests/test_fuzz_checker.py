@@ -13,7 +13,7 @@ import pytest
 import trio
 
 from trio_mcp._fuzz._checker import Checker
-from trio_mcp._fuzz._minimize import minimize
+from trio_mcp._fuzz._minimize import culprit_alone, minimize
 from trio_mcp._fuzz._steps import (
     Await,
     Disconnect,
@@ -400,6 +400,29 @@ async def test_minimize_tries_the_culprit_after_the_handshake_first() -> None:
     assert seen[:2] == [["tools/call"], ["initialize", "notifications/initialized", "tools/call"]]
     assert len(seen) == 2
     assert [type(s).__name__ for s in small] == ["Send", "Await", "Send", "Send", "Await", "Settle"]
+
+
+async def test_the_culprit_alone_reproduces_even_when_the_whole_transcript_does_not() -> None:
+    """The steps before the culprit may not behave the same twice (a slow tool, timing):
+    the culprit is replayed alone (then after the handshake) before anything else, and a
+    transcript that fails only in that form is still reproduced."""
+    steps = [Send(data=orjson.dumps(request(id))) for id in range(1, 5)] + [Settle()]
+    seen = []
+
+    async def fails(candidate: Any) -> bool:
+        ids = [orjson.loads(s.data)["id"] for s in candidate if isinstance(s, Send)]
+        seen.append(ids)
+        return ids == [3]  # the full transcript, replayed, goes wrong before request 3
+
+    deadline = trio.current_time() + 60
+    alone = await culprit_alone(steps, fails, culprit=2, deadline=deadline)
+    assert alone is not None
+    assert [orjson.loads(s.data)["id"] for s in alone if isinstance(s, Send)] == [3]
+    assert seen == [[3]]
+    assert await culprit_alone(steps, fails, culprit=None, deadline=deadline) is None
+    seen.clear()
+    assert await culprit_alone(steps, fails, culprit=1, deadline=deadline) is None
+    assert seen == [[2]]  # no handshake to add: tried once, alone
 
 
 def test_a_fresh_process_gets_time_to_start_before_its_first_answer() -> None:

@@ -94,6 +94,29 @@ def _handshake(steps: Sequence[Step]) -> list[int]:
     return found
 
 
+async def culprit_alone(
+    steps: Sequence[Step], fails: Test, *, culprit: int | None, deadline: float
+) -> list[Step] | None:
+    """``steps`` cut down to the send that broke the invariant (after the handshake, if
+    it needs one), if that fails on its own by ``deadline`` (Trio time); else None.
+
+    Tried before the whole transcript is replayed: the steps before the culprit may not
+    behave the same way a second time (timing, a slow tool), and a replay that goes
+    wrong there never reaches the culprit.
+    """
+    sends = [i for i, step in enumerate(steps) if isinstance(step, Send)]
+    if culprit is None or culprit not in sends:
+        return None
+    handshake = _handshake(steps)
+    for prelude in ([], handshake) if handshake else ([],):
+        kept = {*prelude, culprit}
+        if len(kept) < len(sends) and trio.current_time() < deadline:
+            with trio.move_on_at(deadline):
+                if await fails(_assemble(steps, kept)):
+                    return _assemble(steps, kept)
+    return None
+
+
 async def minimize(
     steps: Sequence[Step], fails: Test, *, culprit: int | None, deadline: float
 ) -> list[Step]:
@@ -113,11 +136,9 @@ async def minimize(
             return await fails(_assemble(steps, kept))
         return False
 
-    if culprit is not None and culprit in sends:
-        for prelude in ([], _handshake(steps)):
-            kept = {*prelude, culprit}
-            if len(kept) < len(sends) and await attempt(kept):
-                return _assemble(steps, kept)
+    alone = await culprit_alone(steps, fails, culprit=culprit, deadline=deadline)
+    if alone is not None:
+        return alone
     units = list(sends)
     chunks = 2
     while len(units) >= 2 and trio.current_time() < deadline:

@@ -47,7 +47,7 @@ from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS, era_of
 from ._checker import Finding
 from ._connection import Timing
 from ._invariants import INVARIANTS
-from ._minimize import minimize
+from ._minimize import culprit_alone, minimize
 from ._opener import Opener
 from ._probe import Catalogue, EraCatalogue, probe_era
 from ._replay import replay_steps
@@ -379,7 +379,9 @@ async def _finish(
 ) -> list[FuzzFailure]:
     """Each invariant's failure: the shortest candidate that fails again on a fresh
     connection, made shorter still (:func:`~._minimize.minimize`), within ``budget``
-    seconds in all."""
+    seconds in all. The send that broke the invariant is replayed alone first
+    (:func:`~._minimize.culprit_alone`): the usual shortest reproduction, and one that
+    does not depend on the steps before it behaving the same way twice."""
     failures = []
     deadline = trio.current_time() + budget
     for name, candidates in store.candidates.items():
@@ -395,6 +397,15 @@ async def _finish(
             for candidate in candidates:
                 if trio.current_time() >= deadline:
                     break
+                alone = await culprit_alone(
+                    candidate.steps,
+                    partial(fails, era=candidate.era),
+                    culprit=candidate.culprit,
+                    deadline=deadline,
+                )
+                if alone is not None:
+                    chosen, steps, reproduced = candidate, alone, True
+                    break
                 reproduced = False
                 with trio.move_on_at(deadline):
                     reproduced = await fails(candidate.steps, candidate.era)
@@ -403,7 +414,7 @@ async def _finish(
                     steps = await minimize(
                         candidate.steps,
                         partial(fails, era=candidate.era),
-                        culprit=candidate.culprit,
+                        culprit=None,  # alone, it was just tried
                         deadline=deadline,
                     )
                     break
