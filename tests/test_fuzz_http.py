@@ -96,12 +96,14 @@ def legacy_call(tool: str, *, resume: bool, version: str = "2025-11-25") -> list
 CLIENT = {"name": "test", "version": "0"}
 
 
-async def run_steps(url: str, steps: list[Step]) -> tuple[list[str], HttpConnection]:
+async def run_steps(
+    url: str, steps: list[Step], era: str = "legacy"
+) -> tuple[list[str], HttpConnection]:
     async with open_nursery_unwrapped() as nursery:
         opener = Opener(
             HttpTarget(url=url), nursery, Validator(None), Timing(deadline=2.0), 1 << 20
         )
-        findings, connection = await replay_steps(opener, "legacy", steps)
+        findings, connection = await replay_steps(opener, era, steps)
     assert isinstance(connection, HttpConnection)
     return [f.invariant.name for f in findings], connection
 
@@ -130,6 +132,43 @@ async def test_nothing_to_resume_when_the_answer_comes_at_once(server: str) -> N
     findings, connection = await run_steps(server, legacy_call("echo", resume=True))
     assert connection.resumptions == 0
     assert "http-disconnect-not-cancellation" not in findings
+
+
+@pytest.mark.parametrize("server", ["ignores-header-mismatch"], indirect=True)
+async def test_settling_waits_for_the_status_of_a_request_whose_answer_is_optional(
+    server: str,
+) -> None:
+    """A POST with a header that disagrees with its body may get no answer at all, but its
+    HTTP status is what is judged: the settle that ends a reproduction waits for the
+    response, so a one-message reproduction fails every time (it used to end before the
+    response, about one run in three, and the failure was reported as not reproduced)."""
+    discover = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "server/discover",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": CLIENT,
+            }
+        },
+    }
+    steps: list[Step] = [
+        Send(
+            data=orjson.dumps(discover),
+            expect=Expect(answer="may", error_invariant="http-header-mismatch", result_ok=False),
+            http=HttpRequest(
+                headers={"mcp-method": None},
+                expect_status=(400,),
+                status_invariant="http-header-mismatch",
+            ),
+        ),
+        Settle(),
+    ]
+    for _ in range(8):
+        findings, _ = await run_steps(server, steps, era="modern")
+        assert "http-header-mismatch" in findings
 
 
 @pytest.mark.parametrize("server", ["loses-answer-on-resume"], indirect=True)

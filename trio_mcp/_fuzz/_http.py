@@ -95,6 +95,8 @@ class HttpConnection(Connection):
         self.resumptions = 0
         self._streams: dict[tuple[Any, ...], trio.CancelScope] = {}
         self._limit = trio.CapacityLimiter(_MAX_STREAMS)
+        #: POSTs whose exchange is not over yet (their status may still be judged).
+        self._posts_open = 0
         self._tasks: trio.Nursery | None = None
         self._done = trio.Event()
         self._stopped = trio.Event()
@@ -255,14 +257,38 @@ class HttpConnection(Connection):
             expect=step.expect,
             http=http,
         )
+        self._posts_open += 1
         if request_id is not None and self._tasks is not None:
-            self._tasks.start_soon(self._post, post, request_id)
+            try:
+                self._tasks.start_soon(self._post, post, request_id)
+            except BaseException:
+                self._posts_open -= 1
+                raise
             await trio.lowlevel.checkpoint()
         else:
             with trio.move_on_after(self.timing.deadline):
                 await self._post(post, None)
 
+    async def _settle(self) -> None:
+        # The status of a POST is judged when its response comes, also for a request whose
+        # answer is optional (``may``), which settling would not otherwise wait for: an
+        # exchange still open here is waited for (up to the deadline), or a reproduction
+        # could end before the very response that showed the failure.
+        with trio.move_on_after(self.timing.deadline):
+            while self._posts_open and self.alive:
+                await self._change.wait()
+        await super()._settle()
+
     async def _post(self, post: _Post, request_id: RequestId | None) -> None:
+        """Exchange one POST; counted in ``_posts_open`` by the caller, before it starts
+        (a task started here may not have run yet when the next step settles)."""
+        try:
+            await self._exchange(post, request_id)
+        finally:
+            self._posts_open -= 1
+            self._changed()
+
+    async def _exchange(self, post: _Post, request_id: RequestId | None) -> None:
         key = ("post", type(request_id), request_id)
         async with self._limit:
             with trio.CancelScope() as scope:
