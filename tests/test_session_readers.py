@@ -302,3 +302,39 @@ async def test_a_servers_loop_never_leaves_requests_waiting(
         await pair.client.request(call("asks"))
         await pair.client.request(call("echo"))
     assert times["echo started"] - times["asks answered"] < HANDBACK_DELAY
+
+
+async def test_a_handback_delay_of_zero_turns_the_handover_off(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """With ``handback_delay=0`` the loop reads every answer itself, and what nobody asked
+    for is read at once."""
+    read_at: list[float] = []
+
+    async def on_notification(session: Session, method: str, params: Any) -> None:
+        read_at.append(trio.current_time())
+
+    tools = Tools()
+    async with memory_session_pair(
+        server_capabilities=CAPS,
+        server_options={"handler": tools.handle},
+        client_options={"notification_handler": on_notification, "handback_delay": 0},
+    ) as pair:
+        await pair.client.request(call("echo"))
+        loop = receive_loop(pair.client)
+        steps = Steps()
+        trio.lowlevel.add_instrument(steps)
+        try:
+            for _ in range(10):
+                await pair.client.request(call("echo"))
+        finally:
+            trio.lowlevel.remove_instrument(steps)
+        assert steps.by_task[loop] >= 10  # woken for every answer
+        sent_at = trio.current_time()
+        await pair.server.send_notification("notifications/tools/list_changed")
+        with trio.fail_after(1):
+            while not read_at:
+                await trio.sleep(0)
+        assert read_at[0] == sent_at
+    with pytest.raises(ValueError, match="handback_delay"):
+        Session(pair.client.stream, pair.client.connection, handback_delay=-1)

@@ -57,6 +57,8 @@ checks it), so cancelling a reading caller loses nothing either. The price: a
 message nobody asked for that arrives within :data:`HANDBACK_DELAY` of an answer
 may wait that long to be read (``trio.testing.wait_all_tasks_blocked`` can
 return in between; a Trio clock that never advances would keep it waiting).
+``Session(handback_delay=0)`` (also an option of every client) turns the
+handover off.
 
 Backpressure
 ------------
@@ -144,9 +146,10 @@ log = logging.getLogger("trio_mcp.session")
 #: The name of every inbound request's handler task (a constant: trio would otherwise format
 #: one from the function for each task, on the hot path).
 _HANDLER_TASK: Final = "trio_mcp: request handler"
-#: How long (seconds) a client's receive loop leaves the reading to the caller whose answer
-#: it has just delivered (see "Who reads" in the module docstring): at most this long, after
-#: a call, does a message nobody asked for wait to be read. Not shorter: the caller that
+#: How long (seconds, by default; ``Session(handback_delay=...)``) a client's receive loop
+#: leaves the reading to the caller whose answer it has just delivered (see "Who reads" in
+#: the module docstring): at most this long, after a call, does a message nobody asked for
+#: wait to be read. Not shorter: the caller that
 #: reads waits in the kernel with the loop's deadline as its timeout, and a timeout shorter
 #: than the kernel's tick costs more to arm (about 5 µs a call, measured) than the
 #: scheduler pass the handover saves.
@@ -237,6 +240,11 @@ class Session:
         on_input_ended: called (synchronously) when the peer's input ends, before
             running handlers drain; a server uses it to end long-lived requests
             such as subscriptions.
+        handback_delay: (client) how long the receive loop leaves the reading to the
+            caller it has just answered (see "Who reads"); at most this long after a
+            call may a message nobody asked for wait to be read. ``0`` turns the
+            handover off: the loop reads everything, at two trips through the
+            scheduler per call.
     """
 
     def __init__(
@@ -254,6 +262,7 @@ class Session:
         on_input_ended: Callable[[], None] | None = None,
         immediate: ImmediateHandler | None = None,
         admission: Admission | None = None,
+        handback_delay: float = HANDBACK_DELAY,
     ) -> None:
         self.stream = stream
         self.connection = connection
@@ -282,7 +291,10 @@ class Session:
         self._park_scope: trio.CancelScope | None = None
         # Only a client's loop hands the reading over: a server's input is mostly requests,
         # which must not wait for a handler that asked the client something.
-        self._hands_over = connection.role == "client"
+        if handback_delay < 0:
+            raise ValueError("handback_delay must not be negative")
+        self._handback_delay = handback_delay
+        self._hands_over = connection.role == "client" and handback_delay > 0
         #: What a reading caller read but is not its to handle (anything but an answer),
         #: for the receive loop, in order, before anything it reads itself.
         self._stash: deque[Received | object] = deque()
@@ -372,7 +384,7 @@ class Session:
                 # The caller just answered is likely to send its next request at once:
                 # let it read the answer itself (one trip through the scheduler per call,
                 # not two), unless it has not come back within HANDBACK_DELAY.
-                await self._park(trio.current_time() + HANDBACK_DELAY)
+                await self._park(trio.current_time() + self._handback_delay)
         self._input_ended = True
         self._fail_all(self._closure("the peer closed the connection"))
         if self._on_input_ended is not None:
@@ -464,9 +476,10 @@ class Session:
                     # afresh only when it is not between half of that and that (moving
                     # a deadline is work for Trio's deadline heap, at every call else).
                     now = trio.current_time()
+                    delay = self._handback_delay
                     deadline = scope.deadline
-                    if deadline < now + HANDBACK_DELAY / 2 or deadline > now + HANDBACK_DELAY:
-                        scope.deadline = now + HANDBACK_DELAY
+                    if deadline < now + delay / 2 or deadline > now + delay:
+                        scope.deadline = now + delay
 
     def _take_response(self, message: rpc.ResultResponse | rpc.ErrorResponse) -> None:
         event = self.connection.receive(message)
