@@ -239,8 +239,9 @@ async def test_one_caller_reads_for_another(autojump_clock: trio.testing.MockClo
     assert answers == ["echo", "wait"]
 
 
-async def test_the_end_of_input_reaches_a_reading_caller(
-    autojump_clock: trio.testing.MockClock,
+@pytest.mark.parametrize("ending", ["the input ends", "the session is closed"])
+async def test_the_end_reaches_a_reading_caller(
+    ending: str, autojump_clock: trio.testing.MockClock
 ) -> None:
     tools = Tools()
     async with memory_session_pair(
@@ -248,36 +249,20 @@ async def test_the_end_of_input_reaches_a_reading_caller(
     ) as pair:
         await pair.client.request(call("echo"))
 
-        async def close_soon() -> None:
+        async def end_soon() -> None:
             await trio.sleep(1)
-            await pair.server.stream.aclose()  # the client's input ends
+            if ending == "the input ends":
+                await pair.server.stream.aclose()
+            else:
+                await pair.client.aclose()
 
         with trio.fail_after(10):
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(close_soon)
+                nursery.start_soon(end_soon)
                 with pytest.raises(ConnectionClosed):
-                    await pair.client.request(call("wait"))
-        assert pair.client.input_ended
-
-
-async def test_closing_the_session_wakes_a_reading_caller(
-    autojump_clock: trio.testing.MockClock,
-) -> None:
-    tools = Tools()
-    async with memory_session_pair(
-        server_capabilities=CAPS, server_options={"handler": tools.handle}
-    ) as pair:
-        await pair.client.request(call("echo"))
-
-        async def close_soon() -> None:
-            await trio.sleep(1)
-            await pair.client.aclose()
-
-        with trio.fail_after(10):
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(close_soon)
-                with pytest.raises(ConnectionClosed):
-                    await pair.client.request(call("wait"))
+                    await pair.client.request(call("wait"))  # read by this caller
+        if ending == "the input ends":
+            assert pair.client.input_ended
 
 
 async def test_a_servers_loop_never_leaves_requests_waiting(
