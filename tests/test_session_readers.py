@@ -5,6 +5,8 @@ real."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -55,6 +57,36 @@ class Steps(trio.abc.Instrument):
         self.by_task[task] += 1
 
 
+@contextmanager
+def counting_steps() -> Iterator[Steps]:
+    """Count each task's steps for the block."""
+    steps = Steps()
+    trio.lowlevel.add_instrument(steps)
+    try:
+        yield steps
+    finally:
+        trio.lowlevel.remove_instrument(steps)
+
+
+class Unsolicited:
+    """A client's notification handler that records what it got, and when."""
+
+    def __init__(self) -> None:
+        self.methods: list[str] = []
+        self.times: list[float] = []
+
+    async def handle(self, session: Session, method: str, params: Any) -> None:
+        self.methods.append(method)
+        self.times.append(trio.current_time())
+
+    async def first_read_at(self) -> float:
+        """When the first notification was handled (waits for it, at most a second)."""
+        with trio.fail_after(1):
+            while not self.times:
+                await trio.sleep(HANDBACK_DELAY / 10)
+        return self.times[0]
+
+
 def receive_loop(session: Session) -> trio.lowlevel.Task:
     """The task that runs ``session``'s receive loop."""
     found = []
@@ -82,14 +114,10 @@ async def test_a_sequential_caller_reads_its_answers_itself(
     ) as pair:
         await pair.client.request(call("echo"))
         loop = receive_loop(pair.client)
-        steps = Steps()
-        trio.lowlevel.add_instrument(steps)
-        try:
+        with counting_steps() as steps:
             for _ in range(50):
                 result = await pair.client.request(call("echo"))
                 assert result.content[0].text == "echo"  # type: ignore[union-attr]
-        finally:
-            trio.lowlevel.remove_instrument(steps)
         # The receive loop stays parked: each caller read its own answer. (Were the loop
         # reading, it would have woken at least once per call.)
         assert steps.by_task[loop] <= 2, steps.by_task[loop]
@@ -103,16 +131,12 @@ async def test_a_message_nobody_asked_for_is_read_within_the_handback_delay(
     notification that comes when no call follows is read no later than that, whether
     the last answer was read by its caller or by the loop (``open_request``: its caller
     waits in the block and does not read)."""
-    read_at: list[float] = []
-
-    async def on_notification(session: Session, method: str, params: Any) -> None:
-        read_at.append(trio.current_time())
-
+    unsolicited = Unsolicited()
     tools = Tools()
     async with memory_session_pair(
         server_capabilities=CAPS,
         server_options={"handler": tools.handle},
-        client_options={"notification_handler": on_notification},
+        client_options={"notification_handler": unsolicited.handle},
     ) as pair:
         await pair.client.request(call("echo"))
         if reader == "caller, after a long call":
@@ -127,10 +151,7 @@ async def test_a_message_nobody_asked_for_is_read_within_the_handback_delay(
                 await pending.result()
         sent_at = trio.current_time()
         await pair.server.send_notification("notifications/tools/list_changed")
-        with trio.fail_after(1):
-            while not read_at:
-                await trio.sleep(HANDBACK_DELAY / 10)
-        assert read_at[0] - sent_at <= HANDBACK_DELAY + 1e-9  # (float sums)
+        assert await unsolicited.first_read_at() - sent_at <= HANDBACK_DELAY + 1e-9  # (float sums)
 
 
 @pytest.mark.parametrize("modern", [False, True], ids=["legacy", "modern"])
@@ -183,16 +204,12 @@ async def test_what_a_reading_caller_is_not_owed_goes_to_the_loop_in_order(
 async def test_cancelling_a_reading_caller_loses_nothing(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    received: list[str] = []
-
-    async def on_notification(session: Session, method: str, params: Any) -> None:
-        received.append(method)
-
+    unsolicited = Unsolicited()
     tools = Tools()
     async with memory_session_pair(
         server_capabilities=CAPS,
         server_options={"handler": tools.handle},
-        client_options={"notification_handler": on_notification},
+        client_options={"notification_handler": unsolicited.handle},
     ) as pair:
         await pair.client.request(call("echo"))
         loop = receive_loop(pair.client)
@@ -200,16 +217,10 @@ async def test_cancelling_a_reading_caller_loses_nothing(
             await pair.client.request(call("wait"))  # read by this caller until cancelled
         assert scope.cancelled_caught
         # The reading went back to the loop: what comes now, with no call waiting, is read.
-        steps = Steps()
-        trio.lowlevel.add_instrument(steps)
-        try:
+        with counting_steps() as steps:
             await pair.server.send_notification("notifications/tools/list_changed")
-            with trio.fail_after(1):
-                while not received:
-                    await trio.sleep(HANDBACK_DELAY / 10)
-        finally:
-            trio.lowlevel.remove_instrument(steps)
-        assert received == ["notifications/tools/list_changed"]
+            await unsolicited.first_read_at()
+        assert unsolicited.methods == ["notifications/tools/list_changed"]
         assert steps.by_task[loop] >= 1
         assert (await pair.client.request(call("echo"))).content[0].text == "echo"  # type: ignore[union-attr]
 
@@ -294,32 +305,21 @@ async def test_a_handback_delay_of_zero_turns_the_handover_off(
 ) -> None:
     """With ``handback_delay=0`` the loop reads every answer itself, and what nobody asked
     for is read at once."""
-    read_at: list[float] = []
-
-    async def on_notification(session: Session, method: str, params: Any) -> None:
-        read_at.append(trio.current_time())
-
+    unsolicited = Unsolicited()
     tools = Tools()
     async with memory_session_pair(
         server_capabilities=CAPS,
         server_options={"handler": tools.handle},
-        client_options={"notification_handler": on_notification, "handback_delay": 0},
+        client_options={"notification_handler": unsolicited.handle, "handback_delay": 0},
     ) as pair:
         await pair.client.request(call("echo"))
         loop = receive_loop(pair.client)
-        steps = Steps()
-        trio.lowlevel.add_instrument(steps)
-        try:
+        with counting_steps() as steps:
             for _ in range(10):
                 await pair.client.request(call("echo"))
-        finally:
-            trio.lowlevel.remove_instrument(steps)
         assert steps.by_task[loop] >= 10  # woken for every answer
         sent_at = trio.current_time()
         await pair.server.send_notification("notifications/tools/list_changed")
-        with trio.fail_after(1):
-            while not read_at:
-                await trio.sleep(0)
-        assert read_at[0] == sent_at
+        assert await unsolicited.first_read_at() == sent_at
     with pytest.raises(ValueError, match="handback_delay"):
         Session(pair.client.stream, pair.client.connection, handback_delay=-1)
