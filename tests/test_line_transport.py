@@ -252,6 +252,49 @@ async def test_send_after_the_peer_closed_its_end_is_broken() -> None:
                 pytest.fail("sending to a peer that closed its end never failed")
 
 
+async def test_wait_reader_gone_wakes_when_the_reader_closes_its_end_without_a_write() -> None:
+    """Nothing is written, so no EPIPE can tell: the pipe's error condition does. While
+    the reader is there it blocks; closing the stream makes it raise ClosedResourceError."""
+    async with pipe_pair() as (a, b), trio.open_nursery() as nursery:
+        gone = trio.Event()
+
+        async def watch() -> None:
+            await a.wait_reader_gone()
+            gone.set()
+
+        nursery.start_soon(watch)
+        await trio.testing.wait_all_tasks_blocked()
+        assert not gone.is_set()  # b still reads (the pipe's write end is merely writable)
+        await b._receive_stream.aclose()
+        with trio.fail_after(5):
+            await gone.wait()
+    async with pipe_pair() as (a, b), trio.open_nursery() as nursery:
+
+        async def wait_on_a() -> None:
+            with pytest.raises(trio.ClosedResourceError):
+                await a.wait_reader_gone()
+
+        nursery.start_soon(wait_on_a)
+        await trio.testing.wait_all_tasks_blocked()
+        await a.aclose()
+    with pytest.raises(trio.ClosedResourceError):
+        await a.wait_reader_gone()
+
+
+async def test_wait_reader_gone_does_not_watch_what_is_not_a_pipe(
+    autojump_clock: object,
+) -> None:
+    """A socket's readability means data, not a departed reader: not watched."""
+    left, right = trio.socket.socketpair()
+    right.close()
+    stream = FdStream(os.dup(left.fileno()))
+    left.close()
+    async with open_line_stream(ScriptedReceiveStream([]), stream) as s:
+        with trio.move_on_after(60) as scope:
+            await s.wait_reader_gone()
+        assert scope.cancelled_caught
+
+
 async def test_receive_is_one_task_at_a_time() -> None:
     async with pipe_pair() as (a, b), trio.open_nursery() as nursery:
         nursery.start_soon(b.receive)

@@ -170,6 +170,52 @@ def test_a_vanishing_client_lets_the_server_exit(
     assert b"Traceback" not in stderr, stderr.decode()
 
 
+@pytest.mark.parametrize("close_stdin", [True, False], ids=["both closed", "stdin left open"])
+async def test_a_server_whose_client_closed_its_stdout_exits_at_once(close_stdin: bool) -> None:
+    """Issue 11, item 6: with a call in flight that would run for ever, the client closes
+    the server's stdout (and its stdin, or not). Nothing can read an answer any more, so
+    the server cancels the call and exits within a second: it does not wait out its drain
+    deadline (10 s here), nor, with stdin still open, for ever."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, str(SERVER)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    assert process.stderr is not None
+    try:
+        hang = call(1, "hang")
+        hang["params"]["_meta"] = {"progressToken": "t"}  # type: ignore[index]
+        with trio.fail_after(30):  # the interpreter starting, on a busy machine
+            await process.stdin.send_all(lines(INITIALIZE, INITIALIZED, hang))
+            received = b""
+            while b'"notifications/progress"' not in received:  # the call is running
+                chunk = await process.stdout.receive_some(65536)
+                assert chunk, received
+                received += chunk
+        if close_stdin:
+            await process.stdin.aclose()
+        await process.stdout.aclose()
+        with trio.fail_after(1.5):
+            returncode = await process.wait()
+        assert returncode == 0
+        with trio.fail_after(5):
+            stderr = b""
+            while chunk := await process.stderr.receive_some(65536):
+                stderr += chunk
+        assert b"Traceback" not in stderr, stderr.decode()
+        assert b"the client closed our stdout: stopping" in stderr
+    finally:
+        with trio.CancelScope(shield=True):
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            await process.stdin.aclose()
+            await process.stderr.aclose()
+
+
 async def test_a_client_that_stops_reading_holds_the_server_back() -> None:
     """Backpressure end to end: while nobody reads its stdout, the server stops reading its
     stdin after a bounded number of requests (its handler slots, their queue, the answers

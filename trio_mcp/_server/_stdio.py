@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from .._transports._lines import LineMessageStream
 from .._transports._stdio_server import open_stdio_server_stream
 
 if TYPE_CHECKING:
@@ -40,7 +41,14 @@ async def run_stdio(
     finish and their answers are written, for at most ``drain_timeout``
     seconds (then they are cancelled); then it returns. So
     ``printf '...' | python server.py`` answers every request it was sent.
-    With ``handle_signals`` (in the main thread), SIGTERM or SIGINT cancels
+
+    When the client closes its end of stdout (it exited, or gave up on us),
+    no answer can be read any more: running handlers are cancelled and it
+    returns at once, whether stdin is still open or not, and whether or not
+    anything was being written (see
+    :meth:`~trio_mcp.transports.LineMessageStream.wait_reader_gone`; watched
+    when stdout is a pipe, as it is under an MCP client). With
+    ``handle_signals`` (in the main thread), SIGTERM or SIGINT cancels
     running handlers and returns promptly.
 
     Blocks until then. Cancelling it cancels every handler.
@@ -48,6 +56,7 @@ async def run_stdio(
     async with open_stdio_server_stream() as stream, trio.open_nursery() as nursery:
         if handle_signals and threading.current_thread() is threading.main_thread():
             await nursery.start(_cancel_on_signal, nursery.cancel_scope)
+        nursery.start_soon(_cancel_when_client_gone, stream, nursery.cancel_scope)
         await server.serve(stream, drain_timeout=drain_timeout, **session_options)
         nursery.cancel_scope.cancel()
 
@@ -61,6 +70,15 @@ async def _cancel_on_signal(
             log.info("received %s: stopping", signal.Signals(signum).name)
             scope.cancel()
             return
+
+
+async def _cancel_when_client_gone(stream: LineMessageStream, scope: trio.CancelScope) -> None:
+    try:
+        await stream.wait_reader_gone()
+    except trio.ClosedResourceError:
+        return
+    log.info("the client closed our stdout: stopping")
+    scope.cancel()
 
 
 def run(server: Server, **options: Any) -> None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Final
@@ -43,6 +44,12 @@ from .._jsonrpc import ErrorResponse, InvalidMessage, Message, parse, serialize
 from .._types._base import Error, RequestId
 from .._util import open_nursery_unwrapped
 from ._stream import MessageStream, Received
+
+if sys.platform != "win32":
+    import fcntl
+
+if sys.platform != "win32":
+    import fcntl
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
@@ -274,6 +281,38 @@ class LineMessageStream(MessageStream):
                         return
         finally:
             self._writer_done.set()
+
+    async def wait_reader_gone(self) -> None:
+        """Block until the peer has closed its end of our output pipe: nothing sent from
+        now on can be read.
+
+        The write end of a pipe never becomes readable; when its reader goes, the OS
+        marks it with an error (hang-up) condition instead, which epoll (Linux) and
+        kqueue (macOS, the BSDs) report to a task waiting for it to become readable.
+        So this waits for that, in :func:`trio.lowlevel.wait_readable`: it costs
+        nothing while the peer reads, and wakes as soon as the peer is gone, whether
+        or not anything is being written. (asyncio's pipe transports notice a closed
+        pipe the same way.) Writing is not needed to notice, unlike ``EPIPE``.
+
+        Only an output that is the write end of a pipe (or of a FIFO opened for
+        writing only) is watched. For anything else (a socket, whose readability
+        means data; a regular file; a stream this class does not write to
+        directly) it blocks until cancelled. One task at a time.
+
+        Raises:
+            trio.ClosedResourceError: the stream was closed (before or during the wait).
+            trio.BusyResourceError: another task is already waiting.
+        """
+        fd = _descriptor(self._out_fileno)
+        if self._closed or (fd is not None and fd < 0):
+            await trio.lowlevel.checkpoint()
+            raise trio.ClosedResourceError("the message stream is closed")
+        if fd is None or not _is_write_end_of_pipe(fd):
+            await trio.sleep_forever()
+        try:
+            await trio.lowlevel.wait_readable(fd)
+        except trio.ClosedResourceError:
+            raise trio.ClosedResourceError("the message stream is closed") from None
 
     # -- receiving --------------------------------------------------------------------------------
 
@@ -603,3 +642,17 @@ def _pollable(fd: int) -> bool:
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _is_write_end_of_pipe(fd: int) -> bool:
+    """Whether ``fd`` is a pipe (or FIFO) open for writing only: it can become readable
+    only by its reader going away."""
+    if sys.platform == "win32":
+        return False
+    try:
+        return (
+            stat.S_ISFIFO(os.fstat(fd).st_mode)
+            and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY
+        )
+    except OSError:
+        return False
