@@ -3,6 +3,7 @@ structured content against output schemas, and notifications it sends."""
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
 import pytest
@@ -327,3 +328,34 @@ async def test_a_probe_nobody_answers_falls_back_to_initialize_at_the_timeout(
         (start + 3.0, "ping"),
     ]
     assert cache.get("old") == ("legacy", None)
+
+
+@pytest.mark.parametrize(
+    ("protocol_version", "method"),
+    [("2025-11-25", "initialize"), ("2026-07-28", "server/discover")],
+)
+async def test_a_hung_handshake_says_what_timed_out_and_after_how_long(
+    protocol_version: str, method: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Issue 11, item 9: a server that reads but never answers the opening request. The
+    TooSlowError names the request and the deadline (it used to be empty)."""
+    client_stream, server_stream = memory_stream_pair()
+    received: list[Any] = []
+    async with trio.open_nursery() as nursery:
+
+        async def swallow() -> None:
+            with suppress(trio.EndOfChannel):
+                while True:
+                    received.append(await server_stream.receive())
+
+        nursery.start_soon(swallow)
+        with pytest.raises(trio.TooSlowError) as caught:
+            async with open_client(
+                client_stream, protocol_version=protocol_version, handshake_timeout=7.5
+            ):
+                pass  # pragma: no cover - the opening never completes
+        nursery.cancel_scope.cancel()
+    assert str(caught.value) == (
+        f"the server did not answer {method} within 7.5 seconds (the client's handshake_timeout)"
+    )
+    assert [m.method for m in received if isinstance(m, rpc.Request)][:1] == [method]

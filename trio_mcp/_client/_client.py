@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
 
 import trio
@@ -232,7 +232,7 @@ class Client:
     async def _open_modern(self, version: str, limit: float) -> None:
         conn = self.connection
         conn.use_modern(version)
-        with trio.fail_after(limit):
+        with _handshake_deadline("server/discover", limit):
             try:
                 result = await self.session.send_request(
                     "server/discover", None, model=DiscoverResult
@@ -249,7 +249,7 @@ class Client:
     async def _initialize(self, version: str, limit: float) -> None:
         conn = self.connection
         pending, message = conn.initialize_request(version)
-        with trio.fail_after(limit):
+        with _handshake_deadline("initialize", limit):
             async with self.session.track(pending, message) as call:
                 answer = await call.answer()
         _, initialized = conn.complete_initialize(answer)
@@ -819,6 +819,20 @@ def _python_level(level: str) -> int:
         "warning": logging.WARNING,
         "error": logging.ERROR,
     }.get(level, logging.CRITICAL)
+
+
+@contextmanager
+def _handshake_deadline(method: str, seconds: float) -> Iterator[None]:
+    """``trio.fail_after(seconds)`` for the opening request ``method``, whose
+    :exc:`trio.TooSlowError` says which request went unanswered and for how long (a bare
+    one says nothing, and the opening is where a wrong command or a hung server shows)."""
+    with trio.move_on_after(seconds) as scope:
+        yield
+    if scope.cancelled_caught:
+        raise trio.TooSlowError(
+            f"the server did not answer {method} within {seconds:g} seconds"
+            " (the client's handshake_timeout)"
+        )
 
 
 async def connect_client(
