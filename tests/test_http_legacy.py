@@ -325,6 +325,29 @@ async def test_batches_exist_only_in_2025_03_26(served: Any) -> None:
     assert (r.status_code, r.json()["error"]["code"]) == (400, -32600)
 
 
+async def test_a_batch_that_repeats_a_request_id_is_refused_whole(served: Any) -> None:
+    """Issue 11, item 9: the POST's answers are routed by id, so a batch repeating one
+    cannot be answered item by item; it is refused (the repeat's answer used to be dropped
+    silently)."""
+    client, url, _, _ = served
+    headers = await initialize(client, url, "2025-03-26")
+    batch = [call(1, "echo", {"text": "a"}), call(2, "echo", {"text": "b"})]
+    batch.append(call(1, "echo", {"text": "c"}))
+    r = await client.post(url, json=batch, headers={**headers, "accept": "application/json"})
+    assert r.status_code == 400
+    assert r.json() == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {
+            "code": -32600,
+            "message": "Invalid Request: request id 1 is used more than once in this batch",
+        },
+    }
+    # The session goes on: the same ids, once each, are answered.
+    r = await client.post(url, json=batch[:2], headers={**headers, "accept": "application/json"})
+    assert sorted(m["result"]["content"][0]["text"] for m in r.json()) == ["a", "b"]
+
+
 async def test_the_same_request_id_twice_at_once_is_refused(served: Any) -> None:
     client, url, probe, _ = served
     headers = await initialize(client, url)

@@ -127,6 +127,37 @@ def test_batches_parse_item_by_item() -> None:
     assert third == Request(1, "b", None)
 
 
+def test_a_request_id_repeated_in_a_batch_is_answered_with_an_error() -> None:
+    """Issue 11, item 9: each repeat of a request id within one batch becomes an invalid
+    message answering -32600 with that id (JSON-RPC: a response for every request); the
+    first keeps it. A notification, or the same digits as a string, is no repeat."""
+    parsed = jsonrpc.parse(
+        b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":"1","method":"ping"},'
+        b'{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":1,"method":"tools/list"},'
+        b'{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]'
+    )
+    assert isinstance(parsed, Batch)
+    assert parsed.items[:3] == (
+        Request(1, "ping", None),
+        Request("1", "ping", None),
+        Notification("n", None),
+    )
+    assert parsed.items[5] == Request(2, "ping", None)
+    for repeat in parsed.items[3:5]:
+        assert isinstance(repeat, InvalidMessage)
+        assert repeat.reply == ErrorResponse(
+            1,
+            Error(
+                code=-32600,
+                message="Invalid Request: request id 1 is used more than once in this batch",
+            ),
+        )
+    assert parsed.repeated_ids == (1,)
+    assert jsonrpc.parse(b'[{"jsonrpc":"2.0","id":1,"method":"a"}]') == Batch(
+        (Request(1, "a", None),)
+    )
+
+
 @pytest.mark.parametrize(
     "message",
     [

@@ -615,3 +615,44 @@ async def test_two_tasks_may_wait_on_one_request_and_either_may_be_cancelled(
                     release.set()
         assert impatient.cancelled_caught
         assert len(answers) == 2 and answers[0] is answers[1]
+
+
+async def test_a_request_id_repeated_in_a_batch_gets_an_error_not_a_second_run(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Issue 11, item 9: a batch that repeats a request id. The first request is answered;
+    each repeat gets -32600 with that id (it used to run again when the first had
+    finished: two results for one id)."""
+    to_server, server_in = trio.open_memory_channel[bytes](64)
+    server_out, from_server = trio.open_memory_channel[bytes](64)
+    server_conn = Connection(
+        "server", info=t.Implementation(name="s", version="0"), capabilities=CAPS
+    )
+    async with open_session(MemoryMessageStream(server_out, server_in), server_conn):
+        initialize = {
+            "protocolVersion": "2025-03-26",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        }
+        await to_server.send(
+            orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": initialize})
+        )
+        assert orjson.loads(await from_server.receive())["id"] == 0
+        await to_server.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+        await to_server.send(orjson.dumps([ping, ping, ping]))
+        await trio.testing.wait_all_tasks_blocked()
+        answers = [orjson.loads(await from_server.receive()) for _ in range(3)]
+        with pytest.raises(trio.WouldBlock):
+            from_server.receive_nowait()
+    assert answers[0] == {"jsonrpc": "2.0", "id": 3, "result": {}}
+    assert answers[1:] == [
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "error": {
+                "code": -32600,
+                "message": "Invalid Request: request id 3 is used more than once in this batch",
+            },
+        }
+    ] * 2

@@ -83,9 +83,21 @@ class InvalidMessage:
 
 @attrs.frozen
 class Batch:
-    """A JSON-RPC batch (legal only in 2024-11-05 and 2025-03-26)."""
+    """A JSON-RPC batch (legal only in 2024-11-05 and 2025-03-26).
+
+    A request whose id an earlier request of the same batch already carries is an
+    :class:`InvalidMessage` among the items, answering -32600 with that id: JSON-RPC
+    wants a response for every request of a batch, and MCP forbids reusing an id in a
+    session, so the repeat is answered with an error rather than run (or dropped).
+
+    Attributes:
+        items: the messages, in order.
+        repeated_ids: the ids that more than one request of the batch carries (for a
+            transport that answers a batch as a whole, such as HTTP).
+    """
 
     items: tuple[Message | InvalidMessage, ...]
+    repeated_ids: tuple[RequestId, ...] = ()
 
 
 def _invalid(code: int, reason: str, id: RequestId | None = None) -> InvalidMessage:
@@ -121,17 +133,34 @@ def parse_value(value: object) -> Message | Batch | InvalidMessage:
     if type(value) is list:
         if not value:
             return _invalid(ErrorCode.INVALID_REQUEST, "empty batch")
-        return Batch(
-            tuple(
-                _parse_object(item)
-                if type(item) is dict
-                else _invalid(ErrorCode.INVALID_REQUEST, "batch item is not an object")
-                for item in value
-            )
-        )
+        return _parse_batch(value)
     return _invalid(
         ErrorCode.INVALID_REQUEST, f"a message must be a JSON object, not {type(value).__name__}"
     )
+
+
+def _parse_batch(values: list[Any]) -> Batch:
+    items: list[Message | InvalidMessage] = []
+    seen: set[RequestId] = set()
+    repeated: list[RequestId] = []
+    for value in values:
+        if type(value) is not dict:
+            items.append(_invalid(ErrorCode.INVALID_REQUEST, "batch item is not an object"))
+            continue
+        item = _parse_object(value)
+        if type(item) is Request:
+            if item.id in seen:
+                if item.id not in repeated:
+                    repeated.append(item.id)
+                item = _invalid(
+                    ErrorCode.INVALID_REQUEST,
+                    f"request id {item.id!r} is used more than once in this batch",
+                    item.id,
+                )
+            else:
+                seen.add(item.id)
+        items.append(item)
+    return Batch(tuple(items), tuple(repeated))
 
 
 def _parse_object(obj: dict[str, Any]) -> Message | InvalidMessage:

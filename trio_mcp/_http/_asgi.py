@@ -320,6 +320,18 @@ class McpAsgiApp:
                     "Invalid Request: this protocol version has no JSON-RPC batches",
                 )
                 return
+            if message.repeated_ids:
+                # This exchange carries the batch's answers, routed by request id: it
+                # cannot carry two answers with one id, so the batch is refused whole.
+                repeated = message.repeated_ids[0]
+                await http.respond_error(
+                    400,
+                    ErrorCode.INVALID_REQUEST,
+                    f"Invalid Request: request id {repeated!r} is used more than once"
+                    " in this batch",
+                    id=repeated,
+                )
+                return
             messages: list[Received] = list(message.items)
         else:
             messages = [message]
