@@ -646,13 +646,17 @@ async def test_a_request_id_repeated_in_a_batch_gets_an_error_not_a_second_run(
         with pytest.raises(trio.WouldBlock):
             from_server.receive_nowait()
     assert answers[0] == {"jsonrpc": "2.0", "id": 3, "result": {}}
-    assert answers[1:] == [
-        {
-            "jsonrpc": "2.0",
-            "id": 3,
-            "error": {
-                "code": -32600,
-                "message": "Invalid Request: request id 3 is used more than once in this batch",
-            },
-        }
-    ] * 2
+    assert (
+        answers[1:]
+        == [
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "error": {
+                    "code": -32600,
+                    "message": "Invalid Request: request id 3 is used more than once in this batch",
+                },
+            }
+        ]
+        * 2
+    )
