@@ -25,7 +25,7 @@ from trio_mcp.host import (
     parse_config,
 )
 from trio_mcp.server import Server
-from trio_mcp.transports import ProcessMessageStream
+from trio_mcp.transports import DEFAULT_STDERR_RATE, STDERR_DROP_PAUSE, ProcessMessageStream
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {"PYTHONPATH": str(ROOT)}
@@ -115,6 +115,59 @@ async def test_a_crashed_server_is_restarted_and_its_view_comes_back(tmp_path: P
         assert (await host.call_tool("one__echo", {"text": "unaffected"})).content[
             0
         ].text == "unaffected"  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+async def test_a_server_flooding_stderr_costs_the_host_little_and_others_stay_responsive() -> None:
+    """Issue 11, item 8: one child writes stderr as fast as it can, for ever. The host reads
+    it in a few large chunks a second and logs at most its rate, counting the rest: calls
+    to another server (and to the noisy one) keep coming back quickly."""
+    noisy = ROOT / "tests" / "stdio_servers" / "noisy_server.py"
+    servers = {"noisy": stdio(str(noisy)), "quiet": stdio(str(SLOW))}
+    async with open_host(
+        servers, client_options={"protocol_version": "2025-11-25"}, restart=False
+    ) as host:
+        with trio.fail_after(30):
+            await host.wait_settled()
+        stream = host.client("noisy").session.stream
+        assert isinstance(stream, ProcessMessageStream)
+        # Past the start-up burst: the host is dropping.
+        with trio.fail_after(30):
+            while stream.stderr_statistics().dropped_bytes == 0:
+                await host.call_tool("quiet__echo", {"text": "warming"})
+        before = stream.stderr_statistics()
+        cpu_before = time.process_time()
+        start = trio.current_time()
+        slowest = 0.0
+        calls = 0
+        while trio.current_time() - start < 1.0:  # one second of calls, back to back
+            began = trio.current_time()
+            with trio.fail_after(5):
+                result = await host.call_tool("quiet__echo", {"text": str(calls)})
+            assert result.content[0].text == str(calls)  # type: ignore[union-attr]
+            slowest = max(slowest, trio.current_time() - began)
+            calls += 1
+        elapsed = trio.current_time() - start
+        cpu = time.process_time() - cpu_before
+        after = stream.stderr_statistics()
+        with trio.fail_after(5):
+            assert (await host.call_tool("noisy__echo", {"text": "still"})).content[
+                0
+            ].text == "still"  # type: ignore[union-attr]
+        tail = stream.stderr_tail
+    reads = after.reads - before.reads
+    lines = after.lines - before.lines
+    dropped = after.dropped_bytes - before.dropped_bytes
+    print(
+        f"{calls} calls in {elapsed:.2f} s, slowest {slowest * 1000:.1f} ms; host CPU "
+        f"{cpu:.2f} s; stderr: {reads} reads, {lines} lines logged, {dropped} bytes dropped"
+    )
+    assert reads <= 2 + elapsed / STDERR_DROP_PAUSE
+    assert lines <= 2 + elapsed * DEFAULT_STDERR_RATE
+    assert dropped > 1_000_000  # the child did flood
+    assert slowest < 0.5
+    assert calls >= 20
+    assert tail is not None and tail.splitlines()[-1].startswith("noise ")
 
 
 @pytest.mark.slow

@@ -394,7 +394,7 @@ async def test_stdout_closing_early_is_reported_after_exit_wait() -> None:
 async def test_stderr_is_drained_so_a_flooding_child_keeps_answering() -> None:
     lines: list[str] = []
     async with open_process_stream(
-        peer("floods_stderr"), stderr=lines.append, stderr_tail_lines=2
+        peer("floods_stderr"), stderr=lines.append, stderr_tail_lines=2, stderr_rate=math.inf
     ) as stream:
         pids = await started(stream)
         await echo_round_trip(stream)  # the peer floods stderr before it answers
@@ -409,6 +409,31 @@ async def test_stderr_is_drained_so_a_flooding_child_keeps_answering() -> None:
     assert lines[0].startswith("noise 000000 ")
     assert max(len(line) for line in lines) == 8192  # a long line comes in pieces
     assert [pid for pid in pids if alive(pid)] == []
+
+
+@pytest.mark.slow
+async def test_past_the_rate_stderr_lines_are_counted_and_dropped_but_the_tail_is_kept() -> None:
+    """Issue 11, item 8: the same flood (2 MB, 20,014 lines at once) with the default rate:
+    the burst allowance (10,000 lines) is handed on, the rest counted and dropped, and at
+    the end one line says so; the tail still shows how the child's stderr ended."""
+    lines: list[str] = []
+    async with open_process_stream(
+        peer("floods_stderr"), stderr=lines.append, stderr_tail_lines=2
+    ) as stream:
+        await started(stream)
+        await echo_round_trip(stream)  # the child was never blocked for good
+        with trio.fail_after(10):
+            while stream.stderr_tail is None or not stream.stderr_tail.endswith("flood done"):
+                await trio.sleep(0.01)
+    stats = stream.stderr_statistics()
+    assert stream.returncode == 0
+    assert lines[:2] == [f"noise {n:06d} {'.' * 90}" for n in range(2)]
+    assert 10_000 <= len(lines) <= 10_100  # the burst (and what the rate added meanwhile)
+    assert stats.lines == len(lines)
+    assert stats.dropped_lines + stats.lines >= 20_000
+    assert stats.dropped_bytes > 1_000_000
+    assert lines[-1].startswith("[trio_mcp: dropped ")
+    assert stream.stderr_tail == "flood done\n" + lines[-1]
 
 
 @pytest.mark.slow

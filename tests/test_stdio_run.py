@@ -177,7 +177,7 @@ async def test_a_server_whose_client_closed_its_stdout_exits_at_once(close_stdin
     the server cancels the call and exits within a second: it does not wait out its drain
     deadline (10 s here), nor, with stdin still open, for ever."""
     process = await trio.lowlevel.open_process(
-        [sys.executable, str(SERVER)],
+        [sys.executable, str(ROOT / "tests" / "stdio_servers" / "hanging_server.py")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

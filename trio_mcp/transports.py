@@ -19,7 +19,10 @@ from ._transports._process import (
     open_process_stream as open_process_stream,
 )
 from ._transports._stderr import (
+    DEFAULT_STDERR_RATE as DEFAULT_STDERR_RATE,
     DEFAULT_STDERR_TAIL_LINES as DEFAULT_STDERR_TAIL_LINES,
+    STDERR_DROP_PAUSE as STDERR_DROP_PAUSE,
+    StderrStatistics as StderrStatistics,
 )
 from ._transports._stdio_server import (
     connect_stdio_server_stream as connect_stdio_server_stream,

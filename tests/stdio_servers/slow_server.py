@@ -1,5 +1,4 @@
-"""A trio_mcp server for stdio tests: echo, a slow tool, a tool that runs until cancelled,
-a tool that prints to stdout."""
+"""A trio_mcp server for stdio tests: echo, a slow tool, a tool that prints to stdout."""
 
 import sys
 
@@ -20,14 +19,6 @@ async def slow(seconds: float) -> str:
     """Sleeps, then answers (stdin closing does not stop it)."""
     await trio.sleep(seconds)
     return f"slept {seconds}"
-
-
-@server.tool()
-async def hang(ctx: trio_mcp.Context) -> str:
-    """Reports progress once (so a test knows it runs), then sleeps until cancelled."""
-    await ctx.report_progress(0, 1, "started")
-    await trio.sleep_forever()
-    raise AssertionError("unreachable")
 
 
 @server.tool()

@@ -15,7 +15,7 @@ from typing import Any
 import trio
 
 from .._transports._lines import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SEND_BUFFER
-from .._transports._stderr import DEFAULT_STDERR_TAIL_LINES
+from .._transports._stderr import DEFAULT_STDERR_RATE, DEFAULT_STDERR_TAIL_LINES
 from .._util import open_nursery_unwrapped
 from ._client import Client, connect_client
 
@@ -41,6 +41,7 @@ async def connect_stdio_client(
     exit_wait: float = 1.0,
     stderr: Callable[[str], object] | None = None,
     stderr_tail_lines: int = DEFAULT_STDERR_TAIL_LINES,
+    stderr_rate: float = DEFAULT_STDERR_RATE,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     send_buffer: int = DEFAULT_SEND_BUFFER,
     **client_options: Any,
@@ -61,7 +62,8 @@ async def connect_stdio_client(
     ``grace=0`` signals at once; ``grace=math.inf`` waits for a clean exit forever.
     ``kill_timeout`` bounds the wait for the process group to be gone after SIGKILL
     (only an unkillable process, one stuck in the kernel, takes that long).
-    ``exit_wait``, ``stderr_tail_lines``, ``max_message_size`` and ``send_buffer`` are
+    ``exit_wait``, ``stderr_tail_lines``, ``stderr_rate`` (the most stderr lines a second
+    handed on; past it they are counted and dropped), ``max_message_size`` and ``send_buffer`` are
     :func:`~trio_mcp.transports.open_process_stream`'s.
 
     If the child dies or closes its stdout, every pending call fails at once with
@@ -84,6 +86,7 @@ async def connect_stdio_client(
         exit_wait=exit_wait,
         stderr=stderr,
         stderr_tail_lines=stderr_tail_lines,
+        stderr_rate=stderr_rate,
         max_message_size=max_message_size,
         send_buffer=send_buffer,
     )

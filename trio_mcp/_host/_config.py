@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
+from .._transports._stderr import DEFAULT_STDERR_RATE
+
 if TYPE_CHECKING:
     from .._server._server import Server
 
@@ -37,6 +39,9 @@ class StdioServerConfig:
     cwd: str | None = None
     #: Seconds for each step of the shutdown ladder.
     grace: float = 2.0
+    #: The most stderr lines a second logged for this server; past it they are counted and
+    #: dropped, so a child flooding stderr costs the host little (``math.inf``: log all).
+    stderr_rate: float = DEFAULT_STDERR_RATE
 
 
 @attrs.frozen(kw_only=True)

@@ -27,7 +27,12 @@ def open_server(
     """
     if isinstance(config, StdioServerConfig):
         return open_stdio_client(
-            config.command, env=config.env, cwd=config.cwd, grace=config.grace, **client_options
+            config.command,
+            env=config.env,
+            cwd=config.cwd,
+            grace=config.grace,
+            stderr_rate=config.stderr_rate,
+            **client_options,
         )
     if isinstance(config, InProcessServerConfig):
         return _open_in_process(config, **client_options)

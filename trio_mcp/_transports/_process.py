@@ -54,7 +54,13 @@ from .._types._base import RequestId
 from .._util import open_nursery_unwrapped
 from ._lines import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SEND_BUFFER, LineMessageStream
 from ._process_group import live_members, reap_orphans, signal_group, wait_group_gone
-from ._stderr import DEFAULT_STDERR_TAIL_LINES, StderrDrain, log_stderr_line
+from ._stderr import (
+    DEFAULT_STDERR_RATE,
+    DEFAULT_STDERR_TAIL_LINES,
+    StderrDrain,
+    StderrStatistics,
+    log_stderr_line,
+)
 from ._stream import MessageStream, Received
 
 __all__ = [
@@ -131,6 +137,10 @@ class ProcessMessageStream(MessageStream):
     def stderr_tail(self) -> str | None:
         """The last lines the child wrote to stderr (``None`` if it wrote none)."""
         return self._drain.tail
+
+    def stderr_statistics(self) -> StderrStatistics:
+        """How much of the child's stderr was read, handed on, and dropped (past the rate)."""
+        return self._drain.statistics()
 
     def close_details(self) -> tuple[int | None, str | None]:
         """``(returncode, stderr_tail)``, for :exc:`~trio_mcp.ConnectionClosed`."""
@@ -268,6 +278,7 @@ async def _run_process_stream(
     exit_wait: float,
     stderr: Callable[[str], object] | None,
     stderr_tail_lines: int,
+    stderr_rate: float,
     max_message_size: int,
     send_buffer: int,
     task_status: trio.TaskStatus[ProcessMessageStream] = trio.TASK_STATUS_IGNORED,
@@ -278,7 +289,9 @@ async def _run_process_stream(
     assert process.stdin is not None
     assert process.stdout is not None
     assert process.stderr is not None
-    drain = StderrDrain(stderr or log_stderr_line(process.pid), tail_lines=stderr_tail_lines)
+    drain = StderrDrain(
+        stderr or log_stderr_line(process.pid), tail_lines=stderr_tail_lines, rate=stderr_rate
+    )
     lines = LineMessageStream(
         process.stdout, process.stdin, max_message_size=max_message_size, send_buffer=send_buffer
     )
@@ -340,6 +353,7 @@ async def connect_process_stream(
     exit_wait: float = 1.0,
     stderr: Callable[[str], object] | None = None,
     stderr_tail_lines: int = DEFAULT_STDERR_TAIL_LINES,
+    stderr_rate: float = DEFAULT_STDERR_RATE,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     send_buffer: int = DEFAULT_SEND_BUFFER,
 ) -> ProcessMessageStream:
@@ -373,6 +387,8 @@ async def connect_process_stream(
         raise ValueError("max_message_size must be at least 1")
     if send_buffer < 0 or stderr_tail_lines < 0:
         raise ValueError("send_buffer and stderr_tail_lines must not be negative")
+    if math.isnan(stderr_rate) or stderr_rate <= 0:
+        raise ValueError("stderr_rate must be a positive number of lines a second")
     stream: ProcessMessageStream = await nursery.start(
         partial(
             _run_process_stream,
@@ -384,6 +400,7 @@ async def connect_process_stream(
             exit_wait=exit_wait,
             stderr=stderr,
             stderr_tail_lines=stderr_tail_lines,
+            stderr_rate=stderr_rate,
             max_message_size=max_message_size,
             send_buffer=send_buffer,
         )
@@ -402,6 +419,7 @@ async def open_process_stream(
     exit_wait: float = 1.0,
     stderr: Callable[[str], object] | None = None,
     stderr_tail_lines: int = DEFAULT_STDERR_TAIL_LINES,
+    stderr_rate: float = DEFAULT_STDERR_RATE,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     send_buffer: int = DEFAULT_SEND_BUFFER,
 ) -> AsyncIterator[ProcessMessageStream]:
@@ -436,6 +454,11 @@ async def open_process_stream(
             ``trio_mcp.stdio.stderr`` logger, level INFO.
         stderr_tail_lines: how many of the last stderr lines to keep for
             :meth:`~ProcessMessageStream.close_details`.
+        stderr_rate: the most stderr lines a second handed to ``stderr``, sustained
+            (ten seconds' worth in a burst); past it lines are counted and dropped
+            (but for the tail), and stderr is read in large chunks at most
+            ``1 / STDERR_DROP_PAUSE`` times a second, so a child flooding stderr costs the
+            host little (``math.inf``: hand on every line).
         max_message_size: the longest line accepted from the child, in bytes.
         send_buffer: messages that may wait for the stdin writer before
             ``send`` blocks.
@@ -468,6 +491,7 @@ async def open_process_stream(
             exit_wait=exit_wait,
             stderr=stderr,
             stderr_tail_lines=stderr_tail_lines,
+            stderr_rate=stderr_rate,
             max_message_size=max_message_size,
             send_buffer=send_buffer,
         )
