@@ -163,7 +163,8 @@ async def test_a_server_flooding_stderr_costs_the_host_little_and_others_stay_re
         f"{cpu:.2f} s; stderr: {reads} reads, {lines} lines logged, {dropped} bytes dropped"
     )
     assert reads <= 2 + elapsed / STDERR_DROP_PAUSE
-    assert lines <= 2 + elapsed * DEFAULT_STDERR_RATE
+    # (What the budget refilled since dropping began, just before the window, is slack.)
+    assert lines <= 2 + (elapsed + 0.2) * DEFAULT_STDERR_RATE
     assert dropped > 1_000_000  # the child did flood
     assert slowest < 0.5
     assert calls >= 20
