@@ -264,7 +264,8 @@ class Connection:
 
     def envelope_params(self, params: dict[str, Any] | None, version: str) -> dict[str, Any]:
         """(client) ``params`` with our modern envelope for ``version`` (a new dict; the
-        caller's own ``_meta`` entries are kept, ours win)."""
+        caller's own ``_meta`` entries are kept, ours win, except the client capabilities
+        when the caller gives them for this request)."""
         key = (version, self.request_log_level)
         envelope = self._envelope_cache.get(key)
         if envelope is None:
@@ -279,7 +280,15 @@ class Connection:
             self._envelope_cache[key] = envelope
         out = dict(params) if params else {}
         meta = out.get("_meta")
-        out["_meta"] = {**meta, **envelope} if meta else dict(envelope)
+        if not meta:
+            out["_meta"] = dict(envelope)
+        else:
+            merged = {**meta, **envelope}
+            # Capabilities the caller declares for this one request (an extension it opts
+            # into per request) are kept.
+            if CLIENT_CAPABILITIES in meta:
+                merged[CLIENT_CAPABILITIES] = meta[CLIENT_CAPABILITIES]
+            out["_meta"] = merged
         return out
 
     def initialize_request(self, version: str | None = None) -> tuple[OutboundRequest, rpc.Request]:

@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from ._prompts import PromptSpec
     from ._rate_limit import RateLimit
     from ._request_state import RequestStateSealer
-    from ._tasks import TaskRunner
     from ._resources import DirectoryResources, ResourceSpec, TemplateSpec
+    from ._tasks import TaskRunner
 
 __all__ = ["Server"]
 
@@ -592,6 +592,7 @@ class Server:
         stream: MessageStream,
         *,
         principal: str | None = None,
+        task_runner: TaskRunner | None = None,
         task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
         **session_options: Any,
     ) -> None:
@@ -606,12 +607,16 @@ class Server:
         :class:`~trio_mcp.session.Session`'s (``drain_timeout``,
         ``max_concurrent_requests``, ...).
 
+        ``task_runner``: where calls that become tasks run, for a transport that serves
+        many connections from one :meth:`running_tasks` block (so that a task outlives
+        its connection); by default this call runs its own.
+
         Resource handling: the session's tasks run in a nursery of this call, and so do
-        the calls that became tasks (see :meth:`running_tasks`): returning cancels the
-        ones still running. The stream is closed when it returns.
+        the calls that became tasks unless ``task_runner`` is given: then returning
+        cancels the ones still running. The stream is closed when it returns.
         """
         dispatcher = Dispatcher(self, principal=principal)
-        async with self.running_tasks() as tasks, trio.open_nursery() as nursery:
+        async with self._tasks_for_connection(task_runner) as tasks, trio.open_nursery() as nursery:
             dispatcher.tasks = tasks
             subscriptions_scope = trio.CancelScope()
 
@@ -665,6 +670,17 @@ class Server:
 
         async with TaskRunner.open(self.tasks) as runner:
             yield runner
+
+    @asynccontextmanager
+    async def _tasks_for_connection(
+        self, runner: TaskRunner | None
+    ) -> AsyncIterator[TaskRunner | None]:
+        if runner is not None:
+            await trio.lowlevel.checkpoint()
+            yield runner
+        else:
+            async with self.running_tasks() as own:
+                yield own
 
     def shutdown(self) -> None:
         """End every ``subscriptions/listen`` stream gracefully (they answer and close)."""
