@@ -405,3 +405,13 @@ def test_task_options_are_checked() -> None:
     assert server.tasks is None  # nothing was registered
     with pytest.raises(ValueError, match="max_running"):
         TaskSettings(max_running=0)
+
+
+async def test_a_full_store_refuses_new_tasks(autojump_clock: trio.abc.Clock) -> None:
+    store = MemoryTaskStore(max_tasks=1)
+    async with opted_in(make_server(Recorder(), store=store)) as raw:
+        await raw.request("tools/call", {"name": "slow", "arguments": {"seconds": 600}})
+        with pytest.raises(McpError) as busy:
+            await raw.request("tools/call", {"name": "slow", "arguments": {"seconds": 600}})
+        assert busy.value.code == ErrorCode.INTERNAL_ERROR
+        assert "Server busy" in busy.value.message

@@ -30,7 +30,7 @@ import trio
 from .._errors import ErrorCode, McpError, MissingRequiredClientCapability
 from .._tasks._open import open_task_store
 from .._tasks._record import TaskRecord, TaskUpdate
-from .._tasks._store import TaskStore
+from .._tasks._store import TaskStore, TaskStoreFull
 from .._types._base import Request
 from .._types._converter import structure, unstructure
 from ._task_settings import TASKS_EXTENSION, TaskSettings
@@ -176,7 +176,10 @@ class TaskRunner:
             ttl_ms=self.settings.ttl_ms,
             poll_interval_ms=self.settings.poll_interval_ms,
         )
-        await self.store.create(record)
+        try:
+            await self.store.create(record)
+        except TaskStoreFull as full:
+            raise McpError(f"Server busy: {full}", code=ErrorCode.INTERNAL_ERROR) from None
         running = _Running(trio.CancelScope(), owner)
         self._running[record.task_id] = running
         self._nursery.start_soon(self._run, record.task_id, running, work)

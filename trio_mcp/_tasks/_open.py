@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import trio
 
@@ -26,7 +26,7 @@ async def open_task_store(
     - ``sqlite:///path/to/tasks.db`` (absolute) or ``sqlite:relative.db`` —
       :func:`~trio_mcp.tasks.open_sqlite_task_store`;
     - ``redis://host:port/db`` — :func:`~trio_mcp.tasks.open_redis_task_store` (needs the
-      ``tasks-redis`` extra).
+      ``tasks-redis`` extra); ``?lease=SECONDS`` sets the worker lease (default 10).
 
     Raises:
         ValueError: the scheme is none of these.
@@ -42,7 +42,13 @@ async def open_task_store(
         async with open_sqlite_task_store(path, clock=clock) as store:
             yield store
     elif scheme in ("redis", "rediss"):
-        async with open_redis_task_store(url, clock=clock) as store:
+        parts = urlsplit(url)
+        options = parse_qs(parts.query)
+        lease = float(options.pop("lease", ["10"])[-1])
+        rest = urlencode({k: v[-1] for k, v in options.items()})
+        async with open_redis_task_store(
+            urlunsplit(parts._replace(query=rest)), lease=lease, clock=clock
+        ) as store:
             yield store
     else:
         raise ValueError(f"no task store for {url!r}: use memory:, sqlite:///FILE or redis://")
