@@ -415,3 +415,14 @@ async def test_a_full_store_refuses_new_tasks(autojump_clock: trio.abc.Clock) ->
             await raw.request("tools/call", {"name": "slow", "arguments": {"seconds": 600}})
         assert busy.value.code == ErrorCode.INTERNAL_ERROR
         assert "Server busy" in busy.value.message
+
+
+async def test_expired_records_are_swept(autojump_clock: trio.abc.Clock) -> None:
+    now = [1_900_000_000.0]
+    store = MemoryTaskStore(clock=lambda: now[0])
+    async with opted_in(make_server(Recorder(), store=store, ttl_ms=1_000)) as raw:
+        await raw.request("tools/call", {"name": "only_task", "arguments": {}})
+        assert len(store) == 1
+        now[0] += 2
+        await trio.sleep(61)  # one sweep, with nobody reading the record
+        assert len(store) == 0

@@ -42,6 +42,9 @@ __all__ = ["SHUT_DOWN", "TaskInput", "TaskRunner"]
 
 log = logging.getLogger("trio_mcp.server")
 
+#: Seconds between two sweeps of expired task records.
+SWEEP_INTERVAL: Final = 60.0
+
 #: The error recorded for tasks still running when the server stopped serving.
 SHUT_DOWN: Final[dict[str, Any]] = {
     "code": -32603,
@@ -138,11 +141,13 @@ class TaskRunner:
     async def open(cls, settings: TaskSettings) -> AsyncIterator[TaskRunner]:
         """Open the store (when ``settings`` names it by URL) and the task nursery.
 
-        Leaving the block cancels every task still running, records it ``failed`` with
-        :data:`SHUT_DOWN` (shielded, at most 5 s for the store), and closes the store.
+        A task of the nursery deletes expired records every :data:`SWEEP_INTERVAL`
+        seconds. Leaving the block cancels every task still running, records it ``failed``
+        with :data:`SHUT_DOWN` (shielded, at most 5 s for the store), and closes the store.
         """
         async with _store_for(settings.store) as store, trio.open_nursery() as nursery:
             runner = cls(nursery, store, settings)
+            nursery.start_soon(runner._sweep)
             try:
                 yield runner
             finally:
@@ -154,6 +159,14 @@ class TaskRunner:
                     )
                     for task_id in list(runner._running):
                         await store.update(task_id, shut_down)
+
+    async def _sweep(self) -> None:
+        """Delete expired records every :data:`SWEEP_INTERVAL` seconds, so that a store
+        holds no more than the tasks still within their TTL (reads skip expired ones
+        anyway). Runs in the task nursery until it closes."""
+        while True:
+            await trio.sleep(SWEEP_INTERVAL)
+            await self.store.delete_expired()
 
     def __len__(self) -> int:
         """How many tasks run or wait in this process."""
