@@ -631,6 +631,72 @@ async def read_directory(ctx: Context, params: Any) -> dict[str, Any]:
     return result
 
 
+# -- tools: the tasks extension (io.modelcontextprotocol/tasks) ------------------------------
+#
+# A tool registered with task= runs as a task for a client that declared the extension: the
+# call is answered at once with a task id and the function runs in the server's task nursery.
+# The function is written as for a plain call: sleeping, asking, failing, being cancelled.
+
+
+@server.tool(description="Greets without ever becoming a task")
+async def greet(name: str) -> str:
+    return f"Hello, {name}!"
+
+
+@server.tool(description="Sleeps, then answers (a task when the client opts in)", task="optional")
+async def slow_compute(seconds: float = 1, label: str = "") -> str:
+    await trio.sleep(seconds)
+    return f"computed {label!r} after {seconds:g} s"
+
+
+@server.tool(description="Fails as a tool (isError) after about a second", task="always")
+async def failing_job() -> str:
+    await trio.sleep(1)
+    raise RuntimeError("the job failed")
+
+
+@server.tool(description="Fails with a protocol error", task="optional")
+async def protocol_error_job() -> str:
+    await trio.sleep(0.1)
+    raise McpError("the job broke the protocol", code=ErrorCode.INTERNAL_ERROR)
+
+
+@server.tool(description="Asks for confirmation, then deletes", task="optional")
+async def confirm_delete(ctx: Context, path: str = "/tmp/example") -> str:
+    answer = await ctx.elicit(
+        f"Delete {path}?", {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
+    )
+    confirmed = answer.action == "accept" and (answer.content or {}).get("confirm", True)
+    return f"deleted {path}" if confirmed else f"kept {path}"
+
+
+@server.tool(description="Asks two questions at once", task="optional")
+async def multi_input(ctx: Context) -> str:
+    answers = await ctx.ask(
+        {
+            "first": ElicitRequest(
+                params=ElicitRequestFormParams(message="First?", requested_schema=form(a="string"))
+            ),
+            "second": ElicitRequest(
+                params=ElicitRequestFormParams(message="Second?", requested_schema=form(b="string"))
+            ),
+        }
+    )
+    return ", ".join(f"{key}: {answer.action}" for key, answer in sorted(answers.items()))
+
+
+@server.tool(
+    description="Asks for a name in an input round, then finishes as a task",
+    task="always",
+    task_start="on_start_task",
+)
+async def test_tool_with_task(ctx: Context) -> str:
+    answer = await ctx.elicit("What is your name?", form(name="string"), key="user_name")
+    await ctx.start_task()  # the request answers with a task; the handler runs again in it
+    await trio.sleep(0.2)
+    return f"Hello, {(answer.content or {}).get('name', 'stranger')}!"
+
+
 # -- prompts and completion -------------------------------------------------------------------
 
 

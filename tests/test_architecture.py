@@ -105,6 +105,8 @@ LAYERS = {
     "_server": ("_client", "_testing"),
     "_client": ("_server", "_testing"),
     "_host": ("_testing",),
+    # Task records and stores know nothing of sessions, servers or clients.
+    "_tasks": ("_session", "_transports", "_server", "_client", "_host", "_testing", "_http"),
     # The fuzzer speaks raw JSON-RPC to any server: it uses none of our server, client or
     # session code (so it cannot share their bugs).
     "_fuzz": ("_server", "_client", "_host", "_session", "_testing"),

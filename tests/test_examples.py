@@ -52,6 +52,16 @@ EXPECTED: dict[str, list[str]] = {
         "read config://missing -> error -32602: Resource not found: config://missing",
         "read project://../secret.txt -> error -32602: Resource not found: project://../secret.txt",
     ],
+    "long_running.py": [
+        "as_task -> report of 3 pages",
+        "task created status working",
+        "the task asks: Really delete everything? -> accept",
+        "delete_all -> deleted",
+        "taken up again: working",
+        "detached -> report of 2 pages",
+        "left the block after 0.5 s; status now: cancelled",
+        "result -> TaskCancelled",
+    ],
     "prompts.py": [
         "prompt code_review: Asks the model to review code. [('code', True), ('language', False)]",
         "code_review -> Please review this Python:",
@@ -216,6 +226,7 @@ TESTED_ELSEWHERE = {
     "conformance_server.py",  # the conformance suite
     "conformance_client.py",  # the conformance suite
     "first_server.py",  # first_client.py, first_http.py, host.py, test_glossary.py run it
+    "tasks_server.py",  # test_tasks_restart.py (killed and restarted, SQLite and Redis)
 }
 
 

@@ -152,7 +152,9 @@ async def serve_websocket(
     machine's names). ``session_options`` go to :meth:`Server.serve`.
 
     Resource handling: each connection's session runs in a task of this call; a
-    connection ends with its session, and cancelling this call ends them all.
+    connection ends with its session, and cancelling this call ends them all. Calls that
+    became tasks run in one task nursery of this call, shared by every connection, so a
+    task outlives the connection that created it (but not this call).
     """
     if host_policy is None:
         host_policy = HostPolicy.loopback() if is_loopback(host) else HostPolicy.off()
@@ -175,9 +177,10 @@ async def serve_websocket(
             return
         connection = await request.accept(subprotocol=SUBPROTOCOL)
         async with websocket_stream(connection) as stream:
-            await server.serve(stream, **session_options)
+            await server.serve(stream, task_runner=tasks, **session_options)
 
-    async with trio.open_nursery() as nursery:
+    # One task nursery (and store) for every connection: a task outlives its connection.
+    async with server.running_tasks() as tasks, trio.open_nursery() as nursery:
         listening: trio_websocket.WebSocketServer = await nursery.start(
             partial(
                 trio_websocket.serve_websocket,

@@ -17,4 +17,5 @@ from ._client._stdio import (
     connect_stdio_client as connect_stdio_client,
     open_stdio_client as open_stdio_client,
 )
+from ._client._tasks import TaskCancelled as TaskCancelled, ToolTask as ToolTask
 from ._protocol._era import EraCache as EraCache

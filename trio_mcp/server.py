@@ -13,6 +13,15 @@ from ._server._resources import (
 )
 from ._server._server import Server as Server
 from ._server._stdio import run as run, run_stdio as run_stdio
-from ._server._tools import ToolError as ToolError, ToolSpec as ToolSpec
+from ._server._task_settings import (
+    TASKS_EXTENSION as TASKS_EXTENSION,
+    TaskSettings as TaskSettings,
+)
+from ._server._tools import (
+    TaskStart as TaskStart,
+    TaskSupport as TaskSupport,
+    ToolError as ToolError,
+    ToolSpec as ToolSpec,
+)
 from ._server._typeschema import Field as Field, SchemaError as SchemaError
 from ._server._uritemplate import UriTemplate as UriTemplate

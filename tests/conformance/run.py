@@ -16,14 +16,14 @@ installed with npm into ``$TRIO_MCP_CONFORMANCE_HOME`` (default
 ``~/.cache/trio-mcp-conformance``) on first use and reused after.
 
 Extension scenarios (listed as ``[extension]``, never under a spec version)
-run once each, without ``--spec-version``; the ``tasks-*`` and ``auth/*``
-scenarios are excused (later issues cover them).
+run once each, without ``--spec-version``; the client's ``auth/*``
+scenarios are excused (a later issue covers them).
 
 Prints one line per scenario run, then per mode and spec version (or
 ``extension``) ``<mode> <version>: P checks passed, F failed (R runs, B
 failing)``, then ``conformance: P passed, F failed`` (checks), and last, per
 mode, each scenario counted once whatever the number of versions it ran at:
-``<mode> scenarios: N of M passed, F failed, E excused (tasks-*, auth/*), X
+``<mode> scenarios: N of M passed, F failed, E excused (auth/*), X
 not run`` (M is every scenario ``conformance list`` names). The same counts
 are written to ``counts.json`` in the output folder. Exit status: 0 all passed, 1 failures,
 2 usage error, 4 the harness could not be installed (npm or the registry
@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HOME = Path(
     os.environ.get("TRIO_MCP_CONFORMANCE_HOME", Path.home() / ".cache" / "trio-mcp-conformance")
 )
-SERVER_SKIP_PREFIXES = ("tasks-", "auth/")
+SERVER_SKIP_PREFIXES = ("auth/",)
 CLIENT_SKIP_PREFIXES = ("auth/",)
 
 
@@ -127,7 +127,7 @@ def list_tagged(
 
 
 def excused(mode: str, name: str) -> bool:
-    """Scenarios later issues cover: the tasks extension and authorization."""
+    """Scenarios a later issue covers: authorization (server mode lists none)."""
     return name.startswith(SERVER_SKIP_PREFIXES if mode == "server" else CLIENT_SKIP_PREFIXES)
 
 
@@ -320,7 +320,7 @@ def main() -> int:
         c = counts[mode]
         print(
             f"{mode} scenarios: {c['passed']} of {c['listed']} passed, {c['failed']} failed, "
-            f"{c['excused']} excused (tasks-*, auth/*), {c['not_run']} not run"
+            f"{c['excused']} excused (auth/*), {c['not_run']} not run"
         )
     return 1 if total_failed else 0
 

@@ -47,6 +47,7 @@ from ._answering import ASKS, Answering
 from ._cache import ResultCache
 from ._listen import Change, Listener
 from ._output import OutputSchemas
+from ._tasks import ToolTask, opt_in
 
 if TYPE_CHECKING:
     from .._types._completion import Completion, PromptReference, ResourceTemplateReference
@@ -464,11 +465,16 @@ class Client:
         arguments: Mapping[str, Any] | None = None,
         *,
         on_progress: ProgressCallback | None = None,
+        as_task: bool = False,
     ) -> CallToolResult:
         """Call a tool. Blocks until it finishes (answering any input the server asks for).
 
         ``on_progress`` receives progress updates. A tool that fails returns a
         result with ``is_error`` set; it does not raise.
+
+        ``as_task``: let the server run the call as a task (the tasks extension,
+        2026-07-28): this waits for the task's result, polling, and cancelling the wait
+        cancels the task. See :meth:`open_tool_task` to detach from it instead.
 
         Raises:
             McpError: a protocol error (unknown tool, ...).
@@ -480,6 +486,9 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
+        if as_task:
+            async with self.open_tool_task(name, arguments, on_progress=on_progress) as task:
+                return await task.result()
         # The common case, one answer that is the result, without the layers of
         # _with_inputs and _check_output: this is the hot path of every tool call.
         result = await self._send("tools/call", params, CallToolResult, on_progress=on_progress)
@@ -494,6 +503,62 @@ class Client:
         ):
             await self._check_output_after_listing(name, result)
         return result
+
+    @asynccontextmanager
+    async def open_tool_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> AsyncIterator[ToolTask]:
+        """Call a tool, letting the server run it as a task (the tasks extension).
+
+        Blocks until the server answers the call (with a task, or at once with the
+        result); input it asks for before making the task is answered as for
+        :meth:`call_tool`. The :class:`~trio_mcp.client.ToolTask` polls for the outcome
+        (:meth:`~trio_mcp.client.ToolTask.result`). Leaving the block before the outcome
+        is known (an exception, a cancellation) sends ``tasks/cancel``, shielded and at
+        most 5 s, unless :meth:`~trio_mcp.client.ToolTask.detach` was called.
+
+        In a legacy-era session the call is an ordinary one (the handle is done at once).
+        """
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        if self.era == "modern":
+            params = opt_in(self, params)
+            answer: Any = await self._send("tools/call", params, dict, on_progress=on_progress)
+            if isinstance(answer, InputRequiredResult):
+                answer, _ = await self._answer_inputs(
+                    "tools/call", params, dict, on_progress, answer
+                )
+        else:
+            answer = self._write(await self.call_tool(name, arguments, on_progress=on_progress))
+        task = ToolTask(self, answer)
+        async with self._owning(task):
+            yield task
+
+    @asynccontextmanager
+    async def open_task(self, task_id: str) -> AsyncIterator[ToolTask]:
+        """Take up a task made earlier (and detached), by its id: blocks for one
+        ``tasks/get``; then as :meth:`open_tool_task`.
+
+        Raises:
+            McpError: -32602 when the server knows no such task (for this principal).
+        """
+        task = ToolTask(self, {"resultType": "task", "taskId": task_id, "status": "working"})
+        await task.poll()
+        async with self._owning(task):
+            yield task
+
+    @asynccontextmanager
+    async def _owning(self, task: ToolTask) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if not task.done and not task.detached:
+                await task._cancel_on_exit()
 
     async def _check_output_after_listing(self, name: str, result: CallToolResult) -> None:
         """Check ``result`` against the ``outputSchema`` of a tool we have not listed yet."""

@@ -135,12 +135,14 @@ class McpAsgiApp:
     async def running(self) -> AsyncIterator[McpAsgiApp]:
         """Run the legacy session manager for the block (the lifespan does this for you).
 
-        Entering opens its nursery; leaving ends every session (cancelling what runs in
-        them) and waits for their tasks.
+        Entering opens its nursery (and the server's task nursery, when it runs tasks);
+        leaving ends every session (cancelling what runs in them), cancels the tasks still
+        running, and waits for them.
         """
         if self.manager is not None:
             raise RuntimeError("this app is already running")
-        async with trio.open_nursery() as nursery:
+        async with self.server.running_tasks() as tasks, trio.open_nursery() as nursery:
+            self.modern.dispatcher.tasks = tasks
             self.manager = SessionManager(
                 self.server,
                 nursery,
@@ -157,6 +159,7 @@ class McpAsgiApp:
                 yield self
             finally:
                 self.modern.watchers = None
+                self.modern.dispatcher.tasks = None
                 manager, self.manager = self.manager, None
                 self.begin_shutdown()
                 with trio.CancelScope(shield=True):

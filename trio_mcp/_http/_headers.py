@@ -92,6 +92,8 @@ def name_source(method: str, params: Mapping[str, Any] | None) -> str | None:
         name = params.get("name")
     elif method == "resources/read":
         name = params.get("uri")
+    elif method in ("tasks/get", "tasks/update", "tasks/cancel"):
+        name = params.get("taskId")  # the tasks extension's routing header
     else:
         return None
     return name if isinstance(name, str) else None

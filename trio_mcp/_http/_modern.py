@@ -58,7 +58,9 @@ __all__ = ["ModernEndpoint"]
 
 log = logging.getLogger("trio_mcp.http")
 
-_NAMED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+_NAMED_METHODS: Final = frozenset(
+    {"tools/call", "prompts/get", "resources/read", "tasks/get", "tasks/update", "tasks/cancel"}
+)
 #: Protocol connections kept for reuse by later requests.
 _IDLE_CONNECTIONS: Final = 64
 #: How long to wait for the server to report a finished exchange (see _dispatch).

@@ -67,7 +67,7 @@ from .._types._converter import (
     unstructure_hook,
 )
 from .._types._lifecycle import DiscoverResult, InitializeRequestParams, InitializeResult
-from .._types._methods import METHODS, MethodSpec, has_capability
+from .._types._methods import METHODS, MethodSpec, has_capability, method_spec
 from .._types._mrtr import InputRequiredResult
 from .._types._notifications import ProgressNotificationParams
 from .._versions import (
@@ -264,7 +264,8 @@ class Connection:
 
     def envelope_params(self, params: dict[str, Any] | None, version: str) -> dict[str, Any]:
         """(client) ``params`` with our modern envelope for ``version`` (a new dict; the
-        caller's own ``_meta`` entries are kept, ours win)."""
+        caller's own ``_meta`` entries are kept, ours win, except the client capabilities
+        when the caller gives them for this request)."""
         key = (version, self.request_log_level)
         envelope = self._envelope_cache.get(key)
         if envelope is None:
@@ -279,7 +280,15 @@ class Connection:
             self._envelope_cache[key] = envelope
         out = dict(params) if params else {}
         meta = out.get("_meta")
-        out["_meta"] = {**meta, **envelope} if meta else dict(envelope)
+        if not meta:
+            out["_meta"] = dict(envelope)
+        else:
+            merged = {**meta, **envelope}
+            # Capabilities the caller declares for this one request (an extension it opts
+            # into per request) are kept.
+            if CLIENT_CAPABILITIES in meta:
+                merged[CLIENT_CAPABILITIES] = meta[CLIENT_CAPABILITIES]
+            out["_meta"] = merged
         return out
 
     def initialize_request(self, version: str | None = None) -> tuple[OutboundRequest, rpc.Request]:
@@ -458,17 +467,18 @@ class Connection:
                 "initialize drives the lifecycle: use initialize_request() and "
                 "complete_initialize()",
             )
-        spec = METHODS.get(method)
         version = self._write_version()
-        if (
+        probe = (
             self.phase is Phase.NEW
             and self.role == "client"
             and method == "server/discover"
             and self.modern_versions
-        ):
+        )
+        if probe:
             # The era probe: it speaks our newest modern revision before we know the era.
             version = self.modern_versions[0]
-        else:
+        spec = method_spec(method, version)
+        if not probe:
             self._check_can_send(method, spec, version)
         if self.role == "server" and self.phase is Phase.MODERN:
             raise _error(
@@ -724,7 +734,7 @@ class Connection:
         """How to take ``method`` in ``version``: our refusal (if any), its spec, and the
         function that reads its params. Cached: it depends only on these two and on our
         capabilities, which are fixed."""
-        spec = METHODS.get(method)
+        spec = method_spec(method, version)
         refusal = None if spec is None else self._refuse(method, spec, version)
         params_type = spec.params if spec is not None else None
         read = structure_hook(params_type) if params_type is not None else None
@@ -737,7 +747,7 @@ class Connection:
         try:
             return self._refusals[key]
         except KeyError:
-            spec = METHODS.get(method)
+            spec = method_spec(method, version)
             refusal = self._refusals[key] = (
                 None if spec is None else self._refuse(method, spec, version)
             )

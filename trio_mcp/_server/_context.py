@@ -53,8 +53,9 @@ if TYPE_CHECKING:
     )
     from .._types._tools import Tool
     from ._server import Server
+    from ._tasks import TaskRunner
 
-__all__ = ["Context", "InputRequired", "Inputs"]
+__all__ = ["Context", "InputRequired", "Inputs", "StartTask"]
 
 
 class InputRequired(BaseException):
@@ -67,6 +68,16 @@ class InputRequired(BaseException):
     def __init__(self, requests: dict[str, Request[Any]]) -> None:
         super().__init__(f"input required: {', '.join(requests)}")
         self.requests = requests
+
+
+class StartTask(BaseException):
+    """Unwinds a handler that called :meth:`Context.start_task` before its call became a
+    task: the dispatcher creates the task, which runs the handler again from the top with
+    the answers gathered so far."""
+
+    def __init__(self, inputs: Inputs | None) -> None:
+        super().__init__("start the task")
+        self.inputs = inputs
 
 
 @attrs.define
@@ -132,6 +143,7 @@ class Context:
         inputs: Inputs | None,
         *,
         principal: str | None = None,
+        task: tuple[TaskRunner, str] | None = None,
     ) -> None:
         self.server = server
         self.session = session
@@ -139,6 +151,11 @@ class Context:
         self._inputs = inputs
         self._principal = principal
         self._last_progress: float | None = None
+        #: (runner, task id) when the handler runs as a task.
+        self._task = task
+        #: Whether :meth:`start_task` turns this call into a task (the tool's
+        #: ``task_start="on_start_task"``, and the client opted in).
+        self._may_start_task = False
 
     # -- what the request says --------------------------------------------------------------
 
@@ -196,7 +213,16 @@ class Context:
         checkpoints. There is deliberately no handle to cancel the request: a request
         is answered; to end it early, return or raise.
         """
+        if self._task is not None:
+            runner, task_id = self._task
+            return runner.cancel_called(task_id)
         return self.request.cancelled
+
+    @property
+    def task_id(self) -> str | None:
+        """The task this handler runs as (the tasks extension), or ``None`` for a plain
+        request."""
+        return self._task[1] if self._task is not None else None
 
     @property
     def round(self) -> int:
@@ -212,11 +238,19 @@ class Context:
 
         ``progress`` must grow with each report (the spec requires it); a report
         that does not is dropped. Blocks while the notification is sent.
+
+        In a task there is no request to notify: the report becomes the task's
+        ``statusMessage`` (``"3/10: message"``), which clients see when they poll.
         """
         if self._last_progress is not None and progress <= self._last_progress:
             await trio.lowlevel.checkpoint()
             return
         self._last_progress = progress
+        if self._task is not None:
+            runner, task_id = self._task
+            done = f"{progress:g}" if total is None else f"{progress:g}/{total:g}"
+            await runner.report(task_id, done if message is None else f"{done}: {message}")
+            return
         await self.session.send_progress(self.request, progress, total, message)
 
     async def log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> None:
@@ -229,7 +263,8 @@ class Context:
         notification is sent.
         """
         capabilities = self.session.connection.capabilities
-        if getattr(capabilities, "logging", None) is None:
+        if getattr(capabilities, "logging", None) is None or self._task is not None:
+            # (A task's request was answered long ago: there is no stream to log on.)
             await trio.lowlevel.checkpoint()
             return
         await self.session.log(level, data, logger=logger, related=self.request)
@@ -255,7 +290,9 @@ class Context:
         """Ask the client several things at once; returns the typed answers by key.
 
         Legacy era: the requests go out together and this blocks until all are
-        answered. Modern era: see the module notes (the handler is re-run).
+        answered. Modern era: see the module notes (the handler is re-run). In a task
+        (the tasks extension): the task goes ``input_required`` with the requests, and
+        this blocks until the client answers them all with ``tasks/update``.
 
         Raises:
             MissingRequiredClientCapability: the client did not declare a capability
@@ -267,6 +304,21 @@ class Context:
         if refusal is not None:
             await trio.lowlevel.checkpoint()
             raise refusal
+        if self._task is not None:
+            runner, task_id = self._task
+            # What the call gathered in input rounds before it became a task is answered.
+            gathered = self._inputs.answers if self._inputs is not None else {}
+            answers = {
+                k: structure(gathered[k], r.result_model)
+                for k, r in requests.items()
+                if k in gathered
+            }
+            rest = {k: r for k, r in requests.items() if k not in gathered}
+            if rest:
+                answers.update(await runner.ask(task_id, rest))
+            else:
+                await trio.lowlevel.checkpoint()
+            return answers
         if self.era == "legacy":
             return await self._ask_legacy(requests)
         return await self._ask_modern(requests)
@@ -370,6 +422,21 @@ class Context:
             self._inputs = Inputs(answers={})
         self._inputs.asked += 1
         return f"input-{self._inputs.asked}"
+
+    async def start_task(self) -> None:
+        """Turn this call into a task from here on (the tasks extension), for a tool
+        registered with ``task_start="on_start_task"``.
+
+        Whatever the handler asked before this point was asked in input rounds of the
+        request itself (2026-07-28 ``InputRequiredResult``); at this call the request is
+        answered with a new task, which runs the handler **again from the top** with
+        those answers (so the same questions, by the same keys, return at once). Inside
+        the task, and in a call that does not become a task (the client did not opt in,
+        or the tool is not registered so), this only checkpoints.
+        """
+        await trio.lowlevel.checkpoint()
+        if self._may_start_task and self._task is None:
+            raise StartTask(self._inputs)
 
     async def _ask_one(self, request: Request[Any], key: str | None) -> Any:
         key = self._next_key(key)

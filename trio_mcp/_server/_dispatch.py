@@ -24,7 +24,7 @@ from .._types._converter import converter_for
 from .._types._mrtr import InputRequiredResult
 from .._types._tools import CallToolResult, ListToolsResult
 from .._versions import FIRST_MODERN_VERSION, MODERN_VERSIONS
-from ._context import Context, InputRequired, Inputs
+from ._context import Context, InputRequired, Inputs, StartTask
 from ._pagination import paginate
 from ._results import downgrade_content
 from ._subscriptions import Change, Subscriber
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from .._types._subscriptions import SubscriptionsListenResult
     from ._rate_limit import RateLimiter
     from ._server import Server
+    from ._tasks import TaskRunner
+    from ._tools import ToolSpec
 
 __all__ = ["Dispatcher"]
 
@@ -70,6 +72,9 @@ class Dispatcher:
         #: Legacy ``resources/subscribe``: the URIs this connection subscribed to.
         self.subscribed_uris: set[str] = set()
         self.legacy_subscriber: Subscriber | None = None
+        #: The tasks of this connection's entry point (set while it serves, when the server
+        #: runs tasks).
+        self.tasks: TaskRunner | None = None
         #: Open ``subscriptions/listen`` streams of this connection.
         self._listening: set[Subscriber] = set()
         self._subscriptions_ended = False
@@ -92,6 +97,9 @@ class Dispatcher:
             "prompts/get": self._get_prompt,
             "completion/complete": self._complete,
             "subscriptions/listen": self._listen,
+            "tasks/get": self._get_task,
+            "tasks/update": self._update_task,
+            "tasks/cancel": self._cancel_task,
         }
 
     # -- entry points (Session callbacks) ---------------------------------------------------
@@ -150,6 +158,7 @@ class Dispatcher:
         if (
             spec is None
             or not spec.runs_inline
+            or spec.task != "never"
             or (arguments is not None and type(arguments) is not dict)
             or (meta is not None and type(meta) is not dict)
             or len(raw.keys() - _PLAIN_CALL_KEYS) > 0  # task, input rounds: the long way
@@ -210,7 +219,9 @@ class Dispatcher:
             inputs.answers.update(responses)
         if responses:
             inputs.round = max(inputs.round, 1)
+        may_start_task = ctx._may_start_task
         ctx = Context(self.server, ctx.session, request, inputs, principal=ctx.principal)
+        ctx._may_start_task = may_start_task
         try:
             try:
                 return await run(ctx)
@@ -268,6 +279,23 @@ class Dispatcher:
             await trio.lowlevel.checkpoint()
             raise McpError(f"Unknown tool: {params.name}", code=ErrorCode.INVALID_PARAMS)
         arguments = params.arguments
+        if spec.task != "never":
+            from ._tasks import not_opted_in, opted_in
+
+            if self.tasks is not None and ctx.era == "modern" and opted_in(ctx):
+                if spec.task_start == "immediately":
+                    return await self._start_task(ctx, spec, arguments, {})
+                ctx._may_start_task = True
+                try:
+                    return await self._gathering_input(  # type: ignore[no-any-return]
+                        ctx, params, lambda c: spec.answer(arguments, c)
+                    )
+                except StartTask as start:
+                    answers = start.inputs.answers if start.inputs is not None else {}
+                    return await self._start_task(ctx, spec, arguments, answers)
+            if spec.task == "always":
+                await trio.lowlevel.checkpoint()
+                raise not_opted_in()
         result: Any
         if ctx.request.version not in MODERN_VERSIONS:  # no input rounds: the short way
             result = await spec.answer(arguments, ctx)
@@ -278,6 +306,60 @@ class Dispatcher:
             if content is not result.content:
                 result = attrs.evolve(result, content=content)
         return result  # type: ignore[no-any-return]
+
+    # -- tasks ------------------------------------------------------------------------------
+
+    async def _start_task(
+        self,
+        ctx: Context,
+        spec: ToolSpec,
+        arguments: dict[str, Any] | None,
+        answers: dict[str, Any],
+    ) -> dict[str, Any]:
+        """Answer a tool call with a new task that runs the tool in the task nursery (with
+        ``answers``: what input rounds of the request gathered before)."""
+        runner = self.tasks
+        assert runner is not None
+
+        async def work(task_id: str) -> Any:
+            in_task = Context(
+                self.server,
+                ctx.session,
+                ctx.request,
+                Inputs(answers=dict(answers)),
+                principal=ctx.principal,
+                task=(runner, task_id),
+            )
+            return await spec.answer(arguments, in_task)
+
+        return await runner.create(ctx.principal, work)
+
+    async def _runner_for(self, ctx: Context) -> TaskRunner:
+        """The runner for a ``tasks/*`` request: -32601 from a server that runs no tasks,
+        -32021 to a client that did not declare the extension."""
+        from ._tasks import not_opted_in, opted_in
+
+        if self.tasks is None:
+            await trio.lowlevel.checkpoint()
+            raise McpError(f"Method not found: {ctx.method}", code=ErrorCode.METHOD_NOT_FOUND)
+        if not opted_in(ctx):
+            await trio.lowlevel.checkpoint()
+            raise not_opted_in()
+        return self.tasks
+
+    async def _get_task(self, ctx: Context, params: Any) -> dict[str, Any]:
+        runner = await self._runner_for(ctx)
+        return await runner.get(_field(params, "taskId"), ctx.principal)
+
+    async def _update_task(self, ctx: Context, params: Any) -> dict[str, Any]:
+        runner = await self._runner_for(ctx)
+        return await runner.update(
+            _field(params, "taskId"), ctx.principal, _field(params, "inputResponses")
+        )
+
+    async def _cancel_task(self, ctx: Context, params: Any) -> dict[str, Any]:
+        runner = await self._runner_for(ctx)
+        return await runner.cancel(_field(params, "taskId"), ctx.principal)
 
     # -- resources --------------------------------------------------------------------------
 
@@ -519,3 +601,10 @@ def _notification_for(change: Change) -> tuple[str, dict[str, Any]]:
     if kind == "updated":
         return "notifications/resources/updated", {"uri": what}
     return _NOTIFICATION_FOR[what], {}
+
+
+def _field(params: Any, name: str) -> Any:
+    """A field of an extension method's params (they arrive as JSON objects)."""
+    if not isinstance(params, dict):
+        raise McpError("Invalid params: expected an object", code=ErrorCode.INVALID_PARAMS)
+    return params.get(name)

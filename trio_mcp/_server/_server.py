@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -34,7 +35,8 @@ from .._versions import SUPPORTED_VERSIONS
 from ._context import Context
 from ._dispatch import Dispatcher
 from ._subscriptions import Hub
-from ._tools import ToolSpec
+from ._task_settings import TASKS_EXTENSION, TaskSettings
+from ._tools import TaskStart, TaskSupport, ToolSpec
 
 if TYPE_CHECKING:
     from ._completion import Completer, CompleterSpec
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from ._rate_limit import RateLimit
     from ._request_state import RequestStateSealer
     from ._resources import DirectoryResources, ResourceSpec, TemplateSpec
+    from ._tasks import TaskRunner
 
 __all__ = ["Server"]
 
@@ -100,6 +103,12 @@ class Server:
             reaches every client and lets the model wait and retry. With a limit,
             plain-``def`` tools are called the way ``async def`` ones are (in a
             task), since the limit needs to know the caller.
+        tasks: how calls that become tasks run and where they are recorded
+            (:class:`~trio_mcp.server.TaskSettings`: an in-memory store by default;
+            SQLite or Redis to survive a restart). Given, or a tool registered with
+            ``task=``, the server declares the ``io.modelcontextprotocol/tasks``
+            extension (2026-07-28 and later) and every serving entry point runs a task
+            nursery for as long as it serves.
     """
 
     def __init__(
@@ -125,6 +134,7 @@ class Server:
         versions: Sequence[str] = SUPPORTED_VERSIONS,
         clock: Callable[[], float] = time.time,
         tool_rate_limit: RateLimit | None = None,
+        tasks: TaskSettings | None = None,
     ) -> None:
         self.info = Implementation(
             name=name,
@@ -152,6 +162,9 @@ class Server:
                 raise TypeError(f"tool_rate_limit must be a RateLimit, not {tool_rate_limit!r}")
         #: The limit on ``tools/call`` (each connection takes it when it starts).
         self.tool_rate_limit = tool_rate_limit
+        #: How tasks run (the tasks extension): set when given, or when a tool that can
+        #: run as a task is first added (then the defaults: an in-memory store).
+        self.tasks = tasks
         self._secret = secret or os.urandom(32)
         if len(self._secret) < 16:  # checked now, though the sealer is built on first use
             raise ValueError("the requestState secret must be at least 16 bytes")
@@ -220,6 +233,7 @@ class Server:
         # They depend only on what kinds of things are registered: remember them per kind
         # (stateless HTTP builds a connection per request).
         key = (
+            self.tasks is not None,
             bool(self._tools),
             has_resources,
             bool(self._prompts),
@@ -250,7 +264,9 @@ class Server:
             completions={} if (self._prompts or self._templates or self._completers) else None,
             logging={} if self._logging else None,
             # Written only for revisions that define the field (the converter's rule).
-            extensions=self._extensions,
+            extensions=self._extensions
+            if self.tasks is None
+            else {**(self._extensions or {}), TASKS_EXTENSION: {}},
         )
 
     # -- tools ------------------------------------------------------------------------------
@@ -267,6 +283,8 @@ class Server:
         annotations: ToolAnnotations | None = None,
         icons: Sequence[Icon] | None = None,
         meta: Mapping[str, Any] | None = None,
+        task: TaskSupport = "never",
+        task_start: TaskStart = "immediately",
     ) -> Callable[[F], F]:
         """Register a function as a tool: ``@server.tool()``.
 
@@ -276,6 +294,14 @@ class Server:
         is ``input_schema`` verbatim. A parameter annotated :class:`Context`
         receives the request's context. See :class:`~trio_mcp.server.ToolSpec`
         for how return values become results.
+
+        ``task="optional"`` or ``"always"`` lets calls run as tasks (the tasks
+        extension): the call is answered at once with a task id, the function runs in
+        the server's task nursery, and the client polls ``tasks/get`` for its result.
+        The function is the same as for a plain call; see :attr:`Server.tasks`.
+        ``task_start="on_start_task"``: the call becomes a task only when the function
+        calls :meth:`Context.start_task` (what it asks before that, it asks in input
+        rounds of the request).
         """
 
         options = {
@@ -288,6 +314,8 @@ class Server:
             "annotations": annotations,
             "icons": icons,
             "meta": meta,
+            "task": task,
+            "task_start": task_start,
         }
 
         def register(fn: F) -> F:
@@ -300,6 +328,8 @@ class Server:
         """Add (or replace) a tool at any time; connected clients that asked are told the
         list changed."""
         spec = fn if isinstance(fn, ToolSpec) else ToolSpec.from_function(fn, **options)
+        if spec.task != "never" and self.tasks is None:
+            self.tasks = TaskSettings()
         self._tools[spec.name] = spec
         self._hub.publish(("list_changed", "tools"))
         return spec
@@ -562,6 +592,7 @@ class Server:
         stream: MessageStream,
         *,
         principal: str | None = None,
+        task_runner: TaskRunner | None = None,
         task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
         **session_options: Any,
     ) -> None:
@@ -576,11 +607,17 @@ class Server:
         :class:`~trio_mcp.session.Session`'s (``drain_timeout``,
         ``max_concurrent_requests``, ...).
 
-        Resource handling: the session's tasks run in a nursery of this call;
-        the stream is closed when it returns.
+        ``task_runner``: where calls that become tasks run, for a transport that serves
+        many connections from one :meth:`running_tasks` block (so that a task outlives
+        its connection); by default this call runs its own.
+
+        Resource handling: the session's tasks run in a nursery of this call, and so do
+        the calls that became tasks unless ``task_runner`` is given: then returning
+        cancels the ones still running. The stream is closed when it returns.
         """
         dispatcher = Dispatcher(self, principal=principal)
-        async with trio.open_nursery() as nursery:
+        async with self._tasks_for_connection(task_runner) as tasks, trio.open_nursery() as nursery:
+            dispatcher.tasks = tasks
             subscriptions_scope = trio.CancelScope()
 
             def input_ended() -> None:
@@ -615,6 +652,35 @@ class Server:
         from ._stdio import run_stdio
 
         await run_stdio(self, **options)
+
+    @asynccontextmanager
+    async def running_tasks(self) -> AsyncIterator[TaskRunner | None]:
+        """Run this server's task nursery for the block, or nothing (``None``) when the
+        server runs no tasks (:attr:`tasks` unset). Every serving entry point does this
+        for as long as it serves; you need it only to serve a connection yourself.
+
+        Blocks while the store named by :attr:`tasks` opens. Leaving the block cancels
+        the tasks still running and records them ``failed``.
+        """
+        if self.tasks is None:
+            await trio.lowlevel.checkpoint()
+            yield None
+            return
+        from ._tasks import TaskRunner
+
+        async with TaskRunner.open(self.tasks) as runner:
+            yield runner
+
+    @asynccontextmanager
+    async def _tasks_for_connection(
+        self, runner: TaskRunner | None
+    ) -> AsyncIterator[TaskRunner | None]:
+        if runner is not None:
+            await trio.lowlevel.checkpoint()
+            yield runner
+        else:
+            async with self.running_tasks() as own:
+                yield own
 
     def shutdown(self) -> None:
         """End every ``subscriptions/listen`` stream gracefully (they answer and close)."""

@@ -6,7 +6,7 @@ import inspect
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, get_type_hints
+from typing import Any, Literal, TypeAlias, get_type_hints
 
 import attrs
 
@@ -22,6 +22,13 @@ from ._signature import Signature, docstring_summary
 from ._typeschema import Reader, SchemaError, ValueInvalid, compile_type
 
 __all__ = ["ToolError", "ToolSpec", "validate_tool_name"]
+
+#: How a tool takes part in the tasks extension: never as a task, as a task when the
+#: client opted in, or only as a task.
+TaskSupport: TypeAlias = Literal["never", "optional", "always"]
+#: When a call that becomes a task does so: before the function runs, or when it calls
+#: :meth:`Context.start_task`.
+TaskStart: TypeAlias = Literal["immediately", "on_start_task"]
 
 log = logging.getLogger("trio_mcp.server")
 
@@ -70,6 +77,11 @@ class ToolSpec:
     output: _Output | None
     #: The function is a plain ``def`` (see :attr:`runs_inline`).
     plain: bool = False
+    #: Whether calls may (``"optional"``) or must (``"always"``) run as tasks.
+    task: TaskSupport = "never"
+    #: When a call becomes a task: at once, or when the handler calls
+    #: :meth:`Context.start_task` (after gathering input in rounds of the request).
+    task_start: TaskStart = "immediately"
     #: (tool, the tool as listed before 2026-07-28), made on first use.
     _listed_before_2026: tuple[Tool, Tool] | None = attrs.field(
         default=None, init=False, repr=False
@@ -114,6 +126,8 @@ class ToolSpec:
         annotations: ToolAnnotations | None = None,
         icons: Sequence[Icon] | None = None,
         meta: Mapping[str, Any] | None = None,
+        task: TaskSupport = "never",
+        task_start: TaskStart = "immediately",
     ) -> ToolSpec:
         """Build a tool from a function.
 
@@ -128,8 +142,15 @@ class ToolSpec:
         which allow only ``"type": "object"``, get the tool without ``outputSchema`` and
         its results without ``structuredContent`` (the text content is sent as ever).
 
+        ``task`` says how calls take part in the tasks extension (``"never"``, the default;
+        ``"optional"``: a task when the client declared the extension, else a plain call;
+        ``"always"``: only as a task, refused with -32021 to a client without it), and
+        ``task_start`` when such a call becomes one: ``"immediately"`` (the function runs
+        in the task), or ``"on_start_task"`` (the function runs in the request, asking in
+        input rounds, until it calls :meth:`Context.start_task`).
+
         Raises:
-            ValueError: an invalid name or schema.
+            ValueError: an invalid name, schema or ``task``.
             SchemaError: a type hint with no JSON Schema form.
         """
         tool_name = validate_tool_name(name or fn.__name__)
@@ -152,7 +173,22 @@ class ToolSpec:
             icons=list(icons) if icons is not None else None,
             meta=dict(meta) if meta is not None else None,
         )
-        return cls(tool, fn, signature, input_validator, output, plain=_is_plain_function(fn))
+        if task not in ("never", "optional", "always"):
+            raise ValueError(f"task must be 'never', 'optional' or 'always', not {task!r}")
+        if task_start not in ("immediately", "on_start_task"):
+            raise ValueError(
+                f"task_start must be 'immediately' or 'on_start_task', not {task_start!r}"
+            )
+        return cls(
+            tool,
+            fn,
+            signature,
+            input_validator,
+            output,
+            plain=_is_plain_function(fn),
+            task=task,
+            task_start=task_start,
+        )
 
     async def call(self, arguments: Mapping[str, Any] | None, context: Context) -> CallToolResult:
         """Run the tool. Bad arguments, a raised exception or output that breaks the output

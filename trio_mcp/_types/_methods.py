@@ -279,12 +279,26 @@ _SPECS = (
 #: Every method by name.
 METHODS: Final[Mapping[str, MethodSpec]] = {spec.method: spec for spec in _SPECS}
 
+
+def method_spec(method: str, version: str) -> MethodSpec | None:
+    """The table's entry for ``method`` as revision ``version`` knows it (``None`` for a
+    method it does not list, and for an extension's method in a modern revision)."""
+    if version >= FIRST_MODERN_VERSION and method in EXTENSION_METHODS:
+        return None
+    return METHODS.get(method)
+
+
 #: What a modern server may put in ``inputRequests``, and the client capability each needs.
 INPUT_REQUEST_CAPABILITIES: Final[Mapping[str, str]] = {
     "sampling/createMessage": "sampling",
     "roots/list": "roots",
     "elicitation/create": "elicitation",
 }
+#: Methods an extension defines for modern revisions (2026-07-28 on), where the core table
+#: has no entry for them (the ``tasks/*`` entries above are the 2025-11-25 ones): they
+#: reach the handlers with their params as plain JSON, and the handlers check them.
+EXTENSION_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+
 #: The requests a modern server may answer with ``InputRequiredResult``.
 MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 

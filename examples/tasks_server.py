@@ -1,0 +1,71 @@
+"""A Streamable HTTP server whose long tool calls run as tasks (the
+``io.modelcontextprotocol/tasks`` extension), recorded in a durable store.
+
+    python examples/tasks_server.py --port 8000 --store sqlite:///tmp/tasks.db
+
+Tools:
+
+- ``slow(seconds)`` sleeps, then answers. A client that declares the extension gets a
+  task id at once and polls ``tasks/get`` for the result (``Client.call_tool(...,
+  as_task=True)`` does that for you); any other client waits for the answer, as for a
+  plain call.
+- ``ask()`` asks the user for a name through the task (the task goes
+  ``input_required`` until the client answers with ``tasks/update``), then greets.
+
+``--store`` names where tasks are recorded: ``memory:`` (the default; gone with the
+process), ``sqlite:///path/file.db`` (survives a restart: a finished task's result is
+still there, a task that was running when the process died reads ``failed``), or
+``redis://host:port/db`` (shared by a fleet of workers; needs the ``tasks-redis`` extra).
+The server prints ``tasks server on http://HOST:PORT/mcp`` once it listens.
+"""
+
+from __future__ import annotations
+
+import argparse
+from functools import partial
+
+import trio
+
+from trio_mcp.http import serve
+from trio_mcp.server import Context, Server, TaskSettings
+
+
+def make_server(store: str) -> Server:
+    server = Server("tasks-example", tasks=TaskSettings(store=store, poll_interval_ms=100))
+
+    @server.tool(task="optional")
+    async def slow(seconds: float, ctx: Context) -> str:
+        """Sleep for ``seconds``, then say so."""
+        await ctx.report_progress(0, seconds, "started")
+        await trio.sleep(seconds)
+        return f"slept {seconds:g} s"
+
+    @server.tool(task="always")
+    async def ask(ctx: Context) -> str:
+        """Ask for a name, then greet."""
+        answer = await ctx.elicit(
+            "What is your name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+        )
+        return f"Hello, {(answer.content or {}).get('name', 'stranger')}!"
+
+    return server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--store", default="memory:", help="memory:, sqlite:///FILE, redis://…")
+    args = parser.parse_args()
+    server = make_server(args.store)
+
+    async def run() -> None:
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(partial(serve, server, args.host, args.port))
+            print(f"tasks server on http://{args.host}:{port}/mcp", flush=True)
+
+    trio.run(run)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+"""Tool calls the server runs as tasks (the ``io.modelcontextprotocol/tasks`` extension),
+from the client's side: a :class:`ToolTask` handle that polls for the result, answers the
+task's questions, and cancels the task when the caller gives up on it.
+
+A client opts in per request: :meth:`Client.open_tool_task <trio_mcp.Client.open_tool_task>`
+(and ``call_tool(..., as_task=True)``) declare the extension on that ``tools/call`` and on
+every ``tasks/*`` request that follows. The server decides whether the call becomes a task;
+a call answered at once gives a handle that is already done.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+import trio
+
+from .._errors import ErrorCode, McpError, ProtocolError
+from .._protocol._envelope import CLIENT_CAPABILITIES
+from .._types._converter import converter_for
+from .._types._mrtr import InputRequiredResult
+from .._types._tools import CallToolResult
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+__all__ = ["TASKS_EXTENSION", "TaskCancelled", "ToolTask"]
+
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+#: How long to wait between polls when the server suggests nothing.
+DEFAULT_POLL_INTERVAL: Final = 0.5
+#: How long a ``tasks/cancel`` sent on the way out may take.
+CANCEL_TIMEOUT: Final = 5.0
+_TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+
+
+class TaskCancelled(McpError):
+    """The task ended ``cancelled`` (by ``tasks/cancel``, ours or another's)."""
+
+
+def opt_in(client: Client, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` declaring the tasks extension in this request's client capabilities."""
+    capabilities = converter_for(client.protocol_version).unstructure(
+        client.connection.capabilities
+    )
+    extensions = dict(capabilities.get("extensions") or {})
+    extensions[TASKS_EXTENSION] = {}
+    meta = dict(params.get("_meta") or {})
+    meta[CLIENT_CAPABILITIES] = {**capabilities, "extensions": extensions}
+    return {**params, "_meta": meta}
+
+
+class ToolTask:
+    """A tool call that the server may run as a task; made by
+    :meth:`Client.open_tool_task <trio_mcp.Client.open_tool_task>` or
+    :meth:`Client.open_task <trio_mcp.Client.open_task>`, which cancel the task when their
+    block is left before the result arrived, unless :meth:`detach` was called.
+
+    Attributes:
+        task_id: the server's id for the task (``None`` when the server answered the call at
+            once instead of making a task).
+        status: the last status seen (``"completed"`` for a call answered at once).
+        status_message: the last ``statusMessage`` seen (progress, while working).
+    """
+
+    def __init__(self, client: Client, answer: dict[str, Any]) -> None:
+        self._client = client
+        self._answered: set[str] = set()
+        self._outcome: CallToolResult | McpError | None = None
+        self.detached = False
+        self.task_id: str | None = None
+        self.status = "working"
+        self.status_message: str | None = None
+        if answer.get("resultType") == "task":
+            task_id = answer.get("taskId")
+            if type(task_id) is not str:
+                raise ProtocolError("the server's task has no taskId")
+            self.task_id = task_id
+            self._seen(answer)
+        else:
+            self.status = "completed"
+            self._outcome = self._read_result(answer)
+
+    @property
+    def done(self) -> bool:
+        """Whether the outcome is known (a result, an error or a cancellation)."""
+        return self._outcome is not None
+
+    def detach(self) -> str:
+        """Leave the task running when the block ends; returns its id, for
+        :meth:`Client.open_task <trio_mcp.Client.open_task>` later (here or in another
+        process).
+
+        Raises:
+            RuntimeError: the call was answered at once (there is no task).
+        """
+        if self.task_id is None:
+            raise RuntimeError("the server answered this call at once: there is no task")
+        self.detached = True
+        return self.task_id
+
+    async def poll(self) -> str:
+        """Ask the server for the task's state once (``tasks/get``), answer any questions it
+        waits on, and return the status. Blocks for the round trip (and while the
+        application answers the questions)."""
+        if self._outcome is not None or self.task_id is None:
+            await trio.lowlevel.checkpoint()
+            return self.status
+        task = await self._request("tasks/get", {"taskId": self.task_id})
+        if task.get("taskId") != self.task_id:
+            raise ProtocolError(f"tasks/get for {self.task_id!r} answered another task")
+        self._seen(task)
+        status = self.status
+        if status == "completed":
+            result = task.get("result")
+            if not isinstance(result, dict):
+                raise ProtocolError("a completed task carries no result")
+            self._outcome = self._read_result(result)
+        elif status == "failed":
+            found = task.get("error")
+            error: dict[str, Any] = found if isinstance(found, dict) else {}
+            self._outcome = McpError(
+                str(error.get("message", "the task failed")),
+                code=error.get("code", ErrorCode.INTERNAL_ERROR),
+                data=error.get("data"),
+            )
+        elif status == "cancelled":
+            self._outcome = TaskCancelled(
+                f"task {self.task_id} was cancelled", code=ErrorCode.INTERNAL_ERROR
+            )
+        elif status == "input_required":
+            await self._answer(task.get("inputRequests"))
+        return status
+
+    async def result(self) -> CallToolResult:
+        """Wait for the outcome, polling at the interval the server suggests and answering
+        its questions through the client's handlers.
+
+        Cancelling the wait does not cancel the task by itself: leaving the block that
+        made this handle does (unless detached).
+
+        Raises:
+            McpError: the task ``failed`` (with the server's error).
+            TaskCancelled: the task was cancelled.
+        """
+        while self._outcome is None:
+            status = await self.poll()
+            if status not in _TERMINAL:
+                await trio.sleep(self._interval)
+        if isinstance(self._outcome, McpError):
+            raise self._outcome
+        return self._outcome
+
+    async def cancel(self) -> None:
+        """Ask the server to cancel the task (``tasks/cancel``; the outcome may still be a
+        result, if the work finished first)."""
+        if self.task_id is None or self._outcome is not None:
+            await trio.lowlevel.checkpoint()
+            return
+        await self._request("tasks/cancel", {"taskId": self.task_id})
+
+    # -- inside -----------------------------------------------------------------------------
+
+    _interval = DEFAULT_POLL_INTERVAL
+
+    def _seen(self, task: dict[str, Any]) -> None:
+        status = task.get("status")
+        if status not in ("working", "input_required", *_TERMINAL):
+            raise ProtocolError(f"unknown task status {status!r}")
+        if self.status in _TERMINAL and status != self.status:
+            raise ProtocolError(f"task {self.task_id} left {self.status!r} for {status!r}")
+        self.status = status
+        message = task.get("statusMessage")
+        self.status_message = message if isinstance(message, str) else None
+        interval = task.get("pollIntervalMs")
+        if type(interval) is int and interval > 0:
+            self._interval = interval / 1000
+
+    def _read_result(self, result: dict[str, Any]) -> CallToolResult:
+        conv = converter_for(self._client.protocol_version)
+        try:
+            return conv.structure({**result, "resultType": "complete"}, CallToolResult)
+        except Exception:  # noqa: BLE001 - the shape is the server's fault
+            raise ProtocolError("the task's result is not a tool result") from None
+
+    async def _answer(self, requests: Any) -> None:
+        if not isinstance(requests, dict):
+            raise ProtocolError("an input_required task carries no inputRequests")
+        fresh = {key: value for key, value in requests.items() if key not in self._answered}
+        if not fresh:
+            return
+        conv = converter_for(self._client.protocol_version)
+        try:
+            typed = conv.structure(
+                {"resultType": "input_required", "inputRequests": fresh}, InputRequiredResult
+            ).input_requests
+        except Exception:  # noqa: BLE001
+            raise ProtocolError("the task's inputRequests are malformed") from None
+        responses = {}
+        for key, request in (typed or {}).items():
+            refused = self._client._undeclared(request.method, request.params)
+            if refused is not None:
+                raise ProtocolError(
+                    f"the task asked for {refused} ({key!r}), which this client did not declare"
+                )
+            answer = await self._client._answering.answer(request.method, request.params)
+            responses[key] = conv.unstructure(answer)
+        self._answered.update(responses)
+        await self._request("tasks/update", {"taskId": self.task_id, "inputResponses": responses})
+
+    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        answer = await self._client.session.send_request(
+            method, opt_in(self._client, params), model=dict
+        )
+        if not isinstance(answer, dict):
+            raise ProtocolError(f"malformed answer to {method}")
+        return answer
+
+    async def _cancel_on_exit(self) -> None:
+        """Shielded and bounded: the caller is leaving, perhaps because it was cancelled."""
+        with trio.move_on_after(CANCEL_TIMEOUT) as scope:
+            scope.shield = True
+            try:
+                await self.cancel()
+            except (McpError, trio.BrokenResourceError, trio.ClosedResourceError):
+                pass  # the task may be gone already; nothing more we can do from here

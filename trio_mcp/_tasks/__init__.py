@@ -1,0 +1,2 @@
+"""The ``io.modelcontextprotocol/tasks`` extension: task records and the stores that keep
+them (memory, SQLite, Redis)."""

@@ -1,0 +1,133 @@
+"""What a task store keeps of one task, and the rules its status follows.
+
+A task moves ``working`` <-> ``input_required`` and then, once, to a terminal status
+(``completed``, ``failed`` or ``cancelled``); a terminal record never changes again. The
+record holds the task's wire payload (its result, error or input requests) as plain JSON
+values, so that every store keeps the same bytes whatever the models look like.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any, Final, Literal
+
+import attrs
+import orjson
+
+__all__ = ["TERMINAL", "TaskRecord", "TaskStatus", "TaskUpdate"]
+
+TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
+#: The statuses a task never leaves.
+TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+_STATUSES: Final = frozenset({"working", "input_required", *TERMINAL})
+
+
+def _iso(timestamp: float) -> str:
+    moment = datetime.datetime.fromtimestamp(timestamp, tz=datetime.UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@attrs.frozen(kw_only=True)
+class TaskRecord:
+    """One task as a store keeps it.
+
+    Times are seconds since the epoch (wall clock: they are shown to peers as ISO 8601).
+    ``owner`` is the principal that created the task (``None`` when the transport named
+    none); only the same principal may see or steer it. ``runner`` names the process
+    incarnation running the task; a store reports a non-terminal task whose runner is gone
+    as ``failed`` (see :meth:`TaskStore.get <trio_mcp.tasks.TaskStore.get>`).
+    """
+
+    task_id: str
+    owner: str | None
+    status: TaskStatus
+    created_at: float
+    updated_at: float
+    ttl_ms: int | None
+    poll_interval_ms: int | None = None
+    status_message: str | None = None
+    #: The original request's result (``completed``), as its JSON object.
+    result: dict[str, Any] | None = None
+    #: The JSON-RPC error object (``failed``).
+    error: dict[str, Any] | None = None
+    #: Outstanding server-to-client requests by key (``input_required``).
+    input_requests: dict[str, Any] | None = None
+    runner: str | None = None
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the status is final."""
+        return self.status in TERMINAL
+
+    def expired(self, now: float) -> bool:
+        """Whether the TTL, counted from creation, has run out at ``now``."""
+        return self.ttl_ms is not None and now >= self.created_at + self.ttl_ms / 1000
+
+    def wire(self) -> dict[str, Any]:
+        """The task as the extension's ``DetailedTask`` JSON object (``tasks/get`` and status
+        notifications): the payload its status carries is inlined."""
+        task: dict[str, Any] = {
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": _iso(self.created_at),
+            "lastUpdatedAt": _iso(self.updated_at),
+            "ttlMs": self.ttl_ms,
+        }
+        if self.poll_interval_ms is not None:
+            task["pollIntervalMs"] = self.poll_interval_ms
+        if self.status_message is not None:
+            task["statusMessage"] = self.status_message
+        if self.status == "completed":
+            task["result"] = self.result if self.result is not None else {}
+        elif self.status == "failed":
+            task["error"] = self.error or {"code": -32603, "message": "The task failed"}
+        elif self.status == "input_required":
+            task["inputRequests"] = self.input_requests or {}
+        return task
+
+    def dumps(self) -> bytes:
+        """The record as JSON bytes, for stores that keep bytes."""
+        return orjson.dumps(attrs.asdict(self))
+
+    @classmethod
+    def loads(cls, data: bytes | str) -> TaskRecord:
+        """The inverse of :meth:`dumps`."""
+        fields = orjson.loads(data)
+        if fields.get("status") not in _STATUSES:
+            raise ValueError(f"not a task status: {fields.get('status')!r}")
+        return cls(**fields)
+
+
+@attrs.frozen(kw_only=True)
+class TaskUpdate:
+    """A change to a task's status and payload, applied by :meth:`TaskStore.update
+    <trio_mcp.tasks.TaskStore.update>` only while the task is not terminal.
+
+    Moving to ``completed`` sets ``result``, to ``failed`` sets ``error``, to
+    ``input_required`` sets ``input_requests``; the other payloads are cleared.
+    """
+
+    status: TaskStatus
+    status_message: str | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    input_requests: dict[str, Any] | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.status not in _STATUSES:
+            raise ValueError(f"not a task status: {self.status!r}")
+
+    def apply(self, record: TaskRecord, now: float) -> TaskRecord:
+        """``record`` after this change at ``now``, or ``record`` itself when it is terminal."""
+        if record.terminal:
+            return record
+        return attrs.evolve(
+            record,
+            status=self.status,
+            updated_at=max(now, record.updated_at),
+            status_message=self.status_message,
+            result=self.result if self.status == "completed" else None,
+            error=self.error if self.status == "failed" else None,
+            input_requests=self.input_requests if self.status == "input_required" else None,
+            runner=None if self.status in TERMINAL else record.runner,
+        )

@@ -1,0 +1,173 @@
+"""Tasks kept in one SQLite file, through the standard library's :mod:`sqlite3`.
+
+SQLite calls block, so each runs in a worker thread (:func:`trio.to_thread.run_sync`),
+one at a time. A call that has started is not abandoned when the caller is cancelled: the
+write finishes (or rolls back) and the cancellation takes effect after it, so the file
+never holds half a change and a task is never reported created without being stored.
+
+One server process owns a file at a time: :func:`open_sqlite_task_store` takes an
+exclusive lock on ``<file>.lock`` and fails at once if another process holds it. That is
+what lets it treat every unfinished task of an earlier incarnation as orphaned: on open,
+those are recorded ``failed`` with :data:`~trio_mcp.tasks.RUNNER_GONE`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Literal, TypeVar
+
+import trio
+
+from ._record import TaskRecord, TaskUpdate
+from ._store import ORPHANED, TaskStore
+
+__all__ = ["SqliteTaskStore", "open_sqlite_task_store"]
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS tasks (
+    task_id TEXT PRIMARY KEY,
+    expires_at REAL,
+    terminal INTEGER NOT NULL,
+    record BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tasks_unfinished ON tasks (terminal) WHERE terminal = 0;
+"""
+
+
+def _row(record: TaskRecord) -> tuple[str, float | None, int, bytes]:
+    expires = None if record.ttl_ms is None else record.created_at + record.ttl_ms / 1000
+    return record.task_id, expires, int(record.terminal), record.dumps()
+
+
+class SqliteTaskStore(TaskStore):
+    """A :class:`~trio_mcp.tasks.TaskStore` in one SQLite file (WAL journal). Made by
+    :func:`open_sqlite_task_store`, which owns the connection."""
+
+    def __init__(
+        self, connection: sqlite3.Connection, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        super().__init__(clock=clock)
+        self._db = connection
+        self._one_at_a_time = trio.CapacityLimiter(1)
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        return await trio.to_thread.run_sync(fn, limiter=self._one_at_a_time)
+
+    async def create(self, record: TaskRecord) -> None:
+        def insert() -> None:
+            try:
+                with self._db:
+                    self._db.execute("INSERT INTO tasks VALUES (?, ?, ?, ?)", _row(record))
+            except sqlite3.IntegrityError:
+                raise ValueError(f"a task {record.task_id!r} exists") from None
+
+        await self._run(insert)
+
+    def _select(self, task_id: str) -> TaskRecord | None:
+        row = self._db.execute(
+            "SELECT record FROM tasks WHERE task_id = ? AND (expires_at IS NULL OR expires_at > ?)",
+            (task_id, self.clock()),
+        ).fetchone()
+        return None if row is None else TaskRecord.loads(row[0])
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        return await self._run(lambda: self._select(task_id))
+
+    async def update(self, task_id: str, change: TaskUpdate) -> TaskRecord | None:
+        def read_modify_write() -> TaskRecord | None:
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                record = self._select(task_id)
+                if record is None or record.terminal:
+                    return record
+                record = change.apply(record, self.clock())
+                self._db.execute(
+                    "UPDATE tasks SET terminal = ?, record = ? WHERE task_id = ?",
+                    (int(record.terminal), record.dumps(), task_id),
+                )
+                return record
+
+        return await self._run(read_modify_write)
+
+    async def delete_expired(self) -> int:
+        def delete() -> int:
+            with self._db:
+                done = self._db.execute(
+                    "DELETE FROM tasks WHERE expires_at IS NOT NULL AND expires_at <= ?",
+                    (self.clock(),),
+                )
+                return done.rowcount
+
+        return await self._run(delete)
+
+    def _fail_orphans(self) -> int:
+        """Record every unfinished task as failed: they belong to an earlier incarnation
+        (the file lock says no other process has the file)."""
+        with self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            rows = self._db.execute("SELECT record FROM tasks WHERE terminal = 0").fetchall()
+            for (data,) in rows:
+                record = ORPHANED.apply(TaskRecord.loads(data), self.clock())
+                self._db.execute(
+                    "UPDATE tasks SET terminal = 1, record = ? WHERE task_id = ?",
+                    (record.dumps(), record.task_id),
+                )
+        return len(rows)
+
+
+@asynccontextmanager
+async def open_sqlite_task_store(
+    path: str | os.PathLike[str],
+    *,
+    synchronous: Literal["FULL", "NORMAL"] = "FULL",
+    clock: Callable[[], float] = time.time,
+) -> AsyncIterator[SqliteTaskStore]:
+    """Open (creating if needed) the task file at ``path`` for this process.
+
+    Blocks while the file is opened, locked and recovered (unfinished tasks of an earlier
+    incarnation are recorded ``failed``), in a worker thread. On exit the connection and
+    the lock are released.
+
+    Args:
+        path: the database file; ``<path>.lock`` is created beside it.
+        synchronous: ``"FULL"`` (default) syncs every commit to disk, so a created task
+            survives a power cut; ``"NORMAL"`` survives the process being killed but may
+            lose the last commits on power loss, for several times the write rate.
+        clock: wall-clock seconds since the epoch.
+
+    Raises:
+        RuntimeError: another process has the file open as a task store.
+    """
+    path = Path(path)
+
+    def open_locked() -> tuple[int, sqlite3.Connection]:
+        lock = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock)
+            raise RuntimeError(f"another process uses {path} as its task store") from None
+        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute(f"PRAGMA synchronous={synchronous}")
+        db.executescript(_SCHEMA)
+        return lock, db
+
+    lock, db = await trio.to_thread.run_sync(open_locked)
+    try:
+        store = SqliteTaskStore(db, clock=clock)
+        await store._run(store._fail_orphans)
+        yield store
+    finally:
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(db.close)
+        os.close(lock)
