@@ -165,3 +165,18 @@ def test_the_readme_layout_lists_every_public_module() -> None:
         if not path.stem.startswith("_")
     }
     assert listed == {"trio_mcp"} | modules
+
+
+def test_every_public_module_has_an_api_page() -> None:
+    """The site's API reference covers each public module (and the nav lists each page)."""
+    package = ROOT / "trio_mcp"
+    public = {
+        "trio_mcp" if p.name == "__init__.py" else p.stem
+        for p in package.glob("*.py")
+        if not p.name.startswith("_") or p.name == "__init__.py"
+    } - {"pytest_plugin"}  # a pytest plugin, documented in the testing how-to
+    pages = {p.stem for p in (DOCS / "reference" / "api").glob("*.md")}
+    assert public == pages
+    nav = (ROOT / "mkdocs.yml").read_text()
+    for name in pages:
+        assert f"reference/api/{name}.md" in nav, name
