@@ -34,6 +34,9 @@ JSON = "application/json"
 EVENT_STREAM = "text/event-stream"
 #: Errors meaning the request never reached the server (no point re-issuing it).
 UNREACHABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol)
+#: The ``data`` of the error that answers a request which never reached the server: a host
+#: counts these to notice a server that went away (see :class:`~trio_mcp.host.Host`).
+UNREACHABLE_DATA = {"unreachable": True}
 
 
 class Exchange:
@@ -202,6 +205,12 @@ class ExchangeStream(MessageStream):
             return
         error = Error(code=code, message=message, data=data)
         await self._deliver(rpc.ErrorResponse(exchange.wire_id, error), exchange)
+
+    async def _answer_unreachable(self, exchange: Exchange, exc: Exception) -> None:
+        """Answer ``exchange``, which never reached the server (``exc`` says why)."""
+        await self._answer_error(
+            exchange, f"cannot reach {self.url}: {exc!r}", data=dict(UNREACHABLE_DATA)
+        )
 
     # -- exchanges --------------------------------------------------------------------------
 

@@ -330,7 +330,7 @@ class HttpClientStream(LegacyStream):
                         return
                     problem = "the response stream ended without an answer"
             except UNREACHABLE as exc:
-                await self._answer_error(exchange, f"cannot reach {self.url}: {exc!r}")
+                await self._answer_unreachable(exchange, exc)
                 return
             except httpx.RequestError as exc:
                 problem = f"the response stream broke: {exc!r}"
