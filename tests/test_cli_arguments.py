@@ -114,6 +114,8 @@ def test_keys_the_schema_allows_beyond_its_properties() -> None:
 def test_malformed_pairs(pairs: list[str], message: str) -> None:
     with pytest.raises(CliError, match=re.escape(message)):
         parse_pairs(pairs)
+    with pytest.raises(CliError, match="--context is KEY=VALUE, not 'x'"):
+        parse_pairs(["x"], "--context")
 
 
 def test_env_and_header_options_parse() -> None:

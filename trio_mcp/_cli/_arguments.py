@@ -21,13 +21,13 @@ _INTEGER = re.compile(r"[+-]?\d+")
 _ARTICLE = {"integer": "an integer", "object": "an object", "array": "an array"}
 
 
-def parse_pairs(pairs: Sequence[str]) -> dict[str, str]:
+def parse_pairs(pairs: Sequence[str], what: str = "a tool argument") -> dict[str, str]:
     """``KEY=VALUE`` items as a mapping of texts (the value may contain ``=``)."""
     found: dict[str, str] = {}
     for pair in pairs:
         key, equals, value = pair.partition("=")
         if not equals or not key:
-            raise CliError(f"a tool argument is KEY=VALUE, not {pair!r}")
+            raise CliError(f"{what} is KEY=VALUE, not {pair!r}")
         if key in found:
             raise CliError(f"argument {key!r} is given twice")
         found[key] = value

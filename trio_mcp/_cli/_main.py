@@ -61,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Call a tool and print its result; its progress and the server's log "
         "messages go to stderr.",
     )
-    call.add_argument("name")
+    call.add_argument("name", help="the tool to call")
     call.add_argument(
         "pairs",
         nargs="*",
@@ -232,8 +232,11 @@ async def _call_tool(args: argparse.Namespace) -> int:
     async with open_target(args, on_log=None if quiet else reporter.log) as client:
         if pairs:
             arguments.update(typed_arguments(await _tool(client, args.name), pairs))
-        if args.log_level != "none" and client.server_capabilities.logging is not None:
-            await client.set_log_level(args.log_level)
+        if not quiet and client.server_capabilities.logging is not None:
+            try:
+                await client.set_log_level(args.log_level)
+            except McpError as exc:  # a wish: the call is what was asked for
+                print(f"trio-mcp: could not set the log level: {exc.message}", file=sys.stderr)
         try:
             result = await client.call_tool(args.name, arguments, on_progress=reporter.progress)
         finally:
@@ -282,7 +285,7 @@ async def _complete(args: argparse.Namespace) -> int:
     from .._types._completion import PromptReference, ResourceTemplateReference
 
     name, _, value = args.argument.partition("=")
-    context = parse_pairs(args.context) if args.context else None
+    context = parse_pairs(args.context, "--context") if args.context else None
     reference = (
         PromptReference(name=args.prompt)
         if args.prompt is not None
