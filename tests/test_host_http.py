@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import math
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
+from typing import Any
 
+import httpx
 import pytest
 import trio
+from scripted_http import Reply, ScriptedApp, Seen, initialize_result, result
 from test_host import counting_server, next_connection
 
 from trio_mcp import ConnectionClosed, McpError
@@ -140,3 +145,119 @@ def test_host_options_are_checked() -> None:
         Host({}, down_after=0)
     with pytest.raises(ValueError, match="ping_interval"):
         Host({}, ping_interval=0)
+
+
+# -- the counting, in virtual time ------------------------------------------------------------
+
+URL = "http://mcp.test/mcp"
+
+
+class Switch(httpx.AsyncBaseTransport):
+    """Reaches ``app`` in process, or, while ``gone``, refuses every connection (as a port
+    nothing listens on does)."""
+
+    def __init__(self, app: ScriptedApp) -> None:
+        self.inner = httpx.ASGITransport(app)
+        self.gone = False
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if self.gone:
+            raise httpx.ConnectError("connection refused", request=request)
+        return await self.inner.handle_async_request(request)
+
+
+def legacy_server(calls: dict[str, int]) -> ScriptedApp:
+    """An initialize-era server with one tool; ``calls["status"]`` is the HTTP status its
+    tool calls get (200: answered)."""
+
+    async def script(seen: Seen, reply: Reply) -> None:
+        method = seen.rpc_method
+        if method == "initialize":
+            await reply.json(result(seen, initialize_result()), headers={"mcp-session-id": "s"})
+        elif seen.method == "GET":
+            await reply.empty(405)
+        elif seen.method == "DELETE" or "id" not in seen.json:
+            await reply.empty(202 if seen.method == "POST" else 200)
+        elif method == "tools/list":
+            await reply.json(result(seen, {"tools": [{"name": "t", "inputSchema": {}}]}))
+        elif method == "tools/call" and calls["status"] != 200:
+            await reply.empty(calls["status"])
+        else:
+            await reply.json(result(seen, {"content": []} if method == "tools/call" else {}))
+
+    return ScriptedApp(script)
+
+
+@asynccontextmanager
+async def hosting(switch: Switch, **options: Any) -> AsyncIterator[Host]:
+    async with (
+        httpx.AsyncClient(transport=switch) as http,
+        open_host(
+            {"web": HttpServerConfig(url=URL)},
+            client_options={"http_client": http, "protocol_version": "2025-11-25"},
+            **options,
+        ) as host,
+    ):
+        await host.wait_settled()
+        assert host.servers["web"].status == "connected"
+        yield host
+
+
+async def test_only_failures_in_a_row_count(autojump_clock: Any) -> None:
+    """A gateway's 502 and a refused connection count alike; any answer between them
+    starts the count again; the third in a row drops the connection, which comes back with
+    the usual backoff once the server answers again."""
+    calls = {"status": 502}
+    switch = Switch(legacy_server(calls))
+    async with hosting(switch, ping_interval=math.inf, backoff_initial=1, backoff_max=4) as host:
+        state = host.servers["web"]
+        client = state.client
+        for _ in range(2):
+            with pytest.raises(McpError, match="HTTP 502"):
+                await host.call_tool("web__t")
+        assert (state.failures, state.status) == (2, "connected")
+        calls["status"] = 200
+        await host.call_tool("web__t")
+        assert state.failures == 0
+        calls["status"] = 400  # an answer, if not a happy one: the server is there
+        with pytest.raises(McpError, match="HTTP 400"):
+            await host.call_tool("web__t")
+        assert state.failures == 0
+
+        switch.gone = True
+        for _ in range(2):
+            with pytest.raises(McpError, match="cannot reach"):
+                await host.call_tool("web__t")
+        assert (state.failures, state.status) == (2, "connected")
+        calls["status"] = 502
+        switch.gone = False
+        with pytest.raises(McpError, match="HTTP 502"):
+            await host.call_tool("web__t")
+        assert (state.status, state.client, state.restarts) == ("restarting", None, 0)
+        assert "could not be reached 3 times in a row: HTTP 502" in str(state.error)
+
+        switch.gone = True  # connecting fails too: attempts at 1, 3, 7 and 11 s
+        dropped = trio.current_time()
+        await trio.sleep(12)
+        assert (state.status, state.restarts) == ("restarting", 5)  # the 5th at 15 s
+        switch.gone = False
+        calls["status"] = 200
+        await next_connection(host, state, client)
+        assert round(trio.current_time() - dropped, 6) == 1 + 2 + 4 + 4 + 4
+        await host.call_tool("web__t")
+
+
+async def test_pings_every_interval_count_like_calls(autojump_clock: Any) -> None:
+    app = legacy_server({"status": 200})
+    switch = Switch(app)
+    async with hosting(switch, ping_interval=10, down_after=2) as host:
+        state = host.servers["web"]
+        await trio.sleep(35)
+        assert len(app.rpc("ping")) == 3  # at 10, 20 and 30 s
+        switch.gone = True
+        gone_at = trio.current_time()
+        while state.status == "connected":
+            await host.wait_changed()
+        # The pings at 40 and 50 s fail: down after two.
+        assert round(trio.current_time() - gone_at, 6) == 15
+        assert "could not be reached 2 times in a row: cannot reach" in str(state.error)
