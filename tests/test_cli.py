@@ -11,8 +11,12 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
+
+from trio_mcp import Server
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = f"{sys.executable} {ROOT / 'tests' / 'stdio_servers' / 'slow_server.py'}"
@@ -20,6 +24,8 @@ ECHO_SCRIPT = ROOT / "examples" / "echo_server.py"
 ECHO = f"{sys.executable} {ECHO_SCRIPT}"
 #: Answers initialize (declaring tools), then dies with exit status 3 on the first call.
 DIES_MIDSTREAM = f"{sys.executable} {ROOT / 'tests' / 'stdio_peers' / 'dies_midstream.py'}"
+EVERYTHING = f"{sys.executable} {ROOT / 'examples' / 'everything_server.py'}"
+ENV_SERVER = f"{sys.executable} {ROOT / 'tests' / 'stdio_servers' / 'env_server.py'}"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 pytestmark = pytest.mark.slow
@@ -172,6 +178,27 @@ def test_info() -> None:
             ["list-tools", "--shutdown-grace", "-1", "--stdio", SERVER],
             "--shutdown-grace must be 0 or more seconds",
         ),
+        (["list-tools", "--header", "X-Key: 1", "--stdio", SERVER], "--header is for a server"),
+        (
+            ["list-tools", "--env", "A=1", "--url", "http://127.0.0.1:9/mcp"],
+            "--env and --cwd are for a server started with --stdio",
+        ),
+        (["list-tools", "--env", "A", "--stdio", SERVER], "--env expects NAME=VALUE, not 'A'"),
+        (
+            ["list-tools", "--header", "X-Key", "--url", "http://127.0.0.1:9/mcp"],
+            "--header expects 'NAME: VALUE'",
+        ),
+        (["list-tools", "--cwd", "/no/such/dir", "--stdio", SERVER], "--cwd /no/such/dir: no such"),
+        (
+            ["call-tool", "add", "a=two", "--stdio", EVERYTHING],
+            "a='two': tool add expects an integer for a",
+        ),
+        (["call-tool", "add", "c=1", "--stdio", EVERYTHING], "tool add has no parameter 'c'"),
+        (["call-tool", "nope", "a=1", "--stdio", EVERYTHING], "the server lists no tool 'nope'"),
+        (
+            ["set-level", "debug", "--stdio", EVERYTHING],
+            "server keeps no log level: each request asks for its own",
+        ),
     ],
 )
 def test_expected_failures_are_one_line(args: list[str], expected: str) -> None:
@@ -195,6 +222,167 @@ def test_usage_errors_exit_2() -> None:
     run = cli("demo", "--json")  # the demo is a tour for people: no JSON
     assert run.returncode == 2
     assert "unrecognized arguments: --json" in run.stderr
+    run = cli("list-tools", "a=1", "--stdio", SERVER)  # pairs are call-tool's
+    assert run.returncode == 2
+    assert "unrecognized arguments: a=1" in run.stderr
+    run = cli("set-level", "loud", "--stdio", SERVER)
+    assert run.returncode == 2
+    assert "invalid choice: 'loud'" in run.stderr
+
+
+# -- options of every connecting command, and the commands added for the field ---------------
+
+
+def test_list_tools_marks_optional_parameters() -> None:
+    run = cli("list-tools", "--stdio", EVERYTHING)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert 'add(a, b?)  Adds two numbers (structured output: {"result": a + b}).' in lines
+    assert any(line.startswith("long_task(steps)  ") for line in lines)
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25"], ids=["modern", "legacy"])
+def test_call_tool_with_key_value_arguments_typed_by_the_schema(version: str | None) -> None:
+    pinned = ["--protocol-version", version] if version else []
+    # Integers where the schema says integer (the tool adds them), before or after options.
+    run = cli("call-tool", "add", "a=2", "--json", "--stdio", EVERYTHING, "b=40", *pinned)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["structuredContent"] == {"result": 42}
+    # A string where the schema says string, whatever it looks like.
+    run = cli("call-tool", "echo", "text=007", "--stdio", EVERYTHING, *pinned)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "007\n"
+    # Pairs are added to --args.
+    run = cli(
+        "call-tool", "add", "--args", '{"a": 1, "b": 1}', "b=5", "--json", "--stdio", EVERYTHING
+    )
+    assert json.loads(run.stdout)["structuredContent"] == {"result": 6}
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25"], ids=["modern", "legacy"])
+def test_call_tool_shows_progress_and_log_messages_as_plain_lines(version: str | None) -> None:
+    """Not on a terminal (here, a pipe): one line per update, on stderr; the result alone
+    on stdout."""
+    pinned = ["--protocol-version", version] if version else []
+    run = cli("call-tool", "long_task", "steps=3", "--stdio", EVERYTHING, *pinned)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "finished 3 steps\n"
+    assert run.stderr.splitlines() == [
+        "[info] long_task: starting 3 steps",
+        "progress 1/3 step 1 of 3",
+        "progress 2/3 step 2 of 3",
+        "progress 3/3 step 3 of 3",
+    ]
+    run = cli(
+        "call-tool", "long_task", "steps=1", "--log-level", "none", "--stdio", EVERYTHING, *pinned
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines() == ["progress 1/1 step 1 of 1"]
+
+
+def test_env_and_cwd_reach_a_stdio_server(tmp_path: Path) -> None:
+    run = cli(
+        "call-tool",
+        "getenv",
+        "name=TRIO_MCP_CLI_TEST",
+        "--env",
+        "TRIO_MCP_CLI_TEST=a=b c",
+        "--stdio",
+        ENV_SERVER,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "a=b c\n"
+    run = cli("call-tool", "getenv", "name=TRIO_MCP_CLI_TEST", "--stdio", ENV_SERVER)
+    assert run.stdout == "(unset)\n"  # the server gets a minimal environment otherwise
+    run = cli("call-tool", "cwd", "--cwd", str(tmp_path), "--stdio", ENV_SERVER)
+    assert run.returncode == 0, run.stderr
+    assert Path(run.stdout.strip()).resolve() == tmp_path.resolve()
+
+
+async def test_header_reaches_an_http_server_that_requires_it() -> None:
+    """An HTTP server behind a check of one header: refused without --header, served with."""
+    from hypercorn.config import Config
+    from hypercorn.trio import serve as hypercorn_serve
+
+    from trio_mcp.http import asgi_app
+
+    def guarded(app: Any) -> Any:
+        async def guard(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] == "http" and dict(scope["headers"]).get(b"x-api-key") != b"k 1":
+                await send({"type": "http.response.start", "status": 401, "headers": []})
+                await send({"type": "http.response.body", "body": b"who are you?"})
+                return
+            await app(scope, receive, send)
+
+        return guard
+
+    server = Server("guarded")
+
+    @server.tool()
+    def hello() -> str:
+        return "hello, key holder"
+
+    config = Config()
+    config.bind = ["127.0.0.1:0"]
+    config.accesslog = None
+    config.errorlog = None
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            binds = await nursery.start(hypercorn_serve, guarded(asgi_app(server)), config)
+            url = binds[0] + "/mcp"
+            refused, served = [
+                await trio.run_process(
+                    [sys.executable, "-m", "trio_mcp", "call-tool", "hello", "--url", url, *extra],
+                    capture_stdout=True,
+                    capture_stderr=True,
+                    check=False,
+                    env=ENV,
+                    cwd=ROOT,
+                )
+                for extra in ([], ["--header", "X-Api-Key: k 1"])
+            ]
+            nursery.cancel_scope.cancel()
+    assert refused.returncode == 1 and b"401" in refused.stderr, refused.stderr
+    assert served.returncode == 0, served.stderr
+    assert served.stdout == b"hello, key holder\n"
+
+
+def test_set_level_in_the_initialize_era() -> None:
+    run = cli("set-level", "debug", "--protocol-version", "2025-11-25", "--stdio", EVERYTHING)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "log level: debug\n"
+    run = cli(
+        "set-level", "warning", "--json", "--protocol-version", "2025-06-18", "--stdio", SERVER
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == {"level": "warning"}
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25"], ids=["modern", "legacy"])
+def test_complete_a_prompt_argument_and_a_template_variable(version: str | None) -> None:
+    pinned = ["--protocol-version", version] if version else []
+    run = cli("complete", "--prompt", "code_review", "language=py", "--stdio", EVERYTHING, *pinned)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "python\n"
+    template = "greetings://{language}/{name}"
+    run = cli(
+        "complete",
+        "--resource-template",
+        template,
+        "language",
+        "--context",
+        "name=Ada",
+        "--json",
+        "--stdio",
+        EVERYTHING,
+        *pinned,
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["values"] == ["en", "fr"]
+    run = cli("complete", "--prompt", "code_review", "language=py", "--stdio", SERVER)
+    assert run.returncode == 1
+    no_traceback(run)
+    assert "the server does not offer completion" in run.stderr
 
 
 @pytest.mark.parametrize("protocol_version", [None, "2025-11-25"])

@@ -109,6 +109,37 @@ def test_a_python_sample_is_an_excerpt_of_its_example(sample: Sample) -> None:
     assert starts, f"{sample}: these lines are not in {sample.source} as they stand"
 
 
+TUTORIAL_PAGES = sorted((DOCS / "tutorial").glob("*.md"))
+IMPORT = re.compile(r"(from \S+ )?import \S")
+
+
+@pytest.mark.parametrize("page", TUTORIAL_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_tutorial_shows_the_imports_and_the_entry_point_of_each_example_it_quotes(
+    page: Path,
+) -> None:
+    """A newcomer copies what the page shows: for every example a tutorial quotes, its
+    samples together hold each import of the example's module and its whole
+    ``if __name__ == "__main__":`` block (so ``trio.run(main)`` too)."""
+    shown: dict[str, list[list[str]]] = {}
+    for sample in samples(page):
+        if sample.source is not None:
+            shown.setdefault(sample.source, []).append(sample.lines)
+    assert shown, f"{page.relative_to(ROOT)} quotes no example"
+    for source, blocks in shown.items():
+        text = [line.rstrip() for line in (ROOT / source).read_text().splitlines()]
+        quoted = {line for block in blocks for line in block}
+        imports = [line for line in text if IMPORT.match(line)]  # the module's, unindented
+        missing = [line for line in imports if line not in quoted]
+        assert imports and not missing, f"{page.relative_to(ROOT)}: {source}'s imports {missing}"
+        start = text.index('if __name__ == "__main__":')
+        entry = text[start:]
+        while entry and not entry[-1]:
+            entry.pop()
+        assert any(
+            block[i : i + len(entry)] == entry for block in blocks for i in range(len(block))
+        ), f"{page.relative_to(ROOT)}: show {source}'s entry point whole: {entry}"
+
+
 def test_markers_stand_only_before_python_samples() -> None:
     for page in sampled_pages():
         lines = page.read_text().splitlines()

@@ -263,9 +263,10 @@ async def test_an_unreachable_server_fails_the_opening() -> None:
     with trio.socket.socket() as sock:
         await sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # bound, never listening: connections are refused
-        with pytest.raises(McpError, match="cannot reach"), trio.fail_after(10):
+        with pytest.raises(McpError, match="cannot reach") as failure, trio.fail_after(10):
             async with open_http_client(f"http://127.0.0.1:{port}/mcp"):
                 pass
+    assert failure.value.data == {"unreachable": True}  # what a host counts
 
 
 async def test_something_that_is_not_an_mcp_server_fails_the_opening() -> None:

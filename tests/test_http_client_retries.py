@@ -200,3 +200,72 @@ async def test_a_modern_request_is_reissued_at_most_reissue_attempts_times(
     calls = app.rpc("tools/call")
     assert len(calls) == 1 + 2
     assert len({c.json["id"] for c in calls}) == 3  # a fresh id each time
+
+
+@pytest.mark.parametrize(
+    "refusal",
+    [
+        (b"Bad Request: No valid session ID provided", "text/plain"),
+        (
+            b'{"jsonrpc": "2.0", "id": "server-error", "error": '
+            b'{"code": -32600, "message": "Bad Request: No valid session ID provided"}}',
+            "application/json",
+        ),
+    ],
+    ids=["text", "json-rpc"],
+)
+async def test_a_400_no_valid_session_starts_a_new_session_like_a_404(
+    autojump_clock: Any, refusal: tuple[bytes, str]
+) -> None:
+    """Servers that answer an unknown session with 400 rather than 404 (as some SDKs do):
+    the client starts a new session and retries, as it does for 404."""
+    body, content_type = refusal
+    sessions = 0
+    current = "s1"
+
+    async def script(seen: Seen, reply: Reply) -> None:
+        nonlocal sessions, current
+        if seen.rpc_method == "initialize":
+            sessions += 1
+            current = f"s{sessions}"
+            await legacy_basics(seen, reply, current)
+        elif await legacy_basics(seen, reply):
+            return
+        elif seen.headers.get("mcp-session-id") != current:
+            await reply.text(body.decode(), status=400, content_type=content_type)
+        else:
+            await reply.json(result(seen, {"tools": []}))
+
+    app = ScriptedApp(script)
+    async with (
+        in_process(app) as http,
+        open_http_client(URL, http_client=http, protocol_version=LEGACY) as client,
+    ):
+        current = "restarted"  # the server forgot s1
+        assert await client.list_tools() == []
+    listings = app.rpc("tools/list")
+    assert [r.headers["mcp-session-id"] for r in listings] == ["s1", "s2"]
+    assert len(app.rpc("initialize")) == 2
+
+
+async def test_a_400_about_something_else_is_answered_as_it_stands(autojump_clock: Any) -> None:
+    async def script(seen: Seen, reply: Reply) -> None:
+        if not await legacy_basics(seen, reply):
+            await reply.json(
+                {
+                    "jsonrpc": "2.0",
+                    "id": seen.json["id"],
+                    "error": {"code": -32602, "message": "bad cursor"},
+                },
+                status=400,
+            )
+
+    app = ScriptedApp(script)
+    async with (
+        in_process(app) as http,
+        open_http_client(URL, http_client=http, protocol_version=LEGACY) as client,
+    ):
+        with pytest.raises(McpError, match="bad cursor") as caught:
+            await client.list_tools()
+    assert caught.value.code == -32602
+    assert len(app.rpc("initialize")) == 1

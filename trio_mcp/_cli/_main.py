@@ -1,5 +1,7 @@
 """``trio-mcp``: list, call and read what an MCP server offers, from a shell.
 
+Results go to stdout; what the server says meanwhile (progress, log messages) to stderr.
+
 Errors are one line on stderr and a non-zero exit, never a traceback for
 something that can be expected (an unreachable server, an unknown tool, bad
 JSON arguments, a server that crashed: then the line ends with the last line
@@ -18,20 +20,24 @@ from typing import Any
 import orjson
 import trio
 
+from .._client._client import Client
 from .._errors import ConnectionClosed, McpError
 from .._fuzz._runner import FuzzError
+from .._types._base import LOGGING_LEVELS
 from .._types._content import TextResourceContents
+from .._types._tools import Tool
 from .._version import __version__
+from ._arguments import parse_pairs, typed_arguments
 from ._demo import run_demo
+from ._errors import CliError
 from ._fuzz import add_fuzz_commands, run_fuzz, run_replay
 from ._output import describe_block, one_line, print_json
+from ._report import Reporter
 from ._target import add_target_options, open_target
 
 Command = Callable[[argparse.Namespace], Awaitable[int]]
 
-
-class CliError(Exception):
-    """An expected failure: printed as one line, exit status 1."""
+__all__ = ["CliError", "main"]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -50,10 +56,32 @@ def _parser() -> argparse.ArgumentParser:
         add_target_options(commands.add_parser(name, help=help_text, description=help_text))
 
     call = commands.add_parser(
-        "call-tool", help="call a tool", description="Call a tool and print its result."
+        "call-tool",
+        help="call a tool",
+        description="Call a tool and print its result; its progress and the server's log "
+        "messages go to stderr.",
     )
-    call.add_argument("name")
-    call.add_argument("--args", default="{}", metavar="JSON", help="the arguments, a JSON object")
+    call.add_argument("name", help="the tool to call")
+    call.add_argument(
+        "pairs",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help="an argument, typed by the tool's input schema (n=3 is a number where the "
+        "schema says integer, a string where it says string; JSON for objects and arrays)",
+    )
+    call.add_argument(
+        "--args",
+        default="{}",
+        metavar="JSON",
+        help="the arguments, a JSON object (KEY=VALUE pairs are added to it)",
+    )
+    call.add_argument(
+        "--log-level",
+        default="info",
+        choices=(*LOGGING_LEVELS, "none"),
+        help="ask for and show the server's log messages from this level up (default info; "
+        "none: neither ask for nor show any)",
+    )
     add_target_options(call)
 
     read = commands.add_parser("read-resource", help="read a resource")
@@ -66,6 +94,38 @@ def _parser() -> argparse.ArgumentParser:
         "--args", default="{}", metavar="JSON", help="the arguments, a JSON object of strings"
     )
     add_target_options(prompt)
+
+    level = commands.add_parser(
+        "set-level",
+        help="set the server's log level (initialize era)",
+        description="Send logging/setLevel, and show the log messages that arrive before the "
+        "connection closes. A 2026-07-28 server keeps no level: each request asks for its own "
+        "(call-tool --log-level).",
+    )
+    level.add_argument("level", choices=LOGGING_LEVELS)
+    add_target_options(level)
+
+    complete = commands.add_parser(
+        "complete",
+        help="ask for completions of a prompt's or resource template's argument",
+        description="Print the server's completion candidates, one a line.",
+    )
+    ref = complete.add_mutually_exclusive_group(required=True)
+    ref.add_argument("--prompt", metavar="NAME", help="an argument of this prompt")
+    ref.add_argument(
+        "--resource-template", metavar="URI_TEMPLATE", help="a variable of this template"
+    )
+    complete.add_argument(
+        "argument", metavar="NAME[=VALUE]", help="the argument and what is typed so far"
+    )
+    complete.add_argument(
+        "--context",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an argument already chosen (repeatable)",
+    )
+    add_target_options(complete)
 
     demo = commands.add_parser(
         "demo",
@@ -103,9 +163,17 @@ async def _list_tools(args: argparse.Namespace) -> int:
         print_json(tools)
         return 0
     for tool in tools:
-        params = ", ".join(tool.input_schema.get("properties", {}))
-        print(f"{tool.name}({params})  {one_line(tool.description)}".rstrip())
+        print(f"{tool.name}({_parameters(tool)})  {one_line(tool.description)}".rstrip())
     return 0
+
+
+def _parameters(tool: Tool) -> str:
+    """The tool's parameters, the optional ones marked ``?`` (as list-prompts does)."""
+    required = tool.input_schema.get("required") or ()
+    return ", ".join(
+        name + ("" if name in required else "?")
+        for name in tool.input_schema.get("properties") or {}
+    )
 
 
 async def _list_resources(args: argparse.Namespace) -> int:
@@ -158,8 +226,21 @@ async def _info(args: argparse.Namespace) -> int:
 
 async def _call_tool(args: argparse.Namespace) -> int:
     arguments = _json_object(args.args, "--args")
-    async with open_target(args) as client:
-        result = await client.call_tool(args.name, arguments)
+    pairs = parse_pairs(args.pairs)
+    quiet = args.log_level == "none"
+    reporter = Reporter(log_level=None if quiet else args.log_level)
+    async with open_target(args, on_log=None if quiet else reporter.log) as client:
+        if pairs:
+            arguments.update(typed_arguments(await _tool(client, args.name), pairs))
+        if not quiet and client.server_capabilities.logging is not None:
+            try:
+                await client.set_log_level(args.log_level)
+            except McpError as exc:  # a wish: the call is what was asked for
+                print(f"trio-mcp: could not set the log level: {exc.message}", file=sys.stderr)
+        try:
+            result = await client.call_tool(args.name, arguments, on_progress=reporter.progress)
+        finally:
+            reporter.finish()
     if args.json:
         print_json(result)
     else:
@@ -170,6 +251,57 @@ async def _call_tool(args: argparse.Namespace) -> int:
     if result.is_error:
         print(f"trio-mcp: tool {args.name} reported an error", file=sys.stderr)
         return 1
+    return 0
+
+
+async def _tool(client: Client, name: str) -> Tool:
+    """The tool ``name``, as the server lists it (its schema types KEY=VALUE pairs)."""
+    tools = await client.list_tools() if client.server_capabilities.tools is not None else []
+    for tool in tools:
+        if tool.name == name:
+            return tool
+    raise CliError(f"the server lists no tool {name!r}, so KEY=VALUE arguments cannot be typed")
+
+
+async def _set_level(args: argparse.Namespace) -> int:
+    reporter = Reporter()
+    async with open_target(args, on_log=reporter.log) as client:
+        if client.era == "modern":
+            raise CliError(
+                f"a {client.protocol_version} server keeps no log level: each request asks for "
+                "its own (call-tool --log-level); --protocol-version 2025-11-25 sets a session's"
+            )
+        if client.server_capabilities.logging is None:
+            raise CliError("the server does not offer logging")
+        await client.set_log_level(args.level)
+    if args.json:
+        print_json({"level": args.level})
+    else:
+        print(f"log level: {args.level}")
+    return 0
+
+
+async def _complete(args: argparse.Namespace) -> int:
+    from .._types._completion import PromptReference, ResourceTemplateReference
+
+    name, _, value = args.argument.partition("=")
+    context = parse_pairs(args.context, "--context") if args.context else None
+    reference = (
+        PromptReference(name=args.prompt)
+        if args.prompt is not None
+        else ResourceTemplateReference(uri=args.resource_template)
+    )
+    async with open_target(args) as client:
+        if client.server_capabilities.completions is None:
+            raise CliError("the server does not offer completion")
+        completion = await client.complete(reference, name, value, context=context)
+    if args.json:
+        print_json(completion)
+        return 0
+    for candidate in completion.values:
+        print(candidate)
+    if completion.has_more or (completion.total or 0) > len(completion.values):
+        print(f"({completion.total or 'more'} in all)", file=sys.stderr)
     return 0
 
 
@@ -209,6 +341,8 @@ COMMANDS: dict[str, Command] = {
     "call-tool": _call_tool,
     "read-resource": _read_resource,
     "get-prompt": _get_prompt,
+    "set-level": _set_level,
+    "complete": _complete,
     "demo": run_demo,
     "fuzz": run_fuzz,
     "replay": run_replay,
@@ -223,7 +357,15 @@ async def _run(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (also used as the console script)."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # KEY=VALUE pairs may also come after the options (argparse takes positionals
+        # in one run only).
+        if args.command == "call-tool" and all(_is_pair(item) for item in extra):
+            args.pairs.extend(extra)
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return trio.run(_run, args)
     except (CliError, FuzzError) as exc:
@@ -242,6 +384,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = "interrupted"
     print(f"trio-mcp: {_one_line(message)}", file=sys.stderr)
     return 1
+
+
+def _is_pair(item: str) -> bool:
+    return "=" in item and not item.startswith("-")
 
 
 def _closed(error: ConnectionClosed) -> str:

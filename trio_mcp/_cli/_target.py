@@ -1,23 +1,57 @@
-"""Which server a command talks to, and how to open a client to it."""
+"""Which server a command talks to, and how to open a client to it.
+
+Every command that connects takes the same options (:func:`add_target_options`), and
+:func:`open_target` is the one place that turns them into a client: an option that every
+connecting command should have (credentials, say) is added in these two functions.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import shlex
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import attrs
+
 from .._client._client import Client
 from .._client._stdio import open_stdio_client
+from ._errors import CliError
+
+__all__ = ["Target", "add_target_options", "open_target"]
+
+#: An HTTP header name (RFC 9110 token).
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_ENV_NAME = re.compile(r"[^=\0]+")
 
 
 def add_target_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
+    """The options of every command that connects to a server."""
     target = parser.add_mutually_exclusive_group(required=required)
     target.add_argument(
         "--stdio", metavar="'CMD ARGS'", help="start the server with this command line"
     )
     target.add_argument("--url", help="connect to a Streamable HTTP (or HTTP+SSE) server")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="stdio: set a variable for the server (repeatable); it gets a minimal "
+        "environment otherwise",
+    )
+    parser.add_argument("--cwd", metavar="DIR", help="stdio: the server's working directory")
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="http: send this header with every request (repeatable), such as "
+        "'Authorization: Bearer TOKEN'",
+    )
     parser.add_argument(
         "--protocol-version", metavar="V", help="speak this revision (no era detection)"
     )
@@ -39,23 +73,94 @@ def add_target_options(parser: argparse.ArgumentParser, *, required: bool = True
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
 
 
+@attrs.frozen(kw_only=True)
+class Target:
+    """The server the options name, checked."""
+
+    command: tuple[str, ...] | None = None
+    url: str | None = None
+    env: dict[str, str] = attrs.Factory(dict)
+    cwd: str | None = None
+    headers: dict[str, str] = attrs.Factory(dict)
+    protocol_version: str | None = None
+    shutdown_grace: float = 2.0
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Target:
+        """Raises :exc:`CliError` for options that do not fit together or do not parse."""
+        if args.url is not None:
+            if args.env or args.cwd is not None:
+                raise CliError("--env and --cwd are for a server started with --stdio")
+            return cls(
+                url=args.url,
+                headers=parse_headers(args.header),
+                protocol_version=args.protocol_version,
+            )
+        if args.header:
+            raise CliError("--header is for a server reached with --url")
+        command = tuple(shlex.split(args.stdio))
+        if not command:
+            raise CliError("--stdio needs a command")
+        if not args.shutdown_grace >= 0:  # also NaN
+            raise CliError("--shutdown-grace must be 0 or more seconds")
+        if args.cwd is not None and not os.path.isdir(args.cwd):
+            raise CliError(f"--cwd {args.cwd}: no such directory")
+        return cls(
+            command=command,
+            env=parse_env(args.env),
+            cwd=args.cwd,
+            protocol_version=args.protocol_version,
+            shutdown_grace=args.shutdown_grace,
+        )
+
+
+def parse_env(items: Sequence[str]) -> dict[str, str]:
+    """``NAME=VALUE`` items as a mapping (the value may contain ``=``)."""
+    env = {}
+    for item in items:
+        name, equals, value = item.partition("=")
+        if not equals or not _ENV_NAME.fullmatch(name):
+            raise CliError(f"--env expects NAME=VALUE, not {item!r}")
+        env[name] = value
+    return env
+
+
+def parse_headers(items: Sequence[str]) -> dict[str, str]:
+    """``NAME: VALUE`` items as a mapping (surrounding spaces of the value dropped)."""
+    headers = {}
+    for item in items:
+        name, colon, value = item.partition(":")
+        if not colon or not _HEADER_NAME.fullmatch(name.strip()):
+            raise CliError(f"--header expects 'NAME: VALUE', not {item!r}")
+        if "\r" in value or "\n" in value:
+            raise CliError(f"--header {name.strip()}: a value cannot span lines")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
 @asynccontextmanager
 async def open_target(args: argparse.Namespace, **client_options: Any) -> AsyncIterator[Client]:
-    if args.protocol_version:
-        client_options["protocol_version"] = args.protocol_version
-    if args.url:
+    """A client of the server the command's options name, for the block (``client_options``
+    go to the client: handlers such as ``on_log``)."""
+    target = Target.from_args(args)
+    if target.protocol_version:
+        client_options["protocol_version"] = target.protocol_version
+    if target.url is not None:
         from .._http._client import open_http_client  # loaded only for --url
 
-        async with open_http_client(args.url, **client_options) as client:
+        async with open_http_client(
+            target.url, headers=target.headers or None, **client_options
+        ) as client:
             yield client
         return
-    command = shlex.split(args.stdio)
-    if not command:
-        raise ValueError("--stdio needs a command")
-    if not args.shutdown_grace >= 0:  # also NaN
-        raise ValueError("--shutdown-grace must be 0 or more seconds")
+    assert target.command is not None
     async with open_stdio_client(
-        command, grace=args.shutdown_grace, stderr=_quiet, **client_options
+        target.command,
+        env=target.env or None,
+        cwd=target.cwd,
+        grace=target.shutdown_grace,
+        stderr=_quiet,
+        **client_options,
     ) as client:
         yield client
 

@@ -13,6 +13,14 @@ ends; then, if restarting is on, it waits a backoff delay (doubling from
 ``backoff_initial`` to ``backoff_max``, reset after a connection that stayed
 up ``stable_after`` seconds) and starts again, listening again first.
 
+A stdio server's connection ends when its process exits. An HTTP server's never
+ends by itself, so the host watches its requests instead: the calls routed through
+the host, the list refreshes, and a ``ping`` every ``ping_interval`` seconds. When
+``down_after`` of them in a row could not reach the server (or a gateway in front of
+it answered 502, 503 or 504), the host closes that client and treats the server as
+dropped: it is restarted with the same backoff, which for a URL means connecting
+anew (a new era detection and, in the initialize era, a new session).
+
 Resource subscriptions belong to :meth:`Host.listen` blocks: each block has
 one task per server it subscribed on, which subscribes again on every new
 connection of that server, for as long as the block lasts.
@@ -33,8 +41,9 @@ server, not the sum.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+import math
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Literal
 
 import attrs
@@ -47,7 +56,7 @@ from .._types._prompts import GetPromptResult, Prompt
 from .._types._resources import ReadResourceResult, Resource, ResourceTemplate
 from .._types._tools import CallToolResult, Tool
 from .._util import open_nursery_unwrapped
-from ._config import ServerConfig, validate_name
+from ._config import HttpServerConfig, ServerConfig, validate_name
 from ._connect import open_server
 
 __all__ = ["Host", "ResourceUpdates", "ServerState", "open_host"]
@@ -71,12 +80,16 @@ class ServerState:
     client: Client | None = None
     error: BaseException | None = None
     restarts: int = 0
+    #: Requests in a row that could not reach the server (reset by any answer).
+    failures: int = 0
     tools: list[Tool] = attrs.Factory(list)
     prompts: list[Prompt] = attrs.Factory(list)
     resources: list[Resource] = attrs.Factory(list)
     resource_templates: list[ResourceTemplate] = attrs.Factory(list)
     #: Set each time the server's first connection attempt has finished (either way).
     settled: trio.Event = attrs.Factory(trio.Event)
+    #: Set when the host gives up on the current connection (see :meth:`Host._failed`).
+    _down: trio.Event = attrs.field(factory=trio.Event, init=False, repr=False)
 
 
 class Host:
@@ -85,6 +98,18 @@ class Host:
     Tools and prompts are named ``{server}{separator}{name}``
     (``weather__forecast``); resources keep their URIs, and a read goes to the
     server that listed the URI (or whose template matches it).
+
+    Args:
+        separator: between the server's name and a tool's or prompt's.
+        restart: connect again (after a backoff) to a server that dropped.
+        backoff_initial, backoff_max: the first delay before a restart, doubling up to
+            the maximum (seconds).
+        stable_after: a connection that stayed up this long starts the delays afresh.
+        down_after: (HTTP) how many requests in a row may fail to reach a server before
+            the host drops its connection (default 3).
+        ping_interval: (HTTP) seconds between the pings that notice a server going away
+            while nobody calls it (default 15; ``math.inf``: no pings).
+        client_options: options of every client.
     """
 
     def __init__(
@@ -96,9 +121,17 @@ class Host:
         backoff_initial: float = 0.5,
         backoff_max: float = 30.0,
         stable_after: float = 10.0,
+        down_after: int = 3,
+        ping_interval: float = 15.0,
         client_options: Mapping[str, Any] | None = None,
     ) -> None:
+        if down_after < 1:
+            raise ValueError("down_after must be 1 or more")
+        if not ping_interval > 0:
+            raise ValueError("ping_interval must be more than 0 seconds")
         self.separator = separator
+        self.down_after = down_after
+        self.ping_interval = ping_interval
         self.restart = restart
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
@@ -160,24 +193,26 @@ class Host:
             )
         return state.client
 
-    def _route(self, namespaced: str) -> tuple[Client, str]:
+    def _route(self, namespaced: str) -> tuple[ServerState, Client, str]:
         server, separator, name = namespaced.partition(self.separator)
         if not separator or server not in self.servers:
             raise McpError(f"no server owns {namespaced!r}", code=ErrorCode.INVALID_PARAMS)
-        return self.client(server), name
+        return self.servers[server], self.client(server), name
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
     ) -> CallToolResult:
         """Call ``server__tool`` on the server that owns it (see :meth:`Client.call_tool`)."""
-        client, tool = self._route(name)
-        return await client.call_tool(tool, arguments, **options)
+        state, client, tool = self._route(name)
+        with self._watching(state, client):
+            return await client.call_tool(tool, arguments, **options)
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None
     ) -> GetPromptResult:
-        client, prompt = self._route(name)
-        return await client.get_prompt(prompt, arguments)
+        state, client, prompt = self._route(name)
+        with self._watching(state, client):
+            return await client.get_prompt(prompt, arguments)
 
     def resource_owner(self, uri: str) -> str:
         """The server that owns ``uri``: the one that listed it, else the first whose
@@ -202,7 +237,10 @@ class Host:
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         """Read ``uri`` from the server that owns it (see :meth:`resource_owner`)."""
-        return await self.client(self.resource_owner(uri)).read_resource(uri)
+        state = self.servers[self.resource_owner(uri)]
+        client = self.client(state.name)
+        with self._watching(state, client):
+            return await client.read_resource(uri)
 
     @asynccontextmanager
     async def listen(self, *, resource_uris: Sequence[str]) -> AsyncIterator[ResourceUpdates]:
@@ -251,12 +289,70 @@ class Host:
         self.changed.set()
         self.changed = trio.Event()
 
+    # -- noticing a server that went away ------------------------------------------------------
+
+    @contextmanager
+    def _watching(self, state: ServerState, client: Client) -> Iterator[None]:
+        """Count what a request to ``client`` says about its server: an error showing it
+        could not be reached is a failure (see :meth:`_failed`); any answer resets the count."""
+        try:
+            yield
+        except McpError as exc:
+            if shows_server_gone(exc):
+                self._failed(state, client, exc)
+            elif state.client is client:
+                state.failures = 0
+            raise
+        if state.client is client:
+            state.failures = 0
+
+    def _failed(self, state: ServerState, client: Client, error: McpError) -> None:
+        """One more request could not reach ``state``'s server; at ``down_after`` in a row,
+        give up on its connection (the supervisor then closes it and restarts)."""
+        if state.client is not client:
+            return  # a connection already given up
+        state.failures += 1
+        if state.failures >= self.down_after and not state._down.is_set():
+            log.warning(
+                "server %r: %d requests in a row could not reach it; dropping the connection",
+                state.name,
+                state.failures,
+            )
+            state.error = ConnectionClosed(
+                f"server {state.name!r} could not be reached {state.failures} times in a row: "
+                f"{error.message}"
+            )
+            # Out of the view at once; the supervisor closes the client and restarts.
+            state.client = None
+            state.status = "restarting" if self.restart else "failed"
+            state._down.set()
+            self._notify()
+
+    async def _keep_checking(self, state: ServerState, client: Client) -> None:
+        """Ping ``client``'s server every ``ping_interval`` seconds (each ping gets as long
+        to answer); pings count like any request routed through the host."""
+        while True:
+            await trio.sleep(self.ping_interval)
+            with trio.move_on_after(self.ping_interval):
+                try:
+                    with self._watching(state, client):
+                        await client.ping()
+                except McpError as exc:
+                    log.debug("server %r: ping failed: %s", state.name, exc)
+
+    async def _watch_session(self, state: ServerState, client: Client) -> None:
+        """Give up on the connection when its session ends."""
+        await client.session.wait_finished()
+        state._down.set()
+
     # -- supervising ---------------------------------------------------------------------------
 
     async def _supervise(self, state: ServerState) -> None:
         delay = self.backoff_initial
         while True:
             started = trio.current_time()
+            state._down = trio.Event()
+            state.failures = 0
             try:
                 async with (
                     open_server(state.config, self.client_options) as client,
@@ -268,9 +364,13 @@ class Host:
                     state.client, state.status, state.error = client, "connected", None
                     state.settled.set()
                     self._notify()
-                    await client.session.wait_finished()
+                    nursery.start_soon(self._watch_session, state, client)
+                    if isinstance(state.config, HttpServerConfig) and self.ping_interval < math.inf:
+                        nursery.start_soon(self._keep_checking, state, client)
+                    await state._down.wait()
                     nursery.cancel_scope.cancel()
-                state.error = ConnectionClosed(f"server {state.name!r} closed the connection")
+                if state.error is None:
+                    state.error = ConnectionClosed(f"server {state.name!r} closed the connection")
             except Exception as exc:  # noqa: BLE001 - one server's failure must not spread
                 state.error = exc
                 log.warning("server %r: %s", state.name, exc)
@@ -341,6 +441,8 @@ class Host:
                     await self._refresh(state, client, (change.kind,))
                     self._notify()
         except McpError as exc:
+            if shows_server_gone(exc):
+                self._failed(state, client, exc)
             log.info("server %r: no longer following list changes: %s", state.name, exc)
 
     async def _keep_subscribed(
@@ -376,6 +478,16 @@ class Host:
             if first:
                 first = False
                 task_status.started()
+
+
+def shows_server_gone(error: McpError) -> bool:
+    """Whether ``error`` shows that a request never reached its server: the HTTP client
+    could not reach it (``data`` ``{"unreachable": true}``), or a gateway in front of it
+    answered 502, 503 or 504."""
+    data = error.data
+    if not isinstance(data, Mapping):
+        return False
+    return data.get("unreachable") is True or data.get("httpStatus") in (502, 503, 504)
 
 
 async def _forward_until_closed(changes: Listener, updates: ResourceUpdates) -> None:

@@ -34,6 +34,9 @@ JSON = "application/json"
 EVENT_STREAM = "text/event-stream"
 #: Errors meaning the request never reached the server (no point re-issuing it).
 UNREACHABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol)
+#: The ``data`` of the error that answers a request which never reached the server: a host
+#: counts these to notice a server that went away (see :class:`~trio_mcp.host.Host`).
+UNREACHABLE_DATA = {"unreachable": True}
 
 
 class Exchange:
@@ -98,12 +101,19 @@ class ExchangeStream(MessageStream):
         self._closed = False
         self._ended = False
         self._broken: str | None = None
+        self._goodbye: trio.Event | None = None  # set once _say_goodbye has run
 
     # -- running ----------------------------------------------------------------------------
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Own the stream's tasks until :meth:`aclose`; then close the HTTP client if the
-        stream made it. Start it with ``await nursery.start(stream.run)``."""
+        """Own the stream's tasks until :meth:`aclose` (or until the runner is cancelled);
+        then end the legacy session and close the HTTP client if the stream made it. Start
+        it with ``await nursery.start(stream.run)``.
+
+        When the runner is cancelled from outside (the nursery it runs in, as when a host
+        is left), the stream is closed as by :meth:`aclose`, in the same order: the DELETE
+        that ends the session goes out first (shielded, at most ``close_timeout`` seconds),
+        then the HTTP client closes. Later sends raise :exc:`trio.ClosedResourceError`."""
         try:
             with self._run_scope:
                 async with trio.open_nursery() as tasks:
@@ -112,9 +122,33 @@ class ExchangeStream(MessageStream):
                     await trio.sleep_forever()
         finally:
             self._tasks = None
-            if self._owns_http:
-                with trio.CancelScope(shield=True):
+            self._closed = True
+            self._incoming_send.close()  # a receiver sees the end, not silence
+            with trio.CancelScope(shield=True):
+                await self._goodbye_once()
+                if self._owns_http:
                     await self._http.aclose()
+
+    async def _goodbye_once(self) -> None:
+        """Run :meth:`_say_goodbye` once, whichever of :meth:`aclose` and the runner's end
+        comes first; the other waits for it (bounded by ``close_timeout``). Shielded."""
+        with trio.CancelScope(shield=True):
+            if self._goodbye is not None:
+                await self._goodbye.wait()
+                return
+            self._goodbye = trio.Event()
+            try:
+                if not self._http.is_closed:  # a client of the caller's, closed already
+                    with trio.move_on_after(self.close_timeout):
+                        await self._say_goodbye()
+            finally:
+                self._goodbye.set()
+
+    async def _say_goodbye(self) -> None:
+        """A hook: what the stream tells the server before the HTTP client closes (the
+        legacy eras end their session with DELETE). Runs once, shielded, at most
+        ``close_timeout`` seconds."""
+        await trio.lowlevel.checkpoint()
 
     def _start(self, fn: Any, *args: Any) -> None:
         if self._tasks is None:
@@ -202,6 +236,12 @@ class ExchangeStream(MessageStream):
             return
         error = Error(code=code, message=message, data=data)
         await self._deliver(rpc.ErrorResponse(exchange.wire_id, error), exchange)
+
+    async def _answer_unreachable(self, exchange: Exchange, exc: Exception) -> None:
+        """Answer ``exchange``, which never reached the server (``exc`` says why)."""
+        await self._answer_error(
+            exchange, f"cannot reach {self.url}: {exc!r}", data=dict(UNREACHABLE_DATA)
+        )
 
     # -- exchanges --------------------------------------------------------------------------
 

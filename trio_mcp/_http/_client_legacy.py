@@ -6,6 +6,7 @@ names)."""
 
 from __future__ import annotations
 
+import re
 from contextlib import aclosing
 from typing import Any
 from urllib.parse import SplitResult, urljoin, urlsplit
@@ -27,7 +28,14 @@ from ._client_exchange import (
     log,
 )
 from ._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
-from ._sse_client import BodyTooLarge, Cursor, UnexpectedBody, aiter_events, read_messages
+from ._sse_client import (
+    BodyTooLarge,
+    Cursor,
+    UnexpectedBody,
+    aiter_events,
+    read_body,
+    read_messages,
+)
 
 __all__ = ["LegacyStream"]
 
@@ -41,6 +49,10 @@ _MODERN_ERRORS = frozenset(
         ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
     }
 )
+
+
+#: A 400 whose body speaks of the session refuses the session, not the request.
+_SESSION = re.compile(rb"session", re.IGNORECASE)
 
 
 class _NoEventStream(Exception):
@@ -69,6 +81,18 @@ class LegacyStream(ExchangeStream):
 
     # -- Streamable HTTP, 2025-03-26 ... 2025-11-25 -----------------------------------------
 
+    async def _say_goodbye(self) -> None:
+        """End the legacy session with DELETE (failures are logged: the server forgets
+        the session by itself in the end)."""
+        if self.mode != "streamable" or self.session_id is None:
+            await trio.lowlevel.checkpoint()
+            return
+        try:
+            response = await self._http.delete(self.url, headers=self._legacy_headers())
+            log.debug("DELETE of the session: HTTP %d", response.status_code)
+        except httpx.HTTPError as exc:
+            log.debug("DELETE of the session failed: %r", exc)
+
     def _legacy_headers(self) -> dict[str, str]:
         headers = {}
         if self.session_id is not None:
@@ -79,7 +103,8 @@ class LegacyStream(ExchangeStream):
 
     async def _legacy_exchange(self, exchange: Exchange) -> None:
         """POST a legacy request and read its answer, re-initializing once if the session
-        is gone and resuming a broken event stream with ``Last-Event-ID``."""
+        is gone (404, or 400 "no valid session") and resuming a broken event stream with
+        ``Last-Event-ID``."""
         handshake = exchange.request.method == "initialize"
         retried = False
         while True:
@@ -96,6 +121,16 @@ class LegacyStream(ExchangeStream):
                         retried = True
                         if await self._reinitialize(session):
                             continue
+                    if status == 400 and session is not None and not handshake:
+                        # Some servers answer an unknown session with 400 ("Bad Request: No
+                        # valid session ID provided") rather than the spec's 404.
+                        body = await self._small_body(response)
+                        if not retried and _SESSION.search(body):
+                            retried = True
+                            if await self._reinitialize(session):
+                                continue
+                        await self._answer_refusal(exchange, response, _error_in(body))
+                        return
                     if handshake and status in (400, 404, 405):
                         error = await self._error_body(response)
                         if error is None or error.code not in _MODERN_ERRORS:
@@ -111,12 +146,19 @@ class LegacyStream(ExchangeStream):
                     if await self._read_answer(exchange, response):
                         return
             except UNREACHABLE as exc:
-                await self._answer_error(exchange, f"cannot reach {self.url}: {exc!r}")
+                await self._answer_unreachable(exchange, exc)
                 return
             except httpx.RequestError as exc:
                 log.debug("%s (id %r): %r", exchange.request.method, exchange.wire_id, exc)
             break
         await self._resume(exchange)
+
+    async def _small_body(self, response: httpx.Response) -> bytes:
+        """The body of an error response, or ``b""`` if it is larger than 64 KiB or broke."""
+        try:
+            return await read_body(response, min(self.max_message_size, 1 << 16))
+        except (BodyTooLarge, httpx.RequestError):
+            return b""
 
     async def _resume(self, exchange: Exchange) -> None:
         """The answer's event stream ended early: wait the server's ``retry`` (measured from
@@ -187,7 +229,8 @@ class LegacyStream(ExchangeStream):
                 )
 
     async def _reinitialize(self, stale: str) -> bool:
-        """The server forgot session ``stale`` (HTTP 404): start a new one by repeating our
+        """The server forgot session ``stale`` (HTTP 404, or a 400 whose body speaks of the
+        session): start a new one by repeating our
         ``initialize`` (its answer is not passed on) and ``notifications/initialized``.
         Returns whether there is a new session to retry with."""
         async with self._reinitialize_lock:
@@ -390,6 +433,12 @@ class LegacyStream(ExchangeStream):
                 f"{self.url!r} (the scheme, host and port must be the same)"
             )
         return url
+
+
+def _error_in(body: bytes) -> Error | None:
+    """The JSON-RPC error an error response's body holds, if it holds one."""
+    message = rpc.parse(body) if body.strip() else None
+    return message.error if isinstance(message, rpc.ErrorResponse) else None
 
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
