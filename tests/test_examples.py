@@ -184,28 +184,39 @@ EXPECTED: dict[str, list[str]] = {
 }
 
 
+#: Examples run at once: enough to overlap their start-up, few enough that a busy machine
+#: does not starve them (each gets its own timeout once started).
+AT_ONCE = max(2, 2 * (os.cpu_count() or 1))
+#: Seconds one example may take, once started.
+TIMEOUT = 60
+
+
 @pytest.fixture(scope="module")
 def outputs() -> Iterator[dict[str, subprocess.CompletedProcess[str]]]:
-    """Run every example at once (each its own process), and collect what they print."""
+    """Run every example (each its own process, a few at a time), and collect what they
+    print."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    running = {
-        name: subprocess.Popen(
-            [sys.executable, str(EXAMPLES / name)],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for name in EXPECTED
-    }
+    waiting = list(EXPECTED)
+    running: dict[str, subprocess.Popen[str]] = {}
     done = {}
     try:
-        for name, process in running.items():
-            stdout, stderr = process.communicate(timeout=30)
+        while waiting or running:
+            while waiting and len(running) < AT_ONCE:
+                name = waiting.pop(0)
+                running[name] = subprocess.Popen(
+                    [sys.executable, str(EXAMPLES / name)],
+                    cwd=ROOT,
+                    env=env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                )
+            name, process = next(iter(running.items()))
+            stdout, stderr = process.communicate(timeout=TIMEOUT)
             done[name] = subprocess.CompletedProcess(
                 process.args, process.returncode, stdout, stderr
             )
+            del running[name]
         yield done
     finally:
         for process in running.values():
