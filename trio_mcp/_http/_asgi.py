@@ -26,8 +26,10 @@ Bad requests get the status the spec gives and a JSON-RPC error body: 403
 for a refused ``Host``/``Origin``, 413 for a body over the limit, 408 for a
 body slower than ``body_timeout``, 415 for a body that is not JSON, 406 when
 the client accepts neither JSON nor SSE, 400
-for malformed or mismatched requests, 404 for unknown sessions and methods,
-405 for unsupported HTTP methods, 503 while not taking sessions.
+for malformed or mismatched requests, 404 for unknown sessions (and another
+principal's) and methods, 405 for unsupported HTTP methods, 410 for a
+``Last-Event-ID`` no stream of the session can be resumed from, 503 while
+not taking sessions.
 """
 
 from __future__ import annotations
