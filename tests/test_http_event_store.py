@@ -64,15 +64,15 @@ async def test_an_event_larger_than_a_stream_budget_is_not_kept() -> None:
 
 async def test_a_session_over_its_budget_loses_its_least_recently_written_stream() -> None:
     store = MemoryEventStore(max_stream_bytes=charge(2), max_session_bytes=charge(2, 2, 1))
-    await fill(store, "a1", 2)
+    a1 = await fill(store, "a1", 2)
     await fill(store, "b1", 2, session="B")  # another session: never touched by A's budget
     await fill(store, "a2", 2)
     await fill(store, "a3", 1)
     assert store.session_bytes("A") == charge(2, 2, 1)  # exactly at the budget
-    await fill(store, "a2", 1)  # a2 is written again (its event 1 dropped): a1 is oldest
-    await fill(store, "a3", 1)
-    assert await store.replay_after("a1/1") is None  # evicted whole
-    assert await store.replay_after("a2/2") is not None
+    a2 = await fill(store, "a2", 1)  # a2 is written again (its first event dropped)
+    await fill(store, "a3", 1)  # over the budget: a1, the oldest, goes
+    assert await store.replay_after(a1) is None  # evicted whole
+    assert await store.replay_after(a2) is not None
     assert store.session_bytes("A") == charge(2, 2) <= store.max_session_bytes
     assert store.session_bytes("B") == charge(2)
     assert store.statistics()["bytes"] == charge(2, 2, 2)
@@ -83,11 +83,13 @@ async def test_the_store_over_its_budget_loses_the_least_recently_written_stream
     store = MemoryEventStore(
         max_stream_bytes=charge(2), max_session_bytes=charge(2), max_bytes=charge(2, 2, 2)
     )
+    first = {}
     for session in "ABC":
-        await fill(store, session.lower(), 2, session=session)
-    await fill(store, "a", 1)  # a is written again (its event 1 dropped): b is the oldest
-    await fill(store, "d", 1, session="D")  # over the total: b goes
-    assert [await store.replay_after(f"{s}/1") is not None for s in "abcd"] == [
+        first[session] = await store.append(session.lower(), b"x" * KB, session=session)
+        await fill(store, session.lower(), 1, session=session)
+    first["A"] = await fill(store, "a", 1)  # a is written again: b is the oldest
+    first["D"] = await fill(store, "d", 1, session="D")  # over the total: b goes
+    assert [await store.replay_after(first[s]) is not None for s in "ABCD"] == [
         True,
         False,
         True,
@@ -105,6 +107,20 @@ async def test_the_store_over_its_budget_loses_the_least_recently_written_stream
     await store.discard("c")  # (idempotent)
     await store.discard_session("D")
     assert store.statistics() == {"streams": 0, "events": 0, "sessions": 0, "bytes": 0}
+
+
+async def test_ids_are_never_issued_twice_not_even_for_an_evicted_stream() -> None:
+    """A stream evicted and then written again (a call still running whose early events
+    went) gets new ids: a client holding an old one cannot resume past what it missed."""
+    store = MemoryEventStore(max_stream_bytes=charge(1), max_session_bytes=charge(1))
+    old = await fill(store, "s", 1)
+    await fill(store, "t", 1)  # evicts s
+    assert await store.replay_after(old) is None
+    new = [await fill(store, "s", 1) for _ in range(3)]  # s again (and t evicted)
+    assert old not in new and len(set(new)) == 3
+    assert await store.replay_after(old) is None
+    replay = await store.replay_after(new[1])
+    assert replay is not None and [e for e, _ in replay.events] == [new[2]]
 
 
 async def test_the_budgets_must_nest() -> None:

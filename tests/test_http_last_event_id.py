@@ -73,7 +73,6 @@ async def a_session() -> AsyncIterator[tuple[McpAsgiApp, Headers, str]]:
                 "clientInfo": {"name": "t", "version": "1"},
             },
         }
-        sent: list[MutableMapping[str, Any]] = []
         status, body = await asgi(
             app, "POST", [(b"content-type", b"application/json")], orjson.dumps(initialize)
         )
@@ -89,7 +88,6 @@ async def a_session() -> AsyncIterator[tuple[McpAsgiApp, Headers, str]]:
         event_id = body.split(b"id: ", 1)[1].split(b"\n", 1)[0].decode()  # the priming event
         stream_id, _, seq = event_id.rpartition("/")
         assert seq == "1", event_id
-        del sent
         yield app, headers, stream_id
 
 

@@ -85,10 +85,9 @@ class EventStore(abc.ABC):
 @attrs.define(slots=True)
 class _Stream:
     session: str
-    #: The sequence number of the next event.
-    next_seq: int = 1
-    #: The highest sequence number no longer kept (0: none was dropped).
-    dropped_through: int = 0
+    #: No event after this sequence number was dropped: a client may resume from here on
+    #: (at first, the last number issued before the stream began).
+    dropped_through: int
     #: The bytes charged for the stream (see :class:`MemoryEventStore`).
     charged: int = 0
     events: deque[tuple[int, bytes]] = attrs.field(factory=deque)
@@ -146,6 +145,8 @@ class MemoryEventStore(EventStore):
         #: session -> the bytes its streams are charged
         self._session_bytes: dict[str, int] = {}
         self._bytes = 0
+        #: The sequence number of the last event (of any stream).
+        self._last_seq = 0
 
     def __len__(self) -> int:
         """How many streams are stored."""
@@ -171,14 +172,15 @@ class MemoryEventStore(EventStore):
         if stream is None:
             if len(self._streams) >= self.max_streams:
                 self._evict(next(iter(self._streams)))
-            stream = self._streams[stream_id] = _Stream(session)
+            stream = self._streams[stream_id] = _Stream(session, self._last_seq)
             self._sessions.setdefault(session, OrderedDict())[stream_id] = None
             self._charge(stream, STREAM_OVERHEAD)
         else:
             self._streams.move_to_end(stream_id)
             self._sessions[stream.session].move_to_end(stream_id)
-        seq = stream.next_seq
-        stream.next_seq = seq + 1
+        # One sequence for the whole store: an id is never issued twice, not even for a
+        # stream that was evicted and is written again (its old ids stay unresumable).
+        seq = self._last_seq = self._last_seq + 1
         cost = len(data) + EVENT_OVERHEAD
         if STREAM_OVERHEAD + cost > self.max_stream_bytes:
             # Too large to keep at all: what came before it cannot be resumed past it.
@@ -240,7 +242,7 @@ class MemoryEventStore(EventStore):
         if stream is None:
             return None
         seq = int(seq_text)
-        if seq >= stream.next_seq or seq < stream.dropped_through:
+        if seq > self._last_seq or seq < stream.dropped_through:
             return None  # never issued, or events after it were dropped: cannot resume
         events = [(f"{stream_id}/{n}", data) for n, data in stream.events if n > seq]
         return Replay(stream_id, events, stream.session)
