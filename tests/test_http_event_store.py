@@ -12,9 +12,15 @@ import pytest
 import trio
 from http_support import initialize, parse_sse, running
 
-from trio_mcp import Context, McpError, Server
+from trio_mcp import Context, McpError, Server, jsonrpc as rpc
 from trio_mcp._http._event_store import EVENT_OVERHEAD, STREAM_OVERHEAD
-from trio_mcp.http import MemoryEventStore, asgi_app, close_sse_stream, open_http_client
+from trio_mcp.http import (
+    MemoryEventStore,
+    asgi_app,
+    close_sse_stream,
+    open_http_client,
+    open_http_stream,
+)
 
 KB = 1000
 EVENT = KB + EVENT_OVERHEAD  # the charge for one event of KB bytes
@@ -222,3 +228,42 @@ async def test_our_client_fails_a_call_at_once_when_its_stream_cannot_be_resumed
             await client.call_tool("big", {"size": 10 * KB})
         result = await client.call_tool("big", {"size": KB})
         assert result.content[0].text == "x" * KB  # type: ignore[union-attr]
+
+
+async def test_our_client_reopens_its_standalone_stream_when_it_cannot_be_resumed() -> None:
+    """The standalone GET stream breaks and its events were evicted meanwhile: resuming it
+    gets 410, so the client opens a new one (without Last-Event-ID), rather than giving up
+    the stream and with it every later message of the server's own."""
+    store = MemoryEventStore(max_streams=1)
+    app = asgi_app(big_server(), event_store=store, retry_ms=10)
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    async with running(app) as base, open_http_stream(base + "/mcp") as stream:
+        await stream.send(rpc.Request(0, "initialize", hello))
+        assert isinstance(await stream.receive(), rpc.ResultResponse)
+        await stream.send(rpc.Notification("notifications/initialized"))  # opens the stream
+        assert app.manager is not None
+        (session,) = app.manager.sessions.values()
+        first = await carrier(session)
+        await store.append("another", b"", session="another")  # takes the only slot
+        assert session.standalone is not None
+        session.standalone.let_go()  # its connection breaks
+        assert await carrier(session, not_=first) is not first
+        app.server.notify_list_changed("tools")
+        with trio.fail_after(5):
+            message = await stream.receive()
+        assert message == rpc.Notification("notifications/tools/list_changed")
+
+
+async def carrier(session: Any, not_: object = None) -> object:
+    """The response that carries ``session``'s standalone stream, once there is one (other
+    than ``not_``)."""
+    with trio.fail_after(5):
+        while True:
+            channel = session.standalone
+            if channel is not None and channel.writer is not None and channel.writer is not not_:
+                return channel.writer
+            await trio.sleep(0.01)
