@@ -269,8 +269,8 @@ async def test_a_stream_closed_early_resumes_with_last_event_id(served: Any) -> 
     replay = parse_sse(r.text)
     assert [json.loads(e.data)["id"] for e in replay] == [9]
     assert json.loads(replay[0].data)["result"]["content"][0]["text"] == "after reconnect"
-    # Replayed to the end, the stream is forgotten.
-    assert (await client.get(url, headers=resume)).status_code == 404
+    # Replayed to the end, the stream is forgotten (410: not a 404, the session goes on).
+    assert (await client.get(url, headers=resume)).status_code == 410
     assert app.event_store is not None and len(app.event_store) == 0
 
 
@@ -310,7 +310,7 @@ async def test_unknown_event_ids_cannot_be_resumed(served: Any) -> None:
     client, url, _, _ = served
     headers = await initialize(client, url)
     r = await client.get(url, headers={**headers, "last-event-id": "nope/1"})
-    assert r.status_code == 404
+    assert (r.status_code, r.json()["error"]["code"]) == (410, -32600)
 
 
 async def test_batches_exist_only_in_2025_03_26(served: Any) -> None:

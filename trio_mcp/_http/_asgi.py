@@ -26,8 +26,10 @@ Bad requests get the status the spec gives and a JSON-RPC error body: 403
 for a refused ``Host``/``Origin``, 413 for a body over the limit, 408 for a
 body slower than ``body_timeout``, 415 for a body that is not JSON, 406 when
 the client accepts neither JSON nor SSE, 400
-for malformed or mismatched requests, 404 for unknown sessions and methods,
-405 for unsupported HTTP methods, 503 while not taking sessions.
+for malformed or mismatched requests, 404 for unknown sessions (and another
+principal's) and methods, 405 for unsupported HTTP methods, 410 for a
+``Last-Event-ID`` no stream of the session can be resumed from, 503 while
+not taking sessions.
 """
 
 from __future__ import annotations
@@ -107,6 +109,7 @@ class McpAsgiApp:
         self.keepalive_interval = keepalive_interval
         self.engine_linger = engine_linger
         self.session_options = dict(session_options or {})
+        self.principal = principal
         self.modern = ModernEndpoint(
             server,
             keepalive_interval=keepalive_interval,
@@ -220,18 +223,22 @@ class McpAsgiApp:
             await self._mcp(http)
         elif self.sse is not None and path == self.sse_path:
             if http.method == "GET":
-                await self.sse.get(http)
+                await self.sse.get(http, self._principal(http))
             else:
                 await http.respond(405, headers=_ALLOW_GET)
         elif self.sse is not None and path == self.message_path:
             if http.method == "POST":
                 body = await self._body(http)
                 if body is not None:
-                    await self.sse.post(http, body)
+                    await self.sse.post(http, body, self._principal(http))
             else:
                 await http.respond(405, headers=_ALLOW_POST)
         else:
             await http.respond(404, b"Not Found", content_type=b"text/plain")
+
+    def _principal(self, http: HttpRequest) -> str | None:
+        """Who sends the request of a session, as the ``principal`` hook names them."""
+        return self.principal(http.scope) if self.principal is not None else None
 
     async def _body(self, http: HttpRequest) -> bytes | None:
         """The request body; ``None`` after answering when it cannot be had."""
@@ -283,7 +290,7 @@ class McpAsgiApp:
             if (version is not None and version.strip() not in LEGACY_VERSIONS) or manager is None:
                 await http.respond(405, headers=_ALLOW_POST)
                 return
-            session = manager.session_for(http)
+            session = manager.session_for(http, self._principal(http))
             if session is None:
                 await _no_session(http)
             elif method == "GET":
@@ -308,10 +315,11 @@ class McpAsgiApp:
                 "Service Unavailable: sessions need the app's lifespan (or open_asgi_app)",
             )
             return
-        session = manager.session_for(http)
+        principal = self._principal(http)
+        session = manager.session_for(http, principal)
         if session is None:
             if MCP_SESSION_ID not in http.headers and _is_initialize(message):
-                await manager.initialize(http, message)  # type: ignore[arg-type]
+                await manager.initialize(http, message, principal=principal)  # type: ignore[arg-type]
             else:
                 await _no_session(http)
             return
@@ -394,12 +402,15 @@ def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
             (``drain_timeout``, ``max_concurrent_requests``, ...). Stateless requests
             (2026-07-28) each get a session, and ``max_concurrent_requests`` bounds them
             all together.
-        principal: ``principal(scope)`` names the caller of a stateless (2026-07-28)
-            request from its ASGI scope (say, what your authentication middleware put
-            there), or returns ``None``. Called once per request, before its handler
-            runs; handlers see it as :attr:`Context.principal <trio_mcp.server.Context.principal>`,
-            and every ``requestState`` is bound to it, so a state issued to one caller
-            is refused when another presents it.
+        principal: ``principal(scope)`` names the caller of a request from its ASGI scope
+            (say, what your authentication middleware put there), or returns ``None``.
+            Called once per request, before its handler runs; handlers see it as
+            :attr:`Context.principal <trio_mcp.server.Context.principal>`, and every
+            ``requestState`` is bound to it, so a state issued to one caller is refused
+            when another presents it. A legacy session (Streamable HTTP or HTTP+SSE) is
+            bound to the principal that opened it: any other (anonymous included) that
+            presents its id gets ``404``, as if it did not exist, and the refusal is
+            logged (principal names and a session id prefix).
     """
     return McpAsgiApp(server, **options)
 

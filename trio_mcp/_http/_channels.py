@@ -20,7 +20,7 @@ from .._types._base import RequestId
 from ._event_store import EventStore
 from ._exchange import ResponseWriter
 
-__all__ = ["Channel"]
+__all__ = ["Channel", "replay"]
 
 
 class Channel:
@@ -32,6 +32,8 @@ class Channel:
         store: where events go for resumption, or ``None`` (not resumable).
         registry: where the channel enters itself, by stream id, once it has events a
             client could resume (most answers go out as plain JSON and never do).
+        session: the id of the session it belongs to (the store records it with the
+            events, so that no other session can resume them).
     """
 
     __slots__ = (
@@ -43,6 +45,7 @@ class Channel:
         "finished",
         "pending",
         "released",
+        "session",
         "store",
         "writer",
     )
@@ -52,8 +55,11 @@ class Channel:
         pending: set[RequestId],
         store: EventStore | None,
         registry: dict[str, Channel] | None = None,
+        *,
+        session: str = "",
     ) -> None:
         self._stream_id: str | None = None
+        self.session = session
         self._registry = registry
         self.pending = pending
         self.store = store
@@ -144,7 +150,7 @@ class Channel:
                 if writer is not None and writer.state == "new":
                     await writer.open_sse()  # first, so that a priming event comes first
                 if self.store is not None:
-                    event_id = await self.store.append(self.stream_id, data)
+                    event_id = await self.store.append(self.stream_id, data, session=self.session)
                 if writer is not None:
                     await writer.event(data, event_id)
             if last:
@@ -206,11 +212,17 @@ class Channel:
         set when ``writer`` is let go, or ``None`` when the channel already finished and
         the replay was all of it."""
         async with self.lock:
-            await writer.open_sse()
-            for event_id, data in events:
-                if data:
-                    await writer.event(data, event_id)
+            await replay(writer, events)
             if self.finished:
                 await writer.close()
                 return None
             return self.attach(writer)
+
+
+async def replay(writer: ResponseWriter, events: list[tuple[str, bytes]]) -> None:
+    """Open ``writer``'s SSE stream and write ``events`` on it (the empty data of priming
+    events is left out: their ids are what the client has already)."""
+    await writer.open_sse()
+    for event_id, data in events:
+        if data:
+            await writer.event(data, event_id)

@@ -189,6 +189,11 @@ class LegacyStream(ExchangeStream):
                     if response.status_code == 404 and self.session_id is not None:
                         await self._answer_error(exchange, "the session ended before the answer")
                         return
+                    if response.status_code in (400, 410):
+                        # The server cannot resume that stream (its events were evicted,
+                        # say): asking again will not change that; the session goes on.
+                        await self._answer_http_error(exchange, response)
+                        return
                     if not response.is_success:
                         continue
                     before = cursor.last_event_id
@@ -309,6 +314,15 @@ class LegacyStream(ExchangeStream):
                 try:
                     async with self._http.stream("GET", self.url, headers=headers) as response:
                         answered.set()
+                        resumed = cursor.last_event_id is not None
+                        if resumed and response.status_code in (400, 410):
+                            log.warning(
+                                "the standalone GET stream could not be resumed (HTTP %d): "
+                                "what the server sent meanwhile is lost; opening a new one",
+                                response.status_code,
+                            )
+                            cursor = Cursor()
+                            continue
                         if not response.is_success:
                             log.debug("no standalone GET stream: HTTP %d", response.status_code)
                             return

@@ -165,7 +165,14 @@ class HttpRequest:
             Disconnected: the client went away first.
         """
         length = self.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > limit:
+        # (ASCII digits only: "²".isdigit() is true, and int() refuses it, as it refuses
+        # more than 4300 digits)
+        if (
+            length is not None
+            and length.isascii()
+            and length.isdigit()
+            and (len(length) > 18 or int(length) > limit)
+        ):
             raise TooLarge
         message = await self.receive()
         if message["type"] != "http.request":

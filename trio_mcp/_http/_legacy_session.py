@@ -100,22 +100,34 @@ class LegacySession:
         "id",
         "last_seen",
         "manager",
+        "principal",
         "routes",
         "standalone",
         "stream",
         "subscribed_uris",
     )
 
-    def __init__(self, manager: SessionManager, session_id: str, connection: Connection) -> None:
+    def __init__(
+        self,
+        manager: SessionManager,
+        session_id: str,
+        connection: Connection,
+        *,
+        principal: str | None = None,
+    ) -> None:
         self.manager = manager
         self.id = session_id
         self.connection = connection
+        #: Who initialized the session (the app's ``principal`` hook): only they may use it.
+        self.principal = principal
         #: ``resources/subscribe`` URIs: kept across engine runs.
         self.subscribed_uris: set[str] = set()
         self.stream = _SessionStream(self)
         #: request id -> the channel that carries its answer
         self.routes: dict[RequestId, Channel] = {}
-        #: stream id -> channel, for every channel a client may still resume
+        #: stream id -> channel, for every channel that is still carrying something (or
+        #: carried nothing yet) and that a client may resume; a finished one whose client
+        #: left is forgotten, and its events are resumed from the store alone
         self.channels: dict[str, Channel] = {}
         self.standalone: Channel | None = None
         #: HTTP requests in flight and streams attached: while non-zero the session is
@@ -239,7 +251,7 @@ class LegacySession:
         manager = self.manager
         try:
             with scope:
-                dispatcher = Dispatcher(manager.server)
+                dispatcher = Dispatcher(manager.server, principal=self.principal)
                 dispatcher.subscribed_uris = self.subscribed_uris
                 changes = trio.CancelScope()
                 async with trio.open_nursery() as nursery:
@@ -317,12 +329,17 @@ class LegacySession:
         delivered = await channel.emit(rpc.dumps(message), answer=answer, last=last)
         if last and (delivered or channel.store is None):
             await self._forget(channel)
-        # else: its client is gone; the events wait in the store for a resumption
+        elif last:
+            # Its client is gone: the events wait in the store for a resumption, and the
+            # store's bounds alone decide how long (no channel is kept for them).
+            self.channels.pop(channel.stream_id, None)
 
     def _standalone(self) -> Channel:
         channel = self.standalone
         if channel is None:
-            channel = self.standalone = Channel(set(), self.manager.store, self.channels)
+            channel = self.standalone = Channel(
+                set(), self.manager.store, self.channels, session=self.id
+            )
         return channel
 
     async def _forget(self, channel: Channel) -> None:
@@ -338,7 +355,7 @@ class LegacySession:
         in flight in this session."""
         if any(id in self.routes for id in request_ids):
             return None
-        channel = Channel(set(request_ids), self.manager.store, self.channels)
+        channel = Channel(set(request_ids), self.manager.store, self.channels, session=self.id)
         for id in request_ids:
             self.routes[id] = channel
         return channel
@@ -389,9 +406,7 @@ class LegacySession:
                 else:
                     await writer.close()
             if store is not None:
-                for channel in channels:
-                    if channel.has_events:
-                        await store.discard(channel.stream_id)
+                await store.discard_session(self.id)
             self.connection.close()
 
 

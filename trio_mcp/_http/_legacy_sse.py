@@ -12,6 +12,7 @@ requests are cancelled), and so does shutdown (it drains first).
 
 from __future__ import annotations
 
+import logging
 import secrets
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from .._server._server import Server
 
 __all__ = ["SseTransport"]
+
+log = logging.getLogger("trio_mcp.http")
 
 
 class _SseStream(MessageStream):
@@ -85,18 +88,18 @@ class SseTransport:
         self.max_sessions = max_sessions
         self.keepalive_interval = keepalive_interval
         self.session_options = dict(session_options or {})
-        #: session id -> where POSTed messages go
-        self.sessions: dict[str, trio.MemorySendChannel[Received]] = {}
+        #: session id -> where POSTed messages go, and the principal that opened it
+        self.sessions: dict[str, tuple[trio.MemorySendChannel[Received], str | None]] = {}
         self.closing = False
 
     def begin_shutdown(self) -> None:
         """End every session's input: they drain their requests and end their streams."""
         self.closing = True
-        for inbound in self.sessions.values():
+        for inbound, _ in self.sessions.values():
             inbound.close()
 
-    async def get(self, http: HttpRequest) -> None:
-        """Serve one session on this SSE stream. Blocks until it ends."""
+    async def get(self, http: HttpRequest, principal: str | None = None) -> None:
+        """Serve one session of ``principal`` on this SSE stream. Blocks until it ends."""
         if not http.accepts_sse:
             await http.respond_error(
                 406, ErrorCode.INVALID_REQUEST, "Not Acceptable: accept text/event-stream"
@@ -121,14 +124,16 @@ class SseTransport:
         # The path the client reaches this app's message endpoint by: under the prefix the
         # app is mounted at (``root_path``), percent-encoded again (ASGI paths are decoded).
         where = quote((http.scope.get("root_path") or "").rstrip("/") + self.message_path)
-        self.sessions[session_id] = send
+        self.sessions[session_id] = (send, principal)
         try:
             await writer.open_sse()
             await writer.raw(endpoint_event(f"{where}?session_id={session_id}"))
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(cancel_on_disconnect, http, nursery.cancel_scope, writer)
                 nursery.start_soon(keep_alive, writer, self.keepalive_interval)
-                await self.server.serve(_SseStream(writer, receive), **self.session_options)
+                await self.server.serve(
+                    _SseStream(writer, receive), principal=principal, **self.session_options
+                )
                 nursery.cancel_scope.cancel()
         finally:
             self.sessions.pop(session_id, None)
@@ -136,14 +141,25 @@ class SseTransport:
             receive.close()
         await writer.close()
 
-    async def post(self, http: HttpRequest, body: bytes) -> None:
-        """Deliver one POSTed message (or batch) to its session: ``202 Accepted``."""
+    async def post(self, http: HttpRequest, body: bytes, principal: str | None = None) -> None:
+        """Deliver one POSTed message (or batch) of ``principal`` to its session: ``202
+        Accepted``; ``404`` for an unknown session or another principal's."""
         query = parse_qs(http.scope.get("query_string", b"").decode("latin-1"))
         session_id = (query.get("session_id") or [""])[0]
-        inbound = self.sessions.get(session_id)
-        if inbound is None:
+        entry = self.sessions.get(session_id)
+        if entry is not None and entry[1] != principal:
+            log.warning(
+                "refused HTTP+SSE session %s... of principal %r to principal %r "
+                "(answered: not found)",
+                session_id[:6],
+                entry[1],
+                principal,
+            )
+            entry = None
+        if entry is None:
             await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
             return
+        inbound = entry[0]
         message = rpc.parse(body)
         if type(message) is rpc.InvalidMessage and message.reply is not None:
             await http.respond_message(message.reply, 400)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import secrets
 from typing import TYPE_CHECKING, Any, Final
 
@@ -26,7 +27,7 @@ from .. import _jsonrpc as rpc
 from .._errors import ErrorCode
 from .._protocol._events import Reply
 from .._transports._stream import Received
-from ._channels import Channel
+from ._channels import Channel, replay as replay_events
 from ._event_store import EventStore
 from ._exchange import HttpRequest, ResponseWriter, keep_alive
 from ._headers import LAST_EVENT_ID, MCP_SESSION_ID
@@ -42,6 +43,14 @@ log = logging.getLogger("trio_mcp.http")
 
 #: The first revision whose clients expect priming events (SEP-1699).
 PRIMING_SINCE: Final = "2025-11-25"
+#: The longest ``Last-Event-ID`` looked up (ours are about 30 characters).
+MAX_EVENT_ID_LENGTH: Final = 128
+_EVENT_ID: Final = re.compile(rf"[\x21-\x7e]{{1,{MAX_EVENT_ID_LENGTH}}}")
+_CANNOT_RESUME: Final = (
+    "Gone: this stream cannot be resumed from that event (the id is unknown to this "
+    "session, or the events after it are no longer stored); what it carried is lost, "
+    "and the session goes on"
+)
 
 
 class SessionManager:
@@ -126,12 +135,28 @@ class SessionManager:
         """A cryptographically random session id of visible ASCII (URL-safe Base64)."""
         return secrets.token_urlsafe(24)
 
-    def session_for(self, http: HttpRequest) -> LegacySession | None:
+    def session_for(self, http: HttpRequest, principal: str | None = None) -> LegacySession | None:
+        """The session the request names, if it exists and belongs to ``principal`` (the
+        caller, as the app's ``principal`` hook names it). Another principal's session is
+        ``None``, as if it did not exist, and the refusal is logged."""
         session_id = http.headers.get(MCP_SESSION_ID)
-        return self.sessions.get(session_id.strip()) if session_id is not None else None
+        if session_id is None:
+            return None
+        session = self.sessions.get(session_id.strip())
+        if session is not None and session.principal != principal:
+            log.warning(
+                "refused session %s... of principal %r to principal %r (answered: not found)",
+                session.id[:6],
+                session.principal,
+                principal,
+            )
+            return None
+        return session
 
-    async def initialize(self, http: HttpRequest, request: rpc.Request) -> None:
-        """Answer a session-less ``initialize``: create the session."""
+    async def initialize(
+        self, http: HttpRequest, request: rpc.Request, *, principal: str | None = None
+    ) -> None:
+        """Answer a session-less ``initialize``: create the session, bound to ``principal``."""
         if self.closing or len(self.sessions) >= self.max_sessions:
             await http.respond_error(
                 503,
@@ -149,7 +174,7 @@ class SessionManager:
             await http.respond_message(response, 400)
             return
         session_id = self.new_session_id()
-        self.sessions[session_id] = LegacySession(self, session_id, connection)
+        self.sessions[session_id] = LegacySession(self, session_id, connection, principal=principal)
         header = [(b"mcp-session-id", session_id.encode("ascii"))]
         data = rpc.dumps(response)
         if http.accepts_json:
@@ -223,7 +248,8 @@ class SessionManager:
         retry_ms = self.retry_ms
 
         async def priming() -> bytes:
-            return priming_event(await store.append(channel.stream_id, b""), retry_ms)
+            event_id = await store.append(channel.stream_id, b"", session=channel.session)
+            return priming_event(event_id, retry_ms)
 
         writer.preamble = priming
 
@@ -240,7 +266,7 @@ class SessionManager:
         try:
             last_event_id = http.headers.get(LAST_EVENT_ID)
             if last_event_id is not None and session.resumable:
-                await self._resume(http, session, last_event_id.strip())
+                await self._resume(http, session, last_event_id.strip(" \t"))
             else:
                 await self._standalone(http, session)
         finally:
@@ -248,15 +274,34 @@ class SessionManager:
             session.touch()
 
     async def _resume(self, http: HttpRequest, session: LegacySession, last_event_id: str) -> None:
-        assert self.store is not None
-        replay = await self.store.replay_after(last_event_id)
-        channel = session.channels.get(replay.stream_id) if replay is not None else None
-        if replay is None or channel is None:
+        """Resume a stream of ``session`` after ``last_event_id``: 400 for a malformed id,
+        410 for one no stream of this session can be resumed from (never issued, another
+        session's, replayed to its end, or evicted from the store), never 404 (which
+        would tell the client that its session ended)."""
+        store = self.store
+        assert store is not None
+        if _EVENT_ID.fullmatch(last_event_id) is None:
             await http.respond_error(
-                404, ErrorCode.INVALID_REQUEST, "Not Found: no stream to resume from that event"
+                400,
+                ErrorCode.INVALID_REQUEST,
+                "Bad Request: Last-Event-ID must be 1 to "
+                f"{MAX_EVENT_ID_LENGTH} visible ASCII characters",
+            )
+            return
+        replay = await store.replay_after(last_event_id)
+        if replay is None or replay.session != session.id:
+            await http.respond_error(
+                410, ErrorCode.INVALID_REQUEST, _CANNOT_RESUME, data={"lastEventId": last_event_id}
             )
             return
         writer = ResponseWriter(http.send, json_ok=False)
+        channel = session.channels.get(replay.stream_id)
+        if channel is None:
+            # It finished while no client carried it: the store has the rest, to the end.
+            await replay_events(writer, replay.events)
+            await writer.close()
+            await store.discard(replay.stream_id)
+            return
         released = await channel.resume(writer, replay.events)
         if released is None:
             await session._forget(channel)

@@ -69,7 +69,12 @@ async def read_body(response: httpx.Response, limit: int) -> bytes:
 
     Blocks until the body has arrived."""
     declared = response.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if (
+        declared is not None
+        and declared.isascii()
+        and declared.isdigit()
+        and (len(declared) > 18 or int(declared) > limit)
+    ):
         raise BodyTooLarge(f"the response body is {declared} bytes (limit {limit})")
     chunks: list[bytes] = []
     size = 0
