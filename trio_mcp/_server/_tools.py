@@ -70,6 +70,8 @@ class ToolSpec:
     output: _Output | None
     #: The function is a plain ``def`` (see :attr:`runs_inline`).
     plain: bool = False
+    #: The OAuth scopes a caller's token needs to call it (HTTP with ``auth=``).
+    scopes: frozenset[str] = frozenset()
     #: (tool, the tool as listed before 2026-07-28), made on first use.
     _listed_before_2026: tuple[Tool, Tool] | None = attrs.field(
         default=None, init=False, repr=False
