@@ -216,7 +216,8 @@ class ProtectedResource:
         params = []
         if error is not None:
             params.append(f'error="{error}"')
-        if description is not None:
+        if description is not None and error is not None:
+            # (RFC 6750 section 3.1: no error information for a request without a token.)
             params.append(f'error_description="{_quoted(description)}"')
         if scope is not None:
             params.append(f'scope="{_quoted(scope)}"')
