@@ -128,6 +128,7 @@ class McpAsgiApp:
                 max_sessions=max_sessions,
                 keepalive_interval=keepalive_interval,
                 session_options=self.session_options,
+                principal=principal,
             )
             if sse_path is not None
             else None
@@ -159,6 +160,7 @@ class McpAsgiApp:
                 retry_ms=self.retry_ms,
                 keepalive_interval=self.keepalive_interval,
                 session_options=self.session_options,
+                principal=self.principal,
             )
             self.modern.watchers = nursery
             try:

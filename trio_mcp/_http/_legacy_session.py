@@ -100,16 +100,26 @@ class LegacySession:
         "id",
         "last_seen",
         "manager",
+        "principal",
         "routes",
         "standalone",
         "stream",
         "subscribed_uris",
     )
 
-    def __init__(self, manager: SessionManager, session_id: str, connection: Connection) -> None:
+    def __init__(
+        self,
+        manager: SessionManager,
+        session_id: str,
+        connection: Connection,
+        *,
+        principal: str | None = None,
+    ) -> None:
         self.manager = manager
         self.id = session_id
         self.connection = connection
+        #: Who opened the session (the app's ``principal`` hook on its ``initialize``).
+        self.principal = principal
         #: ``resources/subscribe`` URIs: kept across engine runs.
         self.subscribed_uris: set[str] = set()
         self.stream = _SessionStream(self)
@@ -239,7 +249,7 @@ class LegacySession:
         manager = self.manager
         try:
             with scope:
-                dispatcher = Dispatcher(manager.server)
+                dispatcher = Dispatcher(manager.server, principal=self.principal)
                 dispatcher.subscribed_uris = self.subscribed_uris
                 changes = trio.CancelScope()
                 async with trio.open_nursery() as nursery:

@@ -13,6 +13,7 @@ requests are cancelled), and so does shutdown (it drains first).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
 
@@ -22,7 +23,7 @@ from .. import _jsonrpc as rpc
 from .._errors import ErrorCode
 from .._transports._stream import MessageStream, Received
 from .._types._base import RequestId
-from ._exchange import HttpRequest, ResponseWriter, cancel_on_disconnect, keep_alive
+from ._exchange import HttpRequest, ResponseWriter, Scope, cancel_on_disconnect, keep_alive
 from ._sse import endpoint_event
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ class SseTransport:
             refused with 503 and ``Retry-After``.
         keepalive_interval: seconds between keep-alive comments.
         session_options: options for each :class:`~trio_mcp.session.Session`.
+        principal: names the caller who opens a session, from the ``GET``'s ASGI scope.
     """
 
     def __init__(
@@ -78,8 +80,10 @@ class SseTransport:
         max_sessions: int = 10_000,
         keepalive_interval: float = 15.0,
         session_options: dict[str, Any] | None = None,
+        principal: Callable[[Scope], str | None] | None = None,
     ) -> None:
         self.server = server
+        self.principal = principal
         self.message_path = message_path
         self.inbound_buffer = inbound_buffer
         self.max_sessions = max_sessions
@@ -128,7 +132,10 @@ class SseTransport:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(cancel_on_disconnect, http, nursery.cancel_scope, writer)
                 nursery.start_soon(keep_alive, writer, self.keepalive_interval)
-                await self.server.serve(_SseStream(writer, receive), **self.session_options)
+                principal = self.principal(http.scope) if self.principal is not None else None
+                await self.server.serve(
+                    _SseStream(writer, receive), principal=principal, **self.session_options
+                )
                 nursery.cancel_scope.cancel()
         finally:
             self.sessions.pop(session_id, None)

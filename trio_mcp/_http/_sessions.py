@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import secrets
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import trio
@@ -28,7 +29,7 @@ from .._protocol._events import Reply
 from .._transports._stream import Received
 from ._channels import Channel
 from ._event_store import EventStore
-from ._exchange import HttpRequest, ResponseWriter, keep_alive
+from ._exchange import HttpRequest, ResponseWriter, Scope, keep_alive
 from ._headers import LAST_EVENT_ID, MCP_SESSION_ID
 from ._legacy_session import LegacySession, SessionClosed
 from ._sse import priming_event
@@ -64,8 +65,10 @@ class SessionManager:
         inbound_buffer: int = 16,
         keepalive_interval: float = 15.0,
         session_options: dict[str, Any] | None = None,
+        principal: Callable[[Scope], str | None] | None = None,
     ) -> None:
         self.server = server
+        self.principal = principal
         self.nursery = nursery
         self.store = store
         self.max_sessions = max_sessions
@@ -149,7 +152,8 @@ class SessionManager:
             await http.respond_message(response, 400)
             return
         session_id = self.new_session_id()
-        self.sessions[session_id] = LegacySession(self, session_id, connection)
+        principal = self.principal(http.scope) if self.principal is not None else None
+        self.sessions[session_id] = LegacySession(self, session_id, connection, principal=principal)
         header = [(b"mcp-session-id", session_id.encode("ascii"))]
         data = rpc.dumps(response)
         if http.accepts_json:
