@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
+import trio
+import trio.testing
 from auth_support.issuer import ISSUER, RESOURCE, DpopKey, FakeIssuer, b64
 from http_support import ACCEPT, LEGACY, modern_body, modern_headers
 from hypothesis import given, strategies as st
@@ -696,3 +698,54 @@ def test_the_replay_cache_is_bounded_and_forgets_proofs_too_old_to_accept() -> N
     clock.now += 400  # every remembered proof is now too old to be accepted anyway
     check()
     assert verifier.statistics() == {"remembered_jti": 1}
+
+
+async def test_a_failed_key_fetch_is_not_retried_within_the_interval_and_old_keys_stay() -> None:
+    issuer = FakeIssuer()
+    clock = Clock()
+    async with issuer.http_client() as http:
+        verifier = JwtVerifier(
+            ISSUER, http_client=http, clock=clock, jwks_max_age=100, jwks_refresh_interval=30
+        )
+        async with protected(issuer, verifier=verifier) as (client, _):
+            issuer.jwks_status = 500
+            for _ in range(3):
+                r = await call(client, "whoami", headers=bearer(issuer.token()))
+                assert r.status_code == 503
+            assert issuer.fetched.count("/jwks") == 1
+            clock.now += 31
+            issuer.jwks_status = 200
+            assert (await call(client, "whoami", headers=bearer(issuer.token()))).status_code == 200
+            # Keys past their age, the issuer down: the cached keys go on serving.
+            issuer.jwks_status = 500
+            clock.now += 101
+            for _ in range(3):
+                r = await call(client, "whoami", headers=bearer(issuer.token()))
+                assert r.status_code == 200
+            assert issuer.fetched.count("/jwks") == 3
+
+
+async def test_concurrent_requests_share_one_key_fetch() -> None:
+    issuer = FakeIssuer()
+    release = trio.Event()
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        await release.wait()
+        return issuer.handle(request)
+
+    statuses: list[int] = []
+    async with httpx.AsyncClient(transport=httpx.MockTransport(slow)) as http:
+        verifier = JwtVerifier(ISSUER, http_client=http)
+        async with protected(issuer, verifier=verifier) as (client, _):
+
+            async def one() -> None:
+                r = await call(client, "whoami", headers=bearer(issuer.token()))
+                statuses.append(r.status_code)
+
+            async with trio.open_nursery() as nursery:
+                for _ in range(5):
+                    nursery.start_soon(one)
+                await trio.testing.wait_all_tasks_blocked()
+                release.set()
+    assert statuses == [200] * 5
+    assert issuer.fetched == ["/.well-known/oauth-authorization-server", "/jwks"]

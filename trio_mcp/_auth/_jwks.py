@@ -75,7 +75,9 @@ class JwksCache:
     ``refresh_interval`` seconds (so a stream of made-up ``kid`` values costs the
     authorization server one request per interval, not one per token). At most
     ``max_keys`` keys are kept. Fetches are single-flight: tasks that need the keys
-    while one fetches wait for it.
+    while one fetches wait for it. A failed fetch is not tried again for
+    ``refresh_interval`` seconds either: meanwhile the keys cached before (if any) are
+    used, and without any, tokens cannot be checked (:class:`VerifierUnavailable`).
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class JwksCache:
         self.clock = clock
         self._keys: list[PublicKey] | None = None
         self._fetched_at = -float("inf")
+        self._failed_at = -float("inf")
         self._generation = 0
         self._lock = trio.Lock()
 
@@ -136,10 +139,22 @@ class JwksCache:
         async with self._lock:
             if self._generation != seen_generation:
                 return  # another task fetched while this one waited
-            if self.jwks_uri is None:
-                self.jwks_uri = await self._discover()
-            document = await self.fetcher.get_json(self.jwks_uri)
-            self._keys = self._import(document)
+            if self.clock() - self._failed_at < self.refresh_interval:
+                if self._keys is None:
+                    raise VerifierUnavailable(f"the keys of {self.issuer} could not be fetched")
+                return
+            try:
+                if self.jwks_uri is None:
+                    self.jwks_uri = await self._discover()
+                document = await self.fetcher.get_json(self.jwks_uri)
+                keys = self._import(document)
+            except VerifierUnavailable as exc:
+                self._failed_at = self.clock()
+                if self._keys is None:
+                    raise
+                log.warning("keeping the cached keys of %s: %s", self.issuer, exc)
+                return
+            self._keys = keys
             self._fetched_at = self.clock()
             self._generation += 1
 
