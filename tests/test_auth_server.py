@@ -372,6 +372,24 @@ async def test_scopes_are_checked_in_the_initialize_era_too() -> None:
         assert r.status_code == 403
         assert 'scope="mcp:tools"' in challenge(r)
         assert ran == []
+        # The token's subject is the session's principal.
+        r = await client.post(
+            "/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "whoami", "arguments": {}},
+            },
+            headers=headers,
+        )
+        assert r.json()["result"]["content"][0]["text"] == "alice"
+
+
+def test_scopes_are_a_list_not_a_string() -> None:
+    server = Server("s")
+    with pytest.raises(TypeError, match="list of scope names"):
+        server.tool(scopes="mcp:tools")
 
 
 async def test_required_scopes_apply_to_every_request() -> None:

@@ -293,7 +293,7 @@ class Server:
             "meta": meta,
         }
 
-        required = frozenset(scopes)
+        required = _scope_set(scopes)
 
         def register(fn: F) -> F:
             spec = ToolSpec.from_function(fn, **options)
@@ -348,7 +348,7 @@ class Server:
         """
 
         _check_ttl(ttl_ms)
-        required = frozenset(scopes)
+        required = _scope_set(scopes)
 
         def register(fn: F) -> F:
             from ._resources import ResourceSpec, TemplateSpec
@@ -472,7 +472,7 @@ class Server:
         returns a string (one user message), messages, content, or a GetPromptResult.
         Served over HTTP with ``auth=``, a get whose access token lacks one of ``scopes``
         is refused (``403`` ``insufficient_scope``) before the function runs."""
-        required = frozenset(scopes)
+        required = _scope_set(scopes)
 
         def register(fn: F) -> F:
             from ._prompts import PromptSpec
@@ -707,3 +707,14 @@ def _check_ttl(ttl_ms: int | None) -> None:
     """
     if ttl_ms is not None and ttl_ms < 0:
         raise ValueError(f"ttl_ms must be 0 or more, not {ttl_ms}")
+
+
+def _scope_set(scopes: Iterable[str]) -> frozenset[str]:
+    """The ``scopes=`` of a tool, resource or prompt.
+
+    Raises:
+        TypeError: a single string (a list of scope names is expected).
+    """
+    if isinstance(scopes, str):
+        raise TypeError(f"scopes must be a list of scope names, not the string {scopes!r}")
+    return frozenset(scopes)
