@@ -286,6 +286,35 @@ async def test_no_authorization_header_or_token_crashes_the_server(data: st.Data
     assert ran == []
 
 
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+CLAIMS = ["iss", "sub", "aud", "exp", "nbf", "iat", "scope", "scp", "client_id", "cnf"]
+
+
+@given(st.data())
+async def test_well_signed_tokens_with_any_claims_never_crash_the_server(
+    data: st.DataObject,
+) -> None:
+    """Signed by the issuer's key, but with claims of any JSON type: refused or accepted,
+    never a 500."""
+    issuer = FakeIssuer()
+    overrides = data.draw(st.dictionaries(st.sampled_from(CLAIMS), JSON, max_size=4))
+    header = data.draw(
+        st.dictionaries(st.sampled_from(["typ", "kid", "crit", "jwk"]), JSON, max_size=2)
+    )
+    token = issuer.token(header=header, **overrides)
+    async with protected(issuer, dpop=DpopVerifier()) as (client, _):
+        r = await call(client, "whoami", headers=bearer(token))
+        assert r.status_code in (200, 401, 403), (r.status_code, r.text)
+        r = await call(client, "whoami", headers={"authorization": f"DPoP {token}", "dpop": token})
+        assert r.status_code == 401, (r.status_code, r.text)
+
+
 # -- scopes ------------------------------------------------------------------------------
 
 

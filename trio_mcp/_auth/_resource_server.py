@@ -124,8 +124,8 @@ class ProtectedResource:
         metadata_extra: further fields for the metadata document.
 
     Raises:
-        ValueError: ``resource`` is not an absolute http(s) URI without fragment, or
-            ``require_dpop`` without ``dpop``.
+        ValueError: ``resource`` is not an absolute http(s) URI without fragment, no
+            authorization server, or ``require_dpop`` without ``dpop``.
     """
 
     def __init__(
@@ -145,6 +145,8 @@ class ProtectedResource:
     ) -> None:
         if require_dpop and dpop is None:
             raise ValueError("require_dpop needs a DpopVerifier (dpop=...)")
+        if not authorization_servers:
+            raise ValueError("name at least one authorization server")
         self.resource = canonical_resource(resource)
         self.verifier = verifier
         self.required_scopes = frozenset(required_scopes)
