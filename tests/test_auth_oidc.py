@@ -28,7 +28,7 @@ from http_support import modern_body, modern_headers
 from joserfc import jwk, jws
 
 from trio_mcp import McpError, Server
-from trio_mcp.auth import JwtVerifier, ProtectedResource
+from trio_mcp.auth import IntrospectionVerifier, JwtVerifier, ProtectedResource
 from trio_mcp.http import open_http_client, serve
 
 pytestmark = pytest.mark.slow
@@ -254,3 +254,51 @@ def _segment(text: str) -> bytes:
     import base64
 
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+async def test_opaque_tokens_checked_by_introspection_and_revocation_takes_effect_at_once(
+    oidc_provider: OidcProvider,
+) -> None:
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/opaque/mcp"
+    server = Server("introspecting")
+
+    @server.tool(scopes=["mcp:tools"])
+    async def echo(text: str) -> str:
+        return text
+
+    verifier = IntrospectionVerifier(
+        oidc_provider.introspection_endpoint,
+        client_id=oidc_provider.resource_server_id,
+        client_secret=oidc_provider.resource_server_secret,
+        issuer=oidc_provider.issuer,
+    )
+    auth = ProtectedResource(
+        resource, verifier=verifier, authorization_servers=[oidc_provider.issuer]
+    )
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(
+                partial(serve, server, "127.0.0.1", port, auth=auth, path="/opaque/mcp")
+            )
+            token = (await get_token(oidc_provider, resource))["access_token"]
+            assert token.count(".") == 0  # opaque
+            r = await post_call(resource, {"authorization": f"Bearer {token}"})
+            assert r.status_code == 200, r.text
+            assert r.json()["result"]["content"][0]["text"] == "hi"
+            elsewhere = (await get_token(oidc_provider, f"http://127.0.0.1:{port}/opaque/other"))[
+                "access_token"
+            ]
+            r = await post_call(resource, {"authorization": f"Bearer {elsewhere}"})
+            assert r.status_code == 401
+            async with httpx.AsyncClient() as client:
+                revoked = await client.post(
+                    oidc_provider.revocation_endpoint,
+                    data={"token": token},
+                    auth=(oidc_provider.client_id, oidc_provider.client_secret),
+                )
+                assert revoked.status_code == 200
+            r = await post_call(resource, {"authorization": f"Bearer {token}"})
+            assert r.status_code == 401
+            assert 'error="invalid_token"' in r.headers["www-authenticate"]
+            nursery.cancel_scope.cancel()

@@ -7,7 +7,10 @@ no network). Tests that need it skip when node, npm or the package cannot be had
 
 Use the ``oidc_provider`` fixture (in tests/conftest.py): a running provider, shared by
 the session, with a confidential client for ``client_credentials``
-(:data:`CLIENT_ID` / :data:`CLIENT_SECRET`). :func:`start_oidc_provider` starts more
+(:data:`CLIENT_ID` / :data:`CLIENT_SECRET`) and one for a resource server that
+introspects tokens (:data:`RESOURCE_SERVER_ID`); tokens for a resource whose path starts
+with ``/opaque/`` are opaque, all others JWTs. Dynamic registration and PKCE (required)
+are on for interactive clients, with the provider's development login pages. :func:`start_oidc_provider` starts more
 (with keys of your choosing, say to rotate them).
 """
 
@@ -37,6 +40,9 @@ SCRIPT = Path(__file__).with_name("oidc_provider.mjs")
 
 CLIENT_ID = "mcp-service"
 CLIENT_SECRET = "mcp-service-secret-that-is-long-enough"
+#: A client for the resource server itself (it introspects tokens, RFC 7662).
+RESOURCE_SERVER_ID = "mcp-resource-server"
+RESOURCE_SERVER_SECRET = "mcp-resource-server-secret-long-enough"
 SCOPES = ("mcp:tools", "mcp:read")
 
 
@@ -104,6 +110,8 @@ class OidcProvider:
     jwks: dict[str, Any]
     client_id: str = CLIENT_ID
     client_secret: str = CLIENT_SECRET
+    resource_server_id: str = RESOURCE_SERVER_ID
+    resource_server_secret: str = RESOURCE_SERVER_SECRET
 
     @property
     def token_endpoint(self) -> str:
@@ -112,6 +120,10 @@ class OidcProvider:
     @property
     def introspection_endpoint(self) -> str:
         return f"{self.issuer}/token/introspection"
+
+    @property
+    def revocation_endpoint(self) -> str:
+        return f"{self.issuer}/token/revocation"
 
 
 @contextmanager
@@ -137,7 +149,14 @@ def start_oidc_provider(
                 "redirect_uris": [],
                 "token_endpoint_auth_method": "client_secret_basic",
                 "scope": " ".join(scopes),
-            }
+            },
+            {
+                "client_id": RESOURCE_SERVER_ID,
+                "client_secret": RESOURCE_SERVER_SECRET,
+                "grant_types": [],
+                "response_types": [],
+                "redirect_uris": [],
+            },
         ]
     config = {"port": port, "jwks": jwks, "clients": list(clients), "scopes": list(scopes)}
     with tempfile.TemporaryDirectory(prefix="trio-mcp-oidc-") as folder:

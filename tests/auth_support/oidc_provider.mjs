@@ -5,7 +5,8 @@
 //               "clients": [...client metadata...], "scopes": ["mcp:tools", ...]}
 // Prints "listening <issuer>" on stdout once it accepts connections; listens on 127.0.0.1
 // only. Enabled: PKCE (required), dynamic client registration, resource indicators (access
-// tokens for a resource are JWTs with that resource as audience), DPoP, client credentials,
+// tokens for a resource are JWTs with that resource as audience, opaque ones for resources
+// under /opaque/), DPoP, client credentials,
 // introspection and revocation, and the development login pages (for interactive flows).
 import { readFileSync } from 'node:fs';
 import Provider from 'oidc-provider';
@@ -35,7 +36,10 @@ const provider = new Provider(issuer, {
         scope: scopes.join(' '),
         audience: resourceIndicator,
         accessTokenTTL: config.accessTokenTTL ?? 300,
-        accessTokenFormat: 'jwt',
+        // Resources whose path starts with /opaque/ get opaque tokens (for introspection).
+        accessTokenFormat: new URL(resourceIndicator).pathname.startsWith('/opaque/')
+          ? 'opaque'
+          : 'jwt',
         jwt: { sign: { alg: 'ES256' } },
       }),
     },
