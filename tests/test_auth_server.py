@@ -796,3 +796,23 @@ async def test_concurrent_requests_share_one_key_fetch() -> None:
                 release.set()
     assert statuses == [200] * 5
     assert issuer.fetched == ["/.well-known/oauth-authorization-server", "/jwks"]
+
+
+def test_without_the_auth_extra_http_works_and_auth_says_what_to_install() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "sys.modules['joserfc'] = None  # as if it were not installed\n"
+        "import trio_mcp.http\n"
+        "try:\n"
+        "    import trio_mcp.auth\n"
+        "except ImportError as exc:\n"
+        "    print(exc)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == (
+        "trio_mcp.auth needs joserfc and cryptography: pip install 'trio-mcp[auth]'"
+    )

@@ -22,7 +22,12 @@ from collections.abc import Callable, Collection
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from joserfc import jwk
+try:
+    from joserfc import jwk
+except ImportError as exc:
+    raise ImportError(
+        "trio_mcp.auth needs joserfc and cryptography: pip install 'trio-mcp[auth]'"
+    ) from exc
 
 from ._jwks import KEY_TYPES, key_fits
 from ._jwt import DEFAULT_ALGORITHMS, check_signature, split_jws

@@ -10,7 +10,13 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import trio
-from joserfc import jwk
+
+try:
+    from joserfc import jwk
+except ImportError as exc:
+    raise ImportError(
+        "trio_mcp.auth needs joserfc and cryptography: pip install 'trio-mcp[auth]'"
+    ) from exc
 
 from ._fetch import JsonFetcher
 from ._verifier import InvalidToken, VerifierUnavailable

@@ -10,8 +10,14 @@ from typing import Any
 
 import httpx
 import orjson
-from joserfc import jws
-from joserfc.errors import JoseError
+
+try:
+    from joserfc import jws
+    from joserfc.errors import JoseError
+except ImportError as exc:
+    raise ImportError(
+        "trio_mcp.auth needs joserfc and cryptography: pip install 'trio-mcp[auth]'"
+    ) from exc
 
 from ._fetch import JsonFetcher
 from ._jwks import KEY_TYPES, JwksCache

@@ -67,7 +67,7 @@ log = logging.getLogger("trio_mcp.auth")
 _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 #: Header names that carry credentials: never passed further than the edge.
 _CREDENTIAL_HEADERS = frozenset({b"authorization", b"dpop"})
-_QUERY_TOKEN_NAMES = frozenset({"access_token", "token"})
+_QUERY_TOKEN_NAMES = frozenset({"access_token"})
 
 
 def _quoted(value: str) -> str:
