@@ -27,7 +27,9 @@ for a refused ``Host``/``Origin``, 413 for a body over the limit, 408 for a
 body slower than ``body_timeout``, 415 for a body that is not JSON, 406 when
 the client accepts neither JSON nor SSE, 400
 for malformed or mismatched requests, 404 for unknown sessions and methods,
-405 for unsupported HTTP methods, 503 while not taking sessions.
+405 for unsupported HTTP methods, 503 while not taking sessions. With ``auth``
+(see :mod:`trio_mcp._auth._resource_server`), 401 for a missing or refused access
+token, 403 for missing scopes, 400 for a token in the query string.
 """
 
 from __future__ import annotations
@@ -259,7 +261,7 @@ class McpAsgiApp:
         auth = self.auth
         token = http.scope.get(ACCESS_TOKEN_KEY)
         if auth is None or token is None:
-            return False
+            return False  # (not reached: the edge admitted only requests with a token)
         kind = type(message)
         items = message.items if kind is rpc.Batch else [message]  # type: ignore[union-attr]
         needed: frozenset[str] = frozenset()
@@ -316,7 +318,7 @@ class McpAsgiApp:
             if body is None:
                 return
             message = rpc.parse(body)
-            if await self._refused_scopes(http, message):
+            if self.auth is not None and await self._refused_scopes(http, message):
                 return
             if _is_modern(http.headers.get(MCP_PROTOCOL_VERSION), message):
                 await self.modern.post(http, message)
@@ -434,8 +436,9 @@ def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
             (2026-07-28) each get a session, and ``max_concurrent_requests`` bounds them
             all together.
         principal: ``principal(scope)`` names the caller of a stateless (2026-07-28)
-            request from its ASGI scope (say, what your authentication middleware put
-            there), or returns ``None``. Called once per request, before its handler
+            request, or of the legacy session an ``initialize`` opens, from its ASGI
+            scope (say, what your authentication middleware put there), or returns
+            ``None``. Called once per request, before its handler
             runs; handlers see it as :attr:`Context.principal <trio_mcp.server.Context.principal>`,
             and every ``requestState`` is bound to it, so a state issued to one caller
             is refused when another presents it. With ``auth``, by default the verified
