@@ -17,7 +17,7 @@ import pytest
 import trio
 import trio.testing
 from auth_support.issuer import ISSUER, RESOURCE, DpopKey, FakeIssuer, b64
-from http_support import ACCEPT, LEGACY, modern_body, modern_headers
+from http_support import ACCEPT, LEGACY, modern_body, modern_headers, open_sse, running
 from hypothesis import given, strategies as st
 
 from trio_mcp import Context, Server
@@ -27,7 +27,7 @@ from trio_mcp.auth import (
     JwtVerifier,
     ProtectedResource,
 )
-from trio_mcp.http import open_asgi_app
+from trio_mcp.http import asgi_app, open_asgi_app
 
 METADATA_URL = "http://localhost/.well-known/oauth-protected-resource/mcp"
 
@@ -816,3 +816,56 @@ def test_without_the_auth_extra_http_works_and_auth_says_what_to_install() -> No
     assert run.stdout.strip() == (
         "trio_mcp.auth needs joserfc and cryptography: pip install 'trio-mcp[auth]'"
     )
+
+
+async def test_the_2024_transport_is_protected_and_its_principal_is_the_subject() -> None:
+    """GET /sse needs a token, and each POST to /messages is checked for its scopes."""
+    issuer = FakeIssuer()
+    ran: list[str] = []
+    async with issuer.http_client() as http:
+        auth = ProtectedResource(
+            RESOURCE,
+            verifier=JwtVerifier(ISSUER, http_client=http),
+            authorization_servers=[ISSUER],
+        )
+        app = asgi_app(make_server(ran), auth=auth)
+        weak = bearer(issuer.token(scope="other", sub="dora"))
+        async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+            assert (await client.get(base + "/sse")).status_code == 401
+            async with open_sse(client, "GET", base + "/sse", headers=weak) as reader:
+                (endpoint,) = await reader.wait_for(1)
+                post_url = base + endpoint.data
+                initialize = {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2024-11-05",
+                        "capabilities": {},
+                        "clientInfo": {"name": "old", "version": "1"},
+                    },
+                }
+                assert (await client.post(post_url, json=initialize)).status_code == 401
+                r = await client.post(post_url, json=initialize, headers=weak)
+                assert r.status_code == 202
+                await reader.wait_for(2)
+                await client.post(
+                    post_url,
+                    json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    headers=weak,
+                )
+
+                def tool_call(id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+                    params = {"name": name, "arguments": arguments}
+                    return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+
+                r = await client.post(
+                    post_url, json=tool_call(2, "echo", {"text": "x"}), headers=weak
+                )
+                assert r.status_code == 403
+                assert 'scope="mcp:tools"' in challenge(r)
+                r = await client.post(post_url, json=tool_call(3, "whoami", {}), headers=weak)
+                assert r.status_code == 202
+                events = await reader.wait_for(3)
+                assert json.loads(events[2].data)["result"]["content"][0]["text"] == "dora"
+    assert ran == ["whoami"]
