@@ -869,3 +869,11 @@ async def test_the_2024_transport_is_protected_and_its_principal_is_the_subject(
                 events = await reader.wait_for(3)
                 assert json.loads(events[2].data)["result"]["content"][0]["text"] == "dora"
     assert ran == ["whoami"]
+
+
+def test_an_issuer_without_tls_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    JwtVerifier("http://127.0.0.1:9000")
+    IntrospectionVerifier("https://as.example/introspect")
+    assert caplog.text == ""
+    JwtVerifier("http://as.example")
+    assert "http://as.example is not served over HTTPS" in caplog.text

@@ -3,9 +3,11 @@ a deadline and a size bound."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import orjson
@@ -13,7 +15,18 @@ import trio
 
 from ._verifier import VerifierUnavailable
 
-__all__ = ["JsonFetcher"]
+__all__ = ["JsonFetcher", "warn_if_insecure"]
+
+log = logging.getLogger("trio_mcp.auth")
+_LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def warn_if_insecure(url: str) -> None:
+    """Log a warning for an authorization server reached without TLS (the MCP spec: its
+    endpoints MUST be served over HTTPS), unless it is on this machine."""
+    parts = urlsplit(url)
+    if parts.scheme != "https" and (parts.hostname or "") not in _LOOPBACK:
+        log.warning("the authorization server at %s is not served over HTTPS", url)
 
 
 class JsonFetcher:

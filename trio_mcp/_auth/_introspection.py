@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import httpx
 
-from ._fetch import JsonFetcher
+from ._fetch import JsonFetcher, warn_if_insecure
 from ._jwt import MAX_TOKEN_LENGTH, check_lifetime
 from ._verifier import AccessToken, InvalidToken, VerifierUnavailable, claims_token
 
@@ -50,6 +50,7 @@ class IntrospectionVerifier:
         fetch_timeout: float = 10.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        warn_if_insecure(endpoint)
         self.endpoint = endpoint
         self.issuer = issuer
         self.leeway = leeway

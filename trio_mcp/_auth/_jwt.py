@@ -19,7 +19,7 @@ except ImportError as exc:
         "trio_mcp.auth needs joserfc and cryptography: pip install 'trio-mcp[auth]'"
     ) from exc
 
-from ._fetch import JsonFetcher
+from ._fetch import JsonFetcher, warn_if_insecure
 from ._jwks import KEY_TYPES, JwksCache
 from ._verifier import AccessToken, InvalidToken, claims_token
 
@@ -152,6 +152,7 @@ class JwtVerifier:
                 f"not accepted as access-token signature algorithms: {refused} "
                 f"(choose among {sorted(KEY_TYPES)})"
             )
+        warn_if_insecure(issuer)
         self.issuer = issuer
         self.algorithms = frozenset(algorithms)
         self.token_types = (
