@@ -22,6 +22,7 @@ from hypothesis import given, strategies as st
 
 from trio_mcp import Context, Server
 from trio_mcp.auth import (
+    DpopRefused,
     DpopVerifier,
     IntrospectionVerifier,
     JwtVerifier,
@@ -877,3 +878,28 @@ def test_an_issuer_without_tls_is_warned_about(caplog: pytest.LogCaptureFixture)
     assert caplog.text == ""
     JwtVerifier("http://as.example")
     assert "http://as.example is not served over HTTPS" in caplog.text
+
+
+DPOP_CLAIMS = ["jti", "htm", "htu", "iat", "ath", "nonce"]
+
+
+@given(st.data())
+def test_well_signed_dpop_proofs_with_any_claims_are_accepted_or_refused(
+    data: st.DataObject,
+) -> None:
+    """A proof signed by the bound key, with claims of any JSON type (and URLs of any
+    shape): the verifier accepts it or raises DpopRefused, nothing else."""
+    key = DpopKey()
+    overrides = data.draw(st.dictionaries(st.sampled_from(DPOP_CLAIMS), JSON, max_size=3))
+    if data.draw(st.booleans()):
+        overrides["htu"] = data.draw(
+            st.sampled_from(
+                ["http://a:99999/mcp", "http://[::1/mcp", "", "mcp", "http://localhost:80/mcp"]
+            )
+        )
+    proof = key.proof("POST", RESOURCE, "t", **overrides)
+    verifier = DpopVerifier(require_nonce=data.draw(st.booleans()))
+    try:
+        verifier.check(proof, method="POST", url=RESOURCE, access_token="t", jkt=key.jkt)
+    except DpopRefused:
+        pass

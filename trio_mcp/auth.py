@@ -7,7 +7,10 @@ your own), with DPoP proofs when tokens are DPoP-bound (:class:`DpopVerifier`).
 Needs the ``auth`` extra: ``pip install 'trio-mcp[auth]'``.
 """
 
-from ._auth._dpop_verify import DpopVerifier as DpopVerifier
+from ._auth._dpop_verify import (
+    DpopRefused as DpopRefused,
+    DpopVerifier as DpopVerifier,
+)
 from ._auth._introspection import IntrospectionVerifier as IntrospectionVerifier
 from ._auth._jwks import JwksCache as JwksCache
 from ._auth._jwt import JwtVerifier as JwtVerifier

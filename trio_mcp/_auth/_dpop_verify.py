@@ -178,7 +178,11 @@ class DpopVerifier:
         if claims.get("htm") != method:
             raise _invalid("the DPoP proof is for another HTTP method")
         htu = claims.get("htu")
-        if not isinstance(htu, str) or normalize_htu(htu) != normalize_htu(url):
+        try:
+            same_url = isinstance(htu, str) and normalize_htu(htu) == normalize_htu(url)
+        except ValueError:  # not a URL at all (a bad port, a broken IPv6 address)
+            same_url = False
+        if not same_url:
             raise _invalid("the DPoP proof is for another URL")
         if claims.get("ath") != access_token_hash(access_token):
             raise _invalid("the DPoP proof is for another access token")
