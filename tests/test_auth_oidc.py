@@ -302,3 +302,66 @@ async def test_opaque_tokens_checked_by_introspection_and_revocation_takes_effec
             assert r.status_code == 401
             assert 'error="invalid_token"' in r.headers["www-authenticate"]
             nursery.cancel_scope.cancel()
+
+
+async def test_a_user_token_from_the_authorization_code_flow_with_pkce(
+    oidc_provider: OidcProvider,
+) -> None:
+    """What an interactive MCP client does (dynamic registration, PKCE, a resource
+    indicator, a user logging in): the token it gets works at the server, whose principal
+    is the user."""
+    import base64
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    from auth_support.oidc import act_as_user
+
+    redirect_uri = "http://127.0.0.1:8765/callback"
+    with trio.fail_after(60):
+        async with protected_example(oidc_provider.issuer) as url, httpx.AsyncClient() as http:
+            registration = await http.post(
+                f"{oidc_provider.issuer}/reg",
+                json={
+                    "redirect_uris": [redirect_uri],
+                    "application_type": "native",
+                    "token_endpoint_auth_method": "none",
+                    "grant_types": ["authorization_code"],
+                    "response_types": ["code"],
+                    "scope": "mcp:tools",
+                },
+            )
+            assert registration.status_code == 201, registration.text
+            client_id = registration.json()["client_id"]
+            verifier = secrets.token_urlsafe(32)
+            challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest())
+            query = {
+                "client_id": client_id,
+                "response_type": "code",
+                "redirect_uri": redirect_uri,
+                "scope": "mcp:tools",
+                "resource": url,
+                "state": "s1",
+                "code_challenge": challenge.rstrip(b"=").decode(),
+                "code_challenge_method": "S256",
+            }
+            back = await act_as_user(
+                oidc_provider.issuer, f"{oidc_provider.issuer}/auth?{urlencode(query)}", login="ada"
+            )
+            params = parse_qs(urlsplit(back).query)
+            assert back.startswith(redirect_uri) and params["state"] == ["s1"]
+            assert params["iss"] == [oidc_provider.issuer]
+            token = await http.post(
+                f"{oidc_provider.issuer}/token",
+                data={
+                    "grant_type": "authorization_code",
+                    "code": params["code"][0],
+                    "redirect_uri": redirect_uri,
+                    "client_id": client_id,
+                    "code_verifier": verifier,
+                    "resource": url,
+                },
+            )
+            assert token.status_code == 200, token.text
+            access_token = token.json()["access_token"]
+            async with open_http_client(url, auth=BearerAuth(access_token)) as mcp:
+                who = await mcp.call_tool("whoami")
+                assert who.content[0].text == "ada"  # type: ignore[union-attr]

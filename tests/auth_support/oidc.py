@@ -11,7 +11,9 @@ the session, with a confidential client for ``client_credentials``
 introspects tokens (:data:`RESOURCE_SERVER_ID`); tokens for a resource whose path starts
 with ``/opaque/`` are opaque, all others JWTs. Dynamic registration and PKCE (required)
 are on for interactive clients, with the provider's development login pages. :func:`start_oidc_provider` starts more
-(with keys of your choosing, say to rotate them).
+(with keys of your choosing, say to rotate them). :func:`act_as_user` plays the user at the
+browser for the authorization code flow (the provider's development login and consent
+pages).
 """
 
 from __future__ import annotations
@@ -203,3 +205,40 @@ def _first_line(process: subprocess.Popen[str], timeout: float) -> str:
             if process.poll() is not None:
                 return ""
     return ""
+
+
+async def act_as_user(issuer: str, authorization_url: str, *, login: str = "alice") -> str:
+    """Play the user at the browser for an authorization request: follow ``authorization_url``
+    through oidc-provider's development login and consent pages (any login name is
+    accepted, with any password) and return the URL the provider finally redirects to (the
+    client's ``redirect_uri`` with ``code``, ``state`` and ``iss``), without fetching it.
+
+    For tests of interactive clients: pass the URL the client would open in a browser.
+    """
+    import re
+
+    import httpx
+
+    async with httpx.AsyncClient(follow_redirects=False, timeout=10) as browser:
+        response = await browser.get(authorization_url)
+        for _ in range(10):
+            if response.status_code in (302, 303):
+                location = str(response.headers["location"])
+                if location.startswith("/"):
+                    location = issuer + location
+                if not location.startswith(issuer):
+                    return location
+                response = await browser.get(location)
+            elif response.status_code == 200 and "<form" in response.text:
+                action = re.search(r'<form[^>]*action="([^"]+)"', response.text)
+                assert action is not None, response.text[:500]
+                if 'name="login"' in response.text:
+                    data = {"prompt": "login", "login": login, "password": "any"}
+                else:
+                    data = {"prompt": "consent"}
+                response = await browser.post(action.group(1), data=data)
+            else:
+                raise AssertionError(
+                    f"unexpected page: {response.status_code} {response.text[:500]}"
+                )
+    raise AssertionError("the authorization did not end in a redirect to the client")
