@@ -647,6 +647,8 @@ async def test_bad_dpop_proofs_are_refused(kind: str) -> None:
         r = await call(client, "whoami", headers=DPOP_REFUSALS[kind](key, token))
     assert r.status_code == 401
     assert challenge(r).startswith('DPoP error="invalid_dpop_proof"'), challenge(r)
+    if kind == "missing proof":
+        assert "a DPoP proof (one DPoP header) is required" in challenge(r)
     assert ran == []
 
 

@@ -159,6 +159,8 @@ class DpopVerifier:
         Raises:
             DpopRefused: the proof is not acceptable.
         """
+        if not proof:
+            raise _invalid("a DPoP proof (one DPoP header) is required")
         try:
             header, claims = split_jws(proof)
         except InvalidToken:
