@@ -338,7 +338,9 @@ async def test_a_tool_needing_a_scope_the_token_lacks_gets_403_before_it_runs() 
 async def test_resources_and_prompts_need_their_scopes() -> None:
     issuer = FakeIssuer()
 
-    async def request(token: str, method: str, params: dict[str, Any], name: str) -> httpx.Response:
+    async def request(
+        token: str, method: str, params: dict[str, Any], name: str | None
+    ) -> httpx.Response:
         return await client.post(
             "/mcp",
             json=modern_body(1, method, params),
@@ -352,6 +354,24 @@ async def test_resources_and_prompts_need_their_scopes() -> None:
             ("resources/read", {"uri": "vault://secret"}, "vault://secret", "vault:read"),
             ("resources/read", {"uri": "vault://files/a"}, "vault://files/a", "files:read"),
             ("prompts/get", {"name": "greet", "arguments": {"name": "x"}}, "greet", "prompts:use"),
+            (
+                "completion/complete",
+                {
+                    "ref": {"type": "ref/prompt", "name": "greet"},
+                    "argument": {"name": "name", "value": "a"},
+                },
+                None,
+                "prompts:use",
+            ),
+            (
+                "completion/complete",
+                {
+                    "ref": {"type": "ref/resource", "uri": "vault://files/{name}"},
+                    "argument": {"name": "name", "value": "a"},
+                },
+                None,
+                "files:read",
+            ),
         ]
         for method, params, name, scope in cases:
             r = await request(weak, method, params, name)

@@ -563,9 +563,20 @@ class Server:
     def scopes_needed(self, method: str, params: object) -> frozenset[str]:
         """The OAuth scopes a request of ``method`` with ``params`` needs: those of the tool
         it calls, the resource (or template) it reads or subscribes to, the prompt it
-        gets; none for anything else, or for a name or URI this server does not know
-        (the request then fails on its own)."""
+        gets, the prompt or template whose arguments it completes; none for anything
+        else, or for a name or URI this server does not know (the request then fails on
+        its own)."""
         if not isinstance(params, dict):
+            return frozenset()
+        if method == "completion/complete":
+            ref = params.get("ref")
+            if not isinstance(ref, dict):
+                return frozenset()
+            if ref.get("type") == "ref/prompt":
+                return self.scopes_needed("prompts/get", {"name": ref.get("name")})
+            for template in self._templates:
+                if template.template.uri_template == ref.get("uri"):
+                    return template.scopes
             return frozenset()
         if method == "tools/call":
             tool = self._tools.get(params.get("name"))  # type: ignore[arg-type]
