@@ -35,3 +35,21 @@ def spec_schema(request: pytest.FixtureRequest) -> dict[str, Any]:
     if schema is None:
         pytest.skip(f"the spec schemas are not at {SPEC_DIR}")
     return schema
+
+
+@pytest.fixture(scope="session")
+def oidc_provider() -> Any:
+    """A running oidc-provider (a real OAuth 2.1 authorization server, installed with npm on
+    first use; see tests/auth_support/oidc.py), shared by the session: an
+    :class:`~auth_support.oidc.OidcProvider` with its issuer URL and a confidential client
+    for ``client_credentials``. Skips without node/npm, fails with TRIO_MCP_REQUIRE_OIDC=1."""
+    from auth_support.oidc import start_oidc_provider
+
+    with start_oidc_provider() as provider:
+        yield provider
+
+
+@pytest.fixture
+def oidc_issuer(oidc_provider: Any) -> str:
+    """The issuer URL of :func:`oidc_provider`."""
+    return str(oidc_provider.issuer)

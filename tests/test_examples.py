@@ -236,6 +236,7 @@ TESTED_ELSEWHERE = {
     "echo_server.py",
     "conformance_server.py",  # the conformance suite
     "conformance_client.py",  # the conformance suite
+    "protected_server.py",  # test_auth_oidc.py, against oidc-provider
     "first_server.py",  # first_client.py, first_http.py, host.py, test_glossary.py run it
     "tasks_server.py",  # test_tasks_restart.py (killed and restarted, SQLite and Redis)
 }

@@ -29,7 +29,9 @@ the client accepts neither JSON nor SSE, 400
 for malformed or mismatched requests, 404 for unknown sessions (and another
 principal's) and methods, 405 for unsupported HTTP methods, 410 for a
 ``Last-Event-ID`` no stream of the session can be resumed from, 503 while
-not taking sessions.
+not taking sessions. With ``auth`` (see :mod:`trio_mcp._auth._resource_server`),
+401 for a missing or refused access token, 403 for missing scopes, 400 for a
+token in the query string.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from .. import _jsonrpc as rpc
+from .._auth._verifier import ACCESS_TOKEN_KEY
 from .._errors import ErrorCode
 from .._protocol._envelope import declares_modern_version
 from .._transports._stream import Received
@@ -55,6 +58,7 @@ from ._security import HostPolicy
 from ._sessions import SessionManager
 
 if TYPE_CHECKING:
+    from .._auth._resource_server import ProtectedResource
     from .._server._server import Server
 
 __all__ = ["McpAsgiApp", "asgi_app", "open_asgi_app"]
@@ -92,8 +96,14 @@ class McpAsgiApp:
         engine_linger: float = 2.0,
         session_options: dict[str, Any] | None = None,
         principal: Callable[[Scope], str | None] | None = None,
+        auth: ProtectedResource | None = None,
     ) -> None:
         self.server = server
+        self.auth = auth
+        if auth is not None and principal is None:
+            principal = _token_subject
+        #: Names the caller of a request from its ASGI scope (``None``: nobody).
+        self.principal = principal
         self.path = path
         self.sse_path = sse_path
         self.message_path = message_path
@@ -109,7 +119,6 @@ class McpAsgiApp:
         self.keepalive_interval = keepalive_interval
         self.engine_linger = engine_linger
         self.session_options = dict(session_options or {})
-        self.principal = principal
         self.modern = ModernEndpoint(
             server,
             keepalive_interval=keepalive_interval,
@@ -219,6 +228,13 @@ class McpAsgiApp:
             await http.respond_error(403, ErrorCode.INVALID_REQUEST, f"Forbidden: {refusal}")
             return
         path = http.path
+        auth = self.auth
+        if auth is not None:
+            if path in auth.metadata_paths:
+                await auth.serve_metadata(http)
+                return
+            if (path == self.path or path in self._sse_paths) and await auth.admit(http) is None:
+                return  # refused
         if path == self.path:
             await self._mcp(http)
         elif self.sse is not None and path == self.sse_path:
@@ -229,7 +245,9 @@ class McpAsgiApp:
         elif self.sse is not None and path == self.message_path:
             if http.method == "POST":
                 body = await self._body(http)
-                if body is not None:
+                if body is not None and not (
+                    self.auth is not None and await self._refused_scopes(http, rpc.parse(body))
+                ):
                     await self.sse.post(http, body, self._principal(http))
             else:
                 await http.respond(405, headers=_ALLOW_POST)
@@ -239,6 +257,33 @@ class McpAsgiApp:
     def _principal(self, http: HttpRequest) -> str | None:
         """Who sends the request of a session, as the ``principal`` hook names them."""
         return self.principal(http.scope) if self.principal is not None else None
+
+    @property
+    def _sse_paths(self) -> tuple[str, ...]:
+        return () if self.sse is None else (self.sse_path or "", self.message_path)
+
+    async def _refused_scopes(self, http: HttpRequest, message: Received) -> bool:
+        """Whether a request of ``message`` needs scopes its token lacks (then the ``403``
+        was sent): checked before any handler runs."""
+        auth = self.auth
+        token = http.scope.get(ACCESS_TOKEN_KEY)
+        if auth is None or token is None:
+            return False  # (not reached: the edge admitted only requests with a token)
+        kind = type(message)
+        items = message.items if kind is rpc.Batch else [message]  # type: ignore[union-attr]
+        needed: frozenset[str] = frozenset()
+        first_id = None
+        for item in items:
+            if type(item) is rpc.Request:
+                wanted = self.server.scopes_needed(item.method, item.params)
+                if wanted and first_id is None:
+                    first_id = item.id
+                needed |= wanted
+        refusal = auth.refuse_scopes(token, needed)
+        if refusal is None:
+            return False
+        await auth.send_refusal(http, refusal, id=first_id)
+        return True
 
     async def _body(self, http: HttpRequest) -> bytes | None:
         """The request body; ``None`` after answering when it cannot be had."""
@@ -280,6 +325,8 @@ class McpAsgiApp:
             if body is None:
                 return
             message = rpc.parse(body)
+            if self.auth is not None and await self._refused_scopes(http, message):
+                return
             if _is_modern(http.headers.get(MCP_PROTOCOL_VERSION), message):
                 await self.modern.post(http, message)
             else:
@@ -349,6 +396,12 @@ class McpAsgiApp:
         await manager.post(http, session, messages)
 
 
+def _token_subject(scope: Scope) -> str | None:
+    """The principal of a request that passed ``auth``: its token's subject."""
+    token = scope.get(ACCESS_TOKEN_KEY)
+    return token.subject if token is not None else None
+
+
 def _is_modern(header: str | None, message: Received) -> bool:
     if header is not None and header.strip() not in LEGACY_VERSIONS:
         return True
@@ -410,7 +463,15 @@ def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
             when another presents it. A legacy session (Streamable HTTP or HTTP+SSE) is
             bound to the principal that opened it: any other (anonymous included) that
             presents its id gets ``404``, as if it did not exist, and the refusal is
-            logged (principal names and a session id prefix).
+            logged (principal names and a session id prefix). With ``auth``, by default
+            the verified token's subject.
+        auth: make the server an OAuth 2.1 protected resource
+            (:class:`~trio_mcp.auth.ProtectedResource`): every request to the MCP
+            endpoints needs an access token issued for it (``401`` without, with the
+            ``WWW-Authenticate`` challenge clients start authorization from), tools,
+            resources and prompts declared with ``scopes=`` need those (``403``
+            ``insufficient_scope``), and the Protected Resource Metadata document
+            (RFC 9728) is served at its well-known paths. Handlers never see the token.
     """
     return McpAsgiApp(server, **options)
 

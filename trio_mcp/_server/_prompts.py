@@ -26,6 +26,8 @@ class PromptSpec:
     prompt: Prompt
     fn: Callable[..., Awaitable[Any] | Any]
     signature: Signature
+    #: The OAuth scopes a caller's token needs to get it (HTTP with ``auth=``).
+    scopes: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:

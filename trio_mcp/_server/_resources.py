@@ -87,6 +87,8 @@ class ResourceSpec:
     fn: Reader
     context_parameter: str | None
     ttl_ms: int | None = None
+    #: The OAuth scopes a caller's token needs to read it (HTTP with ``auth=``).
+    scopes: frozenset[str] = frozenset()
 
     @classmethod
     def from_function(
@@ -135,6 +137,8 @@ class TemplateSpec:
     converters: dict[str, Callable[[Any], Any]]
     context_parameter: str | None
     ttl_ms: int | None = None
+    #: The OAuth scopes a caller's token needs to read it (HTTP with ``auth=``).
+    scopes: frozenset[str] = frozenset()
 
     @classmethod
     def from_function(

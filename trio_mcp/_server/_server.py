@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -285,6 +285,7 @@ class Server:
         meta: Mapping[str, Any] | None = None,
         task: TaskSupport = "never",
         task_start: TaskStart = "immediately",
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a function as a tool: ``@server.tool()``.
 
@@ -293,7 +294,9 @@ class Server:
         from the parameters' type hints (see :func:`trio_mcp.server.Field`), or
         is ``input_schema`` verbatim. A parameter annotated :class:`Context`
         receives the request's context. See :class:`~trio_mcp.server.ToolSpec`
-        for how return values become results.
+        for how return values become results. Served over HTTP with ``auth=``, a call
+        whose access token lacks one of ``scopes`` is refused (``403``
+        ``insufficient_scope``) before the function runs.
 
         ``task="optional"`` or ``"always"`` lets calls run as tasks (the tasks
         extension): the call is answered at once with a task id, the function runs in
@@ -304,7 +307,7 @@ class Server:
         rounds of the request).
         """
 
-        options = {
+        options: dict[str, Any] = {
             "name": name,
             "title": title,
             "description": description,
@@ -318,8 +321,12 @@ class Server:
             "task_start": task_start,
         }
 
+        required = _scope_set(scopes)
+
         def register(fn: F) -> F:
-            self.add_tool(fn, **options)
+            spec = ToolSpec.from_function(fn, **options)
+            spec.scopes = required
+            self.add_tool(spec)
             return fn
 
         return register
@@ -358,52 +365,56 @@ class Server:
         icons: Sequence[Icon] | None = None,
         meta: Mapping[str, Any] | None = None,
         ttl_ms: int | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a resource reader (a decorator).
 
         A ``uri`` with ``{variables}`` is an RFC 6570 template: the function's
         parameters of the same names receive the variables, converted to their
         annotated types. The function returns ``str`` (text), ``bytes`` (a blob),
-        contents objects, or anything JSON (sent as ``application/json``).
+        contents objects, or anything JSON (sent as ``application/json``). Served over
+        HTTP with ``auth=``, a read (or subscription) whose access token lacks one of
+        ``scopes`` is refused (``403`` ``insufficient_scope``) before the function runs.
         """
 
         _check_ttl(ttl_ms)
+        required = _scope_set(scopes)
 
         def register(fn: F) -> F:
             from ._resources import ResourceSpec, TemplateSpec
             from ._uritemplate import UriTemplate
 
             if UriTemplate(uri).is_template:
-                self.add_resource_template(
-                    TemplateSpec.from_function(
-                        uri,
-                        fn,
-                        name=name,
-                        title=title,
-                        description=description,
-                        mime_type=mime_type,
-                        annotations=annotations,
-                        icons=icons,
-                        meta=meta,
-                        ttl_ms=ttl_ms,
-                    )
+                template = TemplateSpec.from_function(
+                    uri,
+                    fn,
+                    name=name,
+                    title=title,
+                    description=description,
+                    mime_type=mime_type,
+                    annotations=annotations,
+                    icons=icons,
+                    meta=meta,
+                    ttl_ms=ttl_ms,
                 )
+                template.scopes = required
+                self.add_resource_template(template)
             else:
-                self.add_resource(
-                    ResourceSpec.from_function(
-                        uri,
-                        fn,
-                        name=name,
-                        title=title,
-                        description=description,
-                        mime_type=mime_type,
-                        size=size,
-                        annotations=annotations,
-                        icons=icons,
-                        meta=meta,
-                        ttl_ms=ttl_ms,
-                    )
+                resource = ResourceSpec.from_function(
+                    uri,
+                    fn,
+                    name=name,
+                    title=title,
+                    description=description,
+                    mime_type=mime_type,
+                    size=size,
+                    annotations=annotations,
+                    icons=icons,
+                    meta=meta,
+                    ttl_ms=ttl_ms,
                 )
+                resource.scopes = required
+                self.add_resource(resource)
             return fn
 
         return register
@@ -485,18 +496,22 @@ class Server:
         description: str | None = None,
         icons: Sequence[Icon] | None = None,
         meta: Mapping[str, Any] | None = None,
+        scopes: Iterable[str] = (),
     ) -> Callable[[F], F]:
         """Register a prompt (a decorator). Its ``str`` parameters are its arguments; it
-        returns a string (one user message), messages, content, or a GetPromptResult."""
+        returns a string (one user message), messages, content, or a GetPromptResult.
+        Served over HTTP with ``auth=``, a get whose access token lacks one of ``scopes``
+        is refused (``403`` ``insufficient_scope``) before the function runs."""
+        required = _scope_set(scopes)
 
         def register(fn: F) -> F:
             from ._prompts import PromptSpec
 
-            self.add_prompt(
-                PromptSpec.from_function(
-                    fn, name=name, title=title, description=description, icons=icons, meta=meta
-                )
+            spec = PromptSpec.from_function(
+                fn, name=name, title=title, description=description, icons=icons, meta=meta
             )
+            spec.scopes = required
+            self.add_prompt(spec)
             return fn
 
         return register
@@ -572,6 +587,44 @@ class Server:
             return fn
 
         return register
+
+    # -- authorization ----------------------------------------------------------------------
+
+    def scopes_needed(self, method: str, params: object) -> frozenset[str]:
+        """The OAuth scopes a request of ``method`` with ``params`` needs: those of the tool
+        it calls, the resource (or template) it reads or subscribes to, the prompt it
+        gets, the prompt or template whose arguments it completes; none for anything
+        else, or for a name or URI this server does not know (the request then fails on
+        its own)."""
+        if not isinstance(params, dict):
+            return frozenset()
+        if method == "completion/complete":
+            ref = params.get("ref")
+            if not isinstance(ref, dict):
+                return frozenset()
+            if ref.get("type") == "ref/prompt":
+                return self.scopes_needed("prompts/get", {"name": ref.get("name")})
+            for template in self._templates:
+                if template.template.uri_template == ref.get("uri"):
+                    return template.scopes
+            return frozenset()
+        if method == "tools/call":
+            tool = self._tools.get(params.get("name"))  # type: ignore[arg-type]
+            return tool.scopes if tool is not None else frozenset()
+        if method == "prompts/get":
+            prompt = self._prompts.get(params.get("name"))  # type: ignore[arg-type]
+            return prompt.scopes if prompt is not None else frozenset()
+        if method in ("resources/read", "resources/subscribe"):
+            uri = params.get("uri")
+            if not isinstance(uri, str):
+                return frozenset()
+            resource = self._resources.get(uri)
+            if resource is not None:
+                return resource.scopes
+            for template in self._templates:
+                if template.parsed.match(uri) is not None:
+                    return template.scopes
+        return frozenset()
 
     # -- serving ----------------------------------------------------------------------------
 
@@ -731,3 +784,14 @@ def _check_ttl(ttl_ms: int | None) -> None:
     """
     if ttl_ms is not None and ttl_ms < 0:
         raise ValueError(f"ttl_ms must be 0 or more, not {ttl_ms}")
+
+
+def _scope_set(scopes: Iterable[str]) -> frozenset[str]:
+    """The ``scopes=`` of a tool, resource or prompt.
+
+    Raises:
+        TypeError: a single string (a list of scope names is expected).
+    """
+    if isinstance(scopes, str):
+        raise TypeError(f"scopes must be a list of scope names, not the string {scopes!r}")
+    return frozenset(scopes)

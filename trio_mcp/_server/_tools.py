@@ -82,6 +82,8 @@ class ToolSpec:
     #: When a call becomes a task: at once, or when the handler calls
     #: :meth:`Context.start_task` (after gathering input in rounds of the request).
     task_start: TaskStart = "immediately"
+    #: The OAuth scopes a caller's token needs to call it (HTTP with ``auth=``).
+    scopes: frozenset[str] = frozenset()
     #: (tool, the tool as listed before 2026-07-28), made on first use.
     _listed_before_2026: tuple[Tool, Tool] | None = attrs.field(
         default=None, init=False, repr=False
