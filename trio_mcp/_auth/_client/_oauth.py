@@ -248,9 +248,9 @@ class OAuth(httpx.Auth):
     ) -> Tokens | None:
         """A stored token that is not the one that just failed, else a refreshed one."""
         stored = await self._store.load(key)
-        if stored is not None and not stored.expired():
-            if failed is None or stored.access_token != failed.access_token:
-                return stored
+        failed_token = failed.access_token if failed is not None else None
+        if stored is not None and not stored.expired() and stored.access_token != failed_token:
+            return stored
         for candidate in (stored, failed):
             if candidate is not None and candidate.refresh_token is not None:
                 try:
