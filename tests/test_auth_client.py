@@ -258,3 +258,15 @@ async def test_stored_tokens_are_used_after_discovery_only(tmp_path) -> None:  #
 async def test_errors_are_authorization_errors() -> None:
     assert issubclass(DiscoveryError, AuthorizationError)
     assert issubclass(TokenRequestError, AuthorizationError)
+
+
+async def test_an_mcp_client_reports_a_refusal_as_an_error_not_a_crash() -> None:
+    from trio_mcp import McpError
+    from trio_mcp.http import open_http_client
+
+    world = World(metadata_issuer={"http://as.test": "http://attacker.test"})
+    http = httpx.AsyncClient(transport=world.transport(), auth=flow(world))
+    with trio.fail_after(10), pytest.raises(McpError, match="authorization failed.*refusing"):
+        async with open_http_client(MCP, http_client=http, protocol_version="2025-11-25"):
+            pass
+    await http.aclose()

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
+import sys
+import webbrowser
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import trio
 
 from .._client._client import Client
 from .._client._stdio import open_stdio_client
+
+if TYPE_CHECKING:
+    from .._auth._client._oauth import OAuth
+
+#: Where ``--client-credentials`` reads the client secret (never from the command line).
+CLIENT_SECRET_VARIABLE = "TRIO_MCP_CLIENT_SECRET"
 
 
 def add_target_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -37,6 +48,23 @@ def add_target_options(parser: argparse.ArgumentParser, *, required: bool = True
         help="give up on the whole command after this long (default 60; 0 for never)",
     )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    login = parser.add_mutually_exclusive_group()
+    login.add_argument(
+        "--auth",
+        action="store_true",
+        help="--url: log in with OAuth in a browser when the server asks for it",
+    )
+    login.add_argument(
+        "--client-credentials",
+        metavar="CLIENT_ID",
+        help=f"--url: get a token with the client credentials grant (the secret is read "
+        f"from ${CLIENT_SECRET_VARIABLE})",
+    )
+    parser.add_argument(
+        "--token-store",
+        metavar="DIR",
+        help="--url: keep OAuth tokens in this directory (files of mode 0600) between runs",
+    )
 
 
 @asynccontextmanager
@@ -46,9 +74,14 @@ async def open_target(args: argparse.Namespace, **client_options: Any) -> AsyncI
     if args.url:
         from .._http._client import open_http_client  # loaded only for --url
 
-        async with open_http_client(args.url, **client_options) as client:
-            yield client
+        async with _authorization(args) as auth:
+            if auth is not None:
+                client_options["auth"] = auth
+            async with open_http_client(args.url, **client_options) as client:
+                yield client
         return
+    if getattr(args, "auth", False) or getattr(args, "client_credentials", None):
+        raise ValueError("--auth and --client-credentials apply to --url only")
     command = shlex.split(args.stdio)
     if not command:
         raise ValueError("--stdio needs a command")
@@ -58,6 +91,44 @@ async def open_target(args: argparse.Namespace, **client_options: Any) -> AsyncI
         command, grace=args.shutdown_grace, stderr=_quiet, **client_options
     ) as client:
         yield client
+
+
+@asynccontextmanager
+async def _authorization(args: argparse.Namespace) -> AsyncIterator[OAuth | None]:
+    """The OAuth flow ``--auth`` or ``--client-credentials`` asks for (``None``: none).
+    For ``--auth`` the loopback redirect exists for the block, listening only while the
+    user logs in."""
+    interactive = getattr(args, "auth", False)
+    client_id = getattr(args, "client_credentials", None)
+    if not interactive and not client_id:
+        yield None
+        return
+    from ..auth import (  # loaded only when authorizing
+        AuthorizationCode,
+        ClientCredentials,
+        ClientInfo,
+        FileTokenStore,
+        OAuth,
+        open_loopback_redirect,
+    )
+
+    directory = getattr(args, "token_store", None)
+    store = FileTokenStore(await trio.Path(directory).expanduser()) if directory else None
+    if client_id:
+        secret = os.environ.get(CLIENT_SECRET_VARIABLE)
+        if not secret:
+            raise ValueError(f"--client-credentials needs the secret in ${CLIENT_SECRET_VARIABLE}")
+        yield OAuth(ClientCredentials(ClientInfo(client_id, secret)), token_store=store)
+        return
+    async with open_loopback_redirect(open_browser=_show) as redirect:
+        grant = AuthorizationCode(redirect, redirect.redirect_uri, client_name="trio-mcp")
+        yield OAuth(grant, token_store=store)
+
+
+def _show(url: str) -> None:
+    """Open the authorization page, and print its address for a machine without one."""
+    print(f"Log in at: {url}", file=sys.stderr, flush=True)
+    webbrowser.open(url)
 
 
 def _quiet(line: str) -> None:

@@ -121,8 +121,10 @@ class GrantContext:
 class Grant(Protocol):
     """How a flow gets a new token from a validated authorization server."""
 
-    #: Whether a user takes part (then ``offline_access`` and refresh tokens apply).
-    interactive: bool
+    @property
+    def interactive(self) -> bool:
+        """Whether a user takes part (then ``offline_access`` and refresh tokens apply)."""
+        ...
 
     async def obtain(self, context: GrantContext) -> Tokens: ...
 
