@@ -266,7 +266,7 @@ async def test_an_mcp_client_reports_a_refusal_as_an_error_not_a_crash() -> None
 
     world = World(metadata_issuer={"http://as.test": "http://attacker.test"})
     http = httpx.AsyncClient(transport=world.transport(), auth=flow(world))
-    with trio.fail_after(10), pytest.raises(McpError, match="authorization failed.*refusing"):
+    with trio.fail_after(10), pytest.raises(McpError, match=r"authorization failed.*refusing"):
         async with open_http_client(MCP, http_client=http, protocol_version="2025-11-25"):
             pass
     await http.aclose()
