@@ -62,9 +62,12 @@ def protected(app: Any, base: list[str]) -> Any:
             TOKENS[token] = form.get("client_id", "a confidential client")
             kind = "DPoP" if b"dpop" in dict(scope["headers"]) else "Bearer"  # (proof unchecked)
             return await reply(send, 200, {"access_token": token, "token_type": kind})
-        scheme, _, token = dict(scope["headers"]).get(b"authorization", b"").decode().partition(" ")
+        authorization = dict(scope["headers"]).get(b"authorization", b"").decode()
+        scheme, _, token = authorization.partition(" ")
         if token not in TOKENS:
-            challenge = f'Bearer resource_metadata="{origin}/.well-known/oauth-protected-resource/mcp"'
+            challenge = (
+                f'Bearer resource_metadata="{origin}/.well-known/oauth-protected-resource/mcp"'
+            )
             return await reply(send, 401, {}, [(b"www-authenticate", challenge.encode())])
         await app({**scope, "user": f"{TOKENS[token]} ({scheme})"}, receive, send)
 
