@@ -270,3 +270,17 @@ async def test_an_mcp_client_reports_a_refusal_as_an_error_not_a_crash() -> None
         async with open_http_client(MCP, http_client=http, protocol_version="2025-11-25"):
             pass
     await http.aclose()
+
+
+async def test_a_later_run_refreshes_stored_tokens_as_the_same_public_client(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    world = World(refresh_tokens=True, expires_in=0)
+    store = FileTokenStore(tmp_path)
+    async with mcp_client(world, flow(world, token_store=store)) as http:
+        await http.post(MCP, content=b"{}")
+    [client_id] = world.registrations["http://as.test"]
+    async with mcp_client(world, flow(world, token_store=store)) as http:
+        assert (await http.post(MCP, content=b"{}")).status_code == 200
+    refresh = [form_of(r) for r in world.requests_to("/token")][-1]
+    assert refresh["grant_type"] == "refresh_token" and refresh["client_id"] == client_id
+    assert len(world.registrations["http://as.test"]) == 1  # no second registration
+    assert len(world.requests_to("/authorize")) == 1  # nor a second login

@@ -239,6 +239,9 @@ class OAuth(httpx.Auth):
             tokens = None if step_up else await self._reuse(context, binding.key, failed)
             if tokens is None:
                 tokens = await self.grant.obtain(context)
+                client = self._clients.get(binding.server.issuer)
+                if client is not None and client.client_secret is None:
+                    tokens = attrs.evolve(tokens, client_id=client.client_id)
         await self._store.save(binding.key, tokens)
         self._tokens = tokens
         self._generation += 1
@@ -263,6 +266,8 @@ class OAuth(httpx.Auth):
     async def _refresh(self, context: GrantContext, tokens: Tokens) -> Tokens:
         assert tokens.refresh_token is not None
         client = self._clients.get(context.server.issuer)
+        if client is None and tokens.client_id is not None:  # stored by an earlier run
+            client = ClientInfo(tokens.client_id, issuer=context.server.issuer, auth_method="none")
         fresh = await context.token_request(
             client, {"grant_type": "refresh_token", "refresh_token": tokens.refresh_token}
         )
@@ -270,7 +275,7 @@ class OAuth(httpx.Auth):
             fresh = attrs.evolve(fresh, refresh_token=tokens.refresh_token)
         if not fresh.scope:
             fresh = attrs.evolve(fresh, scope=tokens.scope)
-        return fresh
+        return attrs.evolve(fresh, client_id=tokens.client_id)
 
     def _choose_dpop(self, server: ServerMetadata) -> None:
         wanted = self._dpop_mode

@@ -35,7 +35,8 @@ class Tokens:
 
     ``expires_at`` is a ``time.time()`` value or ``None``; ``scope`` the granted scopes
     (or the requested ones when the response did not say); ``token_type`` is
-    ``"Bearer"`` or ``"DPoP"``.
+    ``"Bearer"`` or ``"DPoP"``; ``client_id`` the public client they were issued to, so
+    that a later run can refresh them.
     """
 
     access_token: str = attrs.field(repr=False)
@@ -43,6 +44,7 @@ class Tokens:
     refresh_token: str | None = attrs.field(default=None, repr=False)
     expires_at: float | None = None
     scope: tuple[str, ...] = ()
+    client_id: str | None = None
 
     def expired(self, *, margin: float = 30.0) -> bool:
         """Whether the token expires within ``margin`` seconds (wall clock)."""
@@ -55,6 +57,7 @@ class Tokens:
             "refresh_token": self.refresh_token,
             "expires_at": self.expires_at,
             "scope": list(self.scope),
+            "client_id": self.client_id,
         }
 
     @classmethod
@@ -63,9 +66,12 @@ class Tokens:
         if not isinstance(data, dict) or not isinstance(data.get("access_token"), str):
             raise ValueError("not stored tokens")  # noqa: TRY004 - one error for bad data
         refresh = data.get("refresh_token")
+        client_id = data.get("client_id")
         expires = data.get("expires_at")
         scope = data.get("scope") or []
-        if not isinstance(refresh, str | None) or not isinstance(expires, int | float | None):
+        if not isinstance(refresh, str | None) or not isinstance(client_id, str | None):
+            raise ValueError("not stored tokens")  # noqa: TRY004 - one error for bad data
+        if not isinstance(expires, int | float | None):
             raise ValueError("not stored tokens")  # noqa: TRY004 - one error for bad data
         if not isinstance(scope, list) or not all(isinstance(s, str) for s in scope):
             raise ValueError("not stored tokens")
@@ -75,6 +81,7 @@ class Tokens:
             refresh_token=refresh,
             expires_at=None if expires is None else float(expires),
             scope=tuple(scope),
+            client_id=client_id,
         )
 
 
