@@ -97,3 +97,26 @@ async def test_the_loopback_redirect_gives_up_after_its_timeout() -> None:
         async with open_loopback_redirect(timeout=0.2, open_browser=lambda url: None) as redirect:
             with pytest.raises(CallbackError, match="no authorization callback"):
                 await redirect("http://as.test/authorize")
+
+
+def test_the_auth_module_loads_jose_only_for_dpop_and_private_keys() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, trio_mcp.auth; assert 'joserfc' not in sys.modules, 'eager'; "
+        "from trio_mcp.auth import OAuth, AuthorizationCode, fetch_redirect; "
+        "OAuth(AuthorizationCode(fetch_redirect(), 'http://127.0.0.1:1/cb')); "
+        "assert 'joserfc' not in sys.modules, 'on construction'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
+def test_secrets_stay_out_of_reprs() -> None:
+    from trio_mcp.auth import ClientInfo, Tokens
+
+    info = ClientInfo("id", client_secret="hunter2", private_key="-----BEGIN KEY-----")
+    tokens = Tokens("access-secret", refresh_token="refresh-secret")
+    assert "hunter2" not in repr(info) and "BEGIN" not in repr(info)
+    assert "secret" not in repr(tokens)
