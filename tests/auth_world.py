@@ -45,6 +45,9 @@ class World:
     refreshes: int = 0
     token_gate: trio.Event | None = None  # when set, the token endpoint waits for it
     counter: int = 0
+    dpop: bool = False  # advertise ES256 proofs and bind tokens to them
+    rs_nonce: str | None = None  # the MCP server requires this DPoP nonce
+    proofs: list[dict[str, Any]] = attrs.field(factory=list)  # DPoP claims the MCP server saw
 
     def transport(self) -> httpx.MockTransport:
         return httpx.MockTransport(self.handle)
@@ -91,6 +94,17 @@ class World:
             or self.issued[token] != self.issuers[0]
         ):
             return httpx.Response(401, headers={"WWW-Authenticate": f"Bearer {meta}"})
+        if self.dpop:
+            if scheme != "DPoP" or "DPoP" not in request.headers:
+                return httpx.Response(401, headers={"WWW-Authenticate": f"DPoP {meta}"})
+            claims = claims_of(request.headers["DPoP"])
+            self.proofs.append(claims)
+            if self.rs_nonce is not None and claims.get("nonce") != self.rs_nonce:
+                return httpx.Response(
+                    401,
+                    headers={"WWW-Authenticate": 'DPoP error="use_dpop_nonce"',
+                             "DPoP-Nonce": self.rs_nonce},
+                )  # fmt: skip
         if self.always_forbid:
             return httpx.Response(
                 403, headers={"WWW-Authenticate": f'Bearer error="insufficient_scope", {meta}'}
@@ -114,6 +128,7 @@ class World:
                 **({"code_challenge_methods_supported": self.pkce_methods}
                    if self.pkce_methods is not None else {}),
                 **({"scopes_supported": self.scopes_supported} if self.scopes_supported else {}),
+                **({"dpop_signing_alg_values_supported": ["ES256"]} if self.dpop else {}),
             }  # fmt: skip
             return httpx.Response(200, json=document)
         if path == "/register":
@@ -157,7 +172,8 @@ class World:
         self.counter += 1
         token = f"token-{self.counter}"
         self.issued[token] = origin
-        answer: dict[str, Any] = {"access_token": token, "token_type": "Bearer",
+        kind = "DPoP" if self.dpop and "DPoP" in request.headers else "Bearer"
+        answer: dict[str, Any] = {"access_token": token, "token_type": kind,
                                   "expires_in": self.expires_in}  # fmt: skip
         if self.refresh_tokens:
             answer["refresh_token"] = f"refresh-{self.counter}"
@@ -184,6 +200,14 @@ def callback_handler(world: World) -> Any:
         return response.headers["Location"]
 
     return handle
+
+
+def claims_of(jwt: str) -> dict[str, Any]:
+    """The claims of a JWT, unverified (the tests look at what the client put in)."""
+    import orjson
+
+    payload = jwt.split(".")[1]
+    return orjson.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))  # type: ignore[no-any-return]
 
 
 def query_of(request: httpx.Request) -> dict[str, str]:

@@ -284,3 +284,26 @@ async def test_a_later_run_refreshes_stored_tokens_as_the_same_public_client(tmp
     assert refresh["grant_type"] == "refresh_token" and refresh["client_id"] == client_id
     assert len(world.registrations["http://as.test"]) == 1  # no second registration
     assert len(world.requests_to("/authorize")) == 1  # nor a second login
+
+
+async def test_dpop_binds_the_token_and_retries_with_the_servers_nonce() -> None:
+    from auth_world import claims_of
+
+    from trio_mcp._auth._client._dpop_proof import content_digest
+    from trio_mcp._auth._jose import token_hash
+
+    world = World(dpop=True, rs_nonce="rs-nonce-1")
+    auth = flow(world)
+    async with mcp_client(world, auth) as http:
+        assert (await http.post(MCP, content=b'{"id":1}')).status_code == 200
+        assert (await http.post(MCP + "?q=1", content=b'{"id":2}')).status_code == 200
+    assert auth.tokens is not None and auth.tokens.token_type == "DPoP"
+    token_proof = claims_of(world.requests_to("/token")[0].headers["DPoP"])
+    assert token_proof["htm"] == "POST" and token_proof["htu"] == "http://as.test/token"
+    assert "ath" not in token_proof and "content_digest" not in token_proof
+    first, retried, second = world.proofs  # the first was refused for want of the nonce
+    assert "nonce" not in first and retried["nonce"] == second["nonce"] == "rs-nonce-1"
+    assert len({first["jti"], retried["jti"], second["jti"]}) == 3
+    assert second["htu"] == MCP and second["ath"] == token_hash(auth.tokens.access_token)
+    assert second["content_digest"] == content_digest(b'{"id":2}')
+    assert world.seen[-1].headers["Authorization"].startswith("DPoP ")

@@ -12,7 +12,7 @@ from joserfc import jwt
 from joserfc.jwk import ECKey
 
 from trio_mcp._auth._client._client_auth import ClientInfo, client_assertion
-from trio_mcp._auth._client._dpop_proof import DPoPKey
+from trio_mcp._auth._client._dpop_proof import DPoPKey, content_digest
 from trio_mcp._auth._jose import jwk_thumbprint, pkce_pair, token_hash
 from trio_mcp.auth import CallbackError, open_loopback_redirect
 
@@ -30,6 +30,11 @@ def test_a_dpop_proof_is_fresh_and_names_the_request() -> None:
     assert "nonce" not in two.claims
     assert one.claims["jti"] != two.claims["jti"]
     assert key.thumbprint == jwk_thumbprint(key.public_jwk)
+    assert "content_digest" not in one.claims
+    body = b'{"jsonrpc":"2.0","method":"tools/list","id":1}'
+    third = jwt.decode(key.proof("POST", "http://mcp.test/mcp", body=body), public)
+    assert third.claims["content_digest"] == content_digest(body)
+    assert content_digest(b"") == "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:"
 
 
 def test_the_rfc7638_thumbprint_example() -> None:

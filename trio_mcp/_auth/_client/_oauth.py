@@ -96,6 +96,8 @@ class OAuth(httpx.Auth):
         token_store: where tokens are kept (default: in memory, for this object's life).
         dpop: ``True`` to always ask for DPoP-bound tokens, ``False`` never, ``None``
             (default) when the authorization server supports ES256 proofs.
+        dpop_content_digest: put the body's ``content_digest`` in the DPoP proofs of
+            requests with a body (default ``True``; see :mod:`._dpop_proof`).
         http_client: the ``httpx.AsyncClient`` for requests to authorization servers
             (yours to close; give it no ``auth``). Default: one per operation.
         max_authorizations: authorizations (the first one and step-ups) one request may
@@ -116,6 +118,7 @@ class OAuth(httpx.Auth):
         scopes: Sequence[str] | None = None,
         token_store: TokenStore | None = None,
         dpop: bool | None = None,
+        dpop_content_digest: bool = True,
         http_client: httpx.AsyncClient | None = None,
         max_authorizations: int = DEFAULT_MAX_AUTHORIZATIONS,
     ) -> None:
@@ -125,6 +128,7 @@ class OAuth(httpx.Auth):
         self._scopes = tuple(scopes) if scopes is not None else None
         self._store: TokenStore = token_store if token_store is not None else MemoryTokenStore()
         self._dpop_mode = dpop
+        self._content_digest = dpop_content_digest
         self._dpop: DPoPKey | None = None
         self._requester = Requester(http_client)
         self._lock = trio.Lock()
@@ -198,6 +202,7 @@ class OAuth(httpx.Auth):
                 str(request.url),
                 access_token=tokens.access_token,
                 nonce=self._rs_nonce,
+                body=request.content if self._content_digest and request.content else None,
             )
         else:
             request.headers["Authorization"] = f"Bearer {tokens.access_token}"
