@@ -45,6 +45,7 @@ class World:
     refreshes: int = 0
     token_gate: trio.Event | None = None  # when set, the token endpoint waits for it
     counter: int = 0
+    hold_get_headers: bool = False
     dpop: bool = False  # advertise ES256 proofs and bind tokens to them
     rs_nonce: str | None = None  # the MCP server requires this DPoP nonce
     proofs: list[dict[str, Any]] = attrs.field(factory=list)  # DPoP claims the MCP server saw
@@ -110,6 +111,8 @@ class World:
                 403, headers={"WWW-Authenticate": f'Bearer error="insufficient_scope", {meta}'}
             )
         if request.method == "GET":
+            if self.hold_get_headers:  # a GET whose answer is long in coming
+                await self.stream_gate.wait()
             return httpx.Response(200, stream=Gated(self.stream_gate))
         return httpx.Response(200, json={"ok": True})
 

@@ -224,6 +224,28 @@ async def test_a_long_get_stream_does_not_block_a_post_nor_a_refresh() -> None:
     assert world.token_requests == 2
 
 
+async def test_a_get_waiting_for_its_answer_does_not_block_a_refresh() -> None:
+    world = World()
+    auth = flow(world)
+    async with mcp_client(world, auth) as http:
+        await http.post(MCP, content=b"{}")  # authorized
+        world.hold_get_headers = True
+
+        async def get() -> None:
+            async with http.stream("GET", MCP) as stream:
+                async for _ in stream.aiter_bytes():
+                    pass
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(get)  # sent; its answer is long in coming
+            await trio.testing.wait_all_tasks_blocked()
+            world.revoked.add(auth.tokens.access_token)  # type: ignore[union-attr]
+            with trio.fail_after(5):  # the POST's 401 leads to a new token meanwhile
+                assert (await http.post(MCP, content=b"{}")).status_code == 200
+            world.stream_gate.set()
+    assert world.token_requests == 2
+
+
 async def test_file_token_store_is_private_and_one_file_per_key(tmp_path) -> None:  # type: ignore[no-untyped-def]
     store = FileTokenStore(tmp_path / "tokens")
     a, b = TokenKey("http://as.test", MCP), TokenKey("http://as2.test", MCP)
@@ -307,3 +329,24 @@ async def test_dpop_binds_the_token_and_retries_with_the_servers_nonce() -> None
     assert second["htu"] == MCP and second["ath"] == token_hash(auth.tokens.access_token)
     assert second["content_digest"] == content_digest(b'{"id":2}')
     assert world.seen[-1].headers["Authorization"].startswith("DPoP ")
+
+
+async def test_concurrent_401s_of_a_revoked_token_share_one_refresh() -> None:
+    world = World(refresh_tokens=True)
+    auth = flow(world)
+    statuses: list[int] = []
+    async with mcp_client(world, auth) as http:
+        await http.post(MCP, content=b"{}")
+        world.revoked.add(auth.tokens.access_token)  # type: ignore[union-attr]
+        world.token_gate = trio.Event()
+
+        async def post() -> None:
+            statuses.append((await http.post(MCP, content=b"{}")).status_code)
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(5):
+                nursery.start_soon(post)
+            await trio.testing.wait_all_tasks_blocked()
+            world.token_gate.set()
+    assert statuses == [200] * 5
+    assert world.refreshes == 1 and len(world.requests_to("/authorize")) == 1
