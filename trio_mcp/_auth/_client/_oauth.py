@@ -206,6 +206,7 @@ class OAuth(httpx.Auth):
             )
         else:
             request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+            request.headers.pop("DPoP", None)  # a proof from an earlier attempt
 
     # -- getting a token (single flight) -------------------------------------------------
 
