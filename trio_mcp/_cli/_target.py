@@ -6,7 +6,6 @@ import argparse
 import os
 import shlex
 import sys
-import webbrowser
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -127,6 +126,8 @@ async def _authorization(args: argparse.Namespace) -> AsyncIterator[OAuth | None
 
 def _show(url: str) -> None:
     """Open the authorization page, and print its address for a machine without one."""
+    import webbrowser  # only for a login
+
     print(f"Log in at: {url}", file=sys.stderr, flush=True)
     webbrowser.open(url)
 
