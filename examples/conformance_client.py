@@ -38,6 +38,15 @@ from typing import Any
 import trio
 
 from trio_mcp import Client, types
+from trio_mcp.auth import (
+    AuthorizationCode,
+    ClientCredentials,
+    ClientInfo,
+    EnterpriseManaged,
+    JwtBearer,
+    OAuth,
+    fetch_redirect,
+)
 from trio_mcp.http import open_http_client
 
 Scenario = Callable[[Client, dict[str, Any]], Awaitable[None]]
@@ -308,6 +317,78 @@ async def use_skills(client: Client, context: dict[str, Any]) -> None:
             print(f"loaded skill {uri}")
 
 
+# -- authorization (auth/*) ----------------------------------------------------------------
+
+#: The Client ID Metadata Document URL the harness accepts as a client ID.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+REDIRECT_URI = "http://localhost:3000/callback"
+
+
+def authorization(name: str, context: dict[str, Any]) -> OAuth | None:
+    """The OAuth flow for an ``auth/*`` scenario: a machine-to-machine grant when the
+    context carries credentials for one, else the authorization code flow (its redirect
+    taken without a browser: the harness's server approves at once)."""
+    if not name.startswith("auth/"):
+        return None
+    if name == "auth/client-credentials-jwt":
+        key = ClientInfo(
+            context["client_id"],
+            private_key=context["private_key_pem"],
+            signing_algorithm=context.get("signing_algorithm") or "ES256",
+        )
+        return OAuth(ClientCredentials(key))
+    if name == "auth/client-credentials-basic":
+        return OAuth(ClientCredentials(ClientInfo(context["client_id"], context["client_secret"])))
+    if name == "auth/wif-jwt-bearer":
+        return OAuth(JwtBearer(context["valid_jwt"], client_id=context["client_id"]))
+    if name == "auth/enterprise-managed-authorization":
+        grant = EnterpriseManaged(
+            id_token=context["idp_id_token"],
+            idp_token_endpoint=context["idp_token_endpoint"],
+            idp_client=ClientInfo(context["idp_client_id"]),
+            client=ClientInfo(context["client_id"], context["client_secret"]),
+        )
+        return OAuth(grant)
+    preregistered = None
+    if "client_id" in context:
+        preregistered = ClientInfo(context["client_id"], context.get("client_secret"))
+    code = AuthorizationCode(
+        fetch_redirect(),
+        REDIRECT_URI,
+        client_name="trio-mcp-conformance-client",
+        client_metadata_url=CLIENT_METADATA_URL,
+    )
+    return OAuth(code, client=preregistered)
+
+
+@scenario(
+    "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+    "auth/basic-cimd", "auth/basic-dcr", "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up", "auth/scope-retry-limit", "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none", "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
+    "auth/iss-supported", "auth/iss-not-advertised", "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer", "auth/iss-unexpected", "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch", "auth/client-credentials-jwt",
+    "auth/client-credentials-basic", "auth/enterprise-managed-authorization", "auth/dpop",
+    "auth/dpop-nonce", "auth/wif-jwt-bearer",
+)  # fmt: skip
+async def authorized_calls(client: Client, context: dict[str, Any]) -> None:
+    """With the token the flow got, list the tools and call each (a call may need more
+    scopes than the listing: a step-up)."""
+    await call_every_tool(client, context)
+
+
+@scenario("auth/authorization-server-migration")
+async def calls_across_a_migration(client: Client, context: dict[str, Any]) -> None:
+    """List, then list again: the server moves to another authorization server in
+    between, and the flow registers anew there."""
+    await client.list_tools()
+    await call_every_tool(client, context)
+
+
 # -- running -------------------------------------------------------------------------------
 
 
@@ -328,6 +409,7 @@ async def main(url: str) -> int:
         sampling=sampling,
         roots=roots,
         validate_output=False,
+        auth=authorization(name, context),
     ) as client:
         print(f"{name}: {client.era} era, protocol {client.protocol_version}")
         with trio.fail_after(60):

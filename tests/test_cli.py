@@ -414,3 +414,16 @@ def test_shutdown_grace_zero_goes_straight_down_the_ladder() -> None:
     assert time.monotonic() - start < 20  # a server that ignores EOF got SIGTERM at once
     assert run.returncode == 1
     no_traceback(run)
+
+
+def test_auth_options_apply_to_urls_only_and_the_secret_comes_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from trio_mcp._cli import main as cli_main
+
+    assert cli_main(["list-tools", "--stdio", "true", "--auth"]) == 1
+    assert "apply to --url only" in capsys.readouterr().err
+    monkeypatch.delenv("TRIO_MCP_CLIENT_SECRET", raising=False)
+    code = cli_main(["list-tools", "--url", "http://127.0.0.1:9/mcp", "--client-credentials", "me"])
+    assert code == 1
+    assert "TRIO_MCP_CLIENT_SECRET" in capsys.readouterr().err

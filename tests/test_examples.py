@@ -168,6 +168,11 @@ EXPECTED: dict[str, list[str]] = {
         "with the token: you are ann",
         "without it: refused, HTTP status 401",
     ],
+    "oauth_client.py": [
+        "code flow: you are client-",
+        "client credentials: you are a confidential client (Bearer)",
+        "dpop: you are client-",
+    ],
     "websocket.py": ["modern era: over a WebSocket"],
     "host.py": [
         "  broken: restarting (FileNotFoundError)",

@@ -11,11 +11,13 @@ import argparse
 import os
 import re
 import shlex
+import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+import trio
 
 from .._client._client import Client
 from .._client._stdio import open_stdio_client
@@ -26,6 +28,12 @@ __all__ = ["Target", "add_target_options", "open_target"]
 #: An HTTP header name (RFC 9110 token).
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _ENV_NAME = re.compile(r"[^=\0]+")
+
+if TYPE_CHECKING:
+    from .._auth._client._oauth import OAuth
+
+#: Where ``--client-credentials`` reads the client secret (never from the command line).
+CLIENT_SECRET_VARIABLE = "TRIO_MCP_CLIENT_SECRET"
 
 
 def add_target_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
@@ -71,6 +79,23 @@ def add_target_options(parser: argparse.ArgumentParser, *, required: bool = True
         help="give up on the whole command after this long (default 60; 0 for never)",
     )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    login = parser.add_mutually_exclusive_group()
+    login.add_argument(
+        "--auth",
+        action="store_true",
+        help="--url: log in with OAuth in a browser when the server asks for it",
+    )
+    login.add_argument(
+        "--client-credentials",
+        metavar="CLIENT_ID",
+        help=f"--url: get a token with the client credentials grant (the secret is read "
+        f"from ${CLIENT_SECRET_VARIABLE})",
+    )
+    parser.add_argument(
+        "--token-store",
+        metavar="DIR",
+        help="--url: keep OAuth tokens in this directory (files of mode 0600) between runs",
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -98,6 +123,8 @@ class Target:
             )
         if args.header:
             raise CliError("--header is for a server reached with --url")
+        if getattr(args, "auth", False) or getattr(args, "client_credentials", None):
+            raise CliError("--auth and --client-credentials apply to --url only")
         command = tuple(shlex.split(args.stdio))
         if not command:
             raise CliError("--stdio needs a command")
@@ -148,10 +175,13 @@ async def open_target(args: argparse.Namespace, **client_options: Any) -> AsyncI
     if target.url is not None:
         from .._http._client import open_http_client  # loaded only for --url
 
-        async with open_http_client(
-            target.url, headers=target.headers or None, **client_options
-        ) as client:
-            yield client
+        async with _authorization(args) as auth:
+            if auth is not None:
+                client_options["auth"] = auth
+            async with open_http_client(
+                target.url, headers=target.headers or None, **client_options
+            ) as client:
+                yield client
         return
     assert target.command is not None
     async with open_stdio_client(
@@ -163,6 +193,46 @@ async def open_target(args: argparse.Namespace, **client_options: Any) -> AsyncI
         **client_options,
     ) as client:
         yield client
+
+
+@asynccontextmanager
+async def _authorization(args: argparse.Namespace) -> AsyncIterator[OAuth | None]:
+    """The OAuth flow ``--auth`` or ``--client-credentials`` asks for (``None``: none).
+    For ``--auth`` the loopback redirect exists for the block, listening only while the
+    user logs in."""
+    interactive = getattr(args, "auth", False)
+    client_id = getattr(args, "client_credentials", None)
+    if not interactive and not client_id:
+        yield None
+        return
+    from ..auth import (  # loaded only when authorizing
+        AuthorizationCode,
+        ClientCredentials,
+        ClientInfo,
+        FileTokenStore,
+        OAuth,
+        open_loopback_redirect,
+    )
+
+    directory = getattr(args, "token_store", None)
+    store = FileTokenStore(await trio.Path(directory).expanduser()) if directory else None
+    if client_id:
+        secret = os.environ.get(CLIENT_SECRET_VARIABLE)
+        if not secret:
+            raise CliError(f"--client-credentials needs the secret in ${CLIENT_SECRET_VARIABLE}")
+        yield OAuth(ClientCredentials(ClientInfo(client_id, secret)), token_store=store)
+        return
+    async with open_loopback_redirect(open_browser=_show) as redirect:
+        grant = AuthorizationCode(redirect, redirect.redirect_uri, client_name="trio-mcp")
+        yield OAuth(grant, token_store=store)
+
+
+def _show(url: str) -> None:
+    """Open the authorization page, and print its address for a machine without one."""
+    import webbrowser  # only for a login
+
+    print(f"Log in at: {url}", file=sys.stderr, flush=True)
+    webbrowser.open(url)
 
 
 def _quiet(line: str) -> None:

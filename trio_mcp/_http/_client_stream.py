@@ -67,6 +67,7 @@ import httpx
 import trio
 
 from .. import _jsonrpc as rpc
+from .._auth._client._errors import AuthorizationError
 from .._errors import ErrorCode
 from .._protocol._envelope import PROTOCOL_VERSION, declares_modern_version
 from .._types._base import RequestId
@@ -221,6 +222,8 @@ class HttpClientStream(LegacyStream):
             await self._answer_error(exchange, f"the server's answer is too large: {exc}")
         except UnexpectedBody as exc:
             await self._answer_error(exchange, f"unusable answer from the server: {exc}")
+        except AuthorizationError as exc:  # the auth flow refused: say why, no traceback
+            await self._answer_error(exchange, f"authorization failed: {exc}")
         except Exception as exc:  # noqa: BLE001 - an auth hook, say: fail the request, not the stream
             log.exception("%s (id %r) failed", exchange.request.method, exchange.request.id)
             await self._answer_error(exchange, f"the HTTP exchange failed: {exc!r}")
