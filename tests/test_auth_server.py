@@ -821,23 +821,24 @@ async def test_concurrent_requests_share_one_key_fetch() -> None:
     assert issuer.fetched == ["/.well-known/oauth-authorization-server", "/jwks"]
 
 
-def test_without_the_auth_extra_http_works_and_auth_says_what_to_install() -> None:
+def test_without_the_auth_extra_http_and_auth_import_and_verifying_says_what_to_install() -> None:
     import subprocess
     import sys
 
     code = (
         "import sys\n"
         "sys.modules['joserfc'] = None  # as if it were not installed\n"
-        "import trio_mcp.http\n"
+        "import trio_mcp.http, trio_mcp.auth  # both import (a bearer client needs no JOSE)\n"
+        "from trio_mcp._auth._jwt import check_signature\n"
         "try:\n"
-        "    import trio_mcp.auth\n"
+        "    check_signature('a.b.c', None, 'RS256')\n"
         "except ImportError as exc:\n"
         "    print(exc)\n"
     )
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == (
-        "trio_mcp.auth needs joserfc and cryptography: pip install 'trio-mcp[auth]'"
+        "trio_mcp.auth needs joserfc and cryptography for this: pip install 'trio-mcp[auth]'"
     )
 
 

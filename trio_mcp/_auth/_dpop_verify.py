@@ -22,13 +22,6 @@ from collections.abc import Callable, Collection
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-try:
-    from joserfc import jwk
-except ImportError as exc:
-    raise ImportError(
-        "trio_mcp.auth needs joserfc and cryptography: pip install 'trio-mcp[auth]'"
-    ) from exc
-
 from ._jwks import KEY_TYPES, key_fits
 from ._jwt import DEFAULT_ALGORITHMS, check_signature, split_jws
 from ._verifier import InvalidToken
@@ -225,6 +218,8 @@ def _invalid(description: str) -> DpopRefused:
 def _public_key(value: Any, alg: str) -> Any:
     if not isinstance(value, dict) or "d" in value or value.get("kty") not in ("RSA", "EC", "OKP"):
         raise _invalid("the DPoP proof's jwk is not a public key")
+    from ._joserfc import jwk  # the auth extra, loaded on first use
+
     try:
         key = jwk.import_key(value)
     except Exception:  # noqa: BLE001 (whatever is wrong with it, it is no usable key)

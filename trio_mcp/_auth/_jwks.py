@@ -6,17 +6,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 from urllib.parse import urlsplit, urlunsplit
 
 import trio
 
-try:
+if TYPE_CHECKING:
     from joserfc import jwk
-except ImportError as exc:
-    raise ImportError(
-        "trio_mcp.auth needs joserfc and cryptography: pip install 'trio-mcp[auth]'"
-    ) from exc
 
 from ._fetch import JsonFetcher
 from ._verifier import InvalidToken, VerifierUnavailable
@@ -25,7 +21,8 @@ __all__ = ["PublicKey", "JwksCache", "metadata_urls"]
 
 log = logging.getLogger("trio_mcp.auth")
 
-PublicKey = jwk.RSAKey | jwk.ECKey | jwk.OKPKey
+#: A verification key (joserfc's key classes, imported lazily).
+PublicKey: TypeAlias = "jwk.RSAKey | jwk.ECKey | jwk.OKPKey"
 
 #: The key type each accepted algorithm needs (``none`` and HMAC are never accepted).
 KEY_TYPES = {
@@ -188,6 +185,8 @@ class JwksCache:
         entries = document.get("keys")
         if not isinstance(entries, list):
             raise VerifierUnavailable(f"{self.jwks_uri} is not a JWK set")
+        from ._joserfc import jwk  # the auth extra, loaded on first use
+
         keys: list[PublicKey] = []
         for entry in entries:
             if len(keys) >= self.max_keys:

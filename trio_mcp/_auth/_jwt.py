@@ -11,14 +11,6 @@ from typing import Any
 import httpx
 import orjson
 
-try:
-    from joserfc import jws
-    from joserfc.errors import JoseError
-except ImportError as exc:
-    raise ImportError(
-        "trio_mcp.auth needs joserfc and cryptography: pip install 'trio-mcp[auth]'"
-    ) from exc
-
 from ._fetch import JsonFetcher, warn_if_insecure
 from ._jwks import KEY_TYPES, JwksCache
 from ._verifier import AccessToken, InvalidToken, claims_token
@@ -68,6 +60,8 @@ def split_jws(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def check_signature(token: str, key: Any, alg: str) -> None:
     """Raises :class:`InvalidToken` unless ``token`` is signed by ``key`` with ``alg``."""
+    from ._joserfc import JoseError, jws  # the auth extra, loaded on first use
+
     try:
         jws.deserialize_compact(token, key, algorithms=[alg])
     except JoseError:
