@@ -239,7 +239,11 @@ class LegacySession:
         manager = self.manager
         try:
             with scope:
-                dispatcher = Dispatcher(manager.server)
+                dispatcher = Dispatcher(
+                    manager.server,
+                    rate_limiter=manager.rate_limiter,
+                    caller=manager.callers.get(self.id),
+                )
                 dispatcher.subscribed_uris = self.subscribed_uris
                 changes = trio.CancelScope()
                 async with trio.open_nursery() as nursery:
@@ -364,7 +368,7 @@ class LegacySession:
             await trio.lowlevel.checkpoint()
             return
         self.closed = True
-        self.manager.sessions.pop(self.id, None)
+        self.manager.forget(self.id)
         if self._engine_scope is not None:
             self._engine_scope.cancel()
         if self._inbound is not None:

@@ -26,6 +26,8 @@ from .. import _jsonrpc as rpc
 from .._errors import ErrorCode
 from .._protocol._events import Reply
 from .._transports._stream import Received
+from .._types._base import Error
+from ._callers import CallerCaps
 from ._channels import Channel
 from ._event_store import EventStore
 from ._exchange import HttpRequest, ResponseWriter, keep_alive
@@ -34,6 +36,7 @@ from ._legacy_session import LegacySession, SessionClosed
 from ._sse import priming_event
 
 if TYPE_CHECKING:
+    from .._server._rate_limit import RateLimiter
     from .._server._server import Server
 
 __all__ = ["SessionManager"]
@@ -42,6 +45,10 @@ log = logging.getLogger("trio_mcp.http")
 
 #: The first revision whose clients expect priming events (SEP-1699).
 PRIMING_SINCE: Final = "2025-11-25"
+#: What a request still unanswered at the shutdown deadline is answered.
+SHUTTING_DOWN: Final = "Service Unavailable: the server is shutting down"
+#: Seconds a client refused a session is told to wait.
+SESSIONS_RETRY_AFTER: Final = 5
 
 
 class SessionManager:
@@ -58,6 +65,8 @@ class SessionManager:
         *,
         store: EventStore | None,
         max_sessions: int = 10_000,
+        sessions_per_caller: CallerCaps | None = None,
+        rate_limiter: RateLimiter | None = None,
         idle_timeout: float = 600.0,
         engine_linger: float = 2.0,
         retry_ms: int | None = 1000,
@@ -76,6 +85,20 @@ class SessionManager:
         self.keepalive_interval = keepalive_interval
         self.session_options = dict(session_options or {})
         self.sessions: dict[str, LegacySession] = {}
+        #: The sessions each caller holds (shared with the HTTP+SSE transport).
+        self.sessions_per_caller = (
+            sessions_per_caller
+            if sessions_per_caller is not None
+            else CallerCaps("sessions", max_sessions)
+        )
+        #: session id -> the caller that opened it
+        self.callers: dict[str, str] = {}
+        #: The tool-call buckets by caller, shared by every session.
+        self.rate_limiter = rate_limiter
+        #: When requests still awaiting answers on POSTs are cut off (shutdown).
+        self.shutdown_deadline = math.inf
+        #: The cancel scopes of POSTs waiting for their answers.
+        self._waiting: set[trio.CancelScope] = set()
         #: No new sessions (shutdown began).
         self.closing = False
         self._reaper_scope = trio.CancelScope()
@@ -105,10 +128,22 @@ class SessionManager:
                 log.debug("session %s expired", session.id)
                 await session.end()
 
-    def begin_shutdown(self) -> None:
+    def forget(self, session_id: str) -> None:
+        """Remove an ended session (it gives its caller's count back)."""
+        self.sessions.pop(session_id, None)
+        caller = self.callers.pop(session_id, None)
+        if caller is not None:
+            self.sessions_per_caller.give_back(caller)
+
+    def begin_shutdown(self, deadline: float = math.inf) -> None:
         """Refuse new sessions and let go of the standalone streams (they would keep their
-        connections open until the graceful deadline)."""
+        connections open until the graceful deadline). POSTs whose requests are still
+        unanswered at ``deadline`` (Trio time) are answered with an error."""
         self.closing = True
+        if deadline < self.shutdown_deadline:
+            self.shutdown_deadline = deadline
+            for scope in self._waiting:
+                scope.deadline = min(scope.deadline, deadline)
         for session in self.sessions.values():
             if session.standalone is not None:
                 session.standalone.let_go()
@@ -130,15 +165,25 @@ class SessionManager:
         session_id = http.headers.get(MCP_SESSION_ID)
         return self.sessions.get(session_id.strip()) if session_id is not None else None
 
-    async def initialize(self, http: HttpRequest, request: rpc.Request) -> None:
-        """Answer a session-less ``initialize``: create the session."""
+    async def initialize(self, http: HttpRequest, request: rpc.Request, caller: str) -> None:
+        """Answer a session-less ``initialize`` from ``caller``: create the session."""
         if self.closing or len(self.sessions) >= self.max_sessions:
             await http.respond_error(
                 503,
                 ErrorCode.INVALID_REQUEST,
                 "Service Unavailable: the server is not taking new sessions",
                 id=request.id,
-                headers=[(b"retry-after", b"5")],
+                headers=[(b"retry-after", b"%d" % SESSIONS_RETRY_AFTER)],
+            )
+            return
+        caps = self.sessions_per_caller
+        if not caps.take(caller):
+            await http.respond_error(
+                429,
+                ErrorCode.INVALID_REQUEST,
+                caps.refusal(),
+                id=request.id,
+                headers=[(b"retry-after", b"%d" % SESSIONS_RETRY_AFTER)],
             )
             return
         connection = self.server.connection()
@@ -146,9 +191,11 @@ class SessionManager:
         assert type(event) is Reply
         response = event.message
         if type(response) is not rpc.ResultResponse:
+            caps.give_back(caller)
             await http.respond_message(response, 400)
             return
         session_id = self.new_session_id()
+        self.callers[session_id] = caller
         self.sessions[session_id] = LegacySession(self, session_id, connection)
         header = [(b"mcp-session-id", session_id.encode("ascii"))]
         data = rpc.dumps(response)
@@ -212,7 +259,17 @@ class SessionManager:
         # Wait for the end of the exchange: the response completes (the channel finished,
         # closed early, or the session ended: the server then reports the exchange over
         # as a disconnect), or the client leaves. Waiting here needs no task of its own.
-        await http.wait_disconnect()
+        # The shutdown deadline ends the wait: what is still unanswered is answered.
+        scope = trio.CancelScope(deadline=self.shutdown_deadline)
+        waiting = self._waiting
+        waiting.add(scope)
+        try:
+            with scope:
+                await http.wait_disconnect()
+        finally:
+            waiting.discard(scope)
+        if scope.cancelled_caught:
+            await _answer_shutting_down(session, channel)
         # If the client left early, what follows waits in the store (legacy: no cancel).
         await channel.release(writer)
 
@@ -310,6 +367,16 @@ async def _detach_on_disconnect(
     if channel.writer is writer:
         channel.let_go()
     scope.cancel()
+
+
+async def _answer_shutting_down(session: LegacySession, channel: Channel) -> None:
+    """Answer every request ``channel`` still waits for with an error saying the server is
+    shutting down (the last answer ends its response)."""
+    error = Error(code=ErrorCode.INTERNAL_ERROR, message=SHUTTING_DOWN)
+    for request_id in list(channel.pending):
+        if session.routes.get(request_id) is channel:
+            await session.route(rpc.ErrorResponse(request_id, error), request_id)
+    await trio.lowlevel.checkpoint()
 
 
 async def _session_gone(http: HttpRequest) -> None:
