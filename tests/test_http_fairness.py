@@ -56,7 +56,7 @@ def assert_refused(
 def test_the_caps_have_documented_defaults() -> None:
     app = asgi_app(Server("defaults"))
     assert app.max_sessions == 10_000
-    assert app.sessions_per_caller.cap == 1_000
+    assert app.sessions_per_caller.cap == 2_000
     assert app.requests_per_caller.cap == 64
     assert app.modern.admission.backlog == 256
     assert app.rate_limiter is None

@@ -106,7 +106,7 @@ class McpAsgiApp:
         max_body_bytes: int = 4 * 1024 * 1024,
         body_timeout: float = 30.0,
         max_sessions: int = 10_000,
-        max_sessions_per_principal: int = 1_000,
+        max_sessions_per_principal: int = 2_000,
         max_requests_per_principal: int = 64,
         session_idle_timeout: float = 600.0,
         event_store: EventStore | None = _DEFAULT_STORE,
@@ -471,7 +471,7 @@ def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
             beyond), for legacy Streamable HTTP and for the 2024-11-05 HTTP+SSE
             transport each.
         max_sessions_per_principal: the most legacy sessions one caller may hold at
-            once, both legacy transports together (1,000; 429 and ``Retry-After``
+            once, both legacy transports together (2,000; 429 and ``Retry-After``
             beyond). A caller is the principal ``principal`` names, else the peer's
             IP address (behind a proxy: the proxy's, so name principals there).
         max_requests_per_principal: the most POSTs carrying requests one caller may
