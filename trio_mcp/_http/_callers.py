@@ -19,10 +19,11 @@ from typing import Final
 
 from ._exchange import Scope
 
-__all__ = ["CallerCaps", "caller_of"]
+__all__ = ["CallerCaps", "caller_of", "principal_of"]
 
 #: The caller of requests whose peer address the ASGI server does not report.
 UNKNOWN_PEER: Final = "peer:unknown"
+_PRINCIPAL: Final = "principal:"
 
 
 def caller_of(scope: Scope, principal: Callable[[Scope], str | None] | None) -> str:
@@ -31,11 +32,16 @@ def caller_of(scope: Scope, principal: Callable[[Scope], str | None] | None) -> 
     if principal is not None:
         name = principal(scope)
         if name is not None:
-            return "principal:" + name
+            return _PRINCIPAL + name
     client = scope.get("client")
     if client:
         return f"peer:{client[0]}"
     return UNKNOWN_PEER
+
+
+def principal_of(caller: str) -> str | None:
+    """The principal a caller names, or ``None`` for a peer address."""
+    return caller[len(_PRINCIPAL) :] if caller.startswith(_PRINCIPAL) else None
 
 
 class CallerCaps:

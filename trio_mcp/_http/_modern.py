@@ -40,6 +40,7 @@ from .._session._engine import LATER, Admission, Session
 from .._transports._stream import MessageStream, Received
 from .._types._base import RequestId
 from .._versions import MODERN_VERSIONS
+from ._callers import caller_of, principal_of
 from ._exchange import (
     HttpRequest,
     ResponseWriter,
@@ -286,14 +287,13 @@ class ModernEndpoint:
             return
         writer = ResponseWriter(http.send, json_ok=http.accepts_json, sse_ok=http.accepts_sse)
         handler = self.dispatcher.handle
-        if caller is None and self.principal is not None:
-            name = self.principal(http.scope)
-            caller = None if name is None else "principal:" + name
-        if caller is not None:
-            if caller.startswith("principal:"):
-                handler = partial(handler, principal=caller[10:], caller=caller)
-            elif self._rate_limited:
-                handler = partial(handler, caller=caller)
+        if caller is None:
+            caller = caller_of(http.scope, self.principal)
+        principal = principal_of(caller)
+        if principal is not None:
+            handler = partial(handler, principal=principal, caller=caller)
+        elif self._rate_limited:
+            handler = partial(handler, caller=caller)
         immediate: Callable[[Session, InboundRequest], Any] = self.dispatcher.immediate
         scope = trio.CancelScope()
         watchers = self.watchers
