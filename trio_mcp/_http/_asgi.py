@@ -355,9 +355,9 @@ class McpAsgiApp:
         if _is_modern(http.headers.get(MCP_PROTOCOL_VERSION), message):
             await self.modern.post(http, message, caller)
         else:
-            await self._legacy_post(http, message)
+            await self._legacy_post(http, message, caller)
 
-    async def _legacy_post(self, http: HttpRequest, message: Received) -> None:
+    async def _legacy_post(self, http: HttpRequest, message: Received, caller: str | None) -> None:
         if type(message) is rpc.InvalidMessage:
             if message.reply is not None:
                 await http.respond_message(message.reply, 400)
@@ -375,7 +375,8 @@ class McpAsgiApp:
         session = manager.session_for(http)
         if session is None:
             if MCP_SESSION_ID not in http.headers and _is_initialize(message):
-                caller = caller_of(http.scope, self.principal)
+                if caller is None:  # (an initialize carries a request: counted above)
+                    caller = caller_of(http.scope, self.principal)
                 await manager.initialize(http, message, caller)  # type: ignore[arg-type]
             else:
                 await _no_session(http)
