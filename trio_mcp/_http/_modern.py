@@ -295,7 +295,8 @@ class ModernEndpoint:
         elif self._rate_limited:
             handler = partial(handler, caller=caller)
         immediate: Callable[[Session, InboundRequest], Any] = self.dispatcher.immediate
-        scope = trio.CancelScope()
+        # (The deadline is set here, not later: Trio's deadline setter is not free.)
+        scope = trio.CancelScope(deadline=self.shutdown_deadline)
         watchers = self.watchers
         if watchers is not None and request.method != "subscriptions/listen":
             dispatcher_immediate = immediate
@@ -326,7 +327,6 @@ class ModernEndpoint:
             await self._listen(http, session, request, writer)
             return
         running = self._running
-        scope.deadline = self.shutdown_deadline
         running.add(scope)
         try:
             with scope:
