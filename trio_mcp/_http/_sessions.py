@@ -54,8 +54,9 @@ SESSIONS_RETRY_AFTER: Final = 5
 class SessionManager:
     """Owns the legacy sessions of one app (see the module notes).
 
-    Runs in ``nursery``: one task that expires idle sessions, plus each
-    running session's engine.
+    Runs in ``nursery``: one task that expires idle sessions, each running
+    session's engine, and after :meth:`begin_shutdown` with a deadline, one task
+    that answers at that deadline what is still unanswered.
     """
 
     def __init__(
@@ -95,10 +96,10 @@ class SessionManager:
         self.callers: dict[str, str] = {}
         #: The tool-call buckets by caller, shared by every session.
         self.rate_limiter = rate_limiter
-        #: When requests still awaiting answers on POSTs are cut off (shutdown).
+        #: When requests still awaiting answers on POSTs are answered (shutdown).
         self.shutdown_deadline = math.inf
-        #: The cancel scopes of POSTs waiting for their answers.
-        self._waiting: set[trio.CancelScope] = set()
+        #: The wait of the task that answers them (started by begin_shutdown).
+        self._deadline_scope: trio.CancelScope | None = None
         #: No new sessions (shutdown began).
         self.closing = False
         self._reaper_scope = trio.CancelScope()
@@ -142,8 +143,23 @@ class SessionManager:
         self.closing = True
         if deadline < self.shutdown_deadline:
             self.shutdown_deadline = deadline
-            for scope in self._waiting:
-                scope.deadline = min(scope.deadline, deadline)
+            if self._deadline_scope is None:
+                # One task for the whole app, rather than a deadline on every POST.
+                self._deadline_scope = trio.CancelScope(deadline=deadline)
+                self.nursery.start_soon(self._answer_at_deadline, self._deadline_scope)
+            else:
+                self._deadline_scope.deadline = deadline
+
+    async def _answer_at_deadline(self, scope: trio.CancelScope) -> None:
+        """At the shutdown deadline, answer every request still unanswered with an error
+        saying the server is shutting down (the last answer of a POST ends its response)."""
+        with scope:
+            await trio.sleep_forever()
+        error = Error(code=ErrorCode.INTERNAL_ERROR, message=SHUTTING_DOWN)
+        for session in list(self.sessions.values()):
+            for request_id, channel in list(session.routes.items()):
+                if session.routes.get(request_id) is channel:
+                    await session.route(rpc.ErrorResponse(request_id, error), request_id)
         for session in self.sessions.values():
             if session.standalone is not None:
                 session.standalone.let_go()
@@ -259,17 +275,9 @@ class SessionManager:
         # Wait for the end of the exchange: the response completes (the channel finished,
         # closed early, or the session ended: the server then reports the exchange over
         # as a disconnect), or the client leaves. Waiting here needs no task of its own.
-        # The shutdown deadline ends the wait: what is still unanswered is answered.
-        scope = trio.CancelScope(deadline=self.shutdown_deadline)
-        waiting = self._waiting
-        waiting.add(scope)
-        try:
-            with scope:
-                await http.wait_disconnect()
-        finally:
-            waiting.discard(scope)
-        if scope.cancelled_caught:
-            await _answer_shutting_down(session, channel)
+        # At the shutdown deadline, what is still unanswered is answered with an error
+        # (see _answer_at_deadline), which completes the response.
+        await http.wait_disconnect()
         # If the client left early, what follows waits in the store (legacy: no cancel).
         await channel.release(writer)
 
@@ -367,16 +375,6 @@ async def _detach_on_disconnect(
     if channel.writer is writer:
         channel.let_go()
     scope.cancel()
-
-
-async def _answer_shutting_down(session: LegacySession, channel: Channel) -> None:
-    """Answer every request ``channel`` still waits for with an error saying the server is
-    shutting down (the last answer ends its response)."""
-    error = Error(code=ErrorCode.INTERNAL_ERROR, message=SHUTTING_DOWN)
-    for request_id in list(channel.pending):
-        if session.routes.get(request_id) is channel:
-            await session.route(rpc.ErrorResponse(request_id, error), request_id)
-    await trio.lowlevel.checkpoint()
 
 
 async def _session_gone(http: HttpRequest) -> None:
