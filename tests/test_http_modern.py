@@ -409,7 +409,8 @@ async def test_modern_requests_need_no_lifespan() -> None:
 
 async def test_stateless_requests_share_one_bound_and_the_excess_is_refused_as_busy() -> None:
     """Each stateless request has a session of its own; max_concurrent_requests bounds
-    them together: one runs, one waits for its turn, the third is refused at once."""
+    them together: one runs, one waits for its turn, the third is refused at once, with
+    503 and Retry-After (a status HTTP clients retry on), never a 500."""
     server, probe = make_server()
     app = asgi_app(server, session_options={"max_concurrent_requests": 1})
     answers: dict[int, Any] = {}
@@ -420,7 +421,7 @@ async def test_stateless_requests_share_one_bound_and_the_excess_is_refused_as_b
             json=modern_body(id, "tools/call", {"name": tool, "arguments": {"text": "x"}}),
             headers=modern_headers("tools/call", tool),
         )
-        answers[id] = (r.status_code, r.json())
+        answers[id] = (r.status_code, r.json(), r.headers.get("retry-after"))
 
     async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
         url = base + "/mcp"
@@ -435,9 +436,15 @@ async def test_stateless_requests_share_one_bound_and_the_excess_is_refused_as_b
             await call(client, url, 3, "progress")  # no room to wait: refused at once
             assert 1 not in answers and 2 not in answers
             probe.release.set()
-    assert answers[3][1]["error"] == {
-        "code": -32603,
-        "message": "Server busy: too many requests in flight",
+    assert answers[3][0] == 503
+    assert answers[3][2] == "1"
+    assert answers[3][1] == {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "error": {
+            "code": -32603,
+            "message": "Service Unavailable: too many requests in flight; try again later",
+        },
     }
     assert answers[1][1]["result"]["content"][0]["text"] == "released"
     assert answers[2][0] == 200

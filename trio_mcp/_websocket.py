@@ -11,12 +11,22 @@ for its block. :func:`open_websocket_client` owns a connection and a client;
 :func:`connect_websocket_client` puts both in your nursery.
 :func:`serve_websocket` runs each connection's session in a task of the
 server's, until the connection or the server ends.
+
+Limits
+------
+
+:func:`serve_websocket` takes at most ``max_connections`` connections at once
+(past that, the handshake is refused with 503, ``Retry-After`` and a JSON-RPC
+error body), closes a connection idle for ``idle_timeout`` seconds (no message
+either way and no request running, either way: close code 1001), and closes one
+whose peer sends a message over ``max_message_size`` (close code 1009).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping
+import math
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
@@ -27,6 +37,8 @@ import trio_websocket
 
 from . import _jsonrpc as rpc
 from ._client._client import Client, connect_client
+from ._errors import ErrorCode
+from ._http._exchange import error_body
 from ._http._security import HostPolicy, is_loopback
 from ._transports._stream import MessageStream, Received
 from ._types._base import RequestId
@@ -34,6 +46,8 @@ from ._util import open_nursery_unwrapped
 
 if TYPE_CHECKING:
     from ._server._server import Server
+    from ._server._tasks import TaskRunner
+    from ._session._engine import Session
 
 __all__ = [
     "SUBPROTOCOL",
@@ -50,6 +64,15 @@ log = logging.getLogger("trio_mcp.websocket")
 SUBPROTOCOL: Final = "mcp"
 #: The largest message taken by default (bytes of UTF-8 text).
 MAX_MESSAGE_SIZE: Final = 4 * 1024 * 1024
+#: The most connections :func:`serve_websocket` takes at once by default.
+MAX_CONNECTIONS: Final = 1_000
+#: Seconds of silence (and nothing running) after which :func:`serve_websocket` closes
+#: a connection, by default.
+IDLE_TIMEOUT: Final = 600.0
+#: Seconds a client refused for want of a connection slot is told to wait.
+CONNECTIONS_RETRY_AFTER: Final = 5
+#: The close code of a connection closed for idleness ("going away").
+IDLE_CLOSE_CODE: Final = 1001
 _NORMAL_CLOSURES = (1000, 1001)
 
 
@@ -60,13 +83,29 @@ class WebSocketStream(MessageStream):
     takes the message (backpressure: it writes one message at a time, and blocks while
     the peer does not read). The peer's normal close is the end of the stream; an
     abnormal one is :exc:`trio.BrokenResourceError`.
+
+    With an ``idle_timeout``, ``receive`` ends the stream (as the peer's close would) once
+    no message went either way for that many seconds while ``busy()`` says nothing is
+    running; the connection is then closed with code 1001 ("going away").
     """
 
-    def __init__(self, connection: trio_websocket.WebSocketConnection) -> None:
+    def __init__(
+        self,
+        connection: trio_websocket.WebSocketConnection,
+        *,
+        idle_timeout: float = math.inf,
+    ) -> None:
         self.connection = connection
         self._outgoing, self._to_write = trio.open_memory_channel[bytes](0)
         self._written = trio.Event()
         self._closed = False
+        self.idle_timeout = idle_timeout
+        #: Whether work is under way that keeps the connection from being idle.
+        self.busy: Callable[[], bool] = _never
+        #: Trio time of the last message either way.
+        self.last_activity = trio.current_time()
+        self._close_code = 1000
+        self._close_reason: str | None = None
 
     async def _write_loop(self) -> None:
         try:
@@ -86,13 +125,17 @@ class WebSocketStream(MessageStream):
             await self._outgoing.send(rpc.dumps(message))
         except trio.BrokenResourceError:
             raise trio.BrokenResourceError("the WebSocket connection is closed") from None
+        self.last_activity = trio.current_time()
 
     async def receive(self) -> Received:
         if self._closed:
             await trio.lowlevel.checkpoint()
             raise trio.ClosedResourceError("the stream is closed")
         try:
-            data = await self.connection.get_message()
+            if self.idle_timeout == math.inf:
+                data = await self.connection.get_message()
+            else:
+                data = await self._get_message_unless_idle()
         except trio_websocket.ConnectionClosed as exc:
             if self._closed:
                 raise trio.ClosedResourceError("the stream is closed") from None
@@ -100,7 +143,22 @@ class WebSocketStream(MessageStream):
             if reason is None or reason.code in _NORMAL_CLOSURES:
                 raise trio.EndOfChannel from None
             raise trio.BrokenResourceError(f"the WebSocket closed: {reason}") from None
+        self.last_activity = trio.current_time()
         return rpc.parse(data)
+
+    async def _get_message_unless_idle(self) -> str | bytes:
+        """The next message; raises :exc:`trio.EndOfChannel` once idle (see the class)."""
+        while True:
+            with trio.move_on_at(self.last_activity + self.idle_timeout):
+                return await self.connection.get_message()  # (cancellable without loss)
+            if trio.current_time() < self.last_activity + self.idle_timeout:
+                continue  # a message went out meanwhile
+            if self.busy():
+                self.last_activity = trio.current_time()
+                continue
+            log.debug("closing a WebSocket connection idle for %s s", self.idle_timeout)
+            self._close_code, self._close_reason = IDLE_CLOSE_CODE, "idle timeout"
+            raise trio.EndOfChannel
 
     async def aclose(self, *, flush_timeout: float = 2.0, close_timeout: float = 1.0) -> None:
         """Send what was handed over (for up to ``flush_timeout`` seconds), then close the
@@ -115,23 +173,104 @@ class WebSocketStream(MessageStream):
             with trio.move_on_after(flush_timeout):
                 await self._written.wait()
             with trio.move_on_after(close_timeout):
-                await self.connection.aclose()
+                await self.connection.aclose(self._close_code, self._close_reason)
             # (cancelled, trio-websocket closes the TCP stream without the handshake)
+
+
+def _never() -> bool:
+    return False
 
 
 @asynccontextmanager
 async def websocket_stream(
-    connection: trio_websocket.WebSocketConnection,
+    connection: trio_websocket.WebSocketConnection, *, idle_timeout: float = math.inf
 ) -> AsyncIterator[WebSocketStream]:
     """A :class:`WebSocketStream` over ``connection`` for the block (which owns its writer
-    task). Leaving closes the stream and the connection."""
-    stream = WebSocketStream(connection)
+    task). Leaving closes the stream and the connection. ``idle_timeout``: see
+    :class:`WebSocketStream` (by default, never)."""
+    stream = WebSocketStream(connection, idle_timeout=idle_timeout)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(stream._write_loop)
         try:
             yield stream
         finally:
             await stream.aclose()
+
+
+class _ConnectionHandler:
+    """Serves each accepted WebSocket connection of :func:`serve_websocket` (which
+    documents the arguments), and counts them."""
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        host_policy: HostPolicy,
+        max_connections: int,
+        idle_timeout: float,
+        session_options: dict[str, Any],
+    ) -> None:
+        if max_connections < 1:
+            raise ValueError(f"max_connections must be at least 1, not {max_connections!r}")
+        if not idle_timeout > 0:
+            raise ValueError(f"idle_timeout must be positive, not {idle_timeout!r}")
+        self.server = server
+        # Browsers always send Origin on a WebSocket handshake, which is what rebinding
+        # attacks need; trio-websocket does not show us the Host header, so Origin it is.
+        self.origin_policy = attrs.evolve(host_policy, allowed_hosts=None)
+        self.max_connections = max_connections
+        self.idle_timeout = idle_timeout
+        self.session_options = session_options
+        #: Where calls that become tasks run (set while :func:`serve_websocket` serves).
+        self.task_runner: TaskRunner | None = None
+        #: Connections being served now.
+        self.active = 0
+
+    async def __call__(self, request: trio_websocket.WebSocketRequest) -> None:
+        headers = {
+            name.decode("latin-1").lower(): value.decode("latin-1")
+            for name, value in request.headers
+        }
+        refusal = self.origin_policy.refusal(headers)
+        if refusal is not None:
+            log.warning("refused a WebSocket connection: %s", refusal)
+            await request.reject(403, body=refusal.encode())
+            return
+        if SUBPROTOCOL not in request.proposed_subprotocols:
+            await request.reject(400, body=b"the 'mcp' subprotocol is required")
+            return
+        if self.active >= self.max_connections:
+            message = (
+                f"Service Unavailable: at most {self.max_connections} connections; try again later"
+            )
+            await request.reject(
+                503,
+                extra_headers=[
+                    (b"retry-after", b"%d" % CONNECTIONS_RETRY_AFTER),
+                    (b"content-type", b"application/json"),
+                ],
+                body=error_body(None, ErrorCode.INTERNAL_ERROR, message),
+            )
+            return
+        self.active += 1
+        try:
+            connection = await request.accept(subprotocol=SUBPROTOCOL)
+            async with (
+                websocket_stream(connection, idle_timeout=self.idle_timeout) as stream,
+                trio.open_nursery() as nursery,
+            ):
+                session: Session = await nursery.start(
+                    partial(
+                        self.server.serve,
+                        stream,
+                        task_runner=self.task_runner,
+                        **self.session_options,
+                    )
+                )
+                protocol = session.connection
+                stream.busy = lambda: protocol.in_flight > 0 or protocol.outstanding > 0
+        finally:
+            self.active -= 1
 
 
 async def serve_websocket(
@@ -141,6 +280,8 @@ async def serve_websocket(
     *,
     host_policy: HostPolicy | None = None,
     max_message_size: int = MAX_MESSAGE_SIZE,
+    max_connections: int = MAX_CONNECTIONS,
+    idle_timeout: float = IDLE_TIMEOUT,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     **session_options: Any,
 ) -> None:
@@ -151,6 +292,15 @@ async def serve_websocket(
     ``host_policy`` refuses get 403 (by default, for a local bind, only the local
     machine's names). ``session_options`` go to :meth:`Server.serve`.
 
+    Args:
+        max_message_size: the largest message taken, in bytes of UTF-8 text (4 MiB); a
+            peer that sends a larger one has its connection closed with code 1009.
+        max_connections: the most connections at once (1,000); past that the handshake
+            gets 503 with ``Retry-After`` and a JSON-RPC error body.
+        idle_timeout: seconds after which a connection with no message either way and
+            no request running (either way) is closed with code 1001 (600;
+            ``math.inf``: never).
+
     Resource handling: each connection's session runs in a task of this call; a
     connection ends with its session, and cancelling this call ends them all. Calls that
     became tasks run in one task nursery of this call, shared by every connection, so a
@@ -158,29 +308,16 @@ async def serve_websocket(
     """
     if host_policy is None:
         host_policy = HostPolicy.loopback() if is_loopback(host) else HostPolicy.off()
-    # Browsers always send Origin on a WebSocket handshake, which is what rebinding
-    # attacks need; trio-websocket does not show us the Host header, so Origin it is.
-    origin_policy = attrs.evolve(host_policy, allowed_hosts=None)
-
-    async def handle(request: trio_websocket.WebSocketRequest) -> None:
-        headers = {
-            name.decode("latin-1").lower(): value.decode("latin-1")
-            for name, value in request.headers
-        }
-        refusal = origin_policy.refusal(headers)
-        if refusal is not None:
-            log.warning("refused a WebSocket connection: %s", refusal)
-            await request.reject(403, body=refusal.encode())
-            return
-        if SUBPROTOCOL not in request.proposed_subprotocols:
-            await request.reject(400, body=b"the 'mcp' subprotocol is required")
-            return
-        connection = await request.accept(subprotocol=SUBPROTOCOL)
-        async with websocket_stream(connection) as stream:
-            await server.serve(stream, task_runner=tasks, **session_options)
-
+    handle = _ConnectionHandler(
+        server,
+        host_policy=host_policy,
+        max_connections=max_connections,
+        idle_timeout=idle_timeout,
+        session_options=session_options,
+    )
     # One task nursery (and store) for every connection: a task outlives its connection.
     async with server.running_tasks() as tasks, trio.open_nursery() as nursery:
+        handle.task_runner = tasks
         listening: trio_websocket.WebSocketServer = await nursery.start(
             partial(
                 trio_websocket.serve_websocket,

@@ -32,14 +32,33 @@ principal's) and methods, 405 for unsupported HTTP methods, 410 for a
 not taking sessions. With ``auth`` (see :mod:`trio_mcp._auth._resource_server`),
 401 for a missing or refused access token, 403 for missing scopes, 400 for a
 token in the query string.
+
+Fairness
+--------
+
+Each caller (a principal, else a peer address: see :mod:`._callers`) may hold at
+most ``max_sessions_per_principal`` legacy sessions and
+``max_requests_per_principal`` POSTs carrying requests at once; past either it
+gets ``429`` with ``Retry-After`` and a JSON-RPC error, so one client cannot take
+the slots the totals (``max_sessions``, ``max_concurrent_requests``) allow while
+others are locked out. Past a total, ``503`` with ``Retry-After``.
+
+Shutdown
+--------
+
+:meth:`McpAsgiApp.begin_shutdown` takes a ``grace``: requests still running that
+many seconds later are cancelled and answered with a JSON-RPC error ("the server
+is shutting down": ``503`` as JSON, or the last event of their SSE stream) rather
+than cut off by the ASGI server. :func:`serve` passes its ``graceful_timeout``.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack
 
 import trio
 
@@ -47,8 +66,10 @@ from .. import _jsonrpc as rpc
 from .._auth._verifier import ACCESS_TOKEN_KEY
 from .._errors import ErrorCode
 from .._protocol._envelope import declares_modern_version
+from .._server._rate_limit import RateLimit, RateLimiter
 from .._transports._stream import Received
 from .._versions import LEGACY_VERSIONS, allows_batches
+from ._callers import CallerCaps, caller_of
 from ._event_store import EventStore, MemoryEventStore
 from ._exchange import Disconnected, HttpRequest, Receive, Scope, Send, TooLarge, error_body
 from ._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
@@ -61,7 +82,7 @@ if TYPE_CHECKING:
     from .._auth._resource_server import ProtectedResource
     from .._server._server import Server
 
-__all__ = ["McpAsgiApp", "asgi_app", "open_asgi_app"]
+__all__ = ["AppOptions", "McpAsgiApp", "asgi_app", "open_asgi_app"]
 
 log = logging.getLogger("trio_mcp.http")
 
@@ -69,6 +90,8 @@ _DEFAULT_STORE: Any = object()
 _ALLOW_MCP = [(b"allow", b"GET, POST, DELETE")]
 _ALLOW_POST = [(b"allow", b"POST")]
 _ALLOW_GET = [(b"allow", b"GET")]
+#: Seconds a caller over its cap of requests in flight is told to wait.
+REQUESTS_RETRY_AFTER: Final = 1
 
 
 class McpAsgiApp:
@@ -89,6 +112,8 @@ class McpAsgiApp:
         max_body_bytes: int = 4 * 1024 * 1024,
         body_timeout: float = 30.0,
         max_sessions: int = 10_000,
+        max_sessions_per_principal: int = 2_000,
+        max_requests_per_principal: int = 64,
         session_idle_timeout: float = 600.0,
         event_store: EventStore | None = _DEFAULT_STORE,
         retry_ms: int | None = 1000,
@@ -97,6 +122,7 @@ class McpAsgiApp:
         session_options: dict[str, Any] | None = None,
         principal: Callable[[Scope], str | None] | None = None,
         auth: ProtectedResource | None = None,
+        tool_rate_limit: RateLimit | None = None,
     ) -> None:
         self.server = server
         self.auth = auth
@@ -119,17 +145,28 @@ class McpAsgiApp:
         self.keepalive_interval = keepalive_interval
         self.engine_linger = engine_linger
         self.session_options = dict(session_options or {})
+        self.principal = principal
+        #: Sessions each caller holds (legacy Streamable HTTP and HTTP+SSE together).
+        self.sessions_per_caller = CallerCaps("sessions", max_sessions_per_principal)
+        #: POSTs carrying requests that each caller has in flight (both eras).
+        self.requests_per_caller = CallerCaps("requests in flight", max_requests_per_principal)
+        limit = tool_rate_limit if tool_rate_limit is not None else server.tool_rate_limit
+        #: One token bucket per caller for every session and request of this app.
+        self.rate_limiter = RateLimiter(limit) if limit is not None else None
         self.modern = ModernEndpoint(
             server,
             keepalive_interval=keepalive_interval,
             session_options=self.session_options,
             principal=principal,
+            rate_limiter=self.rate_limiter,
         )
         self.sse = (
             SseTransport(
                 server,
                 message_path=message_path,
                 max_sessions=max_sessions,
+                sessions_per_caller=self.sessions_per_caller,
+                principal=principal,
                 keepalive_interval=keepalive_interval,
                 session_options=self.session_options,
             )
@@ -160,6 +197,8 @@ class McpAsgiApp:
                 nursery,
                 store=self.event_store,
                 max_sessions=self.max_sessions,
+                sessions_per_caller=self.sessions_per_caller,
+                rate_limiter=self.rate_limiter,
                 idle_timeout=self.session_idle_timeout,
                 engine_linger=self.engine_linger,
                 retry_ms=self.retry_ms,
@@ -173,20 +212,26 @@ class McpAsgiApp:
                 self.modern.watchers = None
                 self.modern.dispatcher.tasks = None
                 manager, self.manager = self.manager, None
-                self.begin_shutdown()
+                self.begin_shutdown(grace=0)
                 with trio.CancelScope(shield=True):
                     await manager.aclose()
                 nursery.cancel_scope.cancel()
 
-    def begin_shutdown(self) -> None:
+    def begin_shutdown(self, *, grace: float = math.inf) -> None:
         """Start a graceful shutdown: end the long-lived streams (standalone ``GET``
         streams, ``subscriptions/listen``, HTTP+SSE sessions) and take no new sessions.
-        Requests in flight go on."""
-        self.modern.begin_shutdown()
+
+        Requests in flight go on for ``grace`` seconds (by default, until they end);
+        those still running then are cancelled and answered with a JSON-RPC error
+        saying that the server is shutting down (legacy sessions: every request still
+        awaiting its answer on a POST's response). Never blocks; calling it again can
+        only bring the deadline closer."""
+        deadline = trio.current_time() + grace
+        self.modern.begin_shutdown(deadline)
         if self.sse is not None:
             self.sse.begin_shutdown()
         if self.manager is not None:
-            self.manager.begin_shutdown()
+            self.manager.begin_shutdown(deadline)
 
     # -- ASGI -------------------------------------------------------------------------------
 
@@ -327,10 +372,24 @@ class McpAsgiApp:
             message = rpc.parse(body)
             if self.auth is not None and await self._refused_scopes(http, message):
                 return
-            if _is_modern(http.headers.get(MCP_PROTOCOL_VERSION), message):
-                await self.modern.post(http, message)
-            else:
-                await self._legacy_post(http, message)
+            if not _carries_request(message):
+                await self._dispatch_post(http, message, None)
+                return
+            caller = caller_of(http.scope, self.principal)
+            caps = self.requests_per_caller
+            if not caps.take(caller):
+                await http.respond_error(
+                    429,
+                    ErrorCode.INTERNAL_ERROR,
+                    caps.refusal(),
+                    id=message.id if isinstance(message, rpc.Request) else None,
+                    headers=[(b"retry-after", b"%d" % REQUESTS_RETRY_AFTER)],
+                )
+                return
+            try:
+                await self._dispatch_post(http, message, caller)
+            finally:
+                caps.give_back(caller)
         elif method in ("GET", "DELETE"):
             version = http.headers.get(MCP_PROTOCOL_VERSION)
             manager = self.manager
@@ -347,7 +406,15 @@ class McpAsgiApp:
         else:
             await http.respond(405, headers=_ALLOW_MCP)
 
-    async def _legacy_post(self, http: HttpRequest, message: Received) -> None:
+    async def _dispatch_post(
+        self, http: HttpRequest, message: Received, caller: str | None
+    ) -> None:
+        if _is_modern(http.headers.get(MCP_PROTOCOL_VERSION), message):
+            await self.modern.post(http, message, caller)
+        else:
+            await self._legacy_post(http, message, caller)
+
+    async def _legacy_post(self, http: HttpRequest, message: Received, caller: str | None) -> None:
         if type(message) is rpc.InvalidMessage:
             if message.reply is not None:
                 await http.respond_message(message.reply, 400)
@@ -366,7 +433,9 @@ class McpAsgiApp:
         session = manager.session_for(http, principal)
         if session is None:
             if MCP_SESSION_ID not in http.headers and _is_initialize(message):
-                await manager.initialize(http, message, principal=principal)  # type: ignore[arg-type]
+                if caller is None:  # (an initialize carries a request: counted above)
+                    caller = caller_of(http.scope, self.principal)
+                await manager.initialize(http, message, caller, principal=principal)  # type: ignore[arg-type]
             else:
                 await _no_session(http)
             return
@@ -411,6 +480,15 @@ def _is_modern(header: str | None, message: Received) -> bool:
     return False
 
 
+def _carries_request(message: Received) -> bool:
+    kind = type(message)
+    if kind is rpc.Request:
+        return True
+    if kind is rpc.Batch:
+        return any(type(item) is rpc.Request for item in message.items)  # type: ignore[union-attr]
+    return False
+
+
 def _is_initialize(message: Received) -> bool:
     return type(message) is rpc.Request and message.method == "initialize"
 
@@ -422,7 +500,32 @@ async def _no_session(http: HttpRequest) -> None:
         await http.respond_error(400, ErrorCode.INVALID_REQUEST, "Bad Request: Missing session ID")
 
 
-def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
+class AppOptions(TypedDict, total=False):
+    """The keyword options of :func:`asgi_app`, :func:`open_asgi_app` and :func:`serve`
+    (typed, so that a misspelt option is an error your type checker reports; see
+    :func:`asgi_app` for what each means and its default)."""
+
+    path: str
+    sse_path: str | None
+    message_path: str
+    host_policy: HostPolicy | None
+    max_body_bytes: int
+    body_timeout: float
+    max_sessions: int
+    max_sessions_per_principal: int
+    max_requests_per_principal: int
+    session_idle_timeout: float
+    event_store: EventStore | None
+    retry_ms: int | None
+    keepalive_interval: float
+    engine_linger: float
+    session_options: dict[str, Any] | None
+    principal: Callable[[Scope], str | None] | None
+    auth: ProtectedResource | None
+    tool_rate_limit: RateLimit | None
+
+
+def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
     """An ASGI 3 application serving ``server`` over Streamable HTTP (both eras) and the
     2024-11-05 HTTP+SSE transport.
 
@@ -430,31 +533,42 @@ def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
     Trio worker; see :func:`serve`), or enter :func:`open_asgi_app` instead.
 
     Args:
-        path: the MCP endpoint.
+        path: the MCP endpoint (``"/mcp"``).
         sse_path, message_path: the 2024-11-05 endpoints (``sse_path=None`` turns them off).
             All three are paths inside the app: mounted under a prefix by an ASGI router
             (the scope's ``root_path``), it serves them below that prefix.
         host_policy: the accepted ``Host``/``Origin`` headers (DNS-rebinding protection);
             by default the local machine's names only: pass
             :meth:`HostPolicy(allowed_hosts=[...]) <HostPolicy>` to serve other names.
-        max_body_bytes: the largest request body (413 beyond).
-        body_timeout: seconds a client may take to send a whole request body (408
+        max_body_bytes: the largest request body (4 MiB; 413 beyond).
+        body_timeout: seconds a client may take to send a whole request body (30; 408
             beyond): :func:`serve` turns Hypercorn's ``read_timeout`` off, because
             idle event-stream clients send nothing, so this bounds a body trickled in
             forever.
-        max_sessions: the most legacy sessions at once (503 beyond), for legacy
-            Streamable HTTP and for the 2024-11-05 HTTP+SSE transport each.
+        max_sessions: the most legacy sessions at once (10,000; 503 and ``Retry-After``
+            beyond), for legacy Streamable HTTP and for the 2024-11-05 HTTP+SSE
+            transport each.
+        max_sessions_per_principal: the most legacy sessions one caller may hold at
+            once, both legacy transports together (2,000; 429 and ``Retry-After``
+            beyond). A caller is the principal ``principal`` names, else the peer's
+            IP address (behind a proxy: the proxy's, so name principals there).
+        max_requests_per_principal: the most POSTs carrying requests one caller may
+            have in flight at once, both eras together (64; 429 and ``Retry-After``
+            beyond), so that one client's slow calls cannot take every handler slot
+            (``max_concurrent_requests``) from the others.
         session_idle_timeout: seconds without HTTP traffic after which a legacy session
-            ends (``math.inf``: never).
+            ends (600; ``math.inf``: never).
         event_store: where events of resumable streams wait (a bounded
             :class:`MemoryEventStore` by default; ``None``: streams are not resumable).
-        retry_ms: the reconnection delay announced in priming events.
-        keepalive_interval: seconds between keep-alive comments on long-lived streams.
-        engine_linger: idle seconds after which a legacy session stops its tasks.
+        retry_ms: the reconnection delay announced in priming events (1000).
+        keepalive_interval: seconds between keep-alive comments on long-lived streams
+            (15).
+        engine_linger: idle seconds after which a legacy session stops its tasks (2).
         session_options: options for each :class:`~trio_mcp.session.Session`
             (``drain_timeout``, ``max_concurrent_requests``, ...). Stateless requests
-            (2026-07-28) each get a session, and ``max_concurrent_requests`` bounds them
-            all together.
+            (2026-07-28) each get a session, and ``max_concurrent_requests`` (256)
+            bounds their handlers all together: as many more wait for a turn, and
+            past that a request gets 503 and ``Retry-After``.
         principal: ``principal(scope)`` names the caller of a request from its ASGI scope
             (say, what your authentication middleware put there), or returns ``None``.
             Called once per request, before its handler runs; handlers see it as
@@ -463,8 +577,10 @@ def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
             when another presents it. A legacy session (Streamable HTTP or HTTP+SSE) is
             bound to the principal that opened it: any other (anonymous included) that
             presents its id gets ``404``, as if it did not exist, and the refusal is
-            logged (principal names and a session id prefix). With ``auth``, by default
-            the verified token's subject.
+            logged (principal names and a session id prefix). It also names the caller
+            whose sessions, requests in flight and tool calls are counted (see
+            ``max_sessions_per_principal``). With ``auth``, by default the verified
+            token's subject.
         auth: make the server an OAuth 2.1 protected resource
             (:class:`~trio_mcp.auth.ProtectedResource`): every request to the MCP
             endpoints needs an access token issued for it (``401`` without, with the
@@ -472,12 +588,17 @@ def asgi_app(server: Server, **options: Any) -> McpAsgiApp:
             resources and prompts declared with ``scopes=`` need those (``403``
             ``insufficient_scope``), and the Protected Resource Metadata document
             (RFC 9728) is served at its well-known paths. Handlers never see the token.
+        tool_rate_limit: limits each caller's ``tools/call`` requests over HTTP, with
+            one token bucket per caller (principal, else peer address) shared by all
+            its sessions and stateless requests (by default the server's own
+            ``Server(tool_rate_limit=...)``, else none). See the how-to "Serve over
+            HTTP" for when to switch it on.
     """
     return McpAsgiApp(server, **options)
 
 
 @asynccontextmanager
-async def open_asgi_app(server: Server, **options: Any) -> AsyncIterator[McpAsgiApp]:
+async def open_asgi_app(server: Server, **options: Unpack[AppOptions]) -> AsyncIterator[McpAsgiApp]:
     """An ASGI app (as :func:`asgi_app`) whose sessions live in this block's nursery, for ASGI
     servers that do not run the lifespan protocol.
 

@@ -301,13 +301,14 @@ class ResponseWriter:
             self.state = "done"
             log.debug("a write failed (the client is gone): %r", exc)
 
-    async def json(self, data: bytes, status: int = 200) -> None:
-        """Send the whole answer as JSON (only before anything else was sent)."""
+    async def json(self, data: bytes, status: int = 200, *, headers: Sequence[Header] = ()) -> None:
+        """Send the whole answer as JSON (only before anything else was sent), with
+        ``headers`` besides the writer's own."""
         if self.state != "new":
             raise RuntimeError("the response has already started")
         self.state = "done"
         # With a length the server sends no chunked framing (one write fewer).
-        head = [*JSON_HEADERS, (b"content-length", b"%d" % len(data)), *self._headers]
+        head = [*JSON_HEADERS, (b"content-length", b"%d" % len(data)), *self._headers, *headers]
         await self._send({"type": "http.response.start", "status": status, "headers": head})
         await self._send({"type": "http.response.body", "body": data})
 

@@ -251,7 +251,12 @@ class LegacySession:
         manager = self.manager
         try:
             with scope:
-                dispatcher = Dispatcher(manager.server, principal=self.principal)
+                dispatcher = Dispatcher(
+                    manager.server,
+                    principal=self.principal,
+                    rate_limiter=manager.rate_limiter,
+                    caller=manager.callers.get(self.id),
+                )
                 dispatcher.subscribed_uris = self.subscribed_uris
                 changes = trio.CancelScope()
                 async with trio.open_nursery() as nursery:
@@ -381,7 +386,7 @@ class LegacySession:
             await trio.lowlevel.checkpoint()
             return
         self.closed = True
-        self.manager.sessions.pop(self.id, None)
+        self.manager.forget(self.id)
         if self._engine_scope is not None:
             self._engine_scope.cancel()
         if self._inbound is not None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
 
@@ -23,7 +24,8 @@ from .. import _jsonrpc as rpc
 from .._errors import ErrorCode
 from .._transports._stream import MessageStream, Received
 from .._types._base import RequestId
-from ._exchange import HttpRequest, ResponseWriter, cancel_on_disconnect, keep_alive
+from ._callers import CallerCaps, caller_of
+from ._exchange import HttpRequest, ResponseWriter, Scope, cancel_on_disconnect, keep_alive
 from ._sse import endpoint_event
 
 if TYPE_CHECKING:
@@ -68,6 +70,9 @@ class SseTransport:
         inbound_buffer: messages a session queues before a POST waits.
         max_sessions: the most sessions (open event streams) at once; beyond, a GET is
             refused with 503 and ``Retry-After``.
+        sessions_per_caller: the sessions each caller holds (shared with legacy
+            Streamable HTTP); at its cap, a GET is refused with 429 and ``Retry-After``.
+        principal: names a request's caller (else its peer address counts).
         keepalive_interval: seconds between keep-alive comments.
         session_options: options for each :class:`~trio_mcp.session.Session`.
     """
@@ -79,6 +84,8 @@ class SseTransport:
         message_path: str,
         inbound_buffer: int = 16,
         max_sessions: int = 10_000,
+        sessions_per_caller: CallerCaps | None = None,
+        principal: Callable[[Scope], str | None] | None = None,
         keepalive_interval: float = 15.0,
         session_options: dict[str, Any] | None = None,
     ) -> None:
@@ -86,6 +93,12 @@ class SseTransport:
         self.message_path = message_path
         self.inbound_buffer = inbound_buffer
         self.max_sessions = max_sessions
+        self.sessions_per_caller = (
+            sessions_per_caller
+            if sessions_per_caller is not None
+            else CallerCaps("sessions", max_sessions)
+        )
+        self.principal = principal
         self.keepalive_interval = keepalive_interval
         self.session_options = dict(session_options or {})
         #: session id -> where POSTed messages go, and the principal that opened it
@@ -118,6 +131,19 @@ class SseTransport:
                 headers=[(b"retry-after", b"5")],
             )
             return
+        caller = caller_of(http.scope, self.principal)
+        caps = self.sessions_per_caller
+        if not caps.take(caller):
+            await http.respond_error(
+                429, ErrorCode.INVALID_REQUEST, caps.refusal(), headers=[(b"retry-after", b"5")]
+            )
+            return
+        try:
+            await self._serve_session(http, principal)
+        finally:
+            caps.give_back(caller)
+
+    async def _serve_session(self, http: HttpRequest, principal: str | None) -> None:
         session_id = secrets.token_urlsafe(24)
         send, receive = trio.open_memory_channel[Received](self.inbound_buffer)
         writer = ResponseWriter(http.send, json_ok=False)

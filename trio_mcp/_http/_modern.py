@@ -10,11 +10,19 @@ subscription's events): then it is an SSE stream that ends with the answer.
 
 Cancellation: a client that disconnects cancels its request's handler (the
 disconnect *is* the cancellation in this revision); nothing more is sent.
+
+Load: every request's handler takes a slot of one shared
+:class:`~trio_mcp.session.Admission` (``max_concurrent_requests``); when every slot
+is taken and as many requests wait, a request is refused at once with 503 and
+``Retry-After`` (its handler never runs, so it is safe to send again). Shutdown:
+past the deadline :meth:`ModernEndpoint.begin_shutdown` was given, running handlers
+are cancelled and each request is answered with an error saying so.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
@@ -27,10 +35,12 @@ from .._protocol._connection import Connection
 from .._protocol._envelope import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from .._protocol._events import Dispatch, InboundRequest, Reply
 from .._server._dispatch import Dispatcher
+from .._server._rate_limit import RateLimiter
 from .._session._engine import LATER, Admission, Session
 from .._transports._stream import MessageStream, Received
 from .._types._base import RequestId
 from .._versions import MODERN_VERSIONS
+from ._callers import caller_of, principal_of
 from ._exchange import (
     HttpRequest,
     ResponseWriter,
@@ -65,6 +75,10 @@ _NAMED_METHODS: Final = frozenset(
 _IDLE_CONNECTIONS: Final = 64
 #: How long to wait for the server to report a finished exchange (see _dispatch).
 _REPORT_DEADLINE: Final = 5.0
+#: Seconds a client refused for want of a handler slot is told to wait.
+BUSY_RETRY_AFTER: Final = 1
+#: What a request still running at the shutdown deadline is answered.
+SHUTTING_DOWN: Final = "Service Unavailable: the server is shutting down"
 
 
 def _mismatch(message: str) -> McpError:
@@ -128,6 +142,8 @@ class ModernEndpoint:
             them all together.
         principal: names the caller of each request from its ASGI scope (see
             :func:`~trio_mcp.http.asgi_app`).
+        rate_limiter: the token buckets of ``tools/call`` by caller (else the server's
+            ``tool_rate_limit``, if any, with buckets of this endpoint's own).
     """
 
     def __init__(
@@ -137,6 +153,7 @@ class ModernEndpoint:
         keepalive_interval: float = 15.0,
         session_options: dict[str, Any] | None = None,
         principal: Callable[[Scope], str | None] | None = None,
+        rate_limiter: RateLimiter | None = None,
     ) -> None:
         self.server = server
         self.principal = principal
@@ -147,27 +164,40 @@ class ModernEndpoint:
         self.admission = Admission(options.pop("max_concurrent_requests", 256))
         self._session_options = options
         #: Shared by every request: modern requests keep no per-connection state.
-        self.dispatcher = Dispatcher(server)
+        self.dispatcher = Dispatcher(server, rate_limiter=rate_limiter)
+        self._rate_limited = self.dispatcher.rate_limited
         self.keepalive_interval = keepalive_interval
         self.versions = tuple(v for v in server.versions if v in MODERN_VERSIONS)
         self._header_params: dict[ToolSpec, list[HeaderParam]] = {}
         #: Shutdown began: no new subscriptions.
         self.closing = False
+        #: When running requests are cut off with an error (set by begin_shutdown).
+        self.shutdown_deadline = math.inf
+        #: The cancel scopes of the requests whose handlers run now.
+        self._running: set[trio.CancelScope] = set()
         self._idle: list[Connection] = []
         #: Where disconnect watchers run while the app runs (else each request has its own).
         self.watchers: trio.Nursery | None = None
 
-    def begin_shutdown(self) -> None:
-        """End every open ``subscriptions/listen`` stream gracefully and refuse new ones."""
+    def begin_shutdown(self, deadline: float = math.inf) -> None:
+        """End every open ``subscriptions/listen`` stream gracefully and refuse new ones;
+        at ``deadline`` (Trio time) cancel the handlers still running, and answer their
+        requests with an error saying the server is shutting down."""
         self.closing = True
         self.dispatcher.end_subscriptions()
+        if deadline < self.shutdown_deadline:
+            self.shutdown_deadline = deadline
+            for scope in self._running:
+                scope.deadline = min(scope.deadline, deadline)
 
-    async def post(self, http: HttpRequest, message: Received) -> None:
-        """Answer one POST whose body was ``message``. Blocks until the answer was sent (for a
-        subscription: until it ends), or the client disconnected."""
+    async def post(self, http: HttpRequest, message: Received, caller: str | None = None) -> None:
+        """Answer one POST whose body was ``message``, from ``caller`` (see
+        :func:`~._callers.caller_of`; it names the principal and the rate-limit bucket).
+        Blocks until the answer was sent (for a subscription: until it ends), or the client
+        disconnected."""
         kind = type(message)
         if kind is rpc.Request:
-            await self._request(http, message)  # type: ignore[arg-type]
+            await self._request(http, message, caller)  # type: ignore[arg-type]
         elif kind is rpc.Notification:
             # This revision defines no client notifications over HTTP: accept and drop.
             await http.respond(202)
@@ -186,7 +216,7 @@ class ModernEndpoint:
                 400, ErrorCode.INVALID_REQUEST, "Invalid Request: clients send no responses"
             )
 
-    async def _request(self, http: HttpRequest, request: rpc.Request) -> None:
+    async def _request(self, http: HttpRequest, request: rpc.Request, caller: str | None) -> None:
         problem = self._check_headers(http.headers, request)
         if problem is not None:
             await http.respond_error(
@@ -214,7 +244,7 @@ class ModernEndpoint:
                 status = 200 if type(response) is rpc.ResultResponse else _status(response)
                 await http.respond_message(response, status)
             elif type(event) is Dispatch:
-                await self._dispatch(http, connection, event.request)
+                await self._dispatch(http, connection, event.request, caller)
             else:
                 await http.respond_error(
                     400, ErrorCode.INVALID_REQUEST, "Invalid Request", id=request.id
@@ -239,16 +269,36 @@ class ModernEndpoint:
             self._idle.append(connection)
 
     async def _dispatch(
-        self, http: HttpRequest, connection: Connection, request: InboundRequest
+        self,
+        http: HttpRequest,
+        connection: Connection,
+        request: InboundRequest,
+        caller: str | None,
     ) -> None:
+        admission = self.admission
+        if admission.waiting >= admission.backlog and admission.slots.value == 0:
+            # The session would refuse it as busy (nothing yields from here to there); a
+            # refusal of our own says it with the status an HTTP client retries on.
+            await http.respond_error(
+                503,
+                ErrorCode.INTERNAL_ERROR,
+                "Service Unavailable: too many requests in flight; try again later",
+                id=request.id,
+                headers=[(b"retry-after", b"%d" % BUSY_RETRY_AFTER)],
+            )
+            return
         writer = ResponseWriter(http.send, json_ok=http.accepts_json, sse_ok=http.accepts_sse)
         handler = self.dispatcher.handle
-        if self.principal is not None:
-            principal = self.principal(http.scope)
-            if principal is not None:
-                handler = partial(handler, principal=principal)
+        if caller is None:
+            caller = caller_of(http.scope, self.principal)
+        principal = principal_of(caller)
+        if principal is not None:
+            handler = partial(handler, principal=principal, caller=caller)
+        elif self._rate_limited:
+            handler = partial(handler, caller=caller)
         immediate: Callable[[Session, InboundRequest], Any] = self.dispatcher.immediate
-        scope = trio.CancelScope()
+        # (The deadline is set here, not later: Trio's deadline setter is not free.)
+        scope = trio.CancelScope(deadline=self.shutdown_deadline)
         watchers = self.watchers
         if watchers is not None and request.method != "subscriptions/listen":
             dispatcher_immediate = immediate
@@ -278,19 +328,26 @@ class ModernEndpoint:
         if request.method == "subscriptions/listen":
             await self._listen(http, session, request, writer)
             return
-        with scope:
-            if watchers is not None:
-                await session.handle_request(request)
-                if writer.state != "done":  # (else the answer's writes were the checkpoints)
+        running = self._running
+        running.add(scope)
+        try:
+            with scope:
+                if watchers is not None:
+                    await session.handle_request(request)
+                    if writer.state != "done":  # (else the answer's writes were the checkpoints)
+                        await self._finish(writer, request)
+                    return
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(_cancel_request_on_disconnect, http, scope, writer, request)
+                    await session.handle_request(request)
                     await self._finish(writer, request)
-                return
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(_cancel_request_on_disconnect, http, scope, writer, request)
-                await session.handle_request(request)
-                await self._finish(writer, request)
-                # The watcher ends by itself, as above; the deadline is for servers that
-                # never report a finished exchange.
-                nursery.cancel_scope.deadline = trio.current_time() + _REPORT_DEADLINE
+                    # The watcher ends by itself, as above; the deadline is for servers that
+                    # never report a finished exchange.
+                    nursery.cancel_scope.deadline = trio.current_time() + _REPORT_DEADLINE
+        finally:
+            running.discard(scope)
+        if scope.cancelled_caught and not request.cancelled and writer.state != "done":
+            await _answer_shutting_down(writer, request)
 
     async def _listen(
         self, http: HttpRequest, session: Session, request: InboundRequest, writer: ResponseWriter
@@ -399,6 +456,18 @@ class ModernEndpoint:
                     f"Mcp-Param-{param.name} header {decoded!r} does not match the argument"
                 )
         return None
+
+
+async def _answer_shutting_down(writer: ResponseWriter, request: InboundRequest) -> None:
+    """Answer ``request``, whose handler the shutdown deadline cancelled: 503 with a
+    JSON-RPC error, or that error as the last event of its SSE stream."""
+    error = McpError(SHUTTING_DOWN, code=ErrorCode.INTERNAL_ERROR).error
+    data = rpc.dumps(rpc.ErrorResponse(request.id, error))
+    if writer.state == "new" and writer.json_ok:
+        await writer.json(data, 503, headers=[(b"connection", b"close")])
+    else:
+        await writer.event(data)
+        await writer.close()
 
 
 async def _cancel_request_on_disconnect(

@@ -6,14 +6,14 @@ import logging
 import math
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, Unpack
 from urllib.parse import urlsplit
 
 import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 
-from ._asgi import McpAsgiApp
+from ._asgi import AppOptions, McpAsgiApp
 from ._security import HostPolicy, is_loopback
 
 if TYPE_CHECKING:
@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 __all__ = ["serve"]
 
 log = logging.getLogger("trio_mcp.http")
+
+#: Seconds between the deadline of the requests in flight (``graceful_timeout``) and
+#: Hypercorn's own, which closes the connections: time to send their error answers.
+ANSWER_TIME: Final = 1.0
 
 
 def _bind(host: str, port: int) -> str:
@@ -37,7 +41,7 @@ async def serve(
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
     config: Config | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
-    **app_options: Any,
+    **app_options: Unpack[AppOptions],
 ) -> None:
     """Serve ``server`` over HTTP (see :func:`asgi_app`) on ``host:port`` until
     ``shutdown_trigger`` returns, then shut down gracefully.
@@ -51,8 +55,10 @@ async def serve(
         server: what to serve.
         host, port: where to listen. Binding to the local machine (the default) turns on
             DNS-rebinding protection unless ``host_policy`` says otherwise.
-        graceful_timeout: the shutdown deadline: requests still running that many
-            seconds after shutdown began are cancelled.
+        graceful_timeout: the shutdown deadline (5 s): requests still running that
+            many seconds after shutdown began are cancelled and answered with a JSON-RPC
+            error saying that the server is shutting down (``503`` as JSON, or the
+            last event of their SSE stream); a second later the connections close.
         shutdown_trigger: an async function whose return starts the shutdown (say,
             waiting for SIGTERM); by default the server runs until cancelled.
         config: a Hypercorn configuration to start from (its ``bind`` is used when it
@@ -62,7 +68,8 @@ async def serve(
     Resource handling: Hypercorn's nurseries (connections, lifespan) and the app's
     session manager all live inside this call. Shutdown first ends the long-lived
     streams and stops accepting connections; requests in flight then have
-    ``graceful_timeout`` seconds; then the sessions end. Cancelling this call
+    ``graceful_timeout`` seconds, then get their error answers; then the sessions
+    end. Cancelling this call
     instead stops everything at once.
     """
     if "host_policy" not in app_options and not is_loopback(host):
@@ -75,7 +82,7 @@ async def serve(
     if not config.bind or config.bind == ["127.0.0.1:8000"]:
         config.bind = [_bind(host, port)]
     config.accesslog = None
-    config.graceful_timeout = graceful_timeout
+    config.graceful_timeout = graceful_timeout + ANSWER_TIME
     # Hypercorn settings relied on: reads stay unbounded (idle SSE clients send nothing),
     # so the app bounds each request body itself (body_timeout, 408); idle keep-alive
     # connections close after keep_alive_timeout (5 s), and a request's headers are
@@ -89,7 +96,7 @@ async def serve(
         else:
             await shutdown_trigger()
         log.info("shutting down (deadline %s s)", graceful_timeout)
-        app.begin_shutdown()
+        app.begin_shutdown(grace=graceful_timeout)
 
     async with trio.open_nursery() as nursery:
         binds: list[str] = await nursery.start(

@@ -27,6 +27,8 @@ from .. import _jsonrpc as rpc
 from .._errors import ErrorCode
 from .._protocol._events import Reply
 from .._transports._stream import Received
+from .._types._base import Error
+from ._callers import CallerCaps
 from ._channels import Channel, replay as replay_events
 from ._event_store import EventStore
 from ._exchange import HttpRequest, ResponseWriter, keep_alive
@@ -35,6 +37,7 @@ from ._legacy_session import LegacySession, SessionClosed
 from ._sse import priming_event
 
 if TYPE_CHECKING:
+    from .._server._rate_limit import RateLimiter
     from .._server._server import Server
 
 __all__ = ["SessionManager"]
@@ -51,13 +54,18 @@ _CANNOT_RESUME: Final = (
     "session, or the events after it are no longer stored); what it carried is lost, "
     "and the session goes on"
 )
+#: What a request still unanswered at the shutdown deadline is answered.
+SHUTTING_DOWN: Final = "Service Unavailable: the server is shutting down"
+#: Seconds a client refused a session is told to wait.
+SESSIONS_RETRY_AFTER: Final = 5
 
 
 class SessionManager:
     """Owns the legacy sessions of one app (see the module notes).
 
-    Runs in ``nursery``: one task that expires idle sessions, plus each
-    running session's engine.
+    Runs in ``nursery``: one task that expires idle sessions, each running
+    session's engine, and after :meth:`begin_shutdown` with a deadline, one task
+    that answers at that deadline what is still unanswered.
     """
 
     def __init__(
@@ -67,6 +75,8 @@ class SessionManager:
         *,
         store: EventStore | None,
         max_sessions: int = 10_000,
+        sessions_per_caller: CallerCaps | None = None,
+        rate_limiter: RateLimiter | None = None,
         idle_timeout: float = 600.0,
         engine_linger: float = 2.0,
         retry_ms: int | None = 1000,
@@ -85,6 +95,20 @@ class SessionManager:
         self.keepalive_interval = keepalive_interval
         self.session_options = dict(session_options or {})
         self.sessions: dict[str, LegacySession] = {}
+        #: The sessions each caller holds (shared with the HTTP+SSE transport).
+        self.sessions_per_caller = (
+            sessions_per_caller
+            if sessions_per_caller is not None
+            else CallerCaps("sessions", max_sessions)
+        )
+        #: session id -> the caller that opened it
+        self.callers: dict[str, str] = {}
+        #: The tool-call buckets by caller, shared by every session.
+        self.rate_limiter = rate_limiter
+        #: When requests still awaiting answers on POSTs are answered (shutdown).
+        self.shutdown_deadline = math.inf
+        #: The wait of the task that answers them (started by begin_shutdown).
+        self._deadline_scope: trio.CancelScope | None = None
         #: No new sessions (shutdown began).
         self.closing = False
         self._reaper_scope = trio.CancelScope()
@@ -114,10 +138,37 @@ class SessionManager:
                 log.debug("session %s expired", session.id)
                 await session.end()
 
-    def begin_shutdown(self) -> None:
+    def forget(self, session_id: str) -> None:
+        """Remove an ended session (it gives its caller's count back)."""
+        self.sessions.pop(session_id, None)
+        caller = self.callers.pop(session_id, None)
+        if caller is not None:
+            self.sessions_per_caller.give_back(caller)
+
+    def begin_shutdown(self, deadline: float = math.inf) -> None:
         """Refuse new sessions and let go of the standalone streams (they would keep their
-        connections open until the graceful deadline)."""
+        connections open until the graceful deadline). POSTs whose requests are still
+        unanswered at ``deadline`` (Trio time) are answered with an error."""
         self.closing = True
+        if deadline < self.shutdown_deadline:
+            self.shutdown_deadline = deadline
+            if self._deadline_scope is None:
+                # One task for the whole app, rather than a deadline on every POST.
+                self._deadline_scope = trio.CancelScope(deadline=deadline)
+                self.nursery.start_soon(self._answer_at_deadline, self._deadline_scope)
+            else:
+                self._deadline_scope.deadline = deadline
+
+    async def _answer_at_deadline(self, scope: trio.CancelScope) -> None:
+        """At the shutdown deadline, answer every request still unanswered with an error
+        saying the server is shutting down (the last answer of a POST ends its response)."""
+        with scope:
+            await trio.sleep_forever()
+        error = Error(code=ErrorCode.INTERNAL_ERROR, message=SHUTTING_DOWN)
+        for session in list(self.sessions.values()):
+            for request_id, channel in list(session.routes.items()):
+                if session.routes.get(request_id) is channel:
+                    await session.route(rpc.ErrorResponse(request_id, error), request_id)
         for session in self.sessions.values():
             if session.standalone is not None:
                 session.standalone.let_go()
@@ -154,16 +205,32 @@ class SessionManager:
         return session
 
     async def initialize(
-        self, http: HttpRequest, request: rpc.Request, *, principal: str | None = None
+        self,
+        http: HttpRequest,
+        request: rpc.Request,
+        caller: str,
+        *,
+        principal: str | None = None,
     ) -> None:
-        """Answer a session-less ``initialize``: create the session, bound to ``principal``."""
+        """Answer a session-less ``initialize`` from ``caller``: create the session, bound
+        to ``principal``."""
         if self.closing or len(self.sessions) >= self.max_sessions:
             await http.respond_error(
                 503,
                 ErrorCode.INVALID_REQUEST,
                 "Service Unavailable: the server is not taking new sessions",
                 id=request.id,
-                headers=[(b"retry-after", b"5")],
+                headers=[(b"retry-after", b"%d" % SESSIONS_RETRY_AFTER)],
+            )
+            return
+        caps = self.sessions_per_caller
+        if not caps.take(caller):
+            await http.respond_error(
+                429,
+                ErrorCode.INVALID_REQUEST,
+                caps.refusal(),
+                id=request.id,
+                headers=[(b"retry-after", b"%d" % SESSIONS_RETRY_AFTER)],
             )
             return
         connection = self.server.connection()
@@ -171,9 +238,11 @@ class SessionManager:
         assert type(event) is Reply
         response = event.message
         if type(response) is not rpc.ResultResponse:
+            caps.give_back(caller)
             await http.respond_message(response, 400)
             return
         session_id = self.new_session_id()
+        self.callers[session_id] = caller
         self.sessions[session_id] = LegacySession(self, session_id, connection, principal=principal)
         header = [(b"mcp-session-id", session_id.encode("ascii"))]
         data = rpc.dumps(response)
@@ -237,6 +306,8 @@ class SessionManager:
         # Wait for the end of the exchange: the response completes (the channel finished,
         # closed early, or the session ended: the server then reports the exchange over
         # as a disconnect), or the client leaves. Waiting here needs no task of its own.
+        # At the shutdown deadline, what is still unanswered is answered with an error
+        # (see _answer_at_deadline), which completes the response.
         await http.wait_disconnect()
         # If the client left early, what follows waits in the store (legacy: no cancel).
         await channel.release(writer)

@@ -66,9 +66,19 @@ class Dispatcher:
             authenticated it once for all its requests (see :meth:`handle`).
     """
 
-    def __init__(self, server: Server, *, principal: str | None = None) -> None:
+    def __init__(
+        self,
+        server: Server,
+        *,
+        principal: str | None = None,
+        rate_limiter: RateLimiter | None = None,
+        caller: str | None = None,
+    ) -> None:
         self.server = server
         self.principal = principal
+        #: Whose token bucket this connection's tool calls take from (with a
+        #: ``rate_limiter`` shared by several connections); else the principal's.
+        self.caller = caller
         #: Legacy ``resources/subscribe``: the URIs this connection subscribed to.
         self.subscribed_uris: set[str] = set()
         self.legacy_subscriber: Subscriber | None = None
@@ -80,8 +90,8 @@ class Dispatcher:
         self._subscriptions_ended = False
         #: The callers' token buckets, with a ``tool_rate_limit``.
         limit = server.tool_rate_limit
-        self._rate_limiter: RateLimiter | None = None
-        if limit is not None:
+        self._rate_limiter: RateLimiter | None = rate_limiter
+        if rate_limiter is None and limit is not None:
             from ._rate_limit import RateLimiter
 
             self._rate_limiter = RateLimiter(limit)
@@ -104,13 +114,33 @@ class Dispatcher:
 
     # -- entry points (Session callbacks) ---------------------------------------------------
 
+    @property
+    def rate_limited(self) -> bool:
+        """Whether ``tools/call`` requests are rate limited."""
+        return self._rate_limiter is not None
+
     async def handle(
-        self, session: Session, request: InboundRequest, *, principal: str | None = None
+        self,
+        session: Session,
+        request: InboundRequest,
+        *,
+        principal: str | None = None,
+        caller: str | None = None,
     ) -> Any:
         """Answer ``request``. ``principal`` names the caller of this one request (stateless
-        HTTP authenticates each request); without it, the connection's :attr:`principal`."""
+        HTTP authenticates each request); without it, the connection's :attr:`principal`.
+        ``caller`` names the token bucket of a rate-limited tool call (else the
+        connection's :attr:`caller`, else the principal)."""
         if principal is None:
             principal = self.principal
+        limiter = self._rate_limiter
+        if limiter is not None and request.method == "tools/call":
+            if caller is None:
+                caller = self.caller if self.caller is not None else principal
+            retry_after = limiter.acquire(caller)
+            if retry_after:
+                await trio.lowlevel.checkpoint()
+                return limiter.refusal(retry_after)
         ctx = Context(self.server, session, request, None, principal=principal)
         handler = self._handlers.get(request.method)
         if handler is None:
@@ -268,12 +298,6 @@ class Dispatcher:
     async def _call_tool(
         self, ctx: Context, params: Any
     ) -> CallToolResult | InputRequiredResult | dict[str, Any]:
-        limiter = self._rate_limiter
-        if limiter is not None:
-            retry_after = limiter.acquire(ctx.principal)
-            if retry_after:
-                await trio.lowlevel.checkpoint()
-                return limiter.refusal(retry_after)
         spec = self.server._tools.get(params.name)
         if spec is None:
             await trio.lowlevel.checkpoint()

@@ -91,10 +91,12 @@ class Server:
         versions: the protocol revisions to accept.
         tool_rate_limit: limit ``tools/call`` requests, as the spec says servers
             must (``RateLimit(calls=10, per=60)``; off by default). Each caller has
-            its own token bucket: a connection (stdio, WebSocket, a memory pair), an
-            initialize-era HTTP session, or for stateless (2026-07-28) HTTP the
-            request's principal (``asgi_app(principal=...)``), all unnamed callers
-            sharing one bucket. Every ``tools/call`` request counts, the retries of
+            its own token bucket: a connection (stdio, WebSocket, a memory pair, an
+            HTTP+SSE session), or over Streamable HTTP a caller of the app (the
+            principal ``asgi_app(principal=...)`` names, else the peer address), one
+            bucket for all its sessions and stateless requests (``asgi_app`` and
+            ``serve`` also take ``tool_rate_limit``, for this server over HTTP only).
+            Every ``tools/call`` request counts, the retries of
             an input round and calls of unknown tools too. A call over the limit is
             answered with a tool error result (``isError: true``, saying when to
             try again) and the tool does not run: the spec has no error code for
