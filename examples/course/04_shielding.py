@@ -70,5 +70,6 @@ async def main() -> None:
             await trio.sleep_forever()
     print("its exit status after the ladder:", stream.process.returncode)
 
+
 if __name__ == "__main__":
     trio.run(main)

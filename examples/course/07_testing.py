@@ -69,4 +69,6 @@ def test_calls_at_once_take_as_long_as_the_longest(durations: list[int]) -> None
 
 
 if __name__ == "__main__":
-    sys.exit(subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__]))
+    sys.exit(
+        subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__])
+    )

@@ -99,5 +99,7 @@ class Conversation(RuleBasedStateMachine):
 
 if __name__ == "__main__":
     by_hand()
-    run_state_machine_as_test(Conversation, settings=settings(max_examples=50, derandomize=True, database=None))
+    run_state_machine_as_test(
+        Conversation, settings=settings(max_examples=50, derandomize=True, database=None)
+    )
     print("state machine: 50 conversations, every invariant held")

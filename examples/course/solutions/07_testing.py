@@ -62,4 +62,6 @@ def test_answered_exactly_when_shorter_than_the_deadline(deadline: int, seconds:
 
 
 if __name__ == "__main__":
-    sys.exit(subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__]))
+    sys.exit(
+        subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__])
+    )
