@@ -41,7 +41,7 @@ async def shut_down(process: trio.Process, grace: float) -> str:
             return "SIGTERM"
         process.kill()  # 3. SIGKILL cannot be ignored
         await process.wait()
-        return "SIGKILL"
+    return "SIGKILL"
 
 
 async def main() -> None:
@@ -65,10 +65,11 @@ async def main() -> None:
         async with open_stdio_client([sys.executable, str(SERVER)]) as client:
             stream = client.session.stream
             assert isinstance(stream, ProcessMessageStream)
+            server = stream.process
             print("an MCP server is running:", client.server_info.name)  # type: ignore[union-attr]
             scope.cancel()  # leave the block by a cancellation, as a deadline or Ctrl-C would
             await trio.sleep_forever()
-    print("its exit status after the ladder:", stream.process.returncode)
+    print("its exit status after the ladder:", server.returncode)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,13 @@ import trio
 
 import trio_mcp
 from trio_mcp import ConnectionClosed
-from trio_mcp.host import Host, InProcessServerConfig, StdioServerConfig, open_host
+from trio_mcp.host import (
+    Host,
+    InProcessServerConfig,
+    ServerConfig,
+    StdioServerConfig,
+    open_host,
+)
 from trio_mcp.server import Server
 
 child = Server("child")
@@ -48,7 +54,7 @@ def show(host: Host) -> None:
 
 
 async def main() -> None:
-    servers = {
+    servers: dict[str, ServerConfig] = {
         "child": StdioServerConfig(command=[sys.executable, __file__, "serve"]),
         "local": InProcessServerConfig(server=local),
     }

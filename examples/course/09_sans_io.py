@@ -14,7 +14,7 @@ from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from trio_mcp import jsonrpc as rpc
-from trio_mcp.protocol import Connection, Dispatch, ResponseReceived
+from trio_mcp.protocol import Connection, Dispatch, Reply, ResponseReceived
 from trio_mcp.types import Implementation, ServerCapabilities, ToolsCapability
 
 
@@ -35,9 +35,11 @@ def pair() -> tuple[Connection, Connection]:
 
 def handshake(client: Connection, server: Connection) -> None:
     _, request = client.initialize_request()
-    reply = server.receive(wire(request))  # the core answers initialize itself
-    answer = client.receive(wire(reply.message))  # type: ignore[attr-defined]
-    _, initialized = client.complete_initialize(answer.response)  # type: ignore[attr-defined]
+    reply = server.receive(wire(request))
+    assert isinstance(reply, Reply)  # the core answers initialize itself
+    answer = client.receive(wire(reply.message))
+    assert isinstance(answer, ResponseReceived)
+    _, initialized = client.complete_initialize(answer.response)
     server.receive(wire(initialized))
 
 
@@ -48,13 +50,13 @@ def by_hand() -> None:
     print("after the handshake:", client.phase.value, server.phase.value, client.version)
     pending, request = client.send_request("tools/list")
     event = server.receive(wire(request))
-    print("the server sees:", type(event).__name__, event.request.method)  # type: ignore[attr-defined]
-    assert isinstance(event, Dispatch)
+    assert isinstance(event, Dispatch)  # "run the application's handler for this"
+    print("the server sees:", type(event).__name__, event.request.method)
     answer = server.respond(event.request, {"tools": []})
     assert answer is not None
-    event = client.receive(wire(answer))
-    print("the client sees:", type(event).__name__, event.request is pending)  # type: ignore[attr-defined]
-    assert isinstance(event, ResponseReceived)
+    response = client.receive(wire(answer))
+    assert isinstance(response, ResponseReceived)
+    print("the client sees:", type(response).__name__, response.request is pending)
 
 
 class Conversation(RuleBasedStateMachine):
@@ -80,12 +82,11 @@ class Conversation(RuleBasedStateMachine):
             return
         message = self.inbox[side].pop(data.draw(st.integers(0, len(self.inbox[side]) - 1)))
         event = self.sides[side].receive(message)
-        if isinstance(event, ResponseReceived):
-            self.waiting[side] -= 1
-        elif hasattr(event, "message"):  # a Reply: the core answered the ping itself
+        if isinstance(event, Reply):  # the core answered the ping itself
             self.inbox[self.peer(side)].append(wire(event.message))
-        else:
-            raise AssertionError(f"unexpected {event!r}")
+        else:  # the answer to one of our pings
+            assert isinstance(event, ResponseReceived), event
+            self.waiting[side] -= 1
 
     @invariant()
     def both_sides_agree_with_the_model(self) -> None:

@@ -36,7 +36,7 @@ async def shut_down(process: trio.Process, grace: float) -> str:
             return "SIGTERM"
         process.kill()
         await process.wait()
-        return "SIGKILL"
+    return "SIGKILL"
 
 
 async def run_child(

@@ -21,6 +21,7 @@ from trio_mcp.protocol import (
     Dropped,
     InboundRequest,
     OutboundRequest,
+    Reply,
     ResponseReceived,
 )
 from trio_mcp.types import Implementation, ServerCapabilities, ToolsCapability
@@ -41,8 +42,10 @@ class Cancelling(RuleBasedStateMachine):
         )
         _, request = self.client.initialize_request()
         reply = self.server.receive(wire(request))
-        answer = self.client.receive(wire(reply.message))  # type: ignore[attr-defined]
-        _, initialized = self.client.complete_initialize(answer.response)  # type: ignore[attr-defined]
+        assert isinstance(reply, Reply)
+        answer = self.client.receive(wire(reply.message))
+        assert isinstance(answer, ResponseReceived)
+        _, initialized = self.client.complete_initialize(answer.response)
         self.server.receive(wire(initialized))
         self.to_client: list[Any] = []
         self.to_server: list[Any] = []
