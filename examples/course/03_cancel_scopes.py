@@ -27,9 +27,10 @@ async def report(pages: int, ctx: Context) -> str:
             written += 1
         return f"{written} page(s)"
     except trio.Cancelled:
-        print(f"  [server] cancelled at t={trio.current_time():.1f} after {written} pages;")
+        now = trio.current_time()
+        print(f"  [server] cancelled at t={now:.1f} after {written} pages;")
         print(f"  [server] ctx.cancelled: {ctx.cancelled}")
-        raise  # always let Cancelled go on: the scope that was cancelled catches it
+        raise  # always let it go on: the scope that was cancelled catches it
     finally:
         handler_done.set()
 

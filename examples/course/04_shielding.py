@@ -27,8 +27,9 @@ SERVER = Path(__file__).resolve().parent.parent / "first_server.py"  # the tutor
 
 
 async def shut_down(process: trio.Process, grace: float) -> str:
-    """Stop ``process`` and reap it; say which step stopped it. Runs to the end even in a
-    cancelled scope, and takes at most about 2 * grace seconds (plus SIGKILL's reaping)."""
+    """Stop ``process`` and reap it; say which step stopped it.
+
+    Runs to its end even in a cancelled scope; takes about 2 * grace at most."""
     with trio.CancelScope(shield=True):
         assert process.stdin is not None
         await process.stdin.aclose()  # 1. end of input: a polite child exits now
@@ -67,7 +68,7 @@ async def main() -> None:
             assert isinstance(stream, ProcessMessageStream)
             server = stream.process
             print("an MCP server is running:", client.server_info.name)  # type: ignore[union-attr]
-            scope.cancel()  # leave the block by a cancellation, as a deadline or Ctrl-C would
+            scope.cancel()  # leave by a cancellation, as a deadline or Ctrl-C would
             await trio.sleep_forever()
     print("its exit status after the ladder:", server.returncode)
 

@@ -28,7 +28,7 @@ async def fetch(url: str) -> str:
         print(f"  [server] fetch {url} cancelled at t={trio.current_time():.0f}")
         raise
     if url.startswith("bad:"):
-        raise McpError(f"cannot fetch {url}", code=-32000)  # a JSON-RPC error on purpose
+        raise McpError(f"cannot fetch {url}", code=-32000)  # a JSON-RPC error
     return f"{url}: ok"
 
 
@@ -38,7 +38,8 @@ async def fail_fast(client: Client) -> None:
             for url in URLS:
                 nursery.start_soon(client.call_tool, "fetch", {"url": url})
     except* McpError as group:
-        print(f"fail fast: {len(group.exceptions)} error(s):", [str(e) for e in group.exceptions])
+        errors = [str(e) for e in group.exceptions]
+        print(f"fail fast: {len(errors)} error(s):", errors)
 
 
 async def collect_all(client: Client) -> None:

@@ -23,6 +23,7 @@ from trio_mcp.host import (
     open_host,
 )
 from trio_mcp.server import Server
+from trio_mcp.types import CallToolResult, TextContent
 
 child = Server("child")
 
@@ -48,6 +49,13 @@ def hello() -> str:
     return "hello"
 
 
+def text(result: CallToolResult) -> str:
+    """The text of a tool's answer."""
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
 def show(host: Host) -> None:
     for name, state in sorted(host.servers.items()):
         print(f"  {name}: {state.status}, restarts: {state.restarts}")
@@ -62,17 +70,17 @@ async def main() -> None:
         async with open_host(servers, backoff_initial=0.1) as host:
             await host.wait_settled()
             print("tools:", sorted(host.tools()))
-            first = (await host.call_tool("child__pid")).content[0].text  # type: ignore[union-attr]
+            first = text(await host.call_tool("child__pid"))
             try:
                 await host.call_tool("child__crash")
             except ConnectionClosed:
                 print("child crashed in the middle of a call")
-            print("local still answers:", (await host.call_tool("local__hello")).content[0].text)  # type: ignore[union-attr]
+            print("local still answers:", text(await host.call_tool("local__hello")))
             state = host.servers["child"]
             while state.restarts == 0 or state.status != "connected":
                 await host.wait_changed()
             show(host)
-            second = (await host.call_tool("child__pid")).content[0].text  # type: ignore[union-attr]
+            second = text(await host.call_tool("child__pid"))
             print("a new process:", first != second)
         show(host)
 
