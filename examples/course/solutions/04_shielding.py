@@ -51,7 +51,7 @@ async def run_child(
         task_status.started()
         await trio.sleep_forever()
     finally:
-        print(f"{name}: stopped by {await shut_down(process, grace=0.5)}")
+        print(f"{name}: stopped by {await shut_down(process, grace=2)}")
 
 
 async def main() -> None:
