@@ -92,6 +92,29 @@ def test_every_chapter_has_an_example_and_a_solution() -> None:
             assert f"<!-- output of {name} -->" in text, f"{page} does not show {name}"
 
 
+#: The sections every chapter has, in this order.
+SECTIONS = [
+    "## The example",
+    "## Run it",
+    "## What you will see",
+    "## Try breaking it",
+    "## Exercise",
+]
+
+
+@pytest.mark.parametrize("page", sorted(COURSE_DOCS.glob("[0-9][0-9]-*.md")), ids=lambda p: p.name)
+def test_a_chapter_has_its_parts(page: Path) -> None:
+    """One idea linked to where it is documented, then the example, how to run it, what you
+    will see, what to try breaking, and the exercise."""
+    text = page.read_text()
+    assert text.splitlines()[2].startswith("**The idea:**"), "the idea comes first"
+    assert re.search(r"\]\(https://(trio|hypothesis)\.readthedocs\.io/en/\w+/[\w-]+\.html", text)
+    places = [text.find(f"\n{section}\n") for section in SECTIONS]
+    assert -1 not in places and places == sorted(places), dict(zip(SECTIONS, places, strict=True))
+    number = page.name[:2]
+    assert f"python examples/course/{number}_" in text, "say what to run"
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_a_course_file_prints_what_its_chapter_shows(
     name: str, outputs: dict[str, subprocess.CompletedProcess[str]]
