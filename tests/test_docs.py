@@ -1,5 +1,6 @@
-"""The docs stay true: generated pages match the code, every Python sample of the tutorial
-and how-to guides is a verbatim excerpt of an example that tests/test_examples.py runs,
+"""The docs stay true: generated pages match the code, every Python sample of the tutorial,
+the how-to guides and the course is a verbatim excerpt of an example that
+tests/test_examples.py or tests/test_course.py runs,
 and every link between pages resolves.
 
 A sample names its example in an HTML comment on the line before its fence::
@@ -25,9 +26,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 #: The pages whose Python samples must come from examples/.
-SAMPLED = [DOCS / "tutorial", DOCS / "how-to"]
+SAMPLED = [DOCS / "tutorial", DOCS / "how-to", DOCS / "course"]
 PYTHON = {"python", "py", "python3"}
-MARKER = re.compile(r"<!-- from (examples/[A-Za-z0-9_]+\.py) -->")
+#: examples/NAME.py, or a course file: examples/course/NAME.py, examples/course/solutions/NAME.py
+MARKER = re.compile(r"<!-- from (examples/(?:course/(?:solutions/)?)?[A-Za-z0-9_]+\.py) -->")
 FENCE = re.compile(r"```(\S*)")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
@@ -91,8 +93,9 @@ def test_the_lifecycle_reference_matches_the_tables() -> None:
 
 
 def test_there_are_samples_to_check() -> None:
-    assert len(sampled_pages()) >= 7
-    assert len(PYTHON_SAMPLES) >= 20
+    assert len(sampled_pages()) >= 17
+    assert len(PYTHON_SAMPLES) >= 40
+    assert any(s.source and s.source.startswith("examples/course/") for s in PYTHON_SAMPLES)
 
 
 @pytest.mark.parametrize("sample", PYTHON_SAMPLES, ids=str)
