@@ -706,3 +706,23 @@ def attrs_evolve(consent: Consent, **changes: Any) -> Consent:
     import attrs
 
     return attrs.evolve(consent, **changes)
+
+
+async def test_a_namespaced_name_that_collides_with_another_servers_is_refused(
+    autojump_clock: Any,
+) -> None:
+    log: list[str] = []
+    first, second = Server("first", tools=True), Server("second", tools=True)
+    # "a" + "__" + "__b" and "a_" + "__" + "_b" are both "a____b".
+    first.add_tool(lambda: log.append("first") or "1", name="__b", annotations=READ_ONLY)
+    second.add_tool(lambda: log.append("second") or "2", name="_b", annotations=READ_ONLY)
+    second.add_tool(lambda: log.append("other") or "3", name="other", annotations=READ_ONLY)
+    async with open_host({"a": in_memory(first), "a_": in_memory(second)}) as host:
+        await host.wait_settled()
+        assert sorted(host.tools()) == ["a___other"]
+        assert host.tool_status("a____b") == "collision"
+        refused = await host.call_tool("a____b")
+        assert refused.is_error
+        assert "both offer a tool of that name" in text(refused)
+        assert text(await host.call_tool("a___other")) == "3"
+    assert log == ["other"]

@@ -84,6 +84,18 @@ class Guard:
         self.host.audit.record("refused", server, subject, "deny", reason)
         return refusal(reason)
 
+    def claimants(self, name: str) -> list[tuple[ServerState, Tool]]:
+        """Every connected server's tool whose namespaced name is ``name``: more than one
+        is a collision (server names cannot hold the separator, but tool names can)."""
+        host = self.host
+        return [
+            (state, tool)
+            for state in host.servers.values()
+            if state.client is not None and name.startswith(state.name + host.separator)
+            for tool in state.tools
+            if f"{state.name}{host.separator}{tool.name}" == name
+        ]
+
     def find_tool(self, name: str) -> tuple[ServerState, Tool]:
         """The server and listed tool of ``server__tool``.
 
@@ -111,7 +123,14 @@ class Guard:
         as_task: bool,
     ) -> CallToolResult:
         host = self.host
-        state, tool = self.find_tool(name)
+        claimants = self.claimants(name)
+        if len(claimants) > 1:
+            servers = ", ".join(repr(state.name) for state, _ in claimants)
+            reason = f"{name} is refused: servers {servers} both offer a tool of that name"
+            for state, tool in claimants:
+                host.audit.record("refused", state.name, tool.name, "deny", "collision")
+            return refusal(reason)
+        state, tool = claimants[0] if claimants else self.find_tool(name)
         server, policy = state.name, state.config.policy
         if not policy.allows_tool(tool.name):
             return self._refuse(server, tool.name, f"{name} is blocked by the host's policy")

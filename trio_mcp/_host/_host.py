@@ -143,19 +143,34 @@ class Host:
 
     def tools(self) -> dict[str, Tool]:
         """Every connected server's tools, by namespaced name: those its policy allows,
-        without duplicate names or over-long descriptions (see :meth:`tool_status`)."""
-        return {
-            f"{state.name}{self.separator}{tool.name}": tool
-            for state in self.servers.values()
-            if state.client is not None
-            for tool in state.tools
-            if state.config.policy.allows_tool(tool.name)
-            and self.pins.status(state.name, tool.name) in ("approved", "changed")
-        }
+        without duplicate names, over-long descriptions or namespaced names that collide
+        with another server's (see :meth:`tool_status`)."""
+        found: dict[str, Tool] = {}
+        collided: set[str] = set()
+        for state in self.servers.values():
+            if state.client is None:
+                continue
+            for tool in state.tools:
+                if not state.config.policy.allows_tool(tool.name):
+                    continue
+                if self.pins.status(state.name, tool.name) not in ("approved", "changed"):
+                    continue
+                name = f"{state.name}{self.separator}{tool.name}"
+                if name in found:
+                    collided.add(name)
+                found[name] = tool
+        for name in collided:
+            del found[name]
+        return found
 
     def tool_status(self, name: str) -> ToolStatus:
         """The pinning status of ``server__tool``: ``"approved"``, ``"changed"`` (refused
-        until approved again), ``"duplicate"`` or ``"too_long"`` (refused)."""
+        until approved again), ``"duplicate"`` (its server lists two tools of that name),
+        ``"too_long"`` (its description is longer than ``max_description``) or
+        ``"collision"`` (another server's tool has the same namespaced name, as
+        ``a`` + ``__b`` and ``a_`` + ``_b`` do): all but ``"approved"`` are refused."""
+        if len(self._guard.claimants(name)) > 1:
+            return "collision"
         server, _, tool = name.partition(self.separator)
         return self.pins.status(server, tool)
 

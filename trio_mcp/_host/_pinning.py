@@ -22,7 +22,9 @@ __all__ = ["DEFAULT_MAX_DESCRIPTION", "Pins", "ToolStatus", "definition"]
 #: is refused (room for instructions hidden from the user).
 DEFAULT_MAX_DESCRIPTION = 8192
 
-ToolStatus = Literal["approved", "changed", "duplicate", "too_long"]
+#: A tool's standing: approved, changed since approved, listed twice by its server,
+#: described at too great a length, or colliding with another server's namespaced name.
+ToolStatus = Literal["approved", "changed", "duplicate", "too_long", "collision"]
 
 
 def definition(tool: Tool) -> dict[str, Any]:
