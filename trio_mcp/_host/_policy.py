@@ -50,8 +50,9 @@ class ServerPolicy:
     timeout: float | None = None
     #: Tool calls a second, on average, past which calls are refused (``None``: no limit).
     rate_limit: float | None = None
-    #: How many calls may come at once before ``rate_limit`` applies.
-    burst: int = 1
+    #: How many calls may come at once before ``rate_limit`` applies (``None``: one
+    #: second's worth, ``rate_limit`` rounded up).
+    burst: int | None = None
 
     def allows_tool(self, name: str) -> bool:
         """Whether the tool ``name`` (the server's own name) may be offered and called."""
@@ -66,9 +67,9 @@ class RateLimiter:
     """A token bucket: ``rate`` tokens a second, at most ``burst`` saved up. Memory is
     constant; :meth:`take` never blocks."""
 
-    def __init__(self, rate: float, burst: int) -> None:
+    def __init__(self, rate: float, burst: int | None = None) -> None:
         self.rate = rate
-        self.burst = max(1, burst)
+        self.burst = max(1, math.ceil(rate) if burst is None else burst)
         self._tokens = float(self.burst)
         self._stamp = -math.inf
 
@@ -105,5 +106,5 @@ def parse_policy(entry: Mapping[str, Any]) -> ServerPolicy:
         elicitation=bool(entry.get("elicitation", True)),
         timeout=None if entry.get("timeout") is None else float(entry["timeout"]),
         rate_limit=None if entry.get("rateLimit") is None else float(entry["rateLimit"]),
-        burst=int(entry.get("burst", 1)),
+        burst=None if entry.get("burst") is None else int(entry["burst"]),
     )
