@@ -726,3 +726,60 @@ async def test_a_namespaced_name_that_collides_with_another_servers_is_refused(
         assert "both offer a tool of that name" in text(refused)
         assert text(await host.call_tool("a___other")) == "3"
     assert log == ["other"]
+
+
+async def test_a_name_the_llm_apis_refuse_is_left_out_of_the_definitions(
+    autojump_clock: Any,
+) -> None:
+    server = Server("dotted", tools=True)
+    server.add_tool(lambda: "1", name="fine", annotations=READ_ONLY)
+    server.add_tool(lambda: "2", name="not.fine", annotations=READ_ONLY)
+    async with open_host({"s": in_memory(server)}) as host:
+        await host.wait_settled()
+        assert sorted(host.tools()) == ["s__fine", "s__not.fine"]
+        assert [spec["name"] for spec in host.tool_definitions("anthropic")] == ["s__fine"]
+        with pytest.raises(ValueError, match="unknown tool style"):
+            host.tool_definitions("gemini")  # type: ignore[arg-type]
+
+
+async def test_a_sampling_hook_is_cancelled_when_the_server_gives_up_its_request(
+    autojump_clock: Any,
+) -> None:
+    """Initialize era: the server's sampling request is answered by a client task; when the
+    caller stops waiting for the tool, the server cancels its request, which cancels the
+    waiting hook; the model is never asked and nothing stays pending."""
+    hook: list[str] = []
+    asked = trio.Event()
+
+    async def sampling(request: SamplingRequest) -> Allow:
+        hook.append("asked")
+        asked.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            hook.append("cancelled")
+
+    async def model(params: CreateMessageRequestParams) -> CreateMessageResult:
+        raise AssertionError("the model is never asked")
+
+    server = Server("asking", tools=True)
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        await ctx.sample("hello", max_tokens=10)
+        return "never"
+
+    consent = attrs_evolve(allow_all(), sampling=sampling)
+    options = {"protocol_version": "2025-11-25", "sampling": model}
+    async with open_host({"s": in_memory(server)}, consent=consent, client_options=options) as host:
+        await host.wait_settled()
+        client = host.client("s")
+        listening = set(client.session._waiters)
+        with trio.move_on_after(5) as scope:
+            await host.call_tool("s__ask")
+        assert scope.cancelled_caught
+        with trio.fail_after(5):
+            while hook != ["asked", "cancelled"]:
+                await trio.sleep(0.1)
+        assert set(client.session._waiters) == listening
+        assert asked.is_set()

@@ -46,6 +46,7 @@ from ._pinning import definition
 from ._policy import RateLimiter
 
 if TYPE_CHECKING:
+    from .._client._handlers import ElicitationHandler, SamplingHandler
     from .._session._engine import ProgressCallback
     from ._host import Host, ServerState
 
@@ -216,7 +217,7 @@ class Guard:
             options["roots"] = roots
         return options
 
-    def _sampling(self, server: str, handler: Any) -> Any:
+    def _sampling(self, server: str, handler: SamplingHandler) -> SamplingHandler:
         async def sampling(params: CreateMessageRequestParams) -> CreateMessageResult:
             request = SamplingRequest(server=server, params=params)
             decision = self._decided(
@@ -229,12 +230,11 @@ class Guard:
                 raise McpError("User rejected sampling request", code=USER_REJECTED)
             if isinstance(decision, Rewrite):
                 params = decision.request
-            result: CreateMessageResult = await handler(params)
-            return result
+            return await handler(params)
 
         return sampling
 
-    def _elicitation(self, server: str, handler: Any) -> Any:
+    def _elicitation(self, server: str, handler: ElicitationHandler) -> ElicitationHandler:
         async def elicitation(
             params: ElicitRequestFormParams | ElicitRequestURLParams,
         ) -> ElicitResult:
@@ -249,7 +249,6 @@ class Guard:
                 return ElicitResult(action="decline")
             if isinstance(decision, Rewrite):
                 params = decision.request
-            result: ElicitResult = await handler(params)
-            return result
+            return await handler(params)
 
         return elicitation

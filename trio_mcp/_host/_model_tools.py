@@ -1,14 +1,17 @@
 """Tools handed to a model: the host's namespaced tools in the shapes the common LLM APIs
 take, and the model's tool-use blocks taken back.
 
-The namespaced names (``weather__forecast``) are used as they are: a server name is made
-of ``A-Z a-z 0-9 _ . -`` and the separator, so the names the APIs accept
-(``^[a-zA-Z0-9_-]{1,64}$``) need servers and tools named within that.
+The namespaced names (``weather__forecast``) are used as they are. The APIs accept names
+of 1 to 64 of ``A-Z a-z 0-9 _ -``; a tool whose namespaced name is not one (a ``.`` in a
+server or tool name, or too long) is left out, with a warning logged, rather than renamed
+behind the model's back.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import re
 from collections.abc import Mapping
 from typing import Any, Literal, TypeAlias
 
@@ -17,6 +20,10 @@ from .._types._content import TextContent
 from .._types._tools import CallToolResult, Tool
 
 __all__ = ["ToolStyle", "parse_tool_use", "tool_definitions", "tool_result"]
+
+log = logging.getLogger("trio_mcp.host")
+
+_API_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 #: ``"anthropic"`` (Messages API ``tools``), ``"openai"`` (Chat Completions ``tools``),
 #: ``"openai-responses"`` (Responses API ``tools``).
@@ -28,9 +35,15 @@ def _description(tool: Tool) -> str:
 
 
 def tool_definitions(tools: Mapping[str, Tool], style: ToolStyle) -> list[dict[str, Any]]:
-    """``tools`` (by namespaced name) as ``style``'s tool specifications."""
+    """``tools`` (by namespaced name) as ``style``'s tool specifications; names the APIs
+    would refuse are left out (logged)."""
+    if style not in ("anthropic", "openai", "openai-responses"):
+        raise ValueError(f"unknown tool style {style!r}")
     specs: list[dict[str, Any]] = []
     for name, tool in tools.items():
+        if not _API_NAME.fullmatch(name):
+            log.warning("tool %r left out: LLM APIs take names of 1 to 64 of A-Za-z0-9_-", name)
+            continue
         schema = dict(tool.input_schema)
         if style == "anthropic":
             specs.append({"name": name, "description": _description(tool), "input_schema": schema})
@@ -45,7 +58,7 @@ def tool_definitions(tools: Mapping[str, Tool], style: ToolStyle) -> list[dict[s
                     },
                 }
             )
-        elif style == "openai-responses":
+        else:
             specs.append(
                 {
                     "type": "function",
@@ -54,8 +67,6 @@ def tool_definitions(tools: Mapping[str, Tool], style: ToolStyle) -> list[dict[s
                     "parameters": schema,
                 }
             )
-        else:
-            raise ValueError(f"unknown tool style {style!r}")
     return specs
 
 
