@@ -235,11 +235,12 @@ async def test_elicitation_consent_declines_for_the_server(era: str, autojump_cl
 
 async def test_the_resource_read_hook_denies_and_rewrites(autojump_clock: Any) -> None:
     log: list[str] = []
+    asked: list[tuple[str, str]] = []
+    decisions: list[Allow | Deny | Rewrite[Any]] = [Deny("private"), Rewrite("mem://public")]
 
     async def resource_read(request: ResourceReadRequest) -> Allow | Deny | Rewrite[Any]:
-        if request.uri == "mem://private":
-            return Deny("private")
-        return Rewrite("mem://public")
+        asked.append((request.server, request.uri))
+        return decisions.pop(0)
 
     consent = attrs_evolve(allow_all(), resource_read=resource_read)
     async with open_host({"s": in_memory(logged_server(log))}, consent=consent) as host:
@@ -247,8 +248,11 @@ async def test_the_resource_read_hook_denies_and_rewrites(autojump_clock: Any) -
         with pytest.raises(McpError, match="private") as caught:
             await host.read_resource("mem://private")
         assert caught.value.code == -1
-        assert log == []
-        assert "mem://public" in host.resources()
+        assert log == []  # the denied read never reached the server
+        result = await host.read_resource("mem://private")
+        assert result.contents[0].text == "public"  # type: ignore[union-attr]
+        assert log == ["read public"]
+    assert asked == [("s", "mem://private"), ("s", "mem://private")]
 
 
 async def test_a_slow_hook_for_one_server_does_not_stall_the_others_and_cancelling_it_sends_nothing(
