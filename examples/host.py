@@ -14,7 +14,7 @@ from pathlib import Path
 import trio
 from echo_server import server as echo_server
 
-from trio_mcp.host import Host, open_host, parse_config
+from trio_mcp.host import Host, allow_all, open_host, parse_config
 from trio_mcp.http import serve
 from trio_mcp.transports import ProcessMessageStream
 
@@ -43,7 +43,9 @@ async def main() -> None:
         port = await nursery.start(partial(serve, echo_server, "127.0.0.1", 0))
         servers = parse_config(config(f"http://127.0.0.1:{port}/mcp"))
 
-        async with open_host(servers, backoff_initial=0.1, backoff_max=2.0) as host:
+        async with open_host(
+            servers, consent=allow_all(), backoff_initial=0.1, backoff_max=2.0
+        ) as host:
             await host.wait_settled()
             show(host)
             print("tools:", sorted(host.tools()))

@@ -21,6 +21,7 @@ from trio_mcp.host import (
     InProcessServerConfig,
     ServerState,
     StdioServerConfig,
+    allow_all,
     open_host,
     parse_config,
 )
@@ -76,7 +77,10 @@ async def test_many_servers_one_view_and_routing(tmp_path: Path) -> None:
         "broken": stdio("-c", "import sys; sys.exit(3)"),
     }
     async with open_host(
-        servers, client_options={"protocol_version": "2025-11-25"}, restart=False
+        servers,
+        consent=allow_all(),
+        client_options={"protocol_version": "2025-11-25"},
+        restart=False,
     ) as host:
         with trio.fail_after(30):
             await host.wait_settled()
@@ -101,7 +105,7 @@ async def test_many_servers_one_view_and_routing(tmp_path: Path) -> None:
 @pytest.mark.slow
 async def test_a_crashed_server_is_restarted_and_its_view_comes_back(tmp_path: Path) -> None:
     servers = {"two": stdio(str(CRASHY), str(tmp_path / "starts")), "one": stdio(str(SLOW))}
-    async with open_host(servers, backoff_initial=0.1) as host:
+    async with open_host(servers, consent=allow_all(), backoff_initial=0.1) as host:
         with trio.fail_after(30):
             await host.wait_settled()
         assert "two__crash" in host.tools()
@@ -125,7 +129,10 @@ async def test_a_server_flooding_stderr_costs_the_host_little_and_others_stay_re
     noisy = ROOT / "tests" / "stdio_servers" / "noisy_server.py"
     servers = {"noisy": stdio(str(noisy)), "quiet": stdio(str(SLOW))}
     async with open_host(
-        servers, client_options={"protocol_version": "2025-11-25"}, restart=False
+        servers,
+        consent=allow_all(),
+        client_options={"protocol_version": "2025-11-25"},
+        restart=False,
     ) as host:
         with trio.fail_after(30):
             await host.wait_settled()
@@ -177,7 +184,7 @@ async def test_shutdown_runs_the_ladders_in_parallel() -> None:
     # closed one after another, three would take 3 x 0.6 s.
     lingering = ROOT / "tests" / "stdio_servers" / "lingering_server.py"
     servers = {f"s{i}": stdio(str(lingering), grace=0.6) for i in range(3)}
-    async with open_host(servers, restart=False) as host:
+    async with open_host(servers, consent=allow_all(), restart=False) as host:
         with trio.fail_after(30):
             await host.wait_settled()
         assert all(s.status == "connected" for s in host.servers.values())
@@ -251,7 +258,10 @@ async def test_a_tool_added_right_after_settling_or_restarting_shows_up(
     server = Server("changing", tools=True)
     server.add_tool(lambda: "base", name="base")
     async with open_host(
-        {"s": in_memory(server)}, client_options={"protocol_version": era}, backoff_initial=1
+        {"s": in_memory(server)},
+        consent=allow_all(),
+        client_options={"protocol_version": era},
+        backoff_initial=1,
     ) as host:
         await host.wait_settled()
         assert sorted(host.tools()) == ["s__base"]
@@ -283,7 +293,7 @@ async def test_a_change_made_while_the_lists_are_fetched_is_not_lost(
     server.add_tool(lambda: "base", name="base")
     server.prompt()(lambda: "a prompt")
     async with open_host(
-        {"s": in_memory(server)}, client_options={"protocol_version": era}
+        {"s": in_memory(server)}, consent=allow_all(), client_options={"protocol_version": era}
     ) as host:
         state = host.servers["s"]
         # Change the tools as soon as their list has been fetched, while the host is still
@@ -304,7 +314,9 @@ async def test_a_change_made_while_the_lists_are_fetched_is_not_lost(
 @pytest.mark.parametrize("era", ERAS)
 async def test_toggling_a_tool_over_stdio_right_after_settling(era: str) -> None:
     servers = {"e": stdio(str(EVERYTHING))}
-    async with open_host(servers, client_options={"protocol_version": era}) as host:
+    async with open_host(
+        servers, consent=allow_all(), client_options={"protocol_version": era}
+    ) as host:
         with trio.fail_after(30):
             await host.wait_settled()
         assert "e__bonus" not in host.tools()
@@ -323,6 +335,7 @@ async def test_a_subscription_is_made_again_after_each_restart(
 ) -> None:
     async with open_host(
         {"c": in_memory(counting_server())},
+        consent=allow_all(),
         client_options={"protocol_version": era},
         backoff_initial=1,
     ) as host:
@@ -353,7 +366,7 @@ async def test_a_subscription_is_made_again_after_each_restart(
 async def test_a_subscription_survives_a_killed_stdio_server(era: str) -> None:
     servers = {"e": stdio(str(EVERYTHING))}
     async with open_host(
-        servers, client_options={"protocol_version": era}, backoff_initial=0.05
+        servers, consent=allow_all(), client_options={"protocol_version": era}, backoff_initial=0.05
     ) as host:
         with trio.fail_after(30):
             await host.wait_settled()
@@ -379,7 +392,9 @@ async def test_subscribing_routes_each_uri_to_its_owner(autojump_clock: Any) -> 
     def thing() -> str:
         return "thing"
 
-    async with open_host({"one": in_memory(one), "two": in_memory(two)}) as host:
+    async with open_host(
+        {"one": in_memory(one), "two": in_memory(two)}, consent=allow_all()
+    ) as host:
         await host.wait_settled()
         assert host.resource_owner(COUNTER) == "one"
         assert host.resource_owner("two://thing") == "two"
@@ -410,6 +425,7 @@ async def test_backoff_doubles_up_to_its_maximum_and_resets_after_a_stable_conne
 ) -> None:
     async with open_host(
         {"s": in_memory(counting_server())},
+        consent=allow_all(),
         backoff_initial=1,
         backoff_max=5,
         stable_after=10,
@@ -439,7 +455,9 @@ async def test_backoff_doubles_up_to_its_maximum_and_resets_after_a_stable_conne
 
 
 async def test_without_restarting_a_dropped_server_stays_failed(autojump_clock: Any) -> None:
-    async with open_host({"s": in_memory(counting_server())}, restart=False) as host:
+    async with open_host(
+        {"s": in_memory(counting_server())}, consent=allow_all(), restart=False
+    ) as host:
         await host.wait_settled()
         state = host.servers["s"]
         await state.client.aclose()  # type: ignore[union-attr]
@@ -477,7 +495,7 @@ async def test_prompts_and_resources_are_routed_to_their_owner(autojump_clock: A
         "a": in_memory(library("a", "shared://doc", "a://only")),
         "b": in_memory(library("b", "shared://doc", "b://only")),
     }
-    async with open_host(servers) as host:
+    async with open_host(servers, consent=allow_all()) as host:
         await host.wait_settled()
         assert sorted(host.prompts()) == ["a__greet", "b__greet"]
         result = await host.get_prompt("b__greet", {"who": "you"})

@@ -18,7 +18,7 @@ from scripted_http import Reply, ScriptedApp, Seen, initialize_result, result
 from test_host import counting_server, next_connection
 
 from trio_mcp import ConnectionClosed, McpError
-from trio_mcp.host import Host, HttpServerConfig, open_host
+from trio_mcp.host import Host, HttpServerConfig, allow_all, open_host
 from trio_mcp.server import Server
 
 
@@ -83,6 +83,7 @@ async def test_an_http_server_that_goes_away_is_marked_down_and_restarted(
                 backoff_max=0.2,
                 ping_interval=math.inf,  # only the calls count here
                 client_options=options,
+                consent=allow_all(),
             ) as host:
                 await host.wait_settled()
                 state = host.servers["web"]
@@ -195,6 +196,7 @@ async def hosting(switch: Switch, **options: Any) -> AsyncIterator[Host]:
         open_host(
             {"web": HttpServerConfig(url=URL)},
             client_options={"http_client": http, "protocol_version": "2025-11-25"},
+            consent=allow_all(),
             **options,
         ) as host,
     ):

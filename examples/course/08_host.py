@@ -20,6 +20,7 @@ from trio_mcp.host import (
     InProcessServerConfig,
     ServerConfig,
     StdioServerConfig,
+    allow_all,
     open_host,
 )
 from trio_mcp.server import Server
@@ -67,7 +68,8 @@ async def main() -> None:
         "local": InProcessServerConfig(server=local),
     }
     with trio.fail_after(30):  # real processes: a bound, never reached
-        async with open_host(servers, backoff_initial=0.1) as host:
+        # allow_all(): this program trusts its own servers (a real host asks its user).
+        async with open_host(servers, backoff_initial=0.1, consent=allow_all()) as host:
             await host.wait_settled()
             print("tools:", sorted(host.tools()))
             first = text(await host.call_tool("child__pid"))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import attrs
 
 from .._transports._stderr import DEFAULT_STDERR_RATE
+from ._policy import ServerPolicy, parse_policy
 
 if TYPE_CHECKING:
     from .._server._server import Server
@@ -42,6 +43,8 @@ class StdioServerConfig:
     #: The most stderr lines a second logged for this server; past it they are counted and
     #: dropped, so a child flooding stderr costs the host little (``math.inf``: log all).
     stderr_rate: float = DEFAULT_STDERR_RATE
+    #: What the host lets this server do (see :class:`~trio_mcp.host.ServerPolicy`).
+    policy: ServerPolicy = attrs.Factory(ServerPolicy)
 
 
 @attrs.frozen(kw_only=True)
@@ -50,6 +53,8 @@ class HttpServerConfig:
 
     url: str
     headers: Mapping[str, str] | None = None
+    #: What the host lets this server do (see :class:`~trio_mcp.host.ServerPolicy`).
+    policy: ServerPolicy = attrs.Factory(ServerPolicy)
 
 
 @attrs.frozen(kw_only=True)
@@ -67,6 +72,8 @@ class InProcessServerConfig:
     server_options: Mapping[str, Any] | None = None
     #: How many messages each direction of the memory stream buffers.
     buffer: int = 64
+    #: What the host lets this server do (see :class:`~trio_mcp.host.ServerPolicy`).
+    policy: ServerPolicy = attrs.Factory(ServerPolicy)
 
 
 ServerConfig: TypeAlias = StdioServerConfig | HttpServerConfig | InProcessServerConfig
@@ -92,6 +99,10 @@ def parse_config(config: Mapping[str, Any]) -> dict[str, ServerConfig]:
     the way a shell would (``"python server.py --flag"``). A list ``command`` is the
     argument list either way.
 
+    Each entry may also give its policy (see :func:`~trio_mcp.host.parse_policy`):
+    ``allowedTools``, ``blockedTools``, ``roots``, ``sampling``, ``elicitation``,
+    ``timeout``, ``rateLimit``, ``burst``.
+
     Raises:
         ValueError: an entry that is neither.
     """
@@ -101,7 +112,9 @@ def parse_config(config: Mapping[str, Any]) -> dict[str, ServerConfig]:
         if not isinstance(entry, Mapping):
             raise ValueError(f"server {name!r}: expected an object")  # noqa: TRY004 - bad config
         if "url" in entry:
-            parsed[name] = HttpServerConfig(url=str(entry["url"]), headers=entry.get("headers"))
+            parsed[name] = HttpServerConfig(
+                url=str(entry["url"]), headers=entry.get("headers"), policy=parse_policy(entry)
+            )
         elif "command" in entry:
             command = entry["command"]
             args: Sequence[str] | None = entry.get("args")
@@ -115,6 +128,7 @@ def parse_config(config: Mapping[str, Any]) -> dict[str, ServerConfig]:
                 env=entry.get("env"),
                 cwd=entry.get("cwd"),
                 grace=float(entry.get("grace", 2.0)),
+                policy=parse_policy(entry),
             )
         else:
             raise ValueError(f"server {name!r}: give either 'command' or 'url'")

@@ -42,9 +42,9 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import trio
@@ -54,10 +54,19 @@ from .._client._listen import Change, Listener
 from .._errors import ConnectionClosed, ErrorCode, McpError
 from .._types._prompts import GetPromptResult, Prompt
 from .._types._resources import ReadResourceResult, Resource, ResourceTemplate
+from .._types._roots import Root
 from .._types._tools import CallToolResult, Tool
 from .._util import open_nursery_unwrapped
+from ._audit import DEFAULT_AUDIT_BUFFER, Audit, AuditEvent, AuditKind
 from ._config import HttpServerConfig, ServerConfig, validate_name
 from ._connect import open_server
+from ._consent import Consent
+from ._guard import Guard
+from ._pinning import DEFAULT_MAX_DESCRIPTION, Pins, ToolStatus
+
+if TYPE_CHECKING:
+    from .._session._engine import ProgressCallback
+    from ._model_tools import ToolStyle
 
 __all__ = ["Host", "ResourceUpdates", "ServerState", "open_host"]
 
@@ -90,6 +99,15 @@ class ServerState:
     settled: trio.Event = attrs.Factory(trio.Event)
     #: Set when the host gives up on the current connection (see :meth:`Host._failed`).
     _down: trio.Event = attrs.field(factory=trio.Event, init=False, repr=False)
+    #: The roots this server sees, if its policy gives them (see :meth:`Host.set_roots`).
+    roots: list[Root] | None = attrs.field(
+        default=attrs.Factory(
+            lambda self: (
+                None if self.config.policy.roots is None else list(self.config.policy.roots)
+            ),
+            takes_self=True,
+        )
+    )
 
 
 class Host:
@@ -124,11 +142,21 @@ class Host:
         down_after: int = 3,
         ping_interval: float = 15.0,
         client_options: Mapping[str, Any] | None = None,
+        consent: Consent | None = None,
+        max_description: int = DEFAULT_MAX_DESCRIPTION,
+        audit_buffer: int = DEFAULT_AUDIT_BUFFER,
+        on_audit: Callable[[AuditEvent], None] | None = None,
     ) -> None:
         if down_after < 1:
             raise ValueError("down_after must be 1 or more")
         if not ping_interval > 0:
             raise ValueError("ping_interval must be more than 0 seconds")
+        #: The consent hooks (the default policy unless given; see :class:`Consent`).
+        self.consent = Consent() if consent is None else consent
+        #: Approved tool definitions.
+        self.pins = Pins(max_description)
+        #: The audit events (see :class:`Audit`).
+        self.audit = Audit(audit_buffer, on_audit)
         self.separator = separator
         self.down_after = down_after
         self.ping_interval = ping_interval
@@ -142,17 +170,77 @@ class Host:
             for name, config in servers.items()
         }
         self.changed = trio.Event()
+        self._guard = Guard(self)
 
     # -- the aggregated view ---------------------------------------------------------------------
 
     def tools(self) -> dict[str, Tool]:
-        """Every connected server's tools, by namespaced name."""
-        return {
-            f"{state.name}{self.separator}{tool.name}": tool
-            for state in self.servers.values()
-            if state.client is not None
-            for tool in state.tools
-        }
+        """Every connected server's tools, by namespaced name: those its policy allows,
+        without duplicate names, over-long descriptions or namespaced names that collide
+        with another server's (see :meth:`tool_status`)."""
+        found: dict[str, Tool] = {}
+        collided: set[str] = set()
+        for state in self.servers.values():
+            if state.client is None:
+                continue
+            for tool in state.tools:
+                if not state.config.policy.allows_tool(tool.name):
+                    continue
+                if self.pins.status(state.name, tool.name) not in ("approved", "changed"):
+                    continue
+                name = f"{state.name}{self.separator}{tool.name}"
+                if name in found:
+                    collided.add(name)
+                found[name] = tool
+        for name in collided:
+            del found[name]
+        return found
+
+    def tool_status(self, name: str) -> ToolStatus:
+        """The pinning status of ``server__tool``: ``"approved"``, ``"changed"`` (refused
+        until approved again), ``"duplicate"`` (its server lists two tools of that name),
+        ``"too_long"`` (its description is longer than ``max_description``) or
+        ``"collision"`` (another server's tool has the same namespaced name, as
+        ``a`` + ``__b`` and ``a_`` + ``_b`` do): all but ``"approved"`` are refused."""
+        if len(self._guard.claimants(name)) > 1:
+            return "collision"
+        server, _, tool = name.partition(self.separator)
+        return self.pins.status(server, tool)
+
+    def approve_tool(self, name: str) -> None:
+        """Approve the current definition of ``server__tool`` (after it changed).
+
+        Raises:
+            McpError: (-32602) no connected server lists it.
+        """
+        state, tool = self._guard.find_tool(name)
+        self.pins.approve(state.name, tool)
+        self.audit.record("tool_approved", state.name, tool.name, "allow", "approve_tool")
+
+    def tool_definitions(self, style: ToolStyle = "anthropic") -> list[dict[str, Any]]:
+        """The approved tools in the shape an LLM API takes (see
+        :func:`~trio_mcp.host.tool_definitions`): ``"anthropic"``, ``"openai"`` (Chat
+        Completions) or ``"openai-responses"``. Changed tools are left out until approved
+        again."""
+        from ._model_tools import tool_definitions
+
+        return tool_definitions(
+            {
+                name: tool
+                for name, tool in self.tools().items()
+                if self.tool_status(name) == "approved"
+            },
+            style,
+        )
+
+    async def set_roots(self, server: str, roots: Sequence[Root | str]) -> None:
+        """Give ``server`` these roots (only it sees them) and tell only it they changed
+        (``notifications/roots/list_changed`` in the initialize era; a 2026-07-28 server
+        asks each time). Blocks while the notification is sent."""
+        state = self.servers[server]
+        state.roots = [root if isinstance(root, Root) else Root(uri=root) for root in roots]
+        if state.client is not None:
+            await state.client.notify_roots_changed()
 
     def prompts(self) -> dict[str, Prompt]:
         return {
@@ -200,12 +288,37 @@ class Host:
         return self.servers[server], self.client(server), name
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any] | None = None, **options: Any
+        self,
+        name: str | Mapping[str, Any],
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        as_task: bool = False,
     ) -> CallToolResult:
-        """Call ``server__tool`` on the server that owns it (see :meth:`Client.call_tool`)."""
-        state, client, tool = self._route(name)
-        with self._watching(state, client):
-            return await client.call_tool(tool, arguments, **options)
+        """Call ``server__tool`` on the server that owns it (see :meth:`Client.call_tool`),
+        if its policy, its pinned definition and the consent hook allow it.
+
+        ``name`` may also be a model's tool-use block (Anthropic ``tool_use``, OpenAI
+        ``tool_calls`` item or Responses ``function_call``), for a name from
+        :meth:`tool_definitions`.
+
+        A refusal (the tool blocked by the server's policy, its definition changed and
+        not approved again, the rate limit passed, the consent hook denying, the
+        policy's timeout passed) is a result with ``is_error`` set, saying why; the
+        server never sees a refused call. Blocks while the consent hook waits; cancelling
+        it cancels the hook (nothing is sent) or the call.
+
+        Raises:
+            McpError: (-32602) no connected server lists that tool.
+            ConnectionClosed: its server is not connected.
+        """
+        if not isinstance(name, str):
+            from ._model_tools import parse_tool_use
+
+            name, arguments = parse_tool_use(name)
+        return await self._guard.call_tool(
+            name, arguments, on_progress=on_progress, as_task=as_task
+        )
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None
@@ -236,11 +349,13 @@ class Host:
         )
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
-        """Read ``uri`` from the server that owns it (see :meth:`resource_owner`)."""
-        state = self.servers[self.resource_owner(uri)]
-        client = self.client(state.name)
-        with self._watching(state, client):
-            return await client.read_resource(uri)
+        """Read ``uri`` from the server that owns it (see :meth:`resource_owner`), if the
+        ``resource_read`` consent hook allows it (it may rewrite the URI).
+
+        Raises:
+            McpError: no server offers it (-32602), or the hook refused (code -1).
+        """
+        return await self._guard.read_resource(uri)
 
     @asynccontextmanager
     async def listen(self, *, resource_uris: Sequence[str]) -> AsyncIterator[ResourceUpdates]:
@@ -355,7 +470,7 @@ class Host:
             state.failures = 0
             try:
                 async with (
-                    open_server(state.config, self.client_options) as client,
+                    open_server(state.config, self._guard.client_options(state)) as client,
                     open_nursery_unwrapped() as nursery,
                 ):
                     # Listening first, then fetching: a change made at any moment after
@@ -390,6 +505,7 @@ class Host:
             if trio.current_time() - started >= self.stable_after:
                 delay = self.backoff_initial
             state.restarts += 1
+            self.audit.record("restart", state.name, None, "restart", type(state.error).__name__)
             log.info("server %r: restarting in %.1f s", state.name, delay)
             await trio.sleep(delay)
             delay = min(delay * 2, self.backoff_max)
@@ -404,6 +520,9 @@ class Host:
                 client.cache.invalidate_list(kind)
         if "tools" in kinds:
             state.tools = await client.list_tools() if caps.tools is not None else []
+            for tool_name, status in self.pins.review(state.name, state.tools):
+                event: AuditKind = "tool_changed" if status == "changed" else "tool_refused"
+                self.audit.record(event, state.name, tool_name, "deny", status)
         if "prompts" in kinds:
             state.prompts = await client.list_prompts() if caps.prompts is not None else []
         if "resources" in kinds and caps.resources is not None:
@@ -546,7 +665,15 @@ async def open_host(servers: Mapping[str, ServerConfig], **options: Any) -> Asyn
 
     Entering returns at once (use :meth:`Host.wait_settled` to wait for the
     first connections); leaving closes every client in parallel. Options are
-    :class:`Host`'s; ``client_options`` go to each client.
+    :class:`Host`'s; ``client_options`` go to each client (its ``sampling``,
+    ``elicitation`` and ``roots`` handlers are wrapped per server by the consent hooks
+    and each server's policy).
+
+    ``consent`` (a :class:`~trio_mcp.host.Consent`) holds the consent hooks; by default
+    only read-only tools may be called and sampling and elicitation are refused; pass
+    ``consent=allow_all()`` to trust every server. ``on_audit`` is called with each
+    :class:`~trio_mcp.host.AuditEvent`; ``audit_buffer`` bounds :attr:`Host.audit`;
+    ``max_description`` is the longest tool description accepted.
     """
     host = Host(servers, **options)
     try:
@@ -558,5 +685,6 @@ async def open_host(servers: Mapping[str, ServerConfig], **options: Any) -> Asyn
             finally:
                 nursery.cancel_scope.cancel()
     finally:
+        host.audit._close()
         for state in host.servers.values():
             state.status = "stopped"

@@ -1,0 +1,110 @@
+"""Per-server policy: which tools a server may offer, which roots it sees, which client
+capabilities it is offered, and how long and how often its tools may be called."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from fnmatch import fnmatchcase
+from typing import Any
+
+import attrs
+
+from .._types._roots import Root
+
+__all__ = ["RateLimiter", "ServerPolicy", "parse_policy"]
+
+
+def _patterns(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(str(pattern) for pattern in value)
+
+
+def _roots(value: Iterable[Root | str] | None) -> tuple[Root, ...] | None:
+    if value is None:
+        return None
+    return tuple(root if isinstance(root, Root) else Root(uri=str(root)) for root in value)
+
+
+@attrs.frozen(kw_only=True)
+class ServerPolicy:
+    """What the host lets one server do. The default lets it do everything the host's
+    consent hooks allow.
+
+    Tool names in the patterns are the server's own (``forecast``, not
+    ``weather__forecast``); patterns are shell globs (``read_*``, ``*``), matched case
+    sensitively.
+    """
+
+    #: Only tools matching one of these are offered and callable (``None``: every tool).
+    allowed_tools: tuple[str, ...] | None = attrs.field(default=None, converter=_patterns)
+    #: Tools matching one of these are hidden and refused, even if allowed above.
+    blocked_tools: tuple[str, ...] = attrs.field(default=(), converter=_patterns)
+    #: The roots this server sees (``roots/list``), and only it. ``None``: the
+    #: ``roots`` handler of the host's ``client_options``, if any.
+    roots: tuple[Root, ...] | None = attrs.field(default=None, converter=_roots)
+    #: Offer this server sampling (only if the host has a sampling handler).
+    sampling: bool = True
+    #: Offer this server elicitation (only if the host has an elicitation handler).
+    elicitation: bool = True
+    #: Seconds a tool call may take before the host cancels it (``None``: no limit).
+    timeout: float | None = None
+    #: Tool calls a second, on average, past which calls are refused (``None``: no limit).
+    rate_limit: float | None = None
+    #: How many calls may come at once before ``rate_limit`` applies (``None``: one
+    #: second's worth, ``rate_limit`` rounded up).
+    burst: int | None = None
+
+    def allows_tool(self, name: str) -> bool:
+        """Whether the tool ``name`` (the server's own name) may be offered and called."""
+        if any(fnmatchcase(name, pattern) for pattern in self.blocked_tools):
+            return False
+        if self.allowed_tools is None:
+            return True
+        return any(fnmatchcase(name, pattern) for pattern in self.allowed_tools)
+
+
+class RateLimiter:
+    """A token bucket: ``rate`` tokens a second, at most ``burst`` saved up. Memory is
+    constant; :meth:`take` never blocks."""
+
+    def __init__(self, rate: float, burst: int | None = None) -> None:
+        self.rate = rate
+        self.burst = max(1, math.ceil(rate) if burst is None else burst)
+        self._tokens = float(self.burst)
+        self._stamp = -math.inf
+
+    def take(self, now: float) -> bool:
+        """Take one token at time ``now`` if there is one."""
+        if self._stamp == -math.inf:
+            self._stamp = now
+        self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.rate)
+        self._stamp = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        return False
+
+
+def parse_policy(entry: Mapping[str, Any]) -> ServerPolicy:
+    """The policy of an ``mcpServers`` entry: ``allowedTools``, ``blockedTools`` (lists of
+    globs), ``roots`` (URIs, or ``{"uri", "name"}`` objects), ``sampling`` and
+    ``elicitation`` (booleans), ``timeout`` (seconds), ``rateLimit`` (calls a second) and
+    ``burst``; all optional."""
+    roots = entry.get("roots")
+    return ServerPolicy(
+        allowed_tools=entry.get("allowedTools"),
+        blocked_tools=entry.get("blockedTools", ()),
+        roots=None
+        if roots is None
+        else [
+            Root(uri=str(root["uri"]), name=root.get("name"))
+            if isinstance(root, Mapping)
+            else str(root)
+            for root in roots
+        ],
+        sampling=bool(entry.get("sampling", True)),
+        elicitation=bool(entry.get("elicitation", True)),
+        timeout=None if entry.get("timeout") is None else float(entry["timeout"]),
+        rate_limit=None if entry.get("rateLimit") is None else float(entry["rateLimit"]),
+        burst=None if entry.get("burst") is None else int(entry["burst"]),
+    )
