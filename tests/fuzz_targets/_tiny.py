@@ -74,6 +74,9 @@ class Invalid(Exception):
 class TinyServer:
     """Override the ``on_*`` hooks to break it."""
 
+    #: Seconds the ``slow`` tool takes to answer.
+    SLOW_DELAY = 0.1
+
     def __init__(self) -> None:
         self.timers: list[tuple[float, int, Any]] = []
         self.order = itertools.count()
@@ -270,7 +273,7 @@ class TinyServer:
             else:
                 self.tool_result(id, str(arguments["a"] / arguments["b"]), modern)
         elif name == "slow":
-            self.later(0.1, id, lambda: self.tool_result(id, "done", modern))
+            self.later(self.SLOW_DELAY, id, lambda: self.tool_result(id, "done", modern))
 
     def add_output(self, total: int) -> Any:
         return {"sum": total}

@@ -1,0 +1,23 @@
+"""Broken: ``echo`` never answers when its text contains ``{{`` (as a template engine
+might, waiting for a placeholder to close). Every other call is answered.
+
+Arbitrary text almost never holds two braces in a row: the fuzzer finds this through
+its dictionary of interesting strings (``{{7*7}}``, drawn alone or inside other text).
+"""
+
+from typing import Any
+
+from _tiny import TinyServer, main
+
+TRIGGER = "{{"
+
+
+class HangsOnTemplate(TinyServer):
+    def on_tool(self, id: Any, name: str, arguments: dict[str, Any], modern: bool) -> None:
+        if name == "echo" and TRIGGER in arguments["text"]:
+            return  # the bug: no answer at all
+        super().on_tool(id, name, arguments, modern)
+
+
+if __name__ == "__main__":
+    main(HangsOnTemplate())
