@@ -76,6 +76,8 @@ class TinyServer:
 
     #: Seconds the ``slow`` tool takes to answer.
     SLOW_DELAY = 0.1
+    #: The tools it offers (some of ``TOOLS``).
+    tools = TOOLS
 
     def __init__(self) -> None:
         self.timers: list[tuple[float, int, Any]] = []
@@ -196,7 +198,7 @@ class TinyServer:
                 True,
             )
         elif method == "tools/list":
-            result: dict[str, Any] = {"tools": TOOLS}
+            result: dict[str, Any] = {"tools": self.tools}
             if "cursor" in params:
                 raise Invalid(-32602, "Invalid params: unknown cursor")
             if modern:
@@ -227,7 +229,7 @@ class TinyServer:
         arguments = params.get("arguments", {})
         if not isinstance(name, str) or not isinstance(arguments, dict):
             raise Invalid(-32602, "Invalid params")
-        tool = next((t for t in TOOLS if t["name"] == name), None)
+        tool = next((t for t in self.tools if t["name"] == name), None)
         if tool is None:
             raise Invalid(-32602, f"Unknown tool: {name}")
         problem = self.check_arguments(tool, arguments)

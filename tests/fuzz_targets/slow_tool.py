@@ -1,11 +1,14 @@
 """Correct, but its ``slow`` tool answers after 300 ms (the issue's "slow tool" server).
 
-With ``FUZZ_IN_FLIGHT_LOG`` set to a file name, it appends a line each time the number
-of ``slow`` calls it holds unanswered reaches a new high: how many calls the fuzzer
-kept in flight at once, as seen from the server.
+With ``FUZZ_SLOW_LOG`` set to a file name, it appends a line for each ``slow`` call it
+answers: its process id, when the call came and when it was answered
+(``time.monotonic()``, the same clock in every process), and how many ``slow`` calls it
+held unanswered once this one came (this one included). That is what the fuzzer's
+concurrency looks like from the server.
 """
 
 import os
+import time
 from typing import Any
 
 from _tiny import TinyServer, main
@@ -17,23 +20,21 @@ class SlowTool(TinyServer):
     def __init__(self) -> None:
         super().__init__()
         self.in_flight = 0
-        self.most = 0
-        self.log = os.environ.get("FUZZ_IN_FLIGHT_LOG")
+        self.log = os.environ.get("FUZZ_SLOW_LOG")
 
     def on_tool(self, id: Any, name: str, arguments: dict[str, Any], modern: bool) -> None:
         if name != "slow":
             super().on_tool(id, name, arguments, modern)
             return
         self.in_flight += 1
-        if self.in_flight > self.most:
-            self.most = self.in_flight
-            if self.log:
-                with open(self.log, "a") as log:
-                    log.write(f"{self.most}\n")
+        came, held = time.monotonic(), self.in_flight
 
         def answer() -> None:
             self.in_flight -= 1
             self.tool_result(id, "done", modern)
+            if self.log:
+                with open(self.log, "a") as log:
+                    log.write(f"{os.getpid()} {came:.6f} {time.monotonic():.6f} {held}\n")
 
         self.later(self.SLOW_DELAY, id, answer)
 
