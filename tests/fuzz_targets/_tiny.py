@@ -15,7 +15,7 @@ import os
 import select
 import sys
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 MODERN = ("2026-07-28",)
@@ -77,7 +77,7 @@ class TinyServer:
     #: Seconds the ``slow`` tool takes to answer.
     SLOW_DELAY = 0.1
     #: The tools it offers (some of ``TOOLS``).
-    tools = TOOLS
+    tools: ClassVar[list[dict[str, Any]]] = TOOLS
 
     def __init__(self) -> None:
         self.timers: list[tuple[float, int, Any]] = []

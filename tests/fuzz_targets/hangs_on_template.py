@@ -7,7 +7,7 @@ its dictionary of interesting strings (``{{7*7}}``, drawn alone or inside other 
 Before it had one, 300 examples went by without a single ``{{``.
 """
 
-from typing import Any
+from typing import Any, ClassVar
 
 from _tiny import TOOLS, TinyServer, main
 
@@ -15,7 +15,7 @@ TRIGGER = "{{"
 
 
 class HangsOnTemplate(TinyServer):
-    tools = [tool for tool in TOOLS if tool["name"] == "echo"]
+    tools: ClassVar[list[dict[str, Any]]] = [t for t in TOOLS if t["name"] == "echo"]
 
     def on_tool(self, id: Any, name: str, arguments: dict[str, Any], modern: bool) -> None:
         if TRIGGER in arguments["text"]:
