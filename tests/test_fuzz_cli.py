@@ -105,7 +105,7 @@ def test_ctrl_c_stops_the_run_and_keeps_what_it_found(tmp_path: Path) -> None:
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert "trio-mcp: stopping (Ctrl-C again to abort)" in err
-    assert "(stopped early)" in out, out
+    assert "(stopped early: reached " in out, out
     assert process.returncode == 1, out + err
     assert "FAILED request-answered" in out
     assert (tmp_path / "trio-mcp-fuzz" / "request-answered.jsonl").exists()

@@ -15,7 +15,7 @@ import os
 import select
 import sys
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 LEGACY = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 MODERN = ("2026-07-28",)
@@ -73,6 +73,11 @@ class Invalid(Exception):
 
 class TinyServer:
     """Override the ``on_*`` hooks to break it."""
+
+    #: Seconds the ``slow`` tool takes to answer.
+    SLOW_DELAY = 0.1
+    #: The tools it offers (some of ``TOOLS``).
+    tools: ClassVar[list[dict[str, Any]]] = TOOLS
 
     def __init__(self) -> None:
         self.timers: list[tuple[float, int, Any]] = []
@@ -193,7 +198,7 @@ class TinyServer:
                 True,
             )
         elif method == "tools/list":
-            result: dict[str, Any] = {"tools": TOOLS}
+            result: dict[str, Any] = {"tools": self.tools}
             if "cursor" in params:
                 raise Invalid(-32602, "Invalid params: unknown cursor")
             if modern:
@@ -224,7 +229,7 @@ class TinyServer:
         arguments = params.get("arguments", {})
         if not isinstance(name, str) or not isinstance(arguments, dict):
             raise Invalid(-32602, "Invalid params")
-        tool = next((t for t in TOOLS if t["name"] == name), None)
+        tool = next((t for t in self.tools if t["name"] == name), None)
         if tool is None:
             raise Invalid(-32602, f"Unknown tool: {name}")
         problem = self.check_arguments(tool, arguments)
@@ -270,7 +275,7 @@ class TinyServer:
             else:
                 self.tool_result(id, str(arguments["a"] / arguments["b"]), modern)
         elif name == "slow":
-            self.later(0.1, id, lambda: self.tool_result(id, "done", modern))
+            self.later(self.SLOW_DELAY, id, lambda: self.tool_result(id, "done", modern))
 
     def add_output(self, total: int) -> Any:
         return {"sum": total}

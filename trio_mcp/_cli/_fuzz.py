@@ -16,6 +16,7 @@ import trio
 
 from .._fuzz._invariants import INVARIANTS
 from .._fuzz._report import FuzzReport
+from .._fuzz._runner import DEFAULT_TIME_BUDGET
 from .._fuzz._target import HttpTarget, StdioTarget, Target
 from .._util import open_nursery_unwrapped
 from .._versions import SUPPORTED_VERSIONS
@@ -80,9 +81,10 @@ def add_fuzz_commands(commands: Any) -> None:
     fuzz.add_argument(
         "--time-budget",
         type=float,
-        default=600.0,
+        default=DEFAULT_TIME_BUDGET,
         metavar="SECONDS",
-        help="stop generating examples after this long (default 600)",
+        help=f"end the run after this long, with the examples reached so far (default "
+        f"{DEFAULT_TIME_BUDGET:g}; 0: no limit)",
     )
     fuzz.add_argument(
         "--shrink-budget",

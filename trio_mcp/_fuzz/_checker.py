@@ -819,7 +819,7 @@ class Checker:
                 pending.timed_out = True
                 self.fail(
                     pending.expect.answer_invariant if pending.expect else "request-answered",
-                    f"no answer to {pending.method} (id {pending.id!r}) within "
+                    f"hang: no answer to {pending.method} (id {pending.id!r}) within "
                     f"{pending.due - pending.time:g} s",
                     pending.seq,
                 )

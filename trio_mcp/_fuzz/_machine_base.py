@@ -36,6 +36,9 @@ LIST_FIELDS = {
     "resources/templates/list": ("resourceTemplates", "resources"),
     "prompts/list": ("prompts", "prompts"),
 }
+#: The most requests an example keeps in flight without waiting for them (see
+#: :meth:`MachineBase.request_in_flight`); past it, it waits for the older half.
+MAX_IN_FLIGHT = 16
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -66,6 +69,8 @@ class MachineBase(RuleBasedStateMachine):
         self.next_id = 1
         self.cursors: dict[str, list[str]] = {}
         self.failed = False
+        #: Requests sent by :meth:`request_in_flight` and not waited for yet.
+        self.in_flight: list[RequestId] = []
 
     # -- plumbing ---------------------------------------------------------------------------------
 
@@ -122,6 +127,31 @@ class MachineBase(RuleBasedStateMachine):
             return None
         self.wait(id)
         return self.answer(id)
+
+    def request_in_flight(
+        self, method: str, params: dict[str, Any] | None, *, expect: Expect | None, **meta: Any
+    ) -> RequestId:
+        """Send a request and go on without waiting for its answer, so that a slow tool
+        does not hold the example up and the server gets many calls at once.
+
+        The answer is owed all the same, within the deadline: the checker looks after
+        every step, the example's end waits for it, and a request still unanswered at its
+        deadline is a hang. At most :data:`MAX_IN_FLIGHT` are left in flight; past that,
+        the older half is waited for first."""
+        if len(self.in_flight) >= MAX_IN_FLIGHT:
+            older = self.in_flight[: MAX_IN_FLIGHT // 2]
+            del self.in_flight[: MAX_IN_FLIGHT // 2]
+            self.wait(*older)
+        id = self._id()
+        self.request(method, params, expect=expect, id=id, wait=False, **meta)
+        self.in_flight.append(id)
+        return id
+
+    def wait_in_flight(self) -> None:
+        """Wait for every request :meth:`request_in_flight` left in flight."""
+        if self.in_flight:
+            ids, self.in_flight = self.in_flight, []
+            self.wait(*ids)
 
     def barrier(self) -> None:
         """A cheap request everyone must answer; once answered, the server has read (and
@@ -195,11 +225,16 @@ class MachineBase(RuleBasedStateMachine):
         link = self.link
         if link is None:
             return
+        # What is still owed (calls left in flight, late answers to cancelled requests)
+        # is waited for here, or, while nothing has failed yet, by the runtime in the
+        # background, as the next example runs (see Runtime.release_link).
+        owed = not self.failed and link.alive
         try:
-            if not self.failed and link.alive:
-                if link.cancelled_unanswered() and self.ready:
-                    self.barrier()
+            if owed and link.cancelled_unanswered() and self.ready:
+                self.barrier()
+            if owed and not self.rt.settles_in_background(link):
                 self._run(Settle())
+                owed = False
         finally:
             link.state = {
                 "phase": self.phase,
@@ -207,7 +242,7 @@ class MachineBase(RuleBasedStateMachine):
                 "speaker": self.speaker,
                 "cursors": self.cursors,
             }
-            self.rt.release_link(link)
+            self.rt.release_link(link, settle=owed and not self.failed)
 
     def _tool_call(
         self, data: st.DataObject, *, allow_invalid: bool = True

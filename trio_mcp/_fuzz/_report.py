@@ -161,10 +161,7 @@ class FuzzReport:
         lines = [
             f"fuzzed {self.target} ({self.transport}, {'/'.join(self.eras) or 'no era'}): "
             f"{self.examples} examples, {self.steps} steps, {len(self.rules)} rules, "
-            f"{self.duration:.1f} s, seed {self.seed}"
-            + {"done": "", "time budget": " (time budget spent)"}.get(
-                self.stopped, " (stopped early)"
-            )
+            f"{self.duration:.1f} s, seed {self.seed}" + self._why_stopped()
         ]
         for note in self.notes:
             lines.append(f"note: {note}")
@@ -193,6 +190,15 @@ class FuzzReport:
                 + (f" ({len(self.warnings)} warnings)" if self.warnings else "")
             )
         return "\n".join(lines)
+
+    def _why_stopped(self) -> str:
+        if self.stopped == "done":
+            return ""
+        wanted = self.budget.get("maxExamples")
+        reached = f"reached {self.examples}" + (f" of {wanted}" if wanted else "") + " examples"
+        if self.stopped == "time budget":
+            return f" (time budget spent: {reached})"
+        return f" (stopped early: {reached})"
 
 
 def _one_line(step: Step, limit: int = 160) -> str:

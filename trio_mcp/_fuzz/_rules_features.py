@@ -73,9 +73,11 @@ class FeatureRules(MachineBase):
     @rule(data=st.data())
     @counted
     def call_tool(self, data: st.DataObject) -> None:
-        """Tools (one to three calls) with arguments drawn from their own inputSchema;
-        sometimes with a progress token (and, modern, a log level)."""
-        for _ in range(data.draw(st.integers(1, 3), label="calls")):
+        """Tools (one to eight calls) with arguments drawn from their own inputSchema;
+        sometimes with a progress token (and, modern, a log level). Calls are left in
+        flight (:meth:`~._machine_base.MachineBase.request_in_flight`): the example goes
+        on while a slow tool works, and each answer is still owed within the deadline."""
+        for _ in range(data.draw(st.integers(1, 8), label="calls")):
             params, expect = self._tool_call(data, allow_invalid=False)
             self._call(params, expect, data)
 
@@ -96,7 +98,7 @@ class FeatureRules(MachineBase):
             meta["progressToken"] = token
         if self.era == "modern" and data.draw(st.booleans(), label="log level"):
             meta[LOG_LEVEL] = data.draw(st.sampled_from(LOGGING_LEVELS), label="level")
-        self.request("tools/call", params, expect=expect, **meta)
+        self.request_in_flight("tools/call", params, expect=expect, **meta)
 
     @precondition(lambda self: self.ready and self._catalogue().has("resources"))
     @rule(data=st.data())

@@ -119,6 +119,8 @@ class HttpRules(MachineBase):
             self._run(Send(data=dumps(message), expect=expect, http=HttpRequest(resume=True)))
             self.wait(id)
         else:
+            # Calls in flight would lose their answers with the session: not a hang.
+            self.wait_in_flight()
             self._run(Send(data=b"", http=HttpRequest(method="DELETE")))
             if not self._link().http_session_deleted():
                 self.barrier()

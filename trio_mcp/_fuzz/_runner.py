@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
-import math
 import os
 import random
 import time
@@ -57,7 +56,12 @@ from ._steps import Settle, Step
 from ._target import HttpTarget, StdioTarget, Target
 from ._validate import Validator, spec_dir_from_environment
 
-__all__ = ["FuzzError", "fuzz", "fuzz_server", "write_reproductions"]
+__all__ = ["DEFAULT_TIME_BUDGET", "FuzzError", "fuzz", "fuzz_server", "write_reproductions"]
+
+#: Seconds a run may take by default (probes, examples and shrinking): long enough for a
+#: hundred examples against most servers, short enough for a CI job. A run that reaches it
+#: ends normally, saying how many examples it reached.
+DEFAULT_TIME_BUDGET = 120.0
 
 #: Findings that count even while probing an era the server turns out not to speak.
 _ALWAYS_WRONG = frozenset({"server-alive", "valid-jsonrpc-only"})
@@ -128,7 +132,7 @@ async def fuzz(
     deadline: float = 5.0,
     cancel_wait: float = 0.5,
     startup_timeout: float = 10.0,
-    time_budget: float = 600.0,
+    time_budget: float = DEFAULT_TIME_BUDGET,
     shrink_budget: float = 60.0,
     minimize_budget: float = 60.0,
     max_message_size: int = 1 << 20,
@@ -150,10 +154,19 @@ async def fuzz(
     steps each, shrinking whatever fails, then replays each reproduction on
     a fresh connection to check that it reproduces.
 
-    Blocks until the run is over: at most about ``time_budget`` seconds, plus
-    the probes, the closing of connections (the stdio shutdown ladder) and
-    ``minimize_budget`` seconds of replays. Cancelling it stops the run at once; every
-    process it started is shut down before the cancellation propagates.
+    Requests are not all waited for one at a time: tool calls are left in flight while
+    the example goes on (each still owed an answer within ``deadline``), and while
+    nothing has failed, the answers an example is owed when it ends are waited for in
+    the background as the next one runs.
+
+    Blocks until the run is over: at most about ``time_budget`` seconds from the call
+    (probes included; a step still running then is cancelled), plus the answers
+    examples ending then are owed (at most ``deadline``), the closing of connections
+    (the stdio shutdown ladder) and, when something failed, ``minimize_budget`` seconds
+    of replays. A run cut short by its budget is not a failure: ``report.stopped`` is
+    ``"time budget"`` and ``report.examples`` says how far it got. Cancelling it stops
+    the run at once; every process it started is shut down before the cancellation
+    propagates.
 
     Example::
 
@@ -172,7 +185,8 @@ async def fuzz(
         cancel_wait: seconds to watch for a late answer to a cancelled request.
         startup_timeout: stdio: extra seconds for the first answers of a fresh process
             (an interpreter starting, ``npx`` fetching a package).
-        time_budget: seconds for generating and shrinking examples.
+        time_budget: seconds for the whole run (probes, examples, shrinking); default
+            :data:`DEFAULT_TIME_BUDGET` (120); ``math.inf`` for no limit.
         shrink_budget: once something fails, seconds left for shrinking (and for
             finding other failures) before the run stops.
         minimize_budget: seconds for replaying the failures at the end, to check
@@ -237,7 +251,7 @@ async def fuzz(
             progress=ticker,
             strict=strict,
             per_run=per_run,
-            budget_end=time.monotonic() + time_budget,
+            budget_end=started + time_budget,
             shrink_budget=shrink_budget,
             max_message_size=max_message_size,
         )
@@ -357,11 +371,7 @@ async def _run_machine(
 
     async def stop_when_asked(stop: trio.Event) -> None:
         await stop.wait()
-        runtime.stop_reason = "stopped"
-        # Said here, not only when BudgetExhausted comes back out of Hypothesis: raised
-        # while it shrinks, Hypothesis may take it for another bug and not re-raise it.
-        runtime.stopped = "stopped"
-        runtime.budget_end = -math.inf  # the thread's next step raises BudgetExhausted
+        runtime.stop()
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(in_thread)

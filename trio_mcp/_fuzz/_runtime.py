@@ -2,13 +2,21 @@
 reaches the target through, and where it reports) and :class:`Link` (one connection).
 
 Every call from the thread into Trio goes through :meth:`Runtime.call` (which also
-enforces the time budget) or :meth:`Runtime.call_sync`. Findings are kept as they
-happen, per invariant the few shortest failing transcripts (:class:`Store`), whatever
-Hypothesis ends up raising.
+enforces the time budget, cancelling a call still running when it ends) or
+:meth:`Runtime.call_sync`. Findings are kept as they happen, per invariant the few
+shortest failing transcripts (:class:`Store`), whatever Hypothesis ends up raising.
+
+An example's end waits for every answer still owed (calls left in flight, late answers
+to cancelled requests). While nothing has failed, that wait happens in a Trio task of
+its own (at most :data:`MAX_SETTLING` at once) as the next example starts, so that a
+slow tool does not hold the run up; what it reveals is recorded all the same. Once
+something failed, Hypothesis is shrinking and must see each example's whole outcome:
+examples then end in the foreground.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -28,6 +36,9 @@ __all__ = ["BudgetExhausted", "Link", "Runtime", "Store"]
 
 T = TypeVar("T")
 _CANDIDATES = 3
+#: The most ended examples whose owed answers are waited for in the background at once
+#: (each holds its connection: a process, or an HTTP session).
+MAX_SETTLING = 8
 
 
 class BudgetExhausted(BaseException):
@@ -149,14 +160,38 @@ class Runtime:
         self._shared: dict[str, Link] = {}
         self._open: set[Connection] = set()
         self._eof_checked = False
+        self._settling = trio.Semaphore(MAX_SETTLING)
+        self._settling_now = 0
+        self._settled = trio.Event()
+        self._call_scope: trio.CancelScope | None = None
+        self._background: set[trio.CancelScope] = set()
 
     # -- calls into Trio (from the thread) --------------------------------------------------------
 
     def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run async ``fn`` in Trio, unless the time budget is spent."""
-        if time.monotonic() > self.budget_end:
+        """Run async ``fn`` in Trio, unless the time budget is spent; it is cancelled
+        (and :exc:`BudgetExhausted` raised) if the budget runs out while it runs."""
+        left = self.budget_end - time.monotonic()
+        if left <= 0:
             raise BudgetExhausted
-        return trio.from_thread.run(fn, *args)
+        return trio.from_thread.run(self._within_budget, left, fn, *args)
+
+    async def _within_budget(self, left: float, fn: Callable[..., Any], *args: Any) -> Any:
+        with trio.move_on_after(left) as self._call_scope:
+            return await fn(*args)
+        raise BudgetExhausted
+
+    def stop(self) -> None:
+        """(Trio) End the run now, keeping what it found: the call in progress is cancelled
+        and the thread's next one raises :exc:`BudgetExhausted`."""
+        self.stop_reason = "stopped"
+        # Said here, not only when BudgetExhausted comes back out of Hypothesis: raised
+        # while it shrinks, Hypothesis may take it for another bug and not re-raise it.
+        self.stopped = "stopped"
+        self.budget_end = -math.inf
+        for scope in [self._call_scope, *self._background]:
+            if scope is not None:
+                scope.cancel()
 
     def call_sync(self, fn: Callable[..., T], *args: Any) -> T:
         return trio.from_thread.run_sync(fn, *args)
@@ -185,11 +220,51 @@ class Runtime:
         self._open.add(connection)
         return connection
 
-    def release_link(self, link: Link) -> None:
-        """(thread) The example is over: close its connection (unless it is shared)."""
+    def settles_in_background(self, link: Link) -> bool:
+        """(thread) Whether the answers ``link`` is still owed are to be waited for in the
+        background once its example is over (:meth:`release_link`): yes while nothing
+        has failed (Hypothesis is generating), unless the connection is kept for the
+        next example."""
+        return not self.store.candidates and not (
+            self.per_run and self._shared.get(link.era) is link
+        )
+
+    def release_link(self, link: Link, *, settle: bool = False) -> None:
+        """(thread) The example is over: close its connection (unless it is shared);
+        with ``settle``, first wait for the answers it is still owed and judge them, in
+        a task of the fuzzer's nursery. Blocks while :data:`MAX_SETTLING` examples are
+        being settled already."""
         if self.per_run and self._shared.get(link.era) is link and link.alive:
             return
-        trio.from_thread.run(self._close_connection, link)
+        if settle:
+            trio.from_thread.run(self._settle_later, link)
+        else:
+            trio.from_thread.run(self._close_connection, link)
+
+    async def _settle_later(self, link: Link) -> None:
+        await self._settling.acquire()
+        self._settling_now += 1
+        self.opener.nursery.start_soon(self._settle_and_close, link)
+
+    async def _settle_and_close(self, link: Link) -> None:
+        try:
+            # Not past the time budget: what is owed then is not overdue yet, and not judged.
+            with trio.move_on_after(max(0.0, self.budget_end - time.monotonic())) as scope:
+                self._background.add(scope)
+                await link.connection.run(Settle())
+            self._background.discard(scope)
+            if not scope.cancelled_caught:
+                findings = link.connection.findings()
+                if findings:
+                    self._record_now(link, findings)
+                    self._shrink_budget(findings)
+            await self._close_connection(link)
+        finally:
+            self._settling.release()
+            self._settling_now -= 1
+            if not self._settling_now:
+                self._settled.set()
+                self._settled = trio.Event()
 
     async def _close_connection(self, link: Link) -> None:
         connection = link.connection
@@ -211,7 +286,11 @@ class Runtime:
             self._record_now(link, connection.checker.take_findings())
 
     async def close_all(self) -> None:
-        """(Trio) Close every connection still open (the shared one, abandoned ones)."""
+        """(Trio) Wait for the examples being settled in the background (each bounded by
+        the deadline), then close every connection still open (the shared one,
+        abandoned ones)."""
+        while self._settling_now:
+            await self._settled.wait()
         for connection in list(self._open):
             self._open.discard(connection)
             await connection.aclose()
@@ -243,11 +322,15 @@ class Runtime:
     def record(self, link: Link, findings: Sequence[Finding]) -> None:
         """(thread) Keep the findings; raise the first failing one for Hypothesis to shrink."""
         self.call_sync(self._record_now, link, findings)
+        self._shrink_budget(findings)
         for finding in findings:
             if finding.invariant.level == "MUST" or self.strict:
-                # From the first failure on, shrinking gets ``shrink_budget`` seconds more.
-                self.budget_end = min(self.budget_end, time.monotonic() + self.shrink_budget)
                 raise violation(finding.invariant.name, finding.detail)
+
+    def _shrink_budget(self, findings: Sequence[Finding]) -> None:
+        """From the first failure on, shrinking gets ``shrink_budget`` seconds more."""
+        if any(f.invariant.level == "MUST" or self.strict for f in findings):
+            self.budget_end = min(self.budget_end, time.monotonic() + self.shrink_budget)
 
     # -- the thread -------------------------------------------------------------------------------
 

@@ -7,6 +7,13 @@ several), ``properties``/``required``/``additionalProperties``, ``items``,
 usual bounds. Anything else falls back to arbitrary JSON; when ``jsonschema``
 is installed, "valid" values are filtered through the schema itself, so they
 really are valid.
+
+Strings (:func:`strings`) get the most care, since most tools take text: Hypothesis'
+own text strategy over all of Unicode, long enough for the special values it favours
+(its pool of strings that break code is drawn whole, so a length cap lower than theirs
+hides them), a dictionary of strings that break servers in particular
+(:data:`INTERESTING_STRINGS`), and those inside arbitrary text, for the bug a
+substring triggers wherever it sits.
 """
 
 from __future__ import annotations
@@ -19,9 +26,11 @@ from hypothesis import strategies as st
 
 __all__ = [
     "GARBAGE_VERSIONS",
+    "INTERESTING_STRINGS",
     "exotic_ids",
     "invalid_values",
     "json_values",
+    "strings",
     "valid_values",
 ]
 
@@ -30,6 +39,87 @@ GARBAGE_VERSIONS = ("", "1.0.0", "v999.0.0", "2099-12-31", "1999-01-01", "2025-1
 _SAFE_INT = 2**53 - 1
 _MAX_ITEMS = 4
 _MAX_DEPTH = 6
+#: The longest string drawn for a string without ``maxLength`` (and the most drawn for one
+#: with): room for the longest special values Hypothesis draws whole.
+_MAX_TEXT = 512
+#: The arbitrary text around an interesting string that is drawn inside it.
+_AROUND = 8
+
+#: Strings that break servers: what a parser, a template engine, a shell, a path, a
+#: database or a terminal treats specially, numbers that are not, and text that is hard
+#: to encode, measure or display. Drawn whole and inside other text.
+INTERESTING_STRINGS = (
+    "",
+    " ",
+    "\t",
+    "\n",
+    "\r\n",
+    "\u0000",
+    "\u2028",
+    "\u2029",
+    "\ufeff",
+    "\u200b",
+    "\u202e",
+    "0",
+    "-1",
+    "1e309",
+    "NaN",
+    "Infinity",
+    "-0",
+    "0x1F",
+    "null",
+    "None",
+    "undefined",
+    "true",
+    "false",
+    "[]",
+    "{}",
+    '{"a":1}',
+    '"',
+    "'",
+    "\\",
+    "`",
+    "' OR '1'='1",
+    "'; --",
+    "$(id)",
+    "; ls",
+    "| cat",
+    "{{7*7}}",
+    "${7*7}",
+    "#{7*7}",
+    "<%= 7*7 %>",
+    "%s%s%n",
+    "%(x)s",
+    "{0}",
+    "<script>",
+    "]]>",
+    "../../../etc/passwd",
+    "..\\..\\windows",
+    "/",
+    "~",
+    "file:///etc/passwd",
+    "http://127.0.0.1:1/",
+    "*",
+    "?",
+    "%00",
+    "%2e%2e%2f",
+    "__proto__",
+    "constructor",
+    "CON",
+    "é",
+    "e\u0301",
+    "ǅ",
+    "ß",
+    "İ",
+    "☃",
+    "😍",
+    "👍🏽",
+    "🇺🇸",
+    "\U0001d55a",
+    "مرحبا",
+    "\x1b[2J",
+    "\x7f",
+)
 
 
 def exotic_ids() -> st.SearchStrategy[str | int]:
@@ -43,6 +133,24 @@ def exotic_ids() -> st.SearchStrategy[str | int]:
     )
 
 
+def strings(min_size: int = 0, max_size: int = _MAX_TEXT) -> st.SearchStrategy[str]:
+    """Text from ``min_size`` to ``max_size`` characters: Hypothesis' own text strategy
+    (all of Unicode but surrogates, and its bias towards special values), an
+    :data:`INTERESTING_STRINGS` entry, or one inside arbitrary text."""
+    max_size = max(max_size, min_size)
+    fitting = [v for v in INTERESTING_STRINGS if min_size <= len(v) <= max_size]
+    text = st.text(min_size=min_size, max_size=max_size)
+    if not fitting:
+        return text
+    around = st.text(max_size=_AROUND)
+    inside = st.tuples(around, st.sampled_from(fitting), around).map("".join)
+    return st.one_of(
+        text,
+        st.sampled_from(fitting),
+        inside.filter(lambda v: min_size <= len(v) <= max_size),
+    )
+
+
 def json_values(max_leaves: int = 8) -> st.SearchStrategy[Any]:
     """Arbitrary JSON (no NaN or infinities; integers JS-safe)."""
     scalars = st.one_of(
@@ -50,7 +158,7 @@ def json_values(max_leaves: int = 8) -> st.SearchStrategy[Any]:
         st.booleans(),
         st.integers(min_value=-_SAFE_INT, max_value=_SAFE_INT),
         st.floats(allow_nan=False, allow_infinity=False),
-        st.text(max_size=20),
+        strings(max_size=64),
     )
     return st.recursive(
         scalars,
@@ -190,7 +298,7 @@ def _typed(kind: str, schema: Mapping[str, Any], root: Mapping[str, Any], depth:
         pattern = schema.get("pattern")
         min_size = schema.get("minLength", 0) if isinstance(schema.get("minLength"), int) else 0
         max_size = schema.get("maxLength") if isinstance(schema.get("maxLength"), int) else None
-        max_size = min(max_size, 64) if max_size is not None else 32
+        max_size = min(max_size, _MAX_TEXT) if max_size is not None else _MAX_TEXT
         if isinstance(pattern, str):
             try:
                 return st.from_regex(pattern, fullmatch=False).filter(
@@ -198,13 +306,9 @@ def _typed(kind: str, schema: Mapping[str, Any], root: Mapping[str, Any], depth:
                 )
             except Exception:  # noqa: BLE001 - an unsupported regex: ignore the pattern
                 pass
-        text = st.text(min_size=min_size, max_size=max(max_size, min_size))
-        str_edges = [
-            v
-            for v in ("", " ", "0", "null", "é☃\u0000", "x" * max_size, "../../etc/passwd")
-            if min_size <= len(v) <= max(max_size, min_size)
-        ]
-        return st.one_of(st.sampled_from(str_edges), text) if str_edges else text
+        longest = max(max_size, min_size)
+        text = strings(min_size, longest)
+        return st.one_of(text, st.just("x" * longest)) if longest < _MAX_TEXT else text
     if kind == "array":
         items = schema.get("items", {})
         min_items = schema.get("minItems", 0) if isinstance(schema.get("minItems"), int) else 0
