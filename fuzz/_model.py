@@ -21,7 +21,7 @@ import attrs
 from trio_mcp import jsonrpc as rpc
 from trio_mcp._types._base import LOGGING_LEVELS
 from trio_mcp._types._converter import StructureError, structure
-from trio_mcp._types._methods import METHODS, has_capability
+from trio_mcp._types._methods import METHODS, has_capability, method_spec
 from trio_mcp.jsonrpc import ErrorCode
 from trio_mcp.protocol import (
     CLIENT_CAPABILITIES,
@@ -163,7 +163,7 @@ def request_allowed(side: Side, method: str) -> bool:
             return False
     elif phase is Phase.MODERN or (phase in BEFORE_READY and method != "ping"):
         return False
-    spec = METHODS.get(method)
+    spec = method_spec(method, version)  # (an extension's method in modern revisions: None)
     if spec is None:
         return True
     if spec.sender not in (side.role, "both") or not spec.in_version(version):
@@ -298,7 +298,7 @@ def _expect_initialize(side: Side, request: rpc.Request) -> Outcome:
 def _expect_method(side: Side, request: rpc.Request, version: str, params_ok: bool) -> Outcome:
     method = request.method
     codes: set[int] = set()
-    spec = METHODS.get(method)
+    spec = method_spec(method, version)
     if spec is not None:
         if (
             spec.sender == side.role
