@@ -467,3 +467,35 @@ async def test_prompts_and_resources_are_routed_to_their_owner(autojump_clock: A
             await host.get_prompt("b__greet", {"who": "you"})
         await next_connection(host, state, client)
         assert await text("b://only") == "b://only from b"
+
+
+# -- leaving, with a legacy Streamable HTTP server -------------------------------------------
+
+
+@pytest.mark.slow
+async def test_leaving_a_host_deletes_the_legacy_http_session_before_closing_its_client() -> None:
+    """Leaving the host cancels everything at once; the session's DELETE must still go out
+    before the HTTP client it goes out on is closed (it once raced it, losing about half the
+    time with "Cannot send a request, as the client has been closed")."""
+    from http_support import LEGACY, make_server, running
+
+    from trio_mcp.host import HttpServerConfig
+    from trio_mcp.http import asgi_app
+
+    server, _ = make_server()
+    app = asgi_app(server)
+    async with running(app) as base:
+        manager = app.manager
+        assert manager is not None
+        config = {"remote": HttpServerConfig(url=base + "/mcp")}
+        for _ in range(25):
+            with trio.fail_after(10):
+                async with open_host(
+                    config, client_options={"protocol_version": LEGACY}, restart=False
+                ) as host:
+                    await host.wait_settled()
+                    state = host.servers["remote"]
+                    assert state.status == "connected", state.error
+                    assert manager.statistics()["sessions"] == 1
+                assert state.error is None, state.error  # the close raised nothing
+            assert manager.statistics()["sessions"] == 0  # the DELETE arrived, and ended it

@@ -98,12 +98,19 @@ class ExchangeStream(MessageStream):
         self._closed = False
         self._ended = False
         self._broken: str | None = None
+        self._goodbye: trio.Event | None = None  # set once _say_goodbye has run
 
     # -- running ----------------------------------------------------------------------------
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        """Own the stream's tasks until :meth:`aclose`; then close the HTTP client if the
-        stream made it. Start it with ``await nursery.start(stream.run)``."""
+        """Own the stream's tasks until :meth:`aclose` (or until the runner is cancelled);
+        then end the legacy session and close the HTTP client if the stream made it. Start
+        it with ``await nursery.start(stream.run)``.
+
+        When the runner is cancelled from outside (the nursery it runs in, as when a host
+        is left), the stream is closed as by :meth:`aclose`, in the same order: the DELETE
+        that ends the session goes out first (shielded, at most ``close_timeout`` seconds),
+        then the HTTP client closes. Later sends raise :exc:`trio.ClosedResourceError`."""
         try:
             with self._run_scope:
                 async with trio.open_nursery() as tasks:
@@ -112,9 +119,33 @@ class ExchangeStream(MessageStream):
                     await trio.sleep_forever()
         finally:
             self._tasks = None
-            if self._owns_http:
-                with trio.CancelScope(shield=True):
+            self._closed = True
+            self._incoming_send.close()  # a receiver sees the end, not silence
+            with trio.CancelScope(shield=True):
+                await self._goodbye_once()
+                if self._owns_http:
                     await self._http.aclose()
+
+    async def _goodbye_once(self) -> None:
+        """Run :meth:`_say_goodbye` once, whichever of :meth:`aclose` and the runner's end
+        comes first; the other waits for it (bounded by ``close_timeout``). Shielded."""
+        with trio.CancelScope(shield=True):
+            if self._goodbye is not None:
+                await self._goodbye.wait()
+                return
+            self._goodbye = trio.Event()
+            try:
+                if not self._http.is_closed:  # a client of the caller's, closed already
+                    with trio.move_on_after(self.close_timeout):
+                        await self._say_goodbye()
+            finally:
+                self._goodbye.set()
+
+    async def _say_goodbye(self) -> None:
+        """A hook: what the stream tells the server before the HTTP client closes (the
+        legacy eras end their session with DELETE). Runs once, shielded, at most
+        ``close_timeout`` seconds."""
+        await trio.lowlevel.checkpoint()
 
     def _start(self, fn: Any, *args: Any) -> None:
         if self._tasks is None:

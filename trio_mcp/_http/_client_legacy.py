@@ -69,6 +69,18 @@ class LegacyStream(ExchangeStream):
 
     # -- Streamable HTTP, 2025-03-26 ... 2025-11-25 -----------------------------------------
 
+    async def _say_goodbye(self) -> None:
+        """End the legacy session with DELETE (failures are logged: the server forgets
+        the session by itself in the end)."""
+        if self.mode != "streamable" or self.session_id is None:
+            await trio.lowlevel.checkpoint()
+            return
+        try:
+            response = await self._http.delete(self.url, headers=self._legacy_headers())
+            log.debug("DELETE of the session: HTTP %d", response.status_code)
+        except httpx.HTTPError as exc:
+            log.debug("DELETE of the session failed: %r", exc)
+
     def _legacy_headers(self) -> dict[str, str]:
         headers = {}
         if self.session_id is not None:

@@ -47,10 +47,13 @@ Every task (exchanges, the standalone GET stream, the HTTP+SSE event stream)
 lives in a nursery the stream's runner owns; :meth:`HttpClientStream.aclose`
 ends the legacy session with DELETE (shielded, at most ``close_timeout``
 seconds), cancels them all, and closes the ``httpx.AsyncClient`` if the stream
-created it. At most ``max_concurrent_requests`` exchanges run at once: beyond
-that, :meth:`~HttpClientStream.send` blocks. At most ``buffer`` received
-messages wait for :meth:`~HttpClientStream.receive`: beyond that, reading the
-HTTP bodies stops.
+created it. A runner cancelled from outside (its nursery, when a host is left)
+does the same, in the same order: the DELETE always goes out before the client
+that sends it is closed, whichever of the two ends first. At most
+``max_concurrent_requests`` exchanges run at once: beyond that,
+:meth:`~HttpClientStream.send` blocks. At most ``buffer`` received messages
+wait for :meth:`~HttpClientStream.receive`: beyond that, reading the HTTP
+bodies stops.
 """
 
 from __future__ import annotations
@@ -173,13 +176,7 @@ class HttpClientStream(LegacyStream):
         self._incoming.close()
         self._incoming_send.close()
         try:
-            if self.mode == "streamable" and self.session_id is not None:
-                with trio.CancelScope(shield=True), trio.move_on_after(self.close_timeout):
-                    try:
-                        response = await self._http.delete(self.url, headers=self._legacy_headers())
-                        log.debug("DELETE of the session: HTTP %d", response.status_code)
-                    except httpx.HTTPError as exc:
-                        log.debug("DELETE of the session failed: %r", exc)
+            await self._goodbye_once()  # before the runner closes the HTTP client
         finally:
             self._run_scope.cancel()
             await trio.lowlevel.cancel_shielded_checkpoint()
