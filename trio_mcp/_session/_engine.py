@@ -22,6 +22,9 @@ Cancellation
 * Closing the session (:meth:`Session.aclose`, or leaving :func:`open_session`)
   cancels every handler and fails every waiting request with
   :exc:`~trio_mcp.ConnectionClosed`.
+* If the session's nursery is cancelled instead (the stream was not closed), the
+  waiting requests fail with :exc:`~trio_mcp.ConnectionClosed` too, and each
+  caller still tells the peer with ``notifications/cancelled`` as it lets go.
 
 When the peer goes away
 -----------------------
@@ -178,10 +181,23 @@ ProgressCallback = Callable[[ProgressNotificationParams], Awaitable[None] | None
 
 
 class _Closed:
-    __slots__ = ("error",)
+    """In a waiter: the answer will never come; ``error`` is raised instead. ``tell_peer``:
+    the peer does not know (the session stopped running under the request, its nursery
+    cancelled, while the stream may still work), so the caller still sends
+    ``notifications/cancelled`` when it lets go of the request."""
 
-    def __init__(self, error: McpError) -> None:
+    __slots__ = ("error", "tell_peer")
+
+    def __init__(self, error: McpError, *, tell_peer: bool = False) -> None:
         self.error = error
+        self.tell_peer = tell_peer
+
+
+def _unanswered(waiter: Waiter) -> bool:
+    """Whether the peer should hear that a request is cancelled: no answer came, and the
+    peer does not know it never will."""
+    answer = waiter.answer
+    return answer is None or (type(answer) is _Closed and answer.tell_peer)
 
 
 async def _no_requests(session: Session, request: InboundRequest) -> Any:
@@ -338,7 +354,9 @@ class Session:
                         # Also when the session is closed under us: no channel outlives it.
                         self._notifications_in.close()
         finally:
-            self._fail_all(self._closure("the connection closed"))
+            # Cancelled from outside (aclose and the end of input answered every waiter
+            # already): the callers still tell the peer, as they let go of their requests.
+            self._fail_all(self._closure("the connection closed"), tell_peer=True)
             self._finished.set()
 
     async def _receive_loop(self, handlers: trio.Nursery) -> None:
@@ -658,9 +676,9 @@ class Session:
                 except Exception:
                     log.exception("notification handler for %s failed", method)
 
-    def _fail_all(self, error: McpError) -> None:
+    def _fail_all(self, error: McpError, *, tell_peer: bool = False) -> None:
         for waiter in self._waiters.values():
-            waiter.deliver(_Closed(error))
+            waiter.deliver(_Closed(error, tell_peer=tell_peer))
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -777,7 +795,7 @@ class Session:
         finally:
             del self._waiters[pending.id]
             self._count_dropped_progress(waiter)
-            if waiter.answer is None and notify_cancel:
+            if _unanswered(waiter) and notify_cancel:
                 await self._cancel(pending, "the caller stopped waiting")
             elif waiter.answer is None or type(waiter.answer) is _Closed:
                 self.connection.forget(pending)
@@ -880,7 +898,7 @@ class Session:
             del self._waiters[pending.id]
             if waiter.dropped_progress:
                 self._count_dropped_progress(waiter)
-            if waiter.answer is None:
+            if _unanswered(waiter):
                 await self._cancel(pending, "the caller stopped waiting")
             elif type(waiter.answer) is _Closed:
                 self.connection.forget(pending)
