@@ -3,6 +3,10 @@ user, the model and the client's roots, progress and logs), resources (static,
 templated, binary, a directory, one that changes), prompts, completion, and
 tools that come and go.
 
+This file is in two places, kept identical by a test: ``examples/everything_server.py``
+to read, and ``trio_mcp/_everything_server.py``, shipped in the package, which is what
+``trio-mcp demo`` runs (``python -m trio_mcp._everything_server``), from any install.
+
 Import it and use ``server`` (``trio_mcp.testing.connect(server)`` in memory),
 or run it: ``python examples/everything_server.py`` serves stdio,
 ``python examples/everything_server.py --http PORT`` Streamable HTTP (both eras, and the
@@ -179,7 +183,8 @@ def greeting(language: Literal["en", "fr"], name: str) -> str:
     return {"en": "Hello", "fr": "Bonjour"}[language] + f", {name}!"
 
 
-server.add_directory(Path(__file__).parent, uri_prefix="examples://", pattern="*.py")
+# The Python files beside this one, its own source among them.
+server.add_directory(Path(__file__).parent, uri_prefix="source://", pattern="*.py")
 
 # -- prompts and completion -----------------------------------------------------------------
 

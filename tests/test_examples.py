@@ -374,7 +374,7 @@ async def test_everything_server(version: str, everything: Any, autojump_clock: 
         assert settings.contents[0].text == '{"theme":"dark","language":"en"}'  # type: ignore[union-attr]
         hello = await client.read_resource("greetings://fr/Ada")
         assert hello.contents[0].text == "Bonjour, Ada!"  # type: ignore[union-attr]
-        source = await client.read_resource("examples://tools.py")
+        source = await client.read_resource("source://tools.py")
         assert "Tools: typed Python functions" in source.contents[0].text  # type: ignore[union-attr]
         review = await client.get_prompt("code_review", {"code": "x=1", "language": "python"})
         assert len(review.messages) == 2

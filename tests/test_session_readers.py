@@ -1,6 +1,7 @@
-"""Who reads a session's input: the receive loop, or the caller waiting for an answer
-(see "Who reads" in the session engine's docs). Time is a MockClock: nothing sleeps for
-real."""
+"""Who reads a session's input: the receive loop (the default), or, with the handover
+on (``handback_delay=HANDBACK_DELAY``, an opt-in), the caller waiting for an answer (see
+"Who reads" in the session engine's docs). Time is a MockClock, except where the test
+is about what a real clock does; nothing sleeps for real."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from trio_mcp.session import HANDBACK_DELAY, Session
 from trio_mcp.testing import memory_session_pair
 
 CAPS = t.ServerCapabilities(tools=t.ToolsCapability(list_changed=True), logging={})
+#: The client options that turn the handover on.
+HANDOVER = {"handback_delay": HANDBACK_DELAY}
 
 
 class Tools:
@@ -104,13 +107,51 @@ def receive_loop(session: Session) -> trio.lowlevel.Task:
     return task
 
 
+@pytest.mark.parametrize("when", ["with the answer", "right after the answer"])
+@pytest.mark.parametrize("modern", [False, True], ids=["legacy", "modern"])
+async def test_wait_all_tasks_blocked_means_the_client_handled_everything(
+    when: str, modern: bool
+) -> None:
+    """The idiom Trio users write their tests with: make a call, have the server send a
+    notification (while it answers, or right after), ``await wait_all_tasks_blocked()``;
+    by then the client has handled it. By default, that is: with the handover on (as it
+    once was by default) the receive loop parked on a 10 ms deadline after the answer,
+    wait_all_tasks_blocked returned at once, and the notification was still unread.
+    (The real clock, so that nothing jumps ahead; nothing sleeps.)"""
+    received: list[str] = []
+
+    async def on_notification(session: Session, method: str, params: Any) -> None:
+        received.append(method)
+
+    tools = Tools()
+    async with memory_session_pair(
+        server_capabilities=CAPS,
+        server_options={"handler": tools.handle},
+        client_options={"notification_handler": on_notification},
+        modern=modern,
+    ) as pair:
+        for _ in range(3):
+            received.clear()
+            with trio.fail_after(5):
+                if when == "with the answer":
+                    await pair.client.request(call("chatty"))  # notifies, then answers
+                else:
+                    await pair.client.request(call("echo"))
+                    await pair.server.send_notification("notifications/tools/list_changed")
+            await trio.testing.wait_all_tasks_blocked()
+            assert received[:1] == ["notifications/tools/list_changed"]
+
+
 @pytest.mark.parametrize("modern", [False, True], ids=["legacy", "modern"])
 async def test_a_sequential_caller_reads_its_answers_itself(
     modern: bool, autojump_clock: trio.testing.MockClock
 ) -> None:
     tools = Tools()
     async with memory_session_pair(
-        server_capabilities=CAPS, server_options={"handler": tools.handle}, modern=modern
+        server_capabilities=CAPS,
+        server_options={"handler": tools.handle},
+        client_options=HANDOVER,
+        modern=modern,
     ) as pair:
         await pair.client.request(call("echo"))
         loop = receive_loop(pair.client)
@@ -136,7 +177,7 @@ async def test_a_message_nobody_asked_for_is_read_within_the_handback_delay(
     async with memory_session_pair(
         server_capabilities=CAPS,
         server_options={"handler": tools.handle},
-        client_options={"notification_handler": unsolicited.handle},
+        client_options={"notification_handler": unsolicited.handle, **HANDOVER},
     ) as pair:
         await pair.client.request(call("echo"))
         if reader == "caller, after a long call":
@@ -171,7 +212,7 @@ async def test_what_a_reading_caller_is_not_owed_goes_to_the_loop_in_order(
     async with memory_session_pair(
         server_capabilities=CAPS,
         server_options={"handler": tools.handle},
-        client_options={"notification_handler": on_notification},
+        client_options={"notification_handler": on_notification, **HANDOVER},
         modern=modern,
     ) as pair:
         await pair.client.request(call("echo"))
@@ -209,13 +250,22 @@ async def test_cancelling_a_reading_caller_loses_nothing(
     async with memory_session_pair(
         server_capabilities=CAPS,
         server_options={"handler": tools.handle},
-        client_options={"notification_handler": unsolicited.handle},
+        client_options={"notification_handler": unsolicited.handle, **HANDOVER},
     ) as pair:
         await pair.client.request(call("echo"))
         loop = receive_loop(pair.client)
+        reading: list[bool] = []
         with trio.move_on_after(1) as scope:
-            await pair.client.request(call("wait"))  # read by this caller until cancelled
+            async with trio.open_nursery() as nursery:
+
+                async def look() -> None:
+                    await trio.sleep(0.5)
+                    reading.append(pair.client._caller_reading)
+
+                nursery.start_soon(look)
+                await pair.client.request(call("wait"))
         assert scope.cancelled_caught
+        assert reading == [True]  # this caller read, until it was cancelled
         # The reading went back to the loop: what comes now, with no call waiting, is read.
         with counting_steps() as steps:
             await pair.server.send_notification("notifications/tools/list_changed")
@@ -231,7 +281,7 @@ async def test_one_caller_reads_for_another(autojump_clock: trio.testing.MockClo
     tools = Tools()
     answers: list[str] = []
     async with memory_session_pair(
-        server_capabilities=CAPS, server_options={"handler": tools.handle}
+        server_capabilities=CAPS, server_options={"handler": tools.handle}, client_options=HANDOVER
     ) as pair:
         await pair.client.request(call("echo"))
 
@@ -243,6 +293,7 @@ async def test_one_caller_reads_for_another(autojump_clock: trio.testing.MockClo
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(calling, "wait")
                 await trio.testing.wait_all_tasks_blocked()
+                assert pair.client._caller_reading  # the "wait" caller reads
                 nursery.start_soon(calling, "echo")
                 await trio.testing.wait_all_tasks_blocked()
                 assert answers == ["echo"]
@@ -256,12 +307,13 @@ async def test_the_end_reaches_a_reading_caller(
 ) -> None:
     tools = Tools()
     async with memory_session_pair(
-        server_capabilities=CAPS, server_options={"handler": tools.handle}
+        server_capabilities=CAPS, server_options={"handler": tools.handle}, client_options=HANDOVER
     ) as pair:
         await pair.client.request(call("echo"))
 
         async def end_soon() -> None:
             await trio.sleep(1)
+            assert pair.client._caller_reading  # the caller of "wait" reads
             if ending == "the input ends":
                 await pair.server.stream.aclose()
             else:
@@ -280,8 +332,8 @@ async def test_a_servers_loop_never_leaves_requests_waiting(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
     """A server's receive loop does not park after delivering the answer to a request of
-    its own (a handler asking the client something): the client's next request is read
-    at once, not HANDBACK_DELAY later."""
+    its own (a handler asking the client something), even with the handover on: the
+    client's next request is read at once, not HANDBACK_DELAY later."""
     times: dict[str, float] = {}
 
     async def handle(session: Session, request: InboundRequest) -> Any:
@@ -293,24 +345,27 @@ async def test_a_servers_loop_never_leaves_requests_waiting(
         return t.CallToolResult(content=[t.TextContent(text=name)])
 
     async with memory_session_pair(
-        server_capabilities=CAPS, server_options={"handler": handle}
+        server_capabilities=CAPS,
+        server_options={"handler": handle, **HANDOVER},
+        client_options=HANDOVER,
     ) as pair:
         await pair.client.request(call("asks"))
         await pair.client.request(call("echo"))
     assert times["echo started"] - times["asks answered"] < HANDBACK_DELAY
 
 
-async def test_a_handback_delay_of_zero_turns_the_handover_off(
-    autojump_clock: trio.testing.MockClock,
+@pytest.mark.parametrize("options", [{}, {"handback_delay": 0}], ids=["default", "zero"])
+async def test_without_the_handover_the_loop_reads_everything_at_once(
+    options: dict[str, Any], autojump_clock: trio.testing.MockClock
 ) -> None:
-    """With ``handback_delay=0`` the loop reads every answer itself, and what nobody asked
-    for is read at once."""
+    """By default (and with ``handback_delay=0``) the loop reads every answer itself, and
+    what nobody asked for is read at once."""
     unsolicited = Unsolicited()
     tools = Tools()
     async with memory_session_pair(
         server_capabilities=CAPS,
         server_options={"handler": tools.handle},
-        client_options={"notification_handler": unsolicited.handle, "handback_delay": 0},
+        client_options={"notification_handler": unsolicited.handle, **options},
     ) as pair:
         await pair.client.request(call("echo"))
         loop = receive_loop(pair.client)

@@ -357,9 +357,9 @@ async def test_cancelling_the_nursery_of_connect_stdio_client_reaps_the_child() 
             nursery.cancel_scope.cancel()
         elapsed = trio.current_time() - cancelled
     assert nursery.cancel_scope.cancelled_caught
-    # Within the ladder's bound (2 * grace + kill_timeout). How far down it went depends on
-    # whether the cancelled call's notifications/cancelled reached the server before its
-    # stdin closed (then it exits at once) or not (then it drains, and SIGTERM ends it).
+    # Within the ladder's bound (2 * grace + kill_timeout). The cancelled call's
+    # notifications/cancelled reaches the server before its stdin closes, so it exits at
+    # once (test_a_deadline_around_the_whole_block_still_cancels_the_call checks that).
     assert elapsed < 2 * grace + 2
     assert stream.returncode == 0  # trio_mcp.run exits cleanly either way
     assert not _alive(stream.pid)
@@ -369,3 +369,39 @@ async def test_a_missing_command_is_a_clear_error() -> None:
     with pytest.raises(FileNotFoundError, match="no-such-mcp-server"):
         async with open_stdio_client(["no-such-mcp-server-anywhere"]):
             pass
+
+
+NAPPING = ROOT / "tests" / "stdio_servers" / "napping_server.py"
+
+
+@pytest.mark.parametrize("protocol_version", ["2026-07-28", "2025-11-25"])
+async def test_a_deadline_around_the_whole_block_still_cancels_the_call(
+    protocol_version: str, tmp_path: Path
+) -> None:
+    """``with trio.move_on_after(t): async with open_stdio_client(...) as c: await c.call_tool(...)``
+    (what ``trio-mcp call-tool --timeout`` does): the deadline cancels the call, the
+    session's tasks and the process's at once. The call's notifications/cancelled must
+    still reach the server before its stdin closes, every time: then it stops napping and
+    exits on end of input, instead of draining until SIGTERM. Twenty times in a row, since
+    it once depended on the order Trio ran the cancelled tasks in (lost a third of the time)."""
+    grace = 5.0  # what a lost cancel would cost: the server naps on until SIGTERM
+    for run in range(20):
+        record = tmp_path / f"record-{run}"
+        with trio.fail_after(30):
+            with trio.CancelScope() as deadline:
+
+                def started(progress: object) -> None:
+                    # The call runs: the deadline fires soon, with every task blocked.
+                    deadline.deadline = trio.current_time() + 0.05
+
+                async with open_stdio_client(
+                    [sys.executable, str(NAPPING), str(record)],
+                    env={"PYTHONPATH": str(ROOT)},
+                    protocol_version=protocol_version,
+                    grace=grace,
+                ) as client:
+                    await client.call_tool("nap", {"seconds": 60}, on_progress=started)
+            elapsed = trio.current_time() - deadline.deadline
+        assert deadline.cancelled_caught
+        assert record.exists() and record.read_text() == "cancelled\n", f"run {run}: no cancel"
+        assert elapsed < grace / 2, f"run {run}: the block took {elapsed:.1f} s to end"

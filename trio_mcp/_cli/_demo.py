@@ -14,7 +14,9 @@ from .._types._elicitation import ElicitRequestFormParams, ElicitRequestURLParam
 from .._types._sampling import CreateMessageRequestParams, CreateMessageResult
 from ._output import describe_block, one_line
 
-_DEFAULT_SERVER = Path(__file__).resolve().parents[2] / "examples" / "everything_server.py"
+#: The everything server shipped in the package (``examples/everything_server.py`` is its
+#: readable copy), run as a module: it works from any install and any directory.
+_DEFAULT_SERVER = "trio_mcp._everything_server"
 
 
 async def _elicit(params: ElicitRequestFormParams | ElicitRequestURLParams) -> ElicitResult:
@@ -37,17 +39,19 @@ async def _sample(params: CreateMessageRequestParams) -> CreateMessageResult:
 
 
 async def run_demo(args: argparse.Namespace) -> int:
-    script = Path(args.server) if args.server else _DEFAULT_SERVER
-    if not script.exists():
-        from ._main import CliError
+    if args.server:
+        script = trio.Path(args.server)
+        if not await script.exists():
+            from ._main import CliError
 
-        raise CliError(
-            f"no server script at {script} (run from a clone of trio_mcp, or pass --server)"
-        )
+            raise CliError(f"no server script at {script}")
+        command, name = [sys.executable, str(script)], script.name
+    else:
+        command, name = [sys.executable, "-m", _DEFAULT_SERVER], "the everything server"
     options = {"protocol_version": args.protocol_version} if args.protocol_version else {}
-    print(f"Starting {script.name} over stdio (its own process group)...")
+    print(f"Starting {name} over stdio (its own process group)...")
     async with open_stdio_client(
-        [sys.executable, str(script)],
+        command,
         grace=args.shutdown_grace,
         elicitation=_elicit,
         sampling=_sample,

@@ -132,7 +132,9 @@ def _parser() -> argparse.ArgumentParser:
         help="start the everything server over stdio and show what it does",
     )
     demo.add_argument(
-        "--server", metavar="PATH", help="the server script (default examples/everything_server.py)"
+        "--server",
+        metavar="PATH",
+        help="a server script to run instead of the everything server the package ships",
     )
     demo.add_argument("--protocol-version", metavar="V", help="speak this revision")
     demo.add_argument("--shutdown-grace", type=float, default=2.0, help=argparse.SUPPRESS)

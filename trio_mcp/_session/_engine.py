@@ -22,6 +22,9 @@ Cancellation
 * Closing the session (:meth:`Session.aclose`, or leaving :func:`open_session`)
   cancels every handler and fails every waiting request with
   :exc:`~trio_mcp.ConnectionClosed`.
+* If the session's nursery is cancelled instead (the stream was not closed), the
+  waiting requests fail with :exc:`~trio_mcp.ConnectionClosed` too, and each
+  caller still tells the peer with ``notifications/cancelled`` as it lets go.
 
 When the peer goes away
 -----------------------
@@ -35,30 +38,34 @@ answer), then they are cancelled.
 Who reads
 ---------
 
-The receive loop reads the peer's messages and acts on them, except while a
-caller of :meth:`Session.send_request` (or :meth:`Session.request`) reads for
-it. A caller whose answer the loop delivers is likely to send its next request
-at once; so after delivering an answer that nobody else is waiting for, a
-client's loop parks for up to :data:`HANDBACK_DELAY` seconds, and a request sent
-meanwhile has its caller read the answer itself. (A server's loop never parks:
-its input is mostly requests, which must not wait.) A sequential caller then
-passes through Trio's scheduler once per call instead of twice (the loop's
-wake-up and then the caller's), which is most of the CPU a call costs beyond
-the protocol work itself.
+By default the receive loop reads every message the peer sends and acts on it
+at once: when ``trio.testing.wait_all_tasks_blocked()`` returns, everything that
+had arrived has been handled, which is what Trio users write their tests with.
+
+The *handover* is an opt-in, for a client that calls one tool after another
+and counts its CPU: ``Session(handback_delay=HANDBACK_DELAY)`` (also an option
+of every client). A caller whose answer the loop delivers is likely to send its
+next request at once; so after delivering an answer that nobody else is
+waiting for, a client's loop then parks for up to ``handback_delay`` seconds,
+and a request sent meanwhile has its caller read the answer itself. (A
+server's loop never parks: its input is mostly requests, which must not wait.)
+A sequential caller then passes through Trio's scheduler once per call instead
+of twice (the loop's wake-up and then the caller's); ``benchmarks/client_cost.py
+--handback-delay`` measures what that saves.
 
 A reading caller delivers every answer it reads (to whichever caller it is
 for), and nothing else: anything else (a request, a notification, progress, a
 batch, bad input, the end of input) goes, in order, to the loop, which is woken
 to handle it before it reads on; the caller stops reading there and waits. It
 hands the reading back whenever it stops, at once if someone else is waiting,
-else after :data:`HANDBACK_DELAY`. Its receive is cancellable without loss, as
+else after ``handback_delay``. Its receive is cancellable without loss, as
 every :class:`~trio_mcp.transports.MessageStream`'s is (``check_transport``
-checks it), so cancelling a reading caller loses nothing either. The price: a
-message nobody asked for that arrives within :data:`HANDBACK_DELAY` of an answer
-may wait that long to be read (``trio.testing.wait_all_tasks_blocked`` can
-return in between; a Trio clock that never advances would keep it waiting).
-``Session(handback_delay=0)`` (also an option of every client) turns the
-handover off.
+checks it), so cancelling a reading caller loses nothing either. The price,
+and the reason it is not the default: a message nobody asked for that arrives
+within ``handback_delay`` of an answer may wait that long to be read
+(``trio.testing.wait_all_tasks_blocked`` returns in between; a Trio clock that
+never advances keeps it waiting). The handover trades that latency of
+unsolicited messages for CPU.
 
 Backpressure
 ------------
@@ -146,12 +153,12 @@ log = logging.getLogger("trio_mcp.session")
 #: The name of every inbound request's handler task (a constant: trio would otherwise format
 #: one from the function for each task, on the hot path).
 _HANDLER_TASK: Final = "trio_mcp: request handler"
-#: How long (seconds, by default; ``Session(handback_delay=...)``) a client's receive loop
-#: leaves the reading to the caller whose answer it has just delivered (see "Who reads" in
-#: the module docstring): at most this long, after a call, does a message nobody asked for
-#: wait to be read. Not shorter: the caller that
-#: reads waits in the kernel with the loop's deadline as its timeout, and a timeout shorter
-#: than the kernel's tick costs more to arm (about 5 µs a call, measured) than the
+#: The delay to opt in to the handover with, ``Session(handback_delay=HANDBACK_DELAY)``
+#: (seconds; the default is 0, no handover): how long a client's receive loop leaves the
+#: reading to the caller whose answer it has just delivered (see "Who reads" in the module
+#: docstring), so at most how long, after a call, a message nobody asked for waits to be
+#: read. Not shorter: the caller that reads waits in the kernel with the loop's deadline
+#: as its timeout, and a timeout shorter than the kernel's tick costs more to arm than the
 #: scheduler pass the handover saves.
 HANDBACK_DELAY: Final = 0.01
 #: Left in the stash by a reading caller whose receive found the input at its end.
@@ -178,10 +185,23 @@ ProgressCallback = Callable[[ProgressNotificationParams], Awaitable[None] | None
 
 
 class _Closed:
-    __slots__ = ("error",)
+    """In a waiter: the answer will never come; ``error`` is raised instead. ``tell_peer``:
+    the peer does not know (the session stopped running under the request, its nursery
+    cancelled, while the stream may still work), so the caller still sends
+    ``notifications/cancelled`` when it lets go of the request."""
 
-    def __init__(self, error: McpError) -> None:
+    __slots__ = ("error", "tell_peer")
+
+    def __init__(self, error: McpError, *, tell_peer: bool = False) -> None:
         self.error = error
+        self.tell_peer = tell_peer
+
+
+def _unanswered(waiter: Waiter) -> bool:
+    """Whether the peer should hear that a request is cancelled: no answer came, and the
+    peer does not know it never will."""
+    answer = waiter.answer
+    return answer is None or (type(answer) is _Closed and answer.tell_peer)
 
 
 async def _no_requests(session: Session, request: InboundRequest) -> Any:
@@ -240,11 +260,12 @@ class Session:
         on_input_ended: called (synchronously) when the peer's input ends, before
             running handlers drain; a server uses it to end long-lived requests
             such as subscriptions.
-        handback_delay: (client) how long the receive loop leaves the reading to the
-            caller it has just answered (see "Who reads"); at most this long after a
-            call may a message nobody asked for wait to be read. ``0`` turns the
-            handover off: the loop reads everything, at two trips through the
-            scheduler per call.
+        handback_delay: (client) ``0`` (the default): the receive loop reads
+            everything, at once, at two trips through the scheduler per call. Above 0
+            (:data:`HANDBACK_DELAY` is a good value) turns the handover on: the loop
+            leaves the reading to the caller it has just answered for that long (see
+            "Who reads"), which saves CPU on sequential calls, and a message nobody
+            asked for may wait that long to be read.
     """
 
     def __init__(
@@ -262,7 +283,7 @@ class Session:
         on_input_ended: Callable[[], None] | None = None,
         immediate: ImmediateHandler | None = None,
         admission: Admission | None = None,
-        handback_delay: float = HANDBACK_DELAY,
+        handback_delay: float = 0.0,
     ) -> None:
         self.stream = stream
         self.connection = connection
@@ -338,7 +359,9 @@ class Session:
                         # Also when the session is closed under us: no channel outlives it.
                         self._notifications_in.close()
         finally:
-            self._fail_all(self._closure("the connection closed"))
+            # Cancelled from outside (aclose and the end of input answered every waiter
+            # already): the callers still tell the peer, as they let go of their requests.
+            self._fail_all(self._closure("the connection closed"), tell_peer=True)
             self._finished.set()
 
     async def _receive_loop(self, handlers: trio.Nursery) -> None:
@@ -383,7 +406,7 @@ class Session:
             if answered and self._hands_over and not stash and not self._anyone_waiting():
                 # The caller just answered is likely to send its next request at once:
                 # let it read the answer itself (one trip through the scheduler per call,
-                # not two), unless it has not come back within HANDBACK_DELAY.
+                # not two), unless it has not come back within handback_delay.
                 await self._park(trio.current_time() + self._handback_delay)
         self._input_ended = True
         self._fail_all(self._closure("the peer closed the connection"))
@@ -472,7 +495,7 @@ class Session:
                 if self._stash or self._anyone_waiting():
                     scope.cancel()
                 else:
-                    # The loop reads within HANDBACK_DELAY from now. Its deadline is set
+                    # The loop reads within handback_delay from now. Its deadline is set
                     # afresh only when it is not between half of that and that (moving
                     # a deadline is work for Trio's deadline heap, at every call else).
                     now = trio.current_time()
@@ -658,9 +681,9 @@ class Session:
                 except Exception:
                     log.exception("notification handler for %s failed", method)
 
-    def _fail_all(self, error: McpError) -> None:
+    def _fail_all(self, error: McpError, *, tell_peer: bool = False) -> None:
         for waiter in self._waiters.values():
-            waiter.deliver(_Closed(error))
+            waiter.deliver(_Closed(error, tell_peer=tell_peer))
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -777,7 +800,7 @@ class Session:
         finally:
             del self._waiters[pending.id]
             self._count_dropped_progress(waiter)
-            if waiter.answer is None and notify_cancel:
+            if _unanswered(waiter) and notify_cancel:
                 await self._cancel(pending, "the caller stopped waiting")
             elif waiter.answer is None or type(waiter.answer) is _Closed:
                 self.connection.forget(pending)
@@ -880,7 +903,7 @@ class Session:
             del self._waiters[pending.id]
             if waiter.dropped_progress:
                 self._count_dropped_progress(waiter)
-            if waiter.answer is None:
+            if _unanswered(waiter):
                 await self._cancel(pending, "the caller stopped waiting")
             elif type(waiter.answer) is _Closed:
                 self.connection.forget(pending)

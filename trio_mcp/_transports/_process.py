@@ -24,6 +24,13 @@ scope so that they still run when the caller has been cancelled::
       └ wait up to `kill_timeout` for them to be gone (only an unkillable
         process, stuck in the kernel, runs this out)
 
+When the nursery is cancelled from outside, the tasks that use the stream were
+usually cancelled by the same cancellation (a deadline around a whole
+``open_stdio_client`` block): the ladder lets them run first, once, so that
+what they send on their way out (a call's ``notifications/cancelled``) is
+written or queued before stdin closes; the writer task is shielded until the
+ladder closes stdin, so what is queued gets written within the first step.
+
 Whatever is still in the group when the child itself has exited (a
 grandchild it left behind) is not waited for at the first step: it goes
 straight to SIGTERM, then SIGKILL. A child that exits at once on end of
@@ -304,13 +311,21 @@ async def _run_process_stream(
             # once the ladder is done.
             stderr_scope = trio.CancelScope(shield=True)
             stdout_scope = trio.CancelScope(shield=True)
+            # The writer too: it writes what is queued until the ladder closes stdin.
+            writer_scope = trio.CancelScope(shield=True)
             nursery.start_soon(_run_in, stderr_scope, partial(drain.run, process.stderr))
-            nursery.start_soon(lines._write_loop)
+            nursery.start_soon(_run_in, writer_scope, lines._write_loop)
             try:
                 task_status.started(stream)
                 await stream._stop_requested.wait()
             finally:
                 with trio.CancelScope(shield=True):
+                    if not stream._stop_requested.is_set():
+                        # Cancelled from outside, with the tasks that use the stream (a
+                        # deadline around a whole open_stdio_client block): they run
+                        # first, so that their last words (a call's notifications/
+                        # cancelled) are written or queued before stdin closes.
+                        await trio.lowlevel.checkpoint()
                     await _shut_down(
                         process,
                         lines,
@@ -326,6 +341,7 @@ async def _run_process_stream(
                         await drain.done.wait()
                 stderr_scope.cancel()
                 stdout_scope.cancel()
+                writer_scope.cancel()
     finally:
         try:
             # Shielded: under an outer cancellation each aclose_forcefully would raise
