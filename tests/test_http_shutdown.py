@@ -138,3 +138,60 @@ async def test_legacy_requests_unanswered_at_the_deadline_get_an_error_event(
         "error": {"code": -32603, "message": SHUTTING_DOWN},
     }
     assert any(e.get("method") == "notifications/progress" for e in events)
+
+
+async def test_http_sse_requests_running_at_the_deadline_get_an_error_event() -> None:
+    """The 2024-11-05 HTTP+SSE transport: a request still running at the shutdown deadline
+    is cancelled and answered with the error on the session's event stream (not cut off)."""
+    from http_support import open_sse, running
+
+    from trio_mcp.http import asgi_app
+    from trio_mcp.server import Server
+
+    server = Server("naps")
+    cancelled = trio.Event()
+
+    @server.tool()
+    async def nap() -> str:
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+
+    app = asgi_app(server)
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {},
+            "clientInfo": {"name": "old", "version": "1"},
+        },
+    }
+    with trio.fail_after(30):
+        async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+            async with open_sse(client, "GET", base + "/sse") as reader:
+                (endpoint,) = await reader.wait_for(1)
+                post_url = base + endpoint.data
+                await client.post(post_url, json=initialize)
+                await reader.wait_for(2)
+                await client.post(
+                    post_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+                )
+                call = {
+                    "jsonrpc": "2.0",
+                    "id": 7,
+                    "method": "tools/call",
+                    "params": {"name": "nap"},
+                }
+                assert (await client.post(post_url, json=call)).status_code == 202
+                await trio.sleep(0.2)  # (real sockets) the call is running
+                app.begin_shutdown(grace=0.2)
+                events = await reader.wait_for(3)
+                assert json.loads(events[2].data) == {
+                    "jsonrpc": "2.0",
+                    "id": 7,
+                    "error": {"code": -32603, "message": SHUTTING_DOWN},
+                }
+                assert cancelled.is_set()

@@ -229,7 +229,7 @@ class McpAsgiApp:
         deadline = trio.current_time() + grace
         self.modern.begin_shutdown(deadline)
         if self.sse is not None:
-            self.sse.begin_shutdown()
+            self.sse.begin_shutdown(deadline)
         if self.manager is not None:
             self.manager.begin_shutdown(deadline)
 

@@ -13,8 +13,10 @@ requests are cancelled), and so does shutdown (it drains first).
 from __future__ import annotations
 
 import logging
+import math
 import secrets
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
 
@@ -23,13 +25,15 @@ import trio
 from .. import _jsonrpc as rpc
 from .._errors import ErrorCode
 from .._transports._stream import MessageStream, Received
-from .._types._base import RequestId
+from .._types._base import Error, RequestId
 from ._callers import CallerCaps, caller_of
 from ._exchange import HttpRequest, ResponseWriter, Scope, cancel_on_disconnect, keep_alive
+from ._sessions import SHUTTING_DOWN
 from ._sse import endpoint_event
 
 if TYPE_CHECKING:
     from .._server._server import Server
+    from .._session._engine import Session
 
 __all__ = ["SseTransport"]
 
@@ -104,12 +108,21 @@ class SseTransport:
         #: session id -> where POSTed messages go, and the principal that opened it
         self.sessions: dict[str, tuple[trio.MemorySendChannel[Received], str | None]] = {}
         self.closing = False
+        #: When requests still running are cut off and answered with an error (Trio time).
+        self.shutdown_deadline = math.inf
+        #: Each session's watch for that deadline.
+        self._deadlines: dict[str, trio.CancelScope] = {}
 
-    def begin_shutdown(self) -> None:
-        """End every session's input: they drain their requests and end their streams."""
+    def begin_shutdown(self, deadline: float = math.inf) -> None:
+        """End every session's input: they drain their requests and end their streams.
+        Requests still running at ``deadline`` (Trio time) are cancelled and answered with
+        an error event saying the server is shutting down. Never blocks."""
         self.closing = True
+        self.shutdown_deadline = min(self.shutdown_deadline, deadline)
         for inbound, _ in self.sessions.values():
             inbound.close()
+        for watch in self._deadlines.values():
+            watch.deadline = min(watch.deadline, self.shutdown_deadline)
 
     async def get(self, http: HttpRequest, principal: str | None = None) -> None:
         """Serve one session of ``principal`` on this SSE stream. Blocks until it ends."""
@@ -151,18 +164,36 @@ class SseTransport:
         # app is mounted at (``root_path``), percent-encoded again (ASGI paths are decoded).
         where = quote((http.scope.get("root_path") or "").rstrip("/") + self.message_path)
         self.sessions[session_id] = (send, principal)
+        watch = self._deadlines[session_id] = trio.CancelScope(deadline=self.shutdown_deadline)
+        stream = _SseStream(writer, receive)
+        serving = trio.CancelScope()
+        cut_off: list[RequestId] = []
         try:
             await writer.open_sse()
             await writer.raw(endpoint_event(f"{where}?session_id={session_id}"))
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(cancel_on_disconnect, http, nursery.cancel_scope, writer)
                 nursery.start_soon(keep_alive, writer, self.keepalive_interval)
-                await self.server.serve(
-                    _SseStream(writer, receive), principal=principal, **self.session_options
-                )
+                with serving:
+                    async with trio.open_nursery() as running:
+                        session = await running.start(
+                            partial(
+                                self.server.serve,
+                                stream,
+                                principal=principal,
+                                **self.session_options,
+                            )
+                        )
+                        nursery.start_soon(_cut_off_at_deadline, watch, session, serving, cut_off)
+                # Requests the deadline cut off: their handlers were cancelled and answered
+                # nothing; the stream still carries one error each.
+                error = Error(code=ErrorCode.INTERNAL_ERROR, message=SHUTTING_DOWN)
+                for request_id in cut_off:
+                    await stream.send(rpc.ErrorResponse(request_id, error))
                 nursery.cancel_scope.cancel()
         finally:
             self.sessions.pop(session_id, None)
+            self._deadlines.pop(session_id, None)
             send.close()
             receive.close()
         await writer.close()
@@ -196,3 +227,17 @@ class SseTransport:
             await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
             return
         await http.respond(202, b"Accepted", content_type=b"text/plain")
+
+
+async def _cut_off_at_deadline(
+    watch: trio.CancelScope, session: Session, serving: trio.CancelScope, cut_off: list[RequestId]
+) -> None:
+    """At the shutdown deadline (``watch``'s), note the requests of ``session`` not yet
+    answered and cancel its serving; the session's handlers then answer nothing, and the
+    caller sends an error for each noted one. Cancelled otherwise when the session ends."""
+    with watch:
+        await trio.sleep_forever()
+    if watch.cancelled_caught:
+        # No checkpoint between the two: no handler can answer in between.
+        cut_off.extend(session.connection.in_flight_ids())
+        serving.cancel()

@@ -225,6 +225,10 @@ class Connection:
         """How many of the peer's requests we are handling."""
         return len(self._inbound)
 
+    def in_flight_ids(self) -> list[RequestId]:
+        """The ids of the peer's requests we are handling (not yet answered)."""
+        return list(self._inbound)
+
     @property
     def allows_batches(self) -> bool:
         return self.phase is Phase.OPERATING and allows_batches(self.version or "")
