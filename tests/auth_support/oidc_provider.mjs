@@ -2,7 +2,8 @@
 // for what MCP needs. Usage: node oidc_provider.mjs CONFIG.json
 //
 // CONFIG.json: {"port": N, "jwks": {"keys": [...private JWKs...]},
-//               "clients": [...client metadata...], "scopes": ["mcp:tools", ...]}
+//               "clients": [...client metadata...], "scopes": ["mcp:tools", ...],
+//               "accessTokenTTL": SECONDS (optional, default 300)}
 // Prints "listening <issuer>" on stdout once it accepts connections; listens on 127.0.0.1
 // only. Enabled: PKCE (required), dynamic client registration, resource indicators (access
 // tokens for a resource are JWTs with that resource as audience, opaque ones for resources

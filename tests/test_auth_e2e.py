@@ -1,0 +1,180 @@
+"""Our OAuth client against a real authorization server nobody here wrote, calling our
+protected server: oidc-provider (npm, run with node on 127.0.0.1, see
+tests/auth_support/oidc.py) issues the tokens; ``trio_mcp.auth.OAuth`` gets them (dynamic
+registration, PKCE, the ``resource`` indicator, the user's login and consent played by
+``act_as_user``), refreshes them, steps up a scope, binds them to a DPoP key, or uses
+client credentials; a ``Server`` with ``ProtectedResource`` served by Hypercorn checks
+them. Everything goes over real HTTP on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+from urllib.parse import parse_qs
+
+import httpx
+import pytest
+import trio
+from auth_support.oidc import OidcProvider, act_as_user, free_port, start_oidc_provider
+from http_support import modern_body, modern_headers
+
+from trio_mcp import Context, McpError, Server
+from trio_mcp.auth import (
+    AuthorizationCode,
+    ClientCredentials,
+    ClientInfo,
+    DpopVerifier,
+    OAuth,
+    ProtectedResource,
+)
+from trio_mcp.http import open_http_client, serve
+
+pytestmark = pytest.mark.slow
+
+SCOPES = ("mcp:tools", "mcp:read", "mcp:admin")
+REDIRECT_URI = "http://127.0.0.1:8765/callback"
+#: Seconds the refresh test's access tokens live.
+SHORT_TTL = 2
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[OidcProvider]:
+    """oidc-provider with ``mcp:admin`` among its scopes (for the step-up)."""
+    with start_oidc_provider(scopes=SCOPES) as running:
+        yield running
+
+
+def make_server() -> Server:
+    server = Server("e2e")
+
+    @server.tool(scopes=["mcp:tools"])
+    async def echo(text: str) -> str:
+        return text
+
+    @server.tool(scopes=["mcp:tools"])
+    async def whoami(ctx: Context) -> str:
+        return f"{ctx.principal}"
+
+    @server.tool(scopes=["mcp:admin"])
+    async def shutdown_plan(ctx: Context) -> str:
+        return f"planned by {ctx.principal}"
+
+    return server
+
+
+@asynccontextmanager
+async def protected_server(issuer: str) -> AsyncIterator[str]:
+    """Our server, protected for tokens of ``issuer`` (DPoP-bound ones too); yields its URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    auth = ProtectedResource.for_issuer(
+        url, issuer, scopes_supported=["mcp:tools"], dpop=DpopVerifier()
+    )
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(serve, make_server(), "127.0.0.1", port, auth=auth))
+        yield url
+        nursery.cancel_scope.cancel()
+
+
+class User:
+    """The redirect handler: the user at the browser, logging in and consenting at the
+    provider (``act_as_user``) each time the client asks."""
+
+    def __init__(self, issuer: str, login: str) -> None:
+        self.issuer = issuer
+        self.login = login
+        #: The authorization URLs the client opened, in order.
+        self.authorizations: list[str] = []
+
+    async def __call__(self, authorization_url: str) -> str:
+        self.authorizations.append(authorization_url)
+        return await act_as_user(self.issuer, authorization_url, login=self.login)
+
+    def query(self, index: int) -> dict[str, list[str]]:
+        return parse_qs(httpx.URL(self.authorizations[index]).query.decode())
+
+
+class Recorder:
+    """An ``httpx.AsyncClient`` whose requests (after auth) and answers are recorded."""
+
+    def __init__(self) -> None:
+        self.sent: list[httpx.Request] = []
+        self.answers: list[httpx.Response] = []
+        self.client = httpx.AsyncClient(
+            event_hooks={"request": [self._request], "response": [self._response]},
+            follow_redirects=False,
+            timeout=30,
+        )
+
+    async def _request(self, request: httpx.Request) -> None:
+        self.sent.append(request)
+
+    async def _response(self, response: httpx.Response) -> None:
+        self.answers.append(response)
+
+    def grant_types(self, token_endpoint: str) -> list[str]:
+        """The ``grant_type`` of each request to ``token_endpoint``, in order."""
+        return [
+            parse_qs(r.content.decode())["grant_type"][0]
+            for r in self.sent
+            if str(r.url) == token_endpoint and r.method == "POST"
+        ]
+
+
+def claims(jwt: str) -> dict[str, Any]:
+    payload = jwt.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))  # type: ignore[no-any-return]
+
+
+def text(result: Any) -> str:
+    return str(result.content[0].text)
+
+
+async def post_call(url: str, headers: dict[str, str], tool: str = "echo") -> httpx.Response:
+    async with httpx.AsyncClient() as client:
+        return await client.post(
+            url,
+            json=modern_body(1, "tools/call", {"name": tool, "arguments": {"text": "hi"}}),
+            headers={**modern_headers("tools/call", tool), **headers},
+        )
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])
+async def test_a_user_logs_in_with_our_client_and_calls_our_server(
+    provider: OidcProvider, version: str
+) -> None:
+    user = User(provider.issuer, "ada")
+    registrations = Recorder()
+    oauth = OAuth(
+        AuthorizationCode(user, REDIRECT_URI), dpop=False, http_client=registrations.client
+    )
+    with trio.fail_after(60):
+        async with registrations.client, protected_server(provider.issuer) as url:
+            async with open_http_client(url, auth=oauth, protocol_version=version) as mcp:
+                assert text(await mcp.call_tool("echo", {"text": "hi"})) == "hi"
+                assert text(await mcp.call_tool("whoami")) == "ada"
+    # One login: dynamic registration, then the authorization code flow with PKCE and
+    # the resource indicator, for the scope the server's challenge named.
+    assert len(user.authorizations) == 1
+    query = user.query(0)
+    assert query["resource"] == [url]
+    assert query["code_challenge_method"] == ["S256"] and query["code_challenge"][0]
+    assert query["scope"][0].split() == ["mcp:tools", "offline_access"]
+    registered = [a for a in registrations.answers if str(a.url) == f"{provider.issuer}/reg"]
+    assert [a.status_code for a in registered] == [201]
+    document = json.loads(registered[0].request.content)
+    assert document["redirect_uris"] == [REDIRECT_URI]
+    assert document["token_endpoint_auth_method"] == "none"  # a public client
+    assert registrations.grant_types(provider.token_endpoint) == ["authorization_code"]
+    # The provider issued a JWT access token for our server: its URL is the audience.
+    assert oauth.tokens is not None and oauth.tokens.token_type == "Bearer"
+    issued = claims(oauth.tokens.access_token)
+    assert issued["aud"] == url
+    assert issued["iss"] == provider.issuer
+    assert issued["sub"] == "ada"
+    assert "mcp:tools" in issued["scope"].split()
