@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -29,6 +30,7 @@ from trio_mcp.auth import (
     ClientCredentials,
     ClientInfo,
     DpopVerifier,
+    JwtVerifier,
     OAuth,
     ProtectedResource,
 )
@@ -72,8 +74,14 @@ async def protected_server(issuer: str) -> AsyncIterator[str]:
     """Our server, protected for tokens of ``issuer`` (DPoP-bound ones too); yields its URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    auth = ProtectedResource.for_issuer(
-        url, issuer, scopes_supported=["mcp:tools"], dpop=DpopVerifier()
+    auth = ProtectedResource(
+        url,
+        # No clock-skew leeway: provider and server share this machine's clock, and the
+        # refresh test's expired token is refused at once.
+        verifier=JwtVerifier(issuer, leeway=0),
+        authorization_servers=[issuer],
+        scopes_supported=["mcp:tools"],
+        dpop=DpopVerifier(),
     )
     async with trio.open_nursery() as nursery:
         await nursery.start(partial(serve, make_server(), "127.0.0.1", port, auth=auth))
@@ -178,3 +186,29 @@ async def test_a_user_logs_in_with_our_client_and_calls_our_server(
     assert issued["iss"] == provider.issuer
     assert issued["sub"] == "ada"
     assert "mcp:tools" in issued["scope"].split()
+
+
+async def test_an_expired_access_token_is_refreshed_without_a_second_login() -> None:
+    """Access tokens living SHORT_TTL seconds: used until they expire (no refresh before
+    every request), then refreshed with the refresh token, without the user."""
+    with start_oidc_provider(scopes=SCOPES, access_token_ttl=SHORT_TTL) as short:
+        user = User(short.issuer, "ada")
+        requests = Recorder()
+        oauth = OAuth(AuthorizationCode(user, REDIRECT_URI), dpop=False, http_client=requests.client)
+        with trio.fail_after(60):
+            async with requests.client, protected_server(short.issuer) as url:
+                async with open_http_client(url, auth=oauth) as mcp:
+                    assert text(await mcp.call_tool("echo", {"text": "one"})) == "one"
+                    first = oauth.tokens
+                    assert first is not None and first.refresh_token is not None
+                    assert first.expires_at is not None
+                    # The provider's token expires (the server would refuse it now).
+                    await trio.sleep(max(0.0, first.expires_at - time.time()) + 0.1)
+                    stale = await post_call(url, {"authorization": f"Bearer {first.access_token}"})
+                    assert stale.status_code == 401
+                    assert text(await mcp.call_tool("echo", {"text": "two"})) == "two"
+                    second = oauth.tokens
+    assert len(user.authorizations) == 1
+    assert requests.grant_types(short.token_endpoint) == ["authorization_code", "refresh_token"]
+    assert second is not None and second.access_token != first.access_token
+    assert claims(second.access_token)["aud"] == url

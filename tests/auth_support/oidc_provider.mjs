@@ -8,7 +8,8 @@
 // only. Enabled: PKCE (required), dynamic client registration, resource indicators (access
 // tokens for a resource are JWTs with that resource as audience, opaque ones for resources
 // under /opaque/), DPoP, client credentials,
-// introspection and revocation, and the development login pages (for interactive flows).
+// introspection and revocation, refresh tokens for clients registered for them, and the
+// development login pages (for interactive flows).
 import { readFileSync } from 'node:fs';
 import Provider from 'oidc-provider';
 
@@ -21,6 +22,10 @@ const provider = new Provider(issuer, {
   jwks: config.jwks,
   scopes: ['openid', 'offline_access', ...scopes],
   pkce: { required: () => true },
+  // Plain OAuth 2.1: a refresh token for every client registered for the refresh_token
+  // grant (the default also wants offline_access, which OIDC keeps only with
+  // prompt=consent).
+  issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
   clientBasedCORS: () => true,
   features: {
     devInteractions: { enabled: true },
