@@ -108,12 +108,14 @@ class User:
 
 
 class Recorder:
-    """An ``httpx.AsyncClient`` whose requests (after auth) and answers are recorded."""
+    """An ``httpx.AsyncClient`` (with ``auth``) whose requests, as sent after the auth
+    flow, and answers are recorded."""
 
-    def __init__(self) -> None:
+    def __init__(self, auth: httpx.Auth | None = None) -> None:
         self.sent: list[httpx.Request] = []
         self.answers: list[httpx.Response] = []
         self.client = httpx.AsyncClient(
+            auth=auth,
             event_hooks={"request": [self._request], "response": [self._response]},
             follow_redirects=False,
             timeout=30,
@@ -212,3 +214,80 @@ async def test_an_expired_access_token_is_refreshed_without_a_second_login() -> 
     assert requests.grant_types(short.token_endpoint) == ["authorization_code", "refresh_token"]
     assert second is not None and second.access_token != first.access_token
     assert claims(second.access_token)["aud"] == url
+
+
+async def test_a_tool_needing_more_scope_makes_our_client_step_up(provider: OidcProvider) -> None:
+    user = User(provider.issuer, "ada")
+    oauth = OAuth(AuthorizationCode(user, REDIRECT_URI), dpop=False)
+    traffic = Recorder(oauth)
+    with trio.fail_after(60):
+        async with traffic.client, protected_server(provider.issuer) as url:
+            async with open_http_client(url, http_client=traffic.client) as mcp:
+                assert text(await mcp.call_tool("echo", {"text": "hi"})) == "hi"
+                assert oauth.tokens is not None
+                assert "mcp:admin" not in claims(oauth.tokens.access_token)["scope"].split()
+                assert text(await mcp.call_tool("shutdown_plan")) == "planned by ada"
+    # The server refused the first token for the admin tool, naming the scope it needs...
+    refusals = [a for a in traffic.answers if a.status_code == 403]
+    assert len(refusals) == 1
+    challenge = refusals[0].headers["www-authenticate"]
+    assert 'error="insufficient_scope"' in challenge and 'scope="mcp:admin"' in challenge
+    # ...and the client asked the user again, for the union of the scopes.
+    assert len(user.authorizations) == 2
+    assert user.query(0)["scope"][0].split() == ["mcp:tools", "offline_access"]
+    assert set(user.query(1)["scope"][0].split()) == {"mcp:tools", "mcp:admin", "offline_access"}
+    assert oauth.tokens is not None
+    assert {"mcp:tools", "mcp:admin"} <= set(claims(oauth.tokens.access_token)["scope"].split())
+
+
+async def test_dpop_bound_tokens_from_our_client(provider: OidcProvider) -> None:
+    user = User(provider.issuer, "ada")
+    oauth = OAuth(AuthorizationCode(user, REDIRECT_URI), dpop=True)
+    traffic = Recorder(oauth)
+    with trio.fail_after(60):
+        async with traffic.client, protected_server(provider.issuer) as url:
+            async with open_http_client(url, http_client=traffic.client) as mcp:
+                assert text(await mcp.call_tool("echo", {"text": "bound"})) == "bound"
+                assert text(await mcp.call_tool("whoami")) == "ada"
+            tokens = oauth.tokens
+            assert tokens is not None and tokens.token_type == "DPoP"
+            # The provider bound the token to the client's key (RFC 9449 section 6).
+            bound = claims(tokens.access_token)
+            assert bound["aud"] == url and bound["cnf"]["jkt"]
+            calls = [
+                r
+                for r in traffic.sent
+                if r.headers.get("mcp-method") == "tools/call" and "dpop" in r.headers
+            ]
+            assert calls, "the client sent no DPoP proof"
+            sent = calls[-1]
+            assert sent.headers["authorization"] == f"DPoP {tokens.access_token}"
+            async with httpx.AsyncClient() as thief:
+                # The same request again, proof and all: a replayed proof is refused.
+                replay = await thief.post(url, content=sent.content, headers=sent.headers)
+                assert replay.status_code == 401
+                assert 'error="invalid_dpop_proof"' in replay.headers["www-authenticate"]
+            # The token as a plain bearer token: refused.
+            plain = await post_call(url, {"authorization": f"Bearer {tokens.access_token}"})
+            assert plain.status_code == 401
+            assert 'error="invalid_token"' in plain.headers["www-authenticate"]
+    assert len(user.authorizations) == 1
+
+
+async def test_a_program_gets_a_token_with_client_credentials(provider: OidcProvider) -> None:
+    grant = ClientCredentials(ClientInfo(provider.client_id, client_secret=provider.client_secret))
+    requests = Recorder()
+    oauth = OAuth(grant, dpop=False, http_client=requests.client)
+    with trio.fail_after(60):
+        async with requests.client, protected_server(provider.issuer) as url:
+            async with open_http_client(url, auth=oauth) as mcp:
+                assert text(await mcp.call_tool("echo", {"text": "m2m"})) == "m2m"
+                assert text(await mcp.call_tool("whoami")) == provider.client_id
+    assert requests.grant_types(provider.token_endpoint) == ["client_credentials"]
+    token_request = next(r for r in requests.sent if str(r.url) == provider.token_endpoint)
+    form = parse_qs(token_request.content.decode())
+    assert form["resource"] == [url] and form["scope"] == ["mcp:tools"]
+    assert token_request.headers["authorization"].startswith("Basic ")  # client_secret_basic
+    assert oauth.tokens is not None
+    issued = claims(oauth.tokens.access_token)
+    assert issued["aud"] == url and issued["client_id"] == provider.client_id
