@@ -24,7 +24,7 @@ import trio
 from auth_support.oidc import OidcProvider, act_as_user, free_port, start_oidc_provider
 from http_support import modern_body, modern_headers
 
-from trio_mcp import Context, McpError, Server
+from trio_mcp import Context, Server
 from trio_mcp.auth import (
     AuthorizationCode,
     ClientCredentials,
@@ -164,10 +164,13 @@ async def test_a_user_logs_in_with_our_client_and_calls_our_server(
         AuthorizationCode(user, REDIRECT_URI), dpop=False, http_client=registrations.client
     )
     with trio.fail_after(60):
-        async with registrations.client, protected_server(provider.issuer) as url:
-            async with open_http_client(url, auth=oauth, protocol_version=version) as mcp:
-                assert text(await mcp.call_tool("echo", {"text": "hi"})) == "hi"
-                assert text(await mcp.call_tool("whoami")) == "ada"
+        async with (
+            registrations.client,
+            protected_server(provider.issuer) as url,
+            open_http_client(url, auth=oauth, protocol_version=version) as mcp,
+        ):
+            assert text(await mcp.call_tool("echo", {"text": "hi"})) == "hi"
+            assert text(await mcp.call_tool("whoami")) == "ada"
     # One login: dynamic registration, then the authorization code flow with PKCE and
     # the resource indicator, for the scope the server's challenge named.
     assert len(user.authorizations) == 1
@@ -196,20 +199,25 @@ async def test_an_expired_access_token_is_refreshed_without_a_second_login() -> 
     with start_oidc_provider(scopes=SCOPES, access_token_ttl=SHORT_TTL) as short:
         user = User(short.issuer, "ada")
         requests = Recorder()
-        oauth = OAuth(AuthorizationCode(user, REDIRECT_URI), dpop=False, http_client=requests.client)
+        oauth = OAuth(
+            AuthorizationCode(user, REDIRECT_URI), dpop=False, http_client=requests.client
+        )
         with trio.fail_after(60):
-            async with requests.client, protected_server(short.issuer) as url:
-                async with open_http_client(url, auth=oauth) as mcp:
-                    assert text(await mcp.call_tool("echo", {"text": "one"})) == "one"
-                    first = oauth.tokens
-                    assert first is not None and first.refresh_token is not None
-                    assert first.expires_at is not None
-                    # The provider's token expires (the server would refuse it now).
-                    await trio.sleep(max(0.0, first.expires_at - time.time()) + 0.1)
-                    stale = await post_call(url, {"authorization": f"Bearer {first.access_token}"})
-                    assert stale.status_code == 401
-                    assert text(await mcp.call_tool("echo", {"text": "two"})) == "two"
-                    second = oauth.tokens
+            async with (
+                requests.client,
+                protected_server(short.issuer) as url,
+                open_http_client(url, auth=oauth) as mcp,
+            ):
+                assert text(await mcp.call_tool("echo", {"text": "one"})) == "one"
+                first = oauth.tokens
+                assert first is not None and first.refresh_token is not None
+                assert first.expires_at is not None
+                # The provider's token expires (the server would refuse it now).
+                await trio.sleep(max(0.0, first.expires_at - time.time()) + 0.1)
+                stale = await post_call(url, {"authorization": f"Bearer {first.access_token}"})
+                assert stale.status_code == 401
+                assert text(await mcp.call_tool("echo", {"text": "two"})) == "two"
+                second = oauth.tokens
     assert len(user.authorizations) == 1
     assert requests.grant_types(short.token_endpoint) == ["authorization_code", "refresh_token"]
     assert second is not None and second.access_token != first.access_token
@@ -221,12 +229,15 @@ async def test_a_tool_needing_more_scope_makes_our_client_step_up(provider: Oidc
     oauth = OAuth(AuthorizationCode(user, REDIRECT_URI), dpop=False)
     traffic = Recorder(oauth)
     with trio.fail_after(60):
-        async with traffic.client, protected_server(provider.issuer) as url:
-            async with open_http_client(url, http_client=traffic.client) as mcp:
-                assert text(await mcp.call_tool("echo", {"text": "hi"})) == "hi"
-                assert oauth.tokens is not None
-                assert "mcp:admin" not in claims(oauth.tokens.access_token)["scope"].split()
-                assert text(await mcp.call_tool("shutdown_plan")) == "planned by ada"
+        async with (
+            traffic.client,
+            protected_server(provider.issuer) as url,
+            open_http_client(url, http_client=traffic.client) as mcp,
+        ):
+            assert text(await mcp.call_tool("echo", {"text": "hi"})) == "hi"
+            assert oauth.tokens is not None
+            assert "mcp:admin" not in claims(oauth.tokens.access_token)["scope"].split()
+            assert text(await mcp.call_tool("shutdown_plan")) == "planned by ada"
     # The server refused the first token for the admin tool, naming the scope it needs...
     refusals = [a for a in traffic.answers if a.status_code == 403]
     assert len(refusals) == 1
@@ -245,10 +256,13 @@ async def test_dpop_bound_tokens_from_our_client(provider: OidcProvider) -> None
     oauth = OAuth(AuthorizationCode(user, REDIRECT_URI), dpop=True)
     traffic = Recorder(oauth)
     with trio.fail_after(60):
-        async with traffic.client, protected_server(provider.issuer) as url:
-            async with open_http_client(url, http_client=traffic.client) as mcp:
-                assert text(await mcp.call_tool("echo", {"text": "bound"})) == "bound"
-                assert text(await mcp.call_tool("whoami")) == "ada"
+        async with (
+            traffic.client,
+            protected_server(provider.issuer) as url,
+            open_http_client(url, http_client=traffic.client) as mcp,
+        ):
+            assert text(await mcp.call_tool("echo", {"text": "bound"})) == "bound"
+            assert text(await mcp.call_tool("whoami")) == "ada"
             tokens = oauth.tokens
             assert tokens is not None and tokens.token_type == "DPoP"
             # The provider bound the token to the client's key (RFC 9449 section 6).
@@ -266,7 +280,8 @@ async def test_dpop_bound_tokens_from_our_client(provider: OidcProvider) -> None
                 # The same request again, proof and all: a replayed proof is refused.
                 replay = await thief.post(url, content=sent.content, headers=sent.headers)
                 assert replay.status_code == 401
-                assert 'error="invalid_dpop_proof"' in replay.headers["www-authenticate"]
+                refused = replay.headers["www-authenticate"]
+                assert 'error="invalid_dpop_proof"' in refused and "replayed jti" in refused
             # The token as a plain bearer token: refused.
             plain = await post_call(url, {"authorization": f"Bearer {tokens.access_token}"})
             assert plain.status_code == 401
@@ -279,10 +294,13 @@ async def test_a_program_gets_a_token_with_client_credentials(provider: OidcProv
     requests = Recorder()
     oauth = OAuth(grant, dpop=False, http_client=requests.client)
     with trio.fail_after(60):
-        async with requests.client, protected_server(provider.issuer) as url:
-            async with open_http_client(url, auth=oauth) as mcp:
-                assert text(await mcp.call_tool("echo", {"text": "m2m"})) == "m2m"
-                assert text(await mcp.call_tool("whoami")) == provider.client_id
+        async with (
+            requests.client,
+            protected_server(provider.issuer) as url,
+            open_http_client(url, auth=oauth) as mcp,
+        ):
+            assert text(await mcp.call_tool("echo", {"text": "m2m"})) == "m2m"
+            assert text(await mcp.call_tool("whoami")) == provider.client_id
     assert requests.grant_types(provider.token_endpoint) == ["client_credentials"]
     token_request = next(r for r in requests.sent if str(r.url) == provider.token_endpoint)
     form = parse_qs(token_request.content.decode())

@@ -82,8 +82,8 @@ class Tokens:
         issued = data.get("issued_at")
         if not isinstance(refresh, str | None) or not isinstance(client_id, str | None):
             raise ValueError("not stored tokens")  # noqa: TRY004 - one error for bad data
-        if not isinstance(expires, int | float | None) or not isinstance(issued, int | float | None):
-            raise ValueError("not stored tokens")  # noqa: TRY004 - one error for bad data
+        if not all(isinstance(t, int | float | None) for t in (expires, issued)):
+            raise ValueError("not stored tokens")
         if not isinstance(scope, list) or not all(isinstance(s, str) for s in scope):
             raise ValueError("not stored tokens")
         return cls(
