@@ -41,7 +41,7 @@ pytestmark = pytest.mark.slow
 SCOPES = ("mcp:tools", "mcp:read", "mcp:admin")
 REDIRECT_URI = "http://127.0.0.1:8765/callback"
 #: Seconds the refresh test's access tokens live.
-SHORT_TTL = 2
+SHORT_TTL = 3
 
 
 @pytest.fixture(scope="module")
