@@ -170,6 +170,29 @@ async def test_expired_tokens_are_refreshed_and_rotated() -> None:
     assert len(world.requests_to("/authorize")) == 1
 
 
+def test_a_short_lived_token_is_used_for_most_of_its_life(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A token living less than the 30 s margin is not refreshed before every request:
+    the margin is a quarter of its lifetime (a 20 s token is used for 15 s)."""
+    now = 1_000_000.0
+    monkeypatch.setattr("time.time", lambda: now)
+    short = Tokens("t", expires_at=now + 20, issued_at=now)
+    assert not short.expired()
+    now += 14.9
+    assert not short.expired()
+    now += 0.2
+    assert short.expired()
+    # Long-lived ones keep the 30 s margin; without issued_at (stored by an older
+    # version) too.
+    now = 1_000_000.0
+    assert Tokens("t", expires_at=now + 29, issued_at=now - 3600).expired()
+    assert Tokens("t", expires_at=now + 29).expired()
+    assert not Tokens("t", expires_at=now + 31, issued_at=now).expired()
+    restored = Tokens.from_json(short.to_json())
+    assert restored.issued_at == short.issued_at == now
+
+
 async def test_workload_identity_does_not_retry_or_fall_back() -> None:
     world = World(token_error="invalid_grant")
     grant = JwtBearer("workload.jwt", client_id="workload")

@@ -135,9 +135,11 @@ def start_oidc_provider(
     jwks: dict[str, Any] | None = None,
     clients: Sequence[dict[str, Any]] | None = None,
     scopes: Sequence[str] = SCOPES,
+    access_token_ttl: int | None = None,
     startup_timeout: float = 30.0,
 ) -> Iterator[OidcProvider]:
-    """Run oidc-provider on 127.0.0.1 for the block (then stop it)."""
+    """Run oidc-provider on 127.0.0.1 for the block (then stop it). ``access_token_ttl``:
+    the seconds its access tokens live (default: the script's 300)."""
     node, cache = install()
     port = port if port is not None else free_port()
     jwks = jwks if jwks is not None else private_jwks()
@@ -160,7 +162,14 @@ def start_oidc_provider(
                 "redirect_uris": [],
             },
         ]
-    config = {"port": port, "jwks": jwks, "clients": list(clients), "scopes": list(scopes)}
+    config: dict[str, Any] = {
+        "port": port,
+        "jwks": jwks,
+        "clients": list(clients),
+        "scopes": list(scopes),
+    }
+    if access_token_ttl is not None:
+        config["accessTokenTTL"] = access_token_ttl
     with tempfile.TemporaryDirectory(prefix="trio-mcp-oidc-") as folder:
         config_path = Path(folder) / "config.json"
         config_path.write_text(json.dumps(config))

@@ -2,12 +2,14 @@
 // for what MCP needs. Usage: node oidc_provider.mjs CONFIG.json
 //
 // CONFIG.json: {"port": N, "jwks": {"keys": [...private JWKs...]},
-//               "clients": [...client metadata...], "scopes": ["mcp:tools", ...]}
+//               "clients": [...client metadata...], "scopes": ["mcp:tools", ...],
+//               "accessTokenTTL": SECONDS (optional, default 300)}
 // Prints "listening <issuer>" on stdout once it accepts connections; listens on 127.0.0.1
 // only. Enabled: PKCE (required), dynamic client registration, resource indicators (access
 // tokens for a resource are JWTs with that resource as audience, opaque ones for resources
 // under /opaque/), DPoP, client credentials,
-// introspection and revocation, and the development login pages (for interactive flows).
+// introspection and revocation, refresh tokens for clients registered for them, and the
+// development login pages (for interactive flows).
 import { readFileSync } from 'node:fs';
 import Provider from 'oidc-provider';
 
@@ -20,6 +22,10 @@ const provider = new Provider(issuer, {
   jwks: config.jwks,
   scopes: ['openid', 'offline_access', ...scopes],
   pkce: { required: () => true },
+  // Plain OAuth 2.1: a refresh token for every client registered for the refresh_token
+  // grant (the default also wants offline_access, which OIDC keeps only with
+  // prompt=consent).
+  issueRefreshToken: async (ctx, client) => client.grantTypeAllowed('refresh_token'),
   clientBasedCORS: () => true,
   features: {
     devInteractions: { enabled: true },

@@ -171,12 +171,14 @@ def _tokens(
         expires_in = None
     refresh = answer.get("refresh_token")
     scope = answer.get("scope")
+    now = time.time()
     return Tokens(
         access_token=access,
         token_type="DPoP" if kind.lower() == "dpop" else "Bearer",
         refresh_token=refresh if isinstance(refresh, str) and refresh else None,
-        expires_at=None if expires_in is None else time.time() + float(expires_in),
+        expires_at=None if expires_in is None else now + float(expires_in),
         scope=tuple(scope.split()) if isinstance(scope, str) else requested,
+        issued_at=now,
     )
 
 

@@ -36,7 +36,8 @@ class Tokens:
     ``expires_at`` is a ``time.time()`` value or ``None``; ``scope`` the granted scopes
     (or the requested ones when the response did not say); ``token_type`` is
     ``"Bearer"`` or ``"DPoP"``; ``client_id`` the public client they were issued to, so
-    that a later run can refresh them.
+    that a later run can refresh them; ``issued_at`` the ``time.time()`` they were
+    received at (``None``: unknown), which tells their lifetime.
     """
 
     access_token: str = attrs.field(repr=False)
@@ -45,10 +46,18 @@ class Tokens:
     expires_at: float | None = None
     scope: tuple[str, ...] = ()
     client_id: str | None = None
+    issued_at: float | None = None
 
     def expired(self, *, margin: float = 30.0) -> bool:
-        """Whether the token expires within ``margin`` seconds (wall clock)."""
-        return self.expires_at is not None and time.time() + margin >= self.expires_at
+        """Whether the token expires within ``margin`` seconds (wall clock), or within a
+        quarter of its lifetime when that is shorter: a token that lives less than four
+        margins is used for three quarters of its life, not refreshed before every
+        request."""
+        if self.expires_at is None:
+            return False
+        if self.issued_at is not None:
+            margin = min(margin, max(0.0, self.expires_at - self.issued_at) / 4)
+        return time.time() + margin >= self.expires_at
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +67,7 @@ class Tokens:
             "expires_at": self.expires_at,
             "scope": list(self.scope),
             "client_id": self.client_id,
+            "issued_at": self.issued_at,
         }
 
     @classmethod
@@ -69,10 +79,11 @@ class Tokens:
         client_id = data.get("client_id")
         expires = data.get("expires_at")
         scope = data.get("scope") or []
+        issued = data.get("issued_at")
         if not isinstance(refresh, str | None) or not isinstance(client_id, str | None):
             raise ValueError("not stored tokens")  # noqa: TRY004 - one error for bad data
-        if not isinstance(expires, int | float | None):
-            raise ValueError("not stored tokens")  # noqa: TRY004 - one error for bad data
+        if not all(isinstance(t, int | float | None) for t in (expires, issued)):
+            raise ValueError("not stored tokens")
         if not isinstance(scope, list) or not all(isinstance(s, str) for s in scope):
             raise ValueError("not stored tokens")
         return cls(
@@ -82,6 +93,7 @@ class Tokens:
             expires_at=None if expires is None else float(expires),
             scope=tuple(scope),
             client_id=client_id,
+            issued_at=None if issued is None else float(issued),
         )
 
 
