@@ -170,28 +170,31 @@ async def test_http_sse_requests_running_at_the_deadline_get_an_error_event() ->
         },
     }
     with trio.fail_after(30):
-        async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
-            async with open_sse(client, "GET", base + "/sse") as reader:
-                (endpoint,) = await reader.wait_for(1)
-                post_url = base + endpoint.data
-                await client.post(post_url, json=initialize)
-                await reader.wait_for(2)
-                await client.post(
-                    post_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
-                )
-                call = {
-                    "jsonrpc": "2.0",
-                    "id": 7,
-                    "method": "tools/call",
-                    "params": {"name": "nap"},
-                }
-                assert (await client.post(post_url, json=call)).status_code == 202
-                await trio.sleep(0.2)  # (real sockets) the call is running
-                app.begin_shutdown(grace=0.2)
-                events = await reader.wait_for(3)
-                assert json.loads(events[2].data) == {
-                    "jsonrpc": "2.0",
-                    "id": 7,
-                    "error": {"code": -32603, "message": SHUTTING_DOWN},
-                }
-                assert cancelled.is_set()
+        async with (
+            running(app) as base,
+            httpx.AsyncClient(timeout=10) as client,
+            open_sse(client, "GET", base + "/sse") as reader,
+        ):
+            (endpoint,) = await reader.wait_for(1)
+            post_url = base + endpoint.data
+            await client.post(post_url, json=initialize)
+            await reader.wait_for(2)
+            await client.post(
+                post_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+            )
+            call = {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "tools/call",
+                "params": {"name": "nap"},
+            }
+            assert (await client.post(post_url, json=call)).status_code == 202
+            await trio.sleep(0.2)  # (real sockets) the call is running
+            app.begin_shutdown(grace=0.2)
+            events = await reader.wait_for(3)
+            assert json.loads(events[2].data) == {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "error": {"code": -32603, "message": SHUTTING_DOWN},
+            }
+            assert cancelled.is_set()
