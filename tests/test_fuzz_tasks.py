@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from test_fuzz_checker import MODERN_META, Harness
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,9 +177,9 @@ TASK_RULES = ("call_tool_as_task", "poll_task", "cancel_task", "answer_task_inpu
 def _fuzz(target: str, directory: Path, *extra: str) -> subprocess.Popen[str]:
     spec = ["--spec-dir", str(SPEC_DIR)] if SPEC_DIR.exists() else []
     command = f"{sys.executable} {TARGETS / target}.py"
+    options = [*FUZZ_OPTIONS, *extra, *spec, "--report", "report.json"]
     return subprocess.Popen(
-        [sys.executable, "-m", "trio_mcp", "fuzz", "--stdio", command, *FUZZ_OPTIONS, *extra]
-        + [*spec, "--report", "report.json"],
+        [sys.executable, "-m", "trio_mcp", "fuzz", "--stdio", command, *options],
         cwd=directory,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TARGETS)])},
         stdout=subprocess.PIPE,
