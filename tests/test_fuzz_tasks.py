@@ -171,6 +171,14 @@ FUZZ_OPTIONS = [
     "--minimize-budget", "15",
     "--quiet",
 ]  # fmt: skip
+#: Each broken server (tests/fuzz_targets/task_*.py): the invariant its bug breaks, the most
+#: messages its shrunk reproduction may need (the calls that made the task, the polls
+#: that saw it finish, the culprit, and a poll after it), and what the report says.
+BROKEN = {
+    "task_cancel_reopens": ("task-status-forward", 8, "a terminal status, and is now 'cancelled'"),
+    "task_cancel_errors": ("task-cancel-ack", 8, "expected an empty acknowledgement"),
+    "task_result_changes": ("task-result-once", 8, "result changed between two polls"),
+}
 TASK_RULES = ("call_tool_as_task", "poll_task", "cancel_task", "answer_task_input", "probe_tasks")
 
 
@@ -191,8 +199,8 @@ def _fuzz(target: str, directory: Path, *extra: str) -> subprocess.Popen[str]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str, dict[str, Any]]]:
     base = tmp_path_factory.mktemp("fuzz-tasks")
-    targets = {
-        "task_cancel_reopens": (),
+    targets: dict[str, tuple[str, ...]] = {
+        **{name: () for name in BROKEN},
         "tasks_good": (),
         "own_tasks": ("--process", "per-run", "--deadline", "5"),
     }
@@ -210,38 +218,41 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str, 
         report_path = base / name / "report.json"
         report = json.loads(report_path.read_text()) if report_path.exists() else {}
         results[name] = (process.returncode, out + err, report)
-    replay_path = base / "task_cancel_reopens" / "trio-mcp-fuzz" / "task-status-forward.jsonl"
-    if replay_path.exists():
-        command = f"{sys.executable} {TARGETS / 'task_cancel_reopens'}.py"
-        replay = subprocess.run(
-            [sys.executable, "-m", "trio_mcp", "replay", str(replay_path), "--stdio", command],
-            cwd=base,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TARGETS)])},
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        results["replay"] = (replay.returncode, replay.stdout + replay.stderr, {})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TARGETS)])}
+    for name, (invariant, _, _) in BROKEN.items():
+        path = base / name / "trio-mcp-fuzz" / f"{invariant}.jsonl"
+        if path.exists():
+            command = f"{sys.executable} {TARGETS / name}.py"
+            replay = subprocess.run(
+                [sys.executable, "-m", "trio_mcp", "replay", str(path), "--stdio", command],
+                cwd=base,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            results[f"replay {name}"] = (replay.returncode, replay.stdout + replay.stderr, {})
     return results
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_cancel_that_reopens_a_finished_task_is_caught_shrunk_and_replayed(
-    runs: dict[str, tuple[int, str, dict[str, Any]]],
+@pytest.mark.parametrize("name", sorted(BROKEN))
+def test_each_broken_tasks_server_is_caught_shrunk_and_replayed(
+    runs: dict[str, tuple[int, str, dict[str, Any]]], name: str
 ) -> None:
-    code, output, report = runs["task_cancel_reopens"]
+    invariant, most, detail = BROKEN[name]
+    code, output, report = runs[name]
     assert code == 1, output
     failed = {f["invariant"]: f for f in report["failures"]}
-    assert "task-status-forward" in failed, output
-    failure = failed["task-status-forward"]
+    assert invariant in failed, output
+    failure = failed[invariant]
     assert failure["reproduced"] is True, output
-    # Shrunk: the calls that made the task, a poll that saw it completed, the cancel, a poll.
-    assert failure["messagesSent"] <= 8, output
-    assert "a terminal status, and is now 'cancelled'" in output
-    code, output, _ = runs["replay"]
+    assert failure["messagesSent"] <= most, output
+    assert detail in output
+    code, output, _ = runs[f"replay {name}"]
     assert code == 1, output
-    assert "recorded violation task-status-forward: reproduced" in output
+    assert f"recorded violation {invariant}: reproduced" in output
 
 
 @pytest.mark.slow

@@ -20,7 +20,7 @@ TERMINAL = ("completed", "failed", "cancelled")
 ASK = {
     "name": "ask",
     "description": "Asks for a name (through the task), then greets.",
-    "inputSchema": {"type": "object", "properties": {}},
+    "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
 }
 NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}}
 

@@ -57,7 +57,8 @@ class TaskRules(MachineBase):
     @counted
     def call_tool_as_task(self, data: st.DataObject) -> None:
         """A tool call that declares the extension; a CreateTaskResult is followed, and
-        sometimes polled at once (the task must be durably created by then)."""
+        sometimes polled at once (the task must be durably created by then; if it asks
+        for input, it is answered)."""
         params, expect = self._tool_call(data, allow_invalid=False)
         answer = self.request("tools/call", params, expect=expect, **_DECLARED)
         if not isinstance(answer, rpc.ResultResponse) or answer.result.get("resultType") != "task":
@@ -68,7 +69,7 @@ class TaskRules(MachineBase):
         self.tasks.append(task_id)
         del self.tasks[:-_MAX_TRACKED]
         if data.draw(st.booleans(), label="poll at once"):
-            self._task_request("tasks/get", task_id)
+            self._poll_and_answer(task_id, data)
 
     @precondition(lambda self: self._tasks_offered() and bool(self.tasks))
     @rule(data=st.data())
@@ -106,6 +107,9 @@ class TaskRules(MachineBase):
         ``tasks/update`` (plausible answers: accept with content drawn from the requested
         schema, decline or cancel; a text sampling result; no roots)."""
         task_id = data.draw(st.sampled_from(self.tasks), label="task")
+        self._poll_and_answer(task_id, data)
+
+    def _poll_and_answer(self, task_id: str, data: st.DataObject) -> None:
         answer = self._task_request("tasks/get", task_id)
         if not isinstance(answer, rpc.ResultResponse):
             return
