@@ -16,7 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from test_fuzz_checker import MODERN_META, Harness
+
+from trio_mcp._fuzz._rules_tasks import _plausible_response
+from trio_mcp._fuzz._validate import Validator
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = ROOT / "tests" / "fuzz_targets"
@@ -267,3 +271,35 @@ def test_a_correct_tasks_server_passes(
     assert report["warnings"] == [], output
     # The task rules really ran against it.
     assert all(report["rules"].get(rule, 0) > 0 for rule in TASK_RULES), report["rules"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.data())
+def test_answers_to_input_requests_match_the_extension_schema(data: st.DataObject) -> None:
+    validator = Validator(SPEC_DIR)
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+        "required": ["name"],
+    }
+    requests = {
+        "ElicitResult": {
+            "method": "elicitation/create",
+            "params": {"mode": "form", "message": "Who?", "requestedSchema": schema},
+        },
+        "CreateMessageResult": {
+            "method": "sampling/createMessage",
+            "params": {"messages": [], "maxTokens": 10},
+        },
+        "ListRootsResult": {"method": "roots/list"},
+    }
+    for name, request in requests.items():
+        answer = _plausible_response(request, data)
+        assert validator.extension_problems(name, answer) == [], (name, answer)
+    # (Without the schema file, the shapes at least.)
+    elicited = _plausible_response(requests["ElicitResult"], data)
+    assert elicited["action"] in ("accept", "decline", "cancel")
+    if elicited["action"] == "accept":
+        assert isinstance(elicited["content"].get("name"), str)
+    assert _plausible_response(requests["ListRootsResult"], data) == {"roots": []}
+    assert _plausible_response(requests["CreateMessageResult"], data)["role"] == "assistant"
