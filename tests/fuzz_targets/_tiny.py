@@ -78,6 +78,8 @@ class TinyServer:
     SLOW_DELAY = 0.1
     #: The tools it offers (some of ``TOOLS``).
     tools: ClassVar[list[dict[str, Any]]] = TOOLS
+    #: What ``server/discover`` says it can do.
+    capabilities: ClassVar[dict[str, Any]] = CAPABILITIES
 
     def __init__(self) -> None:
         self.timers: list[tuple[float, int, Any]] = []
@@ -191,7 +193,7 @@ class TinyServer:
                 id,
                 {
                     "supportedVersions": list(MODERN),
-                    "capabilities": CAPABILITIES,
+                    "capabilities": self.capabilities,
                     "ttlMs": 0,
                     "cacheScope": "private",
                 },

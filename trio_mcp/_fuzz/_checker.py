@@ -27,9 +27,11 @@ from .. import _jsonrpc as rpc
 from .._errors import ErrorCode
 from .._protocol._envelope import LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION
 from .._types._base import RequestId
+from .._types._methods import EXTENSION_METHODS
 from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from ._invariants import INVARIANTS, Invariant
 from ._steps import Expect
+from ._tasks import TaskWatch
 from ._validate import Validator
 
 __all__ = ["Checker", "Finding"]
@@ -152,6 +154,8 @@ class Checker:
         self._findings: list[Finding] = []
         self._list_changed: dict[str, int] = {}
         self._lists: dict[str, tuple[bytes, dict[str, int]]] = {}
+        #: The tasks the server created (the tasks extension), followed through their polls.
+        self.tasks = TaskWatch(validator)
         #: Results and errors by request id, for the state machine to read.
         self.answers: dict[RequestId, rpc.ResultResponse | rpc.ErrorResponse] = {}
 
@@ -415,6 +419,32 @@ class Checker:
             self._judge_error(pending, response, seq)
         else:
             self._judge_result(pending, response, seq)
+        self._judge_task(pending, response, seq, now)
+
+    def _judge_task(
+        self,
+        pending: _Pending,
+        response: rpc.ResultResponse | rpc.ErrorResponse,
+        seq: int,
+        now: float,
+    ) -> None:
+        """The tasks extension's invariants (modern requests only: it is a 2026-07-28 one)."""
+        if pending.method is None or pending.version not in MODERN_VERSIONS:
+            return
+        if isinstance(response, rpc.ErrorResponse):
+            failures = self.tasks.on_error(
+                pending.method,
+                pending.params,
+                response.error.code,
+                response.error.message,
+                now=now,
+            )
+        else:
+            failures = self.tasks.on_result(
+                pending.method, pending.params, response.result, sent=pending.seq, seq=seq, now=now
+            )
+        for name, detail in failures:
+            self.fail(name, f"{detail} (id {pending.id!r})", seq)
 
     def _null_id_error(self, response: rpc.ErrorResponse, seq: int, origin: int | None) -> None:
         open_credits = [c for c in self._credits if not c.answered]
@@ -620,8 +650,15 @@ class Checker:
             version_for_schema = pending.version
             if method == "server/discover" and isinstance(result.get("capabilities"), dict):
                 self.capabilities = result["capabilities"]
-        if version_for_schema is not None and version_for_schema in (
-            LEGACY_VERSIONS + MODERN_VERSIONS
+        # The tasks extension's results are judged against its own schema (see _tasks).
+        extension = version_for_schema in MODERN_VERSIONS and (
+            method in EXTENSION_METHODS
+            or (method == "tools/call" and result.get("resultType") == "task")
+        )
+        if (
+            not extension
+            and version_for_schema is not None
+            and version_for_schema in (LEGACY_VERSIONS + MODERN_VERSIONS)
         ):
             problems = self.validator.result_problems(method, version_for_schema, result)
             if problems:

@@ -233,6 +233,49 @@ _ALL = (
         "MCP server/tools, resources, prompts (List Changed Notification)",
     ),
     Invariant(
+        "task-status-forward",
+        "MUST",
+        "A task's status is one of working, input_required, completed, failed, cancelled; it "
+        "moves only forward (working and input_required may alternate, then one terminal "
+        "status), and a terminal status never changes.",
+        "MCP tasks extension (Task Status)",
+    ),
+    Invariant(
+        "task-durable-create",
+        "MUST",
+        "A task is recorded before the CreateTaskResult is sent: tasks/get for its id resolves "
+        "(within its ttlMs) rather than answering an unknown task.",
+        "MCP tasks extension (Task Creation)",
+    ),
+    Invariant(
+        "task-result-once",
+        "MUST",
+        "A task carries result only when completed and error only when failed, and a completed "
+        "task's result is the same on every tasks/get.",
+        "MCP tasks extension (Tasks, Task Polling)",
+    ),
+    Invariant(
+        "task-cancel-ack",
+        "MUST",
+        "tasks/cancel answers an empty acknowledgement (resultType complete, no task fields) "
+        "every time: again, and for a task already in a terminal status.",
+        "MCP tasks extension (Task Cancellation)",
+    ),
+    Invariant(
+        "task-error-codes",
+        "SHOULD",
+        "A taskId that is not a known task gets a JSON-RPC error (-32602, Invalid params, is "
+        "usual), not a result; tasks/* from a client that did not declare the extension get "
+        "the missing-required-client-capability error (-32021; -32003 in the extension draft).",
+        "MCP tasks extension (Task Update Requests, Task Cancellation, Capability Negotiation)",
+    ),
+    Invariant(
+        "task-no-request-state",
+        "MUST",
+        "Task messages carry no requestState: a task is identified by its taskId alone.",
+        "MCP tasks extension (Tasks): a task is addressed by its taskId",
+    ),
+    Invariant(
         "http-status",
         "MUST",
         "Streamable HTTP status codes: 202 with no body for an accepted notification; "

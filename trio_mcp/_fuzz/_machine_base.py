@@ -71,6 +71,8 @@ class MachineBase(RuleBasedStateMachine):
         self.failed = False
         #: Requests sent by :meth:`request_in_flight` and not waited for yet.
         self.in_flight: list[RequestId] = []
+        #: Ids of the tasks the server created (the tasks extension), newest last.
+        self.tasks: list[str] = []
 
     # -- plumbing ---------------------------------------------------------------------------------
 
@@ -241,6 +243,7 @@ class MachineBase(RuleBasedStateMachine):
                 "next_id": self.next_id,
                 "speaker": self.speaker,
                 "cursors": self.cursors,
+                "tasks": self.tasks,
             }
             self.rt.release_link(link, settle=owed and not self.failed)
 

@@ -28,6 +28,9 @@ from .._versions import MODERN_VERSIONS
 __all__ = ["Validator", "spec_dir_from_environment"]
 
 _ENV = "TRIO_MCP_SPEC_DIR"
+#: The tasks extension's schema, beside the versions' schemas (the extension repository's
+#: ``schema/draft/schema.json``, renamed).
+TASKS_SCHEMA = "ext-tasks-schema.json"
 
 
 def spec_dir_from_environment() -> Path | None:
@@ -67,24 +70,24 @@ class Validator:
             found.append(path.stem.removeprefix("schema-"))
         return found
 
-    def _document(self, version: str) -> dict[str, Any] | None:
-        if version not in self._documents:
+    def _document(self, filename: str) -> dict[str, Any] | None:
+        if filename not in self._documents:
             document = None
             if self.spec_dir is not None and self.jsonschema:
-                path = self.spec_dir / f"schema-{version}.json"
+                path = self.spec_dir / filename
                 try:
                     loaded = orjson.loads(path.read_bytes())
                 except (OSError, orjson.JSONDecodeError):
                     loaded = None
                 document = loaded if isinstance(loaded, dict) else None
-            self._documents[version] = document
-        return self._documents[version]
+            self._documents[filename] = document
+        return self._documents[filename]
 
-    def _definition_validator(self, version: str, name: str) -> Any:
-        key = (version, name)
+    def _definition_validator(self, filename: str, name: str) -> Any:
+        key = (filename, name)
         if key not in self._validators:
             validator = None
-            document = self._document(version)
+            document = self._document(filename)
             if document is not None:
                 import jsonschema
 
@@ -97,10 +100,12 @@ class Validator:
             self._validators[key] = validator
         return self._validators[key]
 
-    def _problems(self, version: str, name: str, value: Any) -> list[str] | None:
+    def _problems(
+        self, version: str, name: str, value: Any, *, filename: str | None = None
+    ) -> list[str] | None:
         """Schema problems of ``value`` as definition ``name``; ``None`` if there is no schema
         for it (then the caller falls back to our models)."""
-        validator = self._definition_validator(version, name)
+        validator = self._definition_validator(filename or f"schema-{version}.json", name)
         if validator is None:
             return None
         errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
@@ -145,6 +150,13 @@ class Validator:
         except StructureError as exc:
             return [_shorten(str(exc))]
         return []
+
+    def extension_problems(self, name: str, value: Any) -> list[str]:
+        """What is wrong with ``value`` as definition ``name`` of the tasks extension's schema
+        (``ext-tasks-schema.json`` in the schema directory); nothing when it is not at hand
+        (the task checks of :mod:`._tasks` still apply)."""
+        problems = self._problems("", name, value, filename=TASKS_SCHEMA)
+        return problems or []
 
     def output_problems(self, schema: Mapping[str, Any], value: Any) -> list[str]:
         """What is wrong with ``value`` (``structuredContent``) under a tool's ``outputSchema``;
