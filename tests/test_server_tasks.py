@@ -426,3 +426,41 @@ async def test_expired_records_are_swept(autojump_clock: trio.abc.Clock) -> None
         now[0] += 2
         await trio.sleep(61)  # one sweep, with nobody reading the record
         assert len(store) == 0
+
+
+async def test_status_notifications_on_a_listen_stream(autojump_clock: trio.abc.Clock) -> None:
+    """subscriptions/listen with notifications.taskIds: the acknowledgement names the
+    caller's known tasks, and each status change comes as notifications/tasks carrying the
+    DetailedTask (what tasks/get would answer then)."""
+    recorder = Recorder()
+    async with open_raw(make_server(recorder), MODERN, capabilities=OPTED_IN) as peer:
+        raw = Raw(peer)
+        created = await raw.request("tools/call", {"name": "slow", "arguments": {"seconds": 5}})
+        task_id = created["taskId"]
+        async with trio.open_nursery() as nursery:
+
+            async def listen() -> None:
+                await raw.request(
+                    "subscriptions/listen",
+                    {"notifications": {"taskIds": [task_id, "no-such-task"]}},
+                )
+
+            nursery.start_soon(listen)
+            await trio.sleep(10)  # the task completed meanwhile
+            nursery.cancel_scope.cancel()
+        notes = [
+            m
+            for m in peer.server_sent.sent
+            if getattr(m, "method", "").startswith("notifications/")
+        ]
+        (ack,) = [m for m in notes if m.method == "notifications/subscriptions/acknowledged"]
+        assert ack.params["notifications"]["taskIds"] == [task_id]
+        statuses = [m.params for m in notes if m.method == "notifications/tasks"]
+        assert statuses and statuses[-1]["taskId"] == task_id
+        assert statuses[-1]["status"] == "completed"
+        assert statuses[-1]["result"]["content"][0]["text"] == "slept 5"
+        schema_check({k: v for k, v in statuses[-1].items() if k != "_meta"}, "DetailedTask")
+    async with open_raw(make_server(Recorder()), MODERN, capabilities=NOT_OPTED_IN) as peer:
+        with pytest.raises(McpError) as refused:
+            await Raw(peer).request("subscriptions/listen", {"notifications": {"taskIds": ["x"]}})
+        assert refused.value.code == ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY

@@ -50,6 +50,9 @@ _PLAIN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
 
 Handler = Callable[[Context, Any], Awaitable[Any]]
 
+#: The most tasks one ``subscriptions/listen`` follows (more are not agreed to).
+_MAX_TASK_IDS = 256
+
 _NOTIFICATION_FOR = {
     "tools": "notifications/tools/list_changed",
     "prompts": "notifications/prompts/list_changed",
@@ -540,6 +543,10 @@ class Dispatcher:
         session, request = ctx.session, ctx.request
         tag = {SUBSCRIPTION_ID: request.id}
         conv = converter_for(request.version)
+        task_ids = await self._agreed_task_ids(ctx)
+        acknowledged = conv.unstructure(agreed)
+        if task_ids is not None:
+            acknowledged["taskIds"] = sorted(task_ids)
         # Subscribe before acknowledging, so no change between the two is lost; the
         # acknowledgement still goes out before any change notification.
         with self.server._hub.subscribe(
@@ -547,6 +554,7 @@ class Dispatcher:
             prompts=bool(agreed.prompts_list_changed),
             resources=bool(agreed.resources_list_changed),
             uris=set(agreed.resource_subscriptions or ()),
+            task_ids=task_ids,
         ) as subscriber:
             self._listening.add(subscriber)
             if self._subscriptions_ended:
@@ -554,17 +562,65 @@ class Dispatcher:
             try:
                 await session.send_notification(
                     "notifications/subscriptions/acknowledged",
-                    {"_meta": tag, "notifications": conv.unstructure(agreed)},
+                    {"_meta": tag, "notifications": acknowledged},
                     related=request,
                 )
                 async for change in subscriber.receive:
-                    method, notification_params = _notification_for(change)
+                    if change[0] == "task":
+                        task = await self._task_state(ctx, change[1])
+                        if task is None:
+                            continue
+                        method, notification_params = "notifications/tasks", task
+                    else:
+                        method, notification_params = _notification_for(change)
                     await session.send_notification(
                         method, {**notification_params, "_meta": tag}, related=request
                     )
             finally:
                 self._listening.discard(subscriber)
         return SubscriptionsListenResult(meta=dict(tag))
+
+    async def _agreed_task_ids(self, ctx: Context) -> set[str] | None:
+        """The tasks a ``subscriptions/listen`` asks status notifications of
+        (``notifications.taskIds``, the tasks extension) that the server agrees to: the
+        caller's own, known ones. ``None`` when it asks none.
+
+        Raises:
+            MissingRequiredClientCapability: it asks without declaring the extension.
+        """
+        raw = ctx.request.raw_params or {}
+        notifications = raw.get("notifications")
+        wanted = notifications.get("taskIds") if isinstance(notifications, dict) else None
+        if wanted is None:
+            await trio.lowlevel.checkpoint()
+            return None
+        from ._tasks import not_opted_in, opted_in
+
+        if not opted_in(ctx):
+            await trio.lowlevel.checkpoint()
+            raise not_opted_in()
+        if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
+            await trio.lowlevel.checkpoint()
+            raise McpError(
+                "Invalid params: notifications.taskIds must be a list of strings",
+                code=ErrorCode.INVALID_PARAMS,
+            )
+        agreed: set[str] = set()
+        for task_id in wanted[:_MAX_TASK_IDS]:
+            if await self._task_state(ctx, task_id) is not None:
+                agreed.add(task_id)
+        return agreed
+
+    async def _task_state(self, ctx: Context, task_id: str) -> dict[str, Any] | None:
+        """The task as ``tasks/get`` shows it to this caller now, or ``None`` (unknown,
+        expired, another principal's, or a server without tasks)."""
+        if self.tasks is None:
+            await trio.lowlevel.checkpoint()
+            return None
+        try:
+            return await self.tasks.get(task_id, ctx.principal)
+        except McpError:
+            return None
 
     def end_subscriptions(self) -> None:
         """End this connection's ``subscriptions/listen`` streams gracefully (its input

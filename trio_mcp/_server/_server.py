@@ -723,7 +723,10 @@ class Server:
             return
         from ._tasks import TaskRunner
 
-        async with TaskRunner.open(self.tasks) as runner:
+        def changed(task_id: str) -> None:
+            self._hub.publish(("task", task_id))
+
+        async with TaskRunner.open(self.tasks, changed) as runner:
             yield runner
 
     @asynccontextmanager

@@ -2,9 +2,9 @@
 ``resources/subscribe``) and modern ``subscriptions/listen`` streams.
 
 Publishing never blocks: each subscriber has a small bounded queue. Change
-notifications are idempotent hints ("the list changed"), so when a slow
-subscriber's queue is full, another identical hint is already pending and
-the new one is dropped (and counted).
+notifications are idempotent hints ("the list changed", "this task changed": the task's
+state is read when the notification is sent), so when a slow subscriber's queue is
+full, another identical hint is already pending and the new one is dropped (and counted).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import trio
 __all__ = ["Change", "Hub", "Subscriber"]
 
 ListKind: TypeAlias = Literal["tools", "prompts", "resources"]
-#: ("list_changed", kind) or ("updated", uri)
+#: ("list_changed", kind), ("updated", uri) or ("task", task id)
 Change: TypeAlias = tuple[str, str]
 
 QUEUE = 16
@@ -33,12 +33,16 @@ class Subscriber:
     uris: set[str]
     send: trio.MemorySendChannel[Change]
     receive: trio.MemoryReceiveChannel[Change]
+    #: Tasks whose status changes are wanted (the tasks extension).
+    task_ids: set[str] = attrs.Factory(set)
     dropped: int = 0
 
     def wants(self, change: Change) -> bool:
         kind, what = change
         if kind == "updated":
             return what in self.uris
+        if kind == "task":
+            return what in self.task_ids
         return bool(getattr(self, what))
 
     def offer(self, change: Change) -> None:
@@ -65,11 +69,14 @@ class Hub:
         prompts: bool = False,
         resources: bool = False,
         uris: set[str] | None = None,
+        task_ids: set[str] | None = None,
     ) -> Iterator[Subscriber]:
         """A subscriber for the ``with`` block; iterate ``subscriber.receive`` for changes.
         The iteration ends when the hub closes (a graceful end)."""
         send, receive = trio.open_memory_channel[Change](QUEUE)
-        subscriber = Subscriber(tools, prompts, resources, set(uris or ()), send, receive)
+        subscriber = Subscriber(
+            tools, prompts, resources, set(uris or ()), send, receive, set(task_ids or ())
+        )
         if self.closed:
             send.close()
         self._subscribers.add(subscriber)

@@ -129,16 +129,26 @@ class TaskRunner:
     Made by :meth:`open`; handlers reach it through the dispatcher.
     """
 
-    def __init__(self, nursery: trio.Nursery, store: TaskStore, settings: TaskSettings) -> None:
+    def __init__(
+        self,
+        nursery: trio.Nursery,
+        store: TaskStore,
+        settings: TaskSettings,
+        on_change: Callable[[str], None] | None = None,
+    ) -> None:
         self._nursery = nursery
         self.store = store
         self.settings = settings
+        #: Told the id of each task whose record this runner changed (never blocks).
+        self.on_change = on_change
         self._limiter = trio.CapacityLimiter(settings.max_running)
         self._running: dict[str, _Running] = {}
 
     @classmethod
     @asynccontextmanager
-    async def open(cls, settings: TaskSettings) -> AsyncIterator[TaskRunner]:
+    async def open(
+        cls, settings: TaskSettings, on_change: Callable[[str], None] | None = None
+    ) -> AsyncIterator[TaskRunner]:
         """Open the store (when ``settings`` names it by URL) and the task nursery.
 
         A task of the nursery deletes expired records every :data:`SWEEP_INTERVAL`
@@ -146,7 +156,7 @@ class TaskRunner:
         with :data:`SHUT_DOWN` (shielded, at most 5 s for the store), and closes the store.
         """
         async with _store_for(settings.store) as store, trio.open_nursery() as nursery:
-            runner = cls(nursery, store, settings)
+            runner = cls(nursery, store, settings, on_change)
             nursery.start_soon(runner._sweep)
             try:
                 yield runner
@@ -158,7 +168,14 @@ class TaskRunner:
                         status="failed", error=SHUT_DOWN, status_message=SHUT_DOWN["message"]
                     )
                     for task_id in list(runner._running):
-                        await store.update(task_id, shut_down)
+                        await runner._update(task_id, shut_down)
+
+    async def _update(self, task_id: str, change: TaskUpdate) -> TaskRecord | None:
+        """Change a task's record, and say so (status notifications)."""
+        record = await self.store.update(task_id, change)
+        if record is not None and self.on_change is not None:
+            self.on_change(task_id)
+        return record
 
     async def _sweep(self) -> None:
         """Delete expired records every :data:`SWEEP_INTERVAL` seconds, so that a store
@@ -223,7 +240,7 @@ class TaskRunner:
                 change = TaskUpdate(status="cancelled", status_message="Cancelled by the client")
             if change is not None:
                 with trio.CancelScope(shield=True):
-                    await self.store.update(task_id, change)
+                    await self._update(task_id, change)
         finally:
             del self._running[task_id]
 
@@ -254,7 +271,7 @@ class TaskRunner:
         if running is not None and running.input.take(responses):
             remaining = running.input.remaining
             if remaining:  # partial: only what is still outstanding shows
-                await self.store.update(
+                await self._update(
                     record.task_id,
                     TaskUpdate(
                         status="input_required", input_requests=running.input.remaining_wire()
@@ -270,7 +287,7 @@ class TaskRunner:
         if running is not None:
             running.scope.cancel()
         elif not record.terminal:  # run elsewhere, or its runner is gone
-            await self.store.update(
+            await self._update(
                 record.task_id,
                 TaskUpdate(status="cancelled", status_message="Cancelled by the client"),
             )
@@ -292,7 +309,7 @@ class TaskRunner:
         asked = running.input
         keys = {asked.wire_key(key): (key, request) for key, request in requests.items()}
         asked.pending.update(keys)
-        await self.store.update(
+        await self._update(
             task_id, TaskUpdate(status="input_required", input_requests=asked.remaining_wire())
         )
         while any(key not in asked.answers for key in keys):
@@ -309,14 +326,14 @@ class TaskRunner:
                     code=ErrorCode.INVALID_PARAMS,
                 ) from None
         if not asked.remaining:
-            await self.store.update(task_id, TaskUpdate(status="working"))
+            await self._update(task_id, TaskUpdate(status="working"))
         return answers
 
     async def report(self, task_id: str, message: str) -> None:
         """Set a running task's status message (its progress, as clients poll it)."""
         record = await self.store.get(task_id)
         if record is not None and not record.terminal:
-            await self.store.update(
+            await self._update(
                 task_id,
                 TaskUpdate(
                     status=record.status,
