@@ -149,10 +149,11 @@ async def test_http_sse_requests_running_at_the_deadline_get_an_error_event() ->
     from trio_mcp.server import Server
 
     server = Server("naps")
-    cancelled = trio.Event()
+    started, cancelled = trio.Event(), trio.Event()
 
     @server.tool()
     async def nap() -> str:
+        started.set()
         try:
             await trio.sleep_forever()
         finally:
@@ -189,7 +190,7 @@ async def test_http_sse_requests_running_at_the_deadline_get_an_error_event() ->
                 "params": {"name": "nap"},
             }
             assert (await client.post(post_url, json=call)).status_code == 202
-            await trio.sleep(0.2)  # (real sockets) the call is running
+            await started.wait()  # the call is running
             app.begin_shutdown(grace=0.2)
             events = await reader.wait_for(3)
             assert json.loads(events[2].data) == {
