@@ -464,3 +464,16 @@ async def test_status_notifications_on_a_listen_stream(autojump_clock: trio.abc.
         with pytest.raises(McpError) as refused:
             await Raw(peer).request("subscriptions/listen", {"notifications": {"taskIds": ["x"]}})
         assert refused.value.code == ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY
+
+
+async def test_tasks_beyond_running_and_waiting_are_refused(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    store = MemoryTaskStore()
+    async with opted_in(make_server(Recorder(), store=store, max_running=1, max_waiting=1)) as raw:
+        for _ in range(2):  # one runs, one waits
+            await raw.request("tools/call", {"name": "slow", "arguments": {"seconds": 600}})
+        with pytest.raises(McpError) as busy:
+            await raw.request("tools/call", {"name": "slow", "arguments": {"seconds": 600}})
+        assert busy.value.code == ErrorCode.INTERNAL_ERROR and "Server busy" in busy.value.message
+        assert len(store) == 2  # the refused call recorded nothing

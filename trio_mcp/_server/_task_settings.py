@@ -27,6 +27,9 @@ class TaskSettings:
             opened by each serving entry point, or a :class:`~trio_mcp.tasks.TaskStore` you
             opened yourself.
         max_running: tasks that run at once (default 64); the rest wait, ``working``.
+        max_waiting: tasks that may wait for a turn besides (default 1,024); past that, a
+            call that would become a task is refused ("Server busy", -32603) and nothing
+            is recorded.
         ttl_ms: how long a task is kept after its creation, in milliseconds (default one
             hour; ``None`` keeps it as long as the store does).
         poll_interval_ms: the polling interval suggested to clients (default 500 ms).
@@ -34,12 +37,15 @@ class TaskSettings:
 
     store: str | TaskStore = "memory:"
     max_running: int = 64
+    max_waiting: int = 1024
     ttl_ms: int | None = 3_600_000
     poll_interval_ms: int = 500
 
     def __attrs_post_init__(self) -> None:
         if self.max_running < 1:
             raise ValueError("max_running must be at least 1")
+        if self.max_waiting < 0:
+            raise ValueError("max_waiting must be 0 or more")
         if self.ttl_ms is not None and self.ttl_ms < 1:
             raise ValueError("ttl_ms must be positive (or None)")
         if self.poll_interval_ms < 1:

@@ -13,8 +13,9 @@ Every task is recorded in the :class:`~trio_mcp.tasks.TaskStore` *before* the cl
 told it exists, and it belongs to the principal that created it: to anyone else its id is
 unknown (``-32602``, exactly as for an id never issued).
 
-At most :attr:`TaskSettings.max_running` tasks run at once; more wait their turn (still
-``working``) in the order they came.
+At most :attr:`TaskSettings.max_running` tasks run at once; up to
+:attr:`TaskSettings.max_waiting` more wait their turn (still ``working``) in the order they
+came, and beyond that a call is refused, so a flood of calls pins bounded memory.
 """
 
 from __future__ import annotations
@@ -201,6 +202,13 @@ class TaskRunner:
         :exc:`McpError` makes the task ``failed`` with its error; any other exception,
         ``failed`` with an internal error (logged).
         """
+        settings = self.settings
+        if len(self._running) >= settings.max_running + settings.max_waiting:
+            await trio.lowlevel.checkpoint()
+            raise McpError(
+                f"Server busy: {len(self._running)} tasks are running or waiting; try again later",
+                code=ErrorCode.INTERNAL_ERROR,
+            )
         record = self.store.new_record(
             owner=owner,
             ttl_ms=self.settings.ttl_ms,
