@@ -311,3 +311,26 @@ async def test_a_redis_lease_is_renewed_while_the_store_is_open(
                 await trio.sleep(0.2)
                 seen = await other.get(record.task_id)
                 assert seen is not None and seen.status == "working"
+
+
+async def test_a_failed_lease_renewal_is_logged_and_tried_again(
+    redis_url: str,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    prefix = f"blip:{time.monotonic_ns()}:"
+    async with open_redis_task_store(redis_url, prefix=prefix, lease=0.3) as worker:
+        renew = worker.renew_lease
+        calls = 0
+
+        async def flaky() -> None:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise ConnectionError("redis went away for a moment")
+            await renew()
+
+        worker.renew_lease = flaky  # type: ignore[method-assign]
+        with trio.fail_after(5):
+            while calls < 2:
+                await trio.sleep(0.05)
+    assert "could not renew the task worker's lease" in caplog.text

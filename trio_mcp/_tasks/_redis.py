@@ -13,6 +13,7 @@ A non-terminal task whose runner's lease has lapsed is recorded ``failed`` with
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections.abc import AsyncIterator, Callable
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
     import coredis
 
 __all__ = ["RedisTaskStore", "open_redis_task_store"]
+
+log = logging.getLogger("trio_mcp.tasks")
 
 _COMPARE_AND_SET = """
 local current = redis.call('GET', KEYS[1])
@@ -143,7 +146,8 @@ async def open_redis_task_store(
     lease alive while the block runs.
 
     Blocks until connected. The lease is renewed every ``lease / 3`` seconds by a task in
-    this context manager's own nursery; leaving the block cancels it and deletes the lease,
+    this context manager's own nursery (a failed renewal is logged and tried again at the
+    next turn); leaving the block cancels it and deletes the lease,
     so tasks this worker left unfinished read as ``failed`` at once.
 
     Args:
@@ -164,7 +168,12 @@ async def open_redis_task_store(
             async def keep_alive() -> None:
                 while True:
                     await trio.sleep(lease / 3)
-                    await store.renew_lease()
+                    try:
+                        await store.renew_lease()
+                    except Exception as exc:  # noqa: BLE001 - a blip must not stop the server
+                        # Try again next time; if Redis stays away past the lease, other
+                        # workers rightly read this worker's tasks as failed.
+                        log.warning("could not renew the task worker's lease: %r", exc)
 
             nursery.start_soon(keep_alive)
             try:
