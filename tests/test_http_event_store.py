@@ -13,7 +13,7 @@ import trio
 from http_support import initialize, parse_sse, running
 
 from trio_mcp import Context, McpError, Server, jsonrpc as rpc
-from trio_mcp._http._event_store import EVENT_OVERHEAD, STREAM_OVERHEAD
+from trio_mcp._http.server._event_store import EVENT_OVERHEAD, STREAM_OVERHEAD
 from trio_mcp.http import (
     MemoryEventStore,
     asgi_app,

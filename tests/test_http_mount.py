@@ -24,7 +24,7 @@ from scripted_http import serving
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from trio_mcp._http._exchange import app_path
+from trio_mcp._http.server._exchange import app_path
 from trio_mcp.http import McpAsgiApp, open_asgi_app, open_http_client
 
 CALL_ECHO = {

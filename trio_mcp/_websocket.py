@@ -38,8 +38,8 @@ import trio_websocket
 from . import _jsonrpc as rpc
 from ._client._client import Client, connect_client
 from ._errors import ErrorCode
-from ._http._exchange import error_body
-from ._http._security import HostPolicy, is_loopback
+from ._http.server._exchange import error_body
+from ._http.server._security import HostPolicy, is_loopback
 from ._transports._stream import MessageStream, Received
 from ._types._base import RequestId
 from ._util import open_nursery_unwrapped

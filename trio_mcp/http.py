@@ -2,12 +2,7 @@
 2024-11-05 HTTP+SSE transport. The server is an ASGI app served with Hypercorn's Trio
 worker; the client runs on httpx."""
 
-from ._http._asgi import (
-    McpAsgiApp as McpAsgiApp,
-    asgi_app as asgi_app,
-    open_asgi_app as open_asgi_app,
-)
-from ._http._client import (
+from ._http.client._connect import (
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
     connect_http_client as connect_http_client,
     connect_http_stream as connect_http_stream,
@@ -15,12 +10,17 @@ from ._http._client import (
     open_http_client as open_http_client,
     open_http_stream as open_http_stream,
 )
-from ._http._client_stream import HttpClientStream as HttpClientStream
-from ._http._event_store import (
+from ._http.client._stream import HttpClientStream as HttpClientStream
+from ._http.server._asgi import (
+    McpAsgiApp as McpAsgiApp,
+    asgi_app as asgi_app,
+    open_asgi_app as open_asgi_app,
+)
+from ._http.server._event_store import (
     EventStore as EventStore,
     MemoryEventStore as MemoryEventStore,
     Replay as Replay,
 )
-from ._http._legacy_session import close_sse_stream as close_sse_stream
-from ._http._security import HostPolicy as HostPolicy
-from ._http._serve import serve as serve
+from ._http.server._legacy_session import close_sse_stream as close_sse_stream
+from ._http.server._security import HostPolicy as HostPolicy
+from ._http.server._serve import serve as serve

@@ -57,7 +57,7 @@ from ._verifier import (
 )
 
 if TYPE_CHECKING:
-    from .._http._exchange import HttpRequest
+    from .._http.server._exchange import HttpRequest
 
 __all__ = ["AuthRefusal", "ProtectedResource"]
 

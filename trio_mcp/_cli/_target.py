@@ -173,7 +173,7 @@ async def open_target(args: argparse.Namespace, **client_options: Any) -> AsyncI
     if target.protocol_version:
         client_options["protocol_version"] = target.protocol_version
     if target.url is not None:
-        from .._http._client import open_http_client  # loaded only for --url
+        from .._http.client._connect import open_http_client  # loaded only for --url
 
         async with _authorization(args) as auth:
             if auth is not None:

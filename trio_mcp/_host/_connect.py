@@ -36,7 +36,7 @@ def open_server(
         )
     if isinstance(config, InProcessServerConfig):
         return _open_in_process(config, **client_options)
-    from .._http._client import open_http_client  # only hosts with HTTP servers need it
+    from .._http.client._connect import open_http_client  # only hosts with HTTP servers need it
 
     return open_http_client(config.url, headers=config.headers, **client_options)
 

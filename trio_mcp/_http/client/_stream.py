@@ -66,21 +66,12 @@ from typing import Any
 import httpx
 import trio
 
-from .. import _jsonrpc as rpc
-from .._auth._client._errors import AuthorizationError
-from .._errors import ErrorCode
-from .._protocol._envelope import PROTOCOL_VERSION, declares_modern_version
-from .._types._base import RequestId
-from ._client_exchange import (
-    JSON,
-    POST_ACCEPT,
-    UNREACHABLE,
-    Exchange,
-    Mode,
-    log,
-)
-from ._client_legacy import LegacyStream
-from ._headers import (
+from ... import _jsonrpc as rpc
+from ..._auth._client._errors import AuthorizationError
+from ..._errors import ErrorCode
+from ..._protocol._envelope import PROTOCOL_VERSION, declares_modern_version
+from ..._types._base import RequestId
+from .._headers import (
     MCP_METHOD,
     MCP_NAME,
     MCP_PROTOCOL_VERSION,
@@ -90,7 +81,16 @@ from ._headers import (
     name_source,
     param_value_text,
 )
-from ._sse_client import BodyTooLarge, Cursor, UnexpectedBody, read_messages
+from ._bodies import BodyTooLarge, Cursor, UnexpectedBody, read_messages
+from ._exchange import (
+    JSON,
+    POST_ACCEPT,
+    UNREACHABLE,
+    Exchange,
+    Mode,
+    log,
+)
+from ._legacy import LegacyStream
 
 __all__ = ["HttpClientStream", "Mode"]
 

@@ -23,22 +23,22 @@ from typing import TYPE_CHECKING, Any, Final
 
 import trio
 
-from .. import _jsonrpc as rpc
-from .._errors import ErrorCode
-from .._protocol._events import Reply
-from .._transports._stream import Received
-from .._types._base import Error
+from ... import _jsonrpc as rpc
+from ..._errors import ErrorCode
+from ..._protocol._events import Reply
+from ..._transports._stream import Received
+from ..._types._base import Error
+from .._headers import LAST_EVENT_ID, MCP_SESSION_ID
 from ._callers import CallerCaps
-from ._channels import Channel, replay as replay_events
 from ._event_store import EventStore
 from ._exchange import HttpRequest, ResponseWriter, keep_alive
-from ._headers import LAST_EVENT_ID, MCP_SESSION_ID
+from ._legacy_channels import Channel, replay as replay_events
 from ._legacy_session import LegacySession, SessionClosed
 from ._sse import priming_event
 
 if TYPE_CHECKING:
-    from .._server._rate_limit import RateLimiter
-    from .._server._server import Server
+    from ..._server._rate_limit import RateLimiter
+    from ..._server._server import Server
 
 __all__ = ["SessionManager"]
 

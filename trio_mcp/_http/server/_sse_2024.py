@@ -22,18 +22,18 @@ from urllib.parse import parse_qs, quote
 
 import trio
 
-from .. import _jsonrpc as rpc
-from .._errors import ErrorCode
-from .._transports._stream import MessageStream, Received
-from .._types._base import Error, RequestId
+from ... import _jsonrpc as rpc
+from ..._errors import ErrorCode
+from ..._transports._stream import MessageStream, Received
+from ..._types._base import Error, RequestId
 from ._callers import CallerCaps, caller_of
 from ._exchange import HttpRequest, ResponseWriter, Scope, cancel_on_disconnect, keep_alive
-from ._sessions import SHUTTING_DOWN
+from ._legacy_sessions import SHUTTING_DOWN
 from ._sse import endpoint_event
 
 if TYPE_CHECKING:
-    from .._server._server import Server
-    from .._session._engine import Session
+    from ..._server._server import Server
+    from ..._session._engine import Session
 
 __all__ = ["SseTransport"]
 

@@ -14,10 +14,19 @@ from urllib.parse import SplitResult, urljoin, urlsplit
 import httpx
 import trio
 
-from .. import _jsonrpc as rpc
-from .._errors import ErrorCode, ProtocolError
-from .._types._base import Error
-from ._client_exchange import (
+from ... import _jsonrpc as rpc
+from ..._errors import ErrorCode, ProtocolError
+from ..._types._base import Error
+from .._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
+from ._bodies import (
+    BodyTooLarge,
+    Cursor,
+    UnexpectedBody,
+    aiter_events,
+    read_body,
+    read_messages,
+)
+from ._exchange import (
     EVENT_STREAM,
     JSON,
     POST_ACCEPT,
@@ -26,15 +35,6 @@ from ._client_exchange import (
     ExchangeStream,
     http_failure,
     log,
-)
-from ._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
-from ._sse_client import (
-    BodyTooLarge,
-    Cursor,
-    UnexpectedBody,
-    aiter_events,
-    read_body,
-    read_messages,
 )
 
 __all__ = ["LegacyStream"]

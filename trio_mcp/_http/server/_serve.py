@@ -17,7 +17,7 @@ from ._asgi import AppOptions, McpAsgiApp
 from ._security import HostPolicy, is_loopback
 
 if TYPE_CHECKING:
-    from .._server._server import Server
+    from ..._server._server import Server
 
 __all__ = ["serve"]
 

@@ -13,9 +13,9 @@ from typing import Any, Final, TypeAlias
 import orjson
 import trio
 
-from .. import _jsonrpc as rpc
-from .._errors import ErrorCode
-from .._types._base import RequestId
+from ... import _jsonrpc as rpc
+from ..._errors import ErrorCode
+from ..._types._base import RequestId
 from ._sse import KEEPALIVE, message_event
 
 __all__ = [

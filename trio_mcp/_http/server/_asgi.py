@@ -62,25 +62,25 @@ from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack
 
 import trio
 
-from .. import _jsonrpc as rpc
-from .._auth._verifier import ACCESS_TOKEN_KEY
-from .._errors import ErrorCode
-from .._protocol._envelope import declares_modern_version
-from .._server._rate_limit import RateLimit, RateLimiter
-from .._transports._stream import Received
-from .._versions import LEGACY_VERSIONS, allows_batches
+from ... import _jsonrpc as rpc
+from ..._auth._verifier import ACCESS_TOKEN_KEY
+from ..._errors import ErrorCode
+from ..._protocol._envelope import declares_modern_version
+from ..._server._rate_limit import RateLimit, RateLimiter
+from ..._transports._stream import Received
+from ..._versions import LEGACY_VERSIONS, allows_batches
+from .._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
 from ._callers import CallerCaps, caller_of
 from ._event_store import EventStore, MemoryEventStore
 from ._exchange import Disconnected, HttpRequest, Receive, Scope, Send, TooLarge, error_body
-from ._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
-from ._legacy_sse import SseTransport
+from ._legacy_sessions import SessionManager
 from ._modern import ModernEndpoint
 from ._security import HostPolicy
-from ._sessions import SessionManager
+from ._sse_2024 import SseTransport
 
 if TYPE_CHECKING:
-    from .._auth._resource_server import ProtectedResource
-    from .._server._server import Server
+    from ..._auth._resource_server import ProtectedResource
+    from ..._server._server import Server
 
 __all__ = ["AppOptions", "McpAsgiApp", "asgi_app", "open_asgi_app"]
 

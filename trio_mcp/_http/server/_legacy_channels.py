@@ -16,7 +16,7 @@ import secrets
 
 import trio
 
-from .._types._base import RequestId
+from ..._types._base import RequestId
 from ._event_store import EventStore
 from ._exchange import ResponseWriter
 

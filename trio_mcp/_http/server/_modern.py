@@ -29,27 +29,18 @@ from typing import TYPE_CHECKING, Any, Final
 
 import trio
 
-from .. import _jsonrpc as rpc
-from .._errors import ErrorCode, McpError, UnsupportedProtocolVersion
-from .._protocol._connection import Connection
-from .._protocol._envelope import CLIENT_CAPABILITIES, PROTOCOL_VERSION
-from .._protocol._events import Dispatch, InboundRequest, Reply
-from .._server._dispatch import Dispatcher
-from .._server._rate_limit import RateLimiter
-from .._session._engine import LATER, Admission, Session
-from .._transports._stream import MessageStream, Received
-from .._types._base import RequestId
-from .._versions import MODERN_VERSIONS
-from ._callers import caller_of, principal_of
-from ._exchange import (
-    HttpRequest,
-    ResponseWriter,
-    Scope,
-    cancel_on_disconnect,
-    keep_alive,
-    status_for_error,
-)
-from ._headers import (
+from ... import _jsonrpc as rpc
+from ..._errors import ErrorCode, McpError, UnsupportedProtocolVersion
+from ..._protocol._connection import Connection
+from ..._protocol._envelope import CLIENT_CAPABILITIES, PROTOCOL_VERSION
+from ..._protocol._events import Dispatch, InboundRequest, Reply
+from ..._server._dispatch import Dispatcher
+from ..._server._rate_limit import RateLimiter
+from ..._session._engine import LATER, Admission, Session
+from ..._transports._stream import MessageStream, Received
+from ..._types._base import RequestId
+from ..._versions import MODERN_VERSIONS
+from .._headers import (
     MCP_METHOD,
     MCP_NAME,
     MCP_PROTOCOL_VERSION,
@@ -59,10 +50,19 @@ from ._headers import (
     name_source,
     param_value_text,
 )
+from ._callers import caller_of, principal_of
+from ._exchange import (
+    HttpRequest,
+    ResponseWriter,
+    Scope,
+    cancel_on_disconnect,
+    keep_alive,
+    status_for_error,
+)
 
 if TYPE_CHECKING:
-    from .._server._server import Server
-    from .._server._tools import ToolSpec
+    from ..._server._server import Server
+    from ..._server._tools import ToolSpec
 
 __all__ = ["ModernEndpoint"]
 

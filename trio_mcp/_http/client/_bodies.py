@@ -17,8 +17,8 @@ import httpx
 from httpx_sse import ServerSentEvent
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 
-from .. import _jsonrpc as rpc
-from .._transports._stream import Received
+from ... import _jsonrpc as rpc
+from ..._transports._stream import Received
 
 __all__ = [
     "BodyTooLarge",

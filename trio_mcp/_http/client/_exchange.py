@@ -15,11 +15,11 @@ from typing import Any, Literal
 import httpx
 import trio
 
-from .. import _jsonrpc as rpc
-from .._errors import ErrorCode
-from .._transports._stream import MessageStream, Received
-from .._types._base import Error, RequestId
-from ._sse_client import BodyTooLarge, Cursor, UnexpectedBody, read_body, read_messages
+from ... import _jsonrpc as rpc
+from ..._errors import ErrorCode
+from ..._transports._stream import MessageStream, Received
+from ..._types._base import Error, RequestId
+from ._bodies import BodyTooLarge, Cursor, UnexpectedBody, read_body, read_messages
 
 __all__ = ["ExchangeStream", "Mode"]
 

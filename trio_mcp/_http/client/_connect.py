@@ -13,12 +13,12 @@ from urllib.parse import urlsplit
 import httpx
 import trio
 
-from .._client._client import Client, connect_client
-from .._errors import McpError
-from .._protocol._era import EraCache
-from .._util import open_nursery_unwrapped
-from .._versions import LEGACY_VERSIONS
-from ._client_stream import HttpClientStream
+from ..._client._client import Client, connect_client
+from ..._errors import McpError
+from ..._protocol._era import EraCache
+from ..._util import open_nursery_unwrapped
+from ..._versions import LEGACY_VERSIONS
+from ._stream import HttpClientStream
 
 __all__ = [
     "DEFAULT_TIMEOUT",

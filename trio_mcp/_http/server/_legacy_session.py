@@ -29,20 +29,20 @@ from typing import TYPE_CHECKING, Final
 
 import trio
 
-from .. import _jsonrpc as rpc
-from .._errors import ErrorCode
-from .._protocol._connection import Connection
-from .._protocol._events import NotificationReceived, Reply
-from .._server._dispatch import Dispatcher
-from .._session._engine import Session, connect_session
-from .._transports._stream import MessageStream, Received
-from .._types._base import RequestId
-from ._channels import Channel
+from ... import _jsonrpc as rpc
+from ..._errors import ErrorCode
+from ..._protocol._connection import Connection
+from ..._protocol._events import NotificationReceived, Reply
+from ..._server._dispatch import Dispatcher
+from ..._session._engine import Session, connect_session
+from ..._transports._stream import MessageStream, Received
+from ..._types._base import RequestId
 from ._exchange import error_body
+from ._legacy_channels import Channel
 
 if TYPE_CHECKING:
-    from .._server._context import Context
-    from ._sessions import SessionManager
+    from ..._server._context import Context
+    from ._legacy_sessions import SessionManager
 
 __all__ = ["LegacySession", "SessionClosed", "close_sse_stream"]
 

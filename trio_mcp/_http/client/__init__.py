@@ -1,0 +1,1 @@
+"""Implementation of :mod:`trio_mcp.http`: the client side."""
