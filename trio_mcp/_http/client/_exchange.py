@@ -2,8 +2,8 @@
 is read from its own HTTP response by a task of the stream), and the one bounded channel
 through which everything the server sends reaches the session.
 
-The modes build on this: :mod:`._client_legacy` (legacy Streamable HTTP and the 2024-11-05
-HTTP+SSE transport), then :mod:`._client_stream` (the modern era, and the choice of mode).
+The modes build on this: :mod:`._legacy` (legacy Streamable HTTP and the 2024-11-05
+HTTP+SSE transport), then :mod:`._stream` (the modern era, and the choice of mode).
 """
 
 from __future__ import annotations

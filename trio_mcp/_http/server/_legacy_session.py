@@ -11,14 +11,14 @@ and an idle session costs a few kilobytes. Requests the protocol answers by
 itself (``initialize``, ``ping``, ``logging/setLevel``) and notifications to
 a dormant session need no engine at all.
 
-The engine runs in the session manager's nursery (see :mod:`._sessions`).
+The engine runs in the session manager's nursery (see :mod:`._legacy_sessions`).
 
 Routing
 -------
 
 What the engine sends is routed by the request it belongs to (``related``):
 to the channel of the POST that carried that request, else to the
-standalone ``GET`` stream; never to several streams. See :mod:`._channels`
+standalone ``GET`` stream; never to several streams. See :mod:`._legacy_channels`
 for resumption.
 """
 
