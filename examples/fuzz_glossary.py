@@ -12,8 +12,8 @@ from functools import partial
 import trio
 from first_server import server
 
+from trio_mcp.fuzz import HttpTarget, fuzz
 from trio_mcp.http import serve
-from trio_mcp.testing import HttpTarget, fuzz
 
 
 async def main() -> int:

@@ -25,11 +25,11 @@ from hypothesis import given, settings, strategies as st
 
 from trio_mcp import McpError
 from trio_mcp.client import open_client
+from trio_mcp.fuzz import HttpTarget
 from trio_mcp.http import serve
 from trio_mcp.pytest_plugin import Fuzzer
 from trio_mcp.session import Session
 from trio_mcp.testing import (
-    HttpTarget,
     check_transport,
     connect,
     json_objects,

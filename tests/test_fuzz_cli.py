@@ -125,10 +125,29 @@ def test_print_lines_gives_the_bare_messages(tmp_path: Path) -> None:
 
 
 def test_the_library_entry_point_is_fuzz() -> None:
+    import trio_mcp.fuzz
+
+    assert trio_mcp.fuzz.fuzz is trio_mcp.fuzz.fuzz_server  # (the name it had first)
+    assert trio_mcp.fuzz.fuzz.__name__ == "fuzz"
+
+
+def test_trio_mcp_testing_keeps_the_fuzzer_names_it_published_first() -> None:
+    import trio_mcp.fuzz
     import trio_mcp.testing
 
-    assert trio_mcp.testing.fuzz is trio_mcp.testing.fuzz_server  # (the name it had first)
-    assert trio_mcp.testing.fuzz.__name__ == "fuzz"
+    names = [
+        "fuzz",
+        "fuzz_server",
+        "FuzzError",
+        "FuzzReport",
+        "FuzzFailure",
+        "HttpTarget",
+        "StdioTarget",
+        "ReplayResult",
+        "replay_reproduction",
+    ]
+    for name in names:
+        assert getattr(trio_mcp.testing, name) is getattr(trio_mcp.fuzz, name), name
 
 
 def test_the_pytest_plugin_is_an_entry_point_that_imports_cheaply() -> None:
@@ -145,7 +164,7 @@ def test_the_pytest_plugin_is_an_entry_point_that_imports_cheaply() -> None:
             "-c",
             "import sys, trio_mcp.pytest_plugin; print(sorted(m for m in sys.modules if m in "
             "{'hypothesis', 'httpx', 'jsonschema', 'trio_mcp._fuzz._runner', "
-            "'trio_mcp._fuzz._checker', 'trio_mcp.testing'}))",
+            "'trio_mcp._fuzz._checker', 'trio_mcp.testing', 'trio_mcp.fuzz'}))",
         ],
         capture_output=True,
         text=True,
@@ -190,7 +209,7 @@ def test_the_pytest_plugin_fails_a_test_with_its_reproduction(tmp_path: Path) ->
             f"""
             import sys
             import pytest
-            from trio_mcp.testing import StdioTarget
+            from trio_mcp.fuzz import StdioTarget
 
             OPTIONS = dict(max_examples=5, deadline=1, startup_timeout=3, time_budget=60,
                            shrink_budget=2, minimize_budget=10)

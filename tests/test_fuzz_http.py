@@ -25,7 +25,7 @@ from trio_mcp._fuzz._replay import replay_steps
 from trio_mcp._fuzz._steps import Await, Expect, HttpRequest, Send, Settle, Sleep, Step
 from trio_mcp._fuzz._validate import Validator
 from trio_mcp._util import open_nursery_unwrapped
-from trio_mcp.testing import HttpTarget
+from trio_mcp.fuzz import HttpTarget
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "tests" / "fuzz_targets" / "http_server.py"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from trio_mcp.testing import FuzzReport, HttpTarget, StdioTarget, fuzz_server
+from trio_mcp.fuzz import FuzzReport, HttpTarget, StdioTarget, fuzz_server
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = Path(os.environ.get("TRIO_MCP_SPEC_DIR", ROOT.parent / "shared" / "spec"))

@@ -17,7 +17,7 @@ from trio_mcp._fuzz._connection import Connection
 from trio_mcp._fuzz._opener import Opener
 from trio_mcp._fuzz._runtime import Runtime
 from trio_mcp._fuzz._steps import Send, step_to_json
-from trio_mcp.testing import FuzzReport, StdioTarget, fuzz
+from trio_mcp.fuzz import FuzzReport, StdioTarget, fuzz
 
 GOOD = Path(__file__).resolve().parent / "fuzz_targets" / "good.py"
 

@@ -1,4 +1,8 @@
-"""Helpers for testing code that uses trio_mcp (and for testing trio_mcp itself)."""
+"""Helpers for testing code that uses trio_mcp (and for testing trio_mcp itself).
+
+The fuzzer's names (``fuzz``, ``fuzz_server``, the targets, reports and replay) are
+:mod:`trio_mcp.fuzz`'s; they stay importable from here, where they were first published.
+"""
 
 from ._fuzz._replay import (
     ReplayResult as ReplayResult,

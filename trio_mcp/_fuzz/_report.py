@@ -100,7 +100,7 @@ class FuzzFailure:
 
 @attrs.frozen(kw_only=True)
 class FuzzReport:
-    """The outcome of :func:`~trio_mcp.testing.fuzz`.
+    """The outcome of :func:`~trio_mcp.fuzz.fuzz`.
 
     Attributes:
         target: the command or URL fuzzed.

@@ -1,0 +1,26 @@
+"""The fuzzer: Hypothesis state machines that drive any MCP server (ours or anyone's) over
+a real transport (a child process's stdio, or a URL) and check what it answers against the
+requirements of the spec. :func:`fuzz` runs it from Trio code; the ``trio-mcp fuzz``
+command and the ``mcp_fuzz`` pytest fixture (:mod:`trio_mcp.pytest_plugin`) run the same.
+
+Needs the ``fuzz`` extra (``pip install 'trio-mcp[fuzz]'``). These names were first
+published in :mod:`trio_mcp.testing`, where they stay as aliases.
+"""
+
+from ._fuzz._replay import (
+    ReplayResult as ReplayResult,
+    replay_reproduction as replay_reproduction,
+)
+from ._fuzz._report import (
+    FuzzFailure as FuzzFailure,
+    FuzzReport as FuzzReport,
+)
+from ._fuzz._runner import (
+    FuzzError as FuzzError,
+    fuzz as fuzz,
+    fuzz_server as fuzz_server,
+)
+from ._fuzz._target import (
+    HttpTarget as HttpTarget,
+    StdioTarget as StdioTarget,
+)
