@@ -1,6 +1,6 @@
 """Shared fixtures. Paths to the spec schemas are optional: checks that need them skip
 (and only they) when ../shared is absent. The Hypothesis profiles live in the top-level
-conftest.py, shared with fuzz/."""
+conftest.py."""
 
 from __future__ import annotations
 
