@@ -19,13 +19,13 @@ import trio
 from trio_mcp import Server
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVER = f"{sys.executable} {ROOT / 'tests' / 'stdio_servers' / 'slow_server.py'}"
+SERVER = f"{sys.executable} {ROOT / 'tests' / 'programs' / 'slow_server.py'}"
 ECHO_SCRIPT = ROOT / "examples" / "echo_server.py"
 ECHO = f"{sys.executable} {ECHO_SCRIPT}"
 #: Answers initialize (declaring tools), then dies with exit status 3 on the first call.
-DIES_MIDSTREAM = f"{sys.executable} {ROOT / 'tests' / 'stdio_peers' / 'dies_midstream.py'}"
+DIES_MIDSTREAM = f"{sys.executable} {ROOT / 'tests' / 'programs' / 'dies_midstream.py'}"
 EVERYTHING = f"{sys.executable} {ROOT / 'examples' / 'everything_server.py'}"
-ENV_SERVER = f"{sys.executable} {ROOT / 'tests' / 'stdio_servers' / 'env_server.py'}"
+ENV_SERVER = f"{sys.executable} {ROOT / 'tests' / 'programs' / 'env_server.py'}"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 pytestmark = pytest.mark.slow
@@ -406,7 +406,7 @@ def test_demo_tours_the_everything_server(protocol_version: str | None) -> None:
 
 def test_shutdown_grace_zero_goes_straight_down_the_ladder() -> None:
     """0 means no waiting between the ladder's steps (not "wait for ever")."""
-    ignores_eof = f"{sys.executable} {ROOT / 'tests' / 'stdio_peers' / 'ignores_eof.py'}"
+    ignores_eof = f"{sys.executable} {ROOT / 'tests' / 'programs' / 'ignores_eof.py'}"
     start = time.monotonic()
     run = cli(
         "list-tools", "--shutdown-grace", "0", "--timeout", "1", "--stdio", ignores_eof, timeout=30

@@ -30,8 +30,8 @@ from trio_mcp.transports import DEFAULT_STDERR_RATE, STDERR_DROP_PAUSE, ProcessM
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {"PYTHONPATH": str(ROOT)}
-SLOW = ROOT / "tests" / "stdio_servers" / "slow_server.py"
-CRASHY = ROOT / "tests" / "stdio_servers" / "crashy_server.py"
+SLOW = ROOT / "tests" / "programs" / "slow_server.py"
+CRASHY = ROOT / "tests" / "programs" / "crashy_server.py"
 EVERYTHING = ROOT / "examples" / "everything_server.py"
 COUNTER = "counter://value"
 
@@ -126,7 +126,7 @@ async def test_a_server_flooding_stderr_costs_the_host_little_and_others_stay_re
     """Issue 11, item 8: one child writes stderr as fast as it can, for ever. The host reads
     it in a few large chunks a second and logs at most its rate, counting the rest: calls
     to another server (and to the noisy one) keep coming back quickly."""
-    noisy = ROOT / "tests" / "stdio_servers" / "noisy_server.py"
+    noisy = ROOT / "tests" / "programs" / "noisy_server.py"
     servers = {"noisy": stdio(str(noisy)), "quiet": stdio(str(SLOW))}
     async with open_host(
         servers,
@@ -182,7 +182,7 @@ async def test_a_server_flooding_stderr_costs_the_host_little_and_others_stay_re
 async def test_shutdown_runs_the_ladders_in_parallel() -> None:
     # Each server lingers after stdin closes, so each needs `grace` seconds and a SIGTERM:
     # closed one after another, three would take 3 x 0.6 s.
-    lingering = ROOT / "tests" / "stdio_servers" / "lingering_server.py"
+    lingering = ROOT / "tests" / "programs" / "lingering_server.py"
     servers = {f"s{i}": stdio(str(lingering), grace=0.6) for i in range(3)}
     async with open_host(servers, consent=allow_all(), restart=False) as host:
         with trio.fail_after(30):

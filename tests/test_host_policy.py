@@ -44,7 +44,7 @@ from trio_mcp.types import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-LOGGING = ROOT / "tests" / "stdio_servers" / "logging_server.py"
+LOGGING = ROOT / "tests" / "programs" / "logging_server.py"
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 
 

@@ -1,4 +1,4 @@
-"""The stdio client transport against real child processes (the peers in ``stdio_peers/``).
+"""The stdio client transport against real child processes (the peers in ``programs/``).
 
 Each peer is one way a stdio server misbehaves. For each (the peer matrix): closing a
 session over the process stream takes as long as the ladder says and no longer, no process
@@ -37,7 +37,7 @@ from trio_mcp.transports import (
 )
 from trio_mcp.types import Implementation
 
-PEERS = Path(__file__).resolve().parent / "stdio_peers"
+PEERS = Path(__file__).resolve().parent / "programs"
 GRACE = 0.2
 #: Scheduling noise allowed on top of a ladder's expected duration.
 SLACK = 0.6

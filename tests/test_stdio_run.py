@@ -21,7 +21,7 @@ from trio_mcp import ConnectionClosed, connect_stdio_client, open_stdio_client
 from trio_mcp.transports import ProcessMessageStream
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVER = ROOT / "tests" / "stdio_servers" / "slow_server.py"
+SERVER = ROOT / "tests" / "programs" / "slow_server.py"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
 pytestmark = pytest.mark.slow
@@ -177,7 +177,7 @@ async def test_a_server_whose_client_closed_its_stdout_exits_at_once(close_stdin
     the server cancels the call and exits within a second: it does not wait out its drain
     deadline (10 s here), nor, with stdin still open, for ever."""
     process = await trio.lowlevel.open_process(
-        [sys.executable, str(ROOT / "tests" / "stdio_servers" / "hanging_server.py")],
+        [sys.executable, str(ROOT / "tests" / "programs" / "hanging_server.py")],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -371,7 +371,7 @@ async def test_a_missing_command_is_a_clear_error() -> None:
             pass
 
 
-NAPPING = ROOT / "tests" / "stdio_servers" / "napping_server.py"
+NAPPING = ROOT / "tests" / "programs" / "napping_server.py"
 
 
 @pytest.mark.parametrize("protocol_version", ["2026-07-28", "2025-11-25"])

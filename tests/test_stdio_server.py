@@ -14,7 +14,7 @@ from trio_mcp import jsonrpc as rpc
 from trio_mcp.transports import open_process_stream
 
 ROOT = Path(__file__).resolve().parent.parent
-PEERS = Path(__file__).resolve().parent / "stdio_peers"
+PEERS = Path(__file__).resolve().parent / "programs"
 
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ from trio_mcp.transports import ProcessMessageStream, open_process_stream
 from trio_mcp.types import ClientCapabilities, Implementation
 
 ROOT = Path(__file__).resolve().parent.parent
-PEERS = Path(__file__).resolve().parent / "stdio_peers"
+PEERS = Path(__file__).resolve().parent / "programs"
 
 pytestmark = pytest.mark.slow
 
