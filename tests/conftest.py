@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from trio_mcp.testing import SessionPair
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = Path(os.environ.get("TRIO_MCP_SPEC_DIR", ROOT.parent / "shared" / "spec"))
@@ -53,3 +57,31 @@ def oidc_provider() -> Any:
 def oidc_issuer(oidc_provider: Any) -> str:
     """The issuer URL of :func:`oidc_provider`."""
     return str(oidc_provider.issuer)
+
+
+@pytest.fixture
+def session_pair_options() -> dict[str, Any]:
+    """The options of :func:`~trio_mcp.testing.memory_session_pair` for :func:`pair`: none
+    here. A test module overrides this fixture with its own (its handler, capabilities); a
+    test adds to them with ``@pytest.mark.session_pair(**options)`` (its ``client_options``
+    and ``server_options`` are merged into the module's)."""
+    return {}
+
+
+@pytest.fixture
+async def pair(
+    request: pytest.FixtureRequest, session_pair_options: dict[str, Any]
+) -> AsyncIterator[SessionPair]:
+    """A client and a server session over memory streams, the handshake done
+    (:func:`~trio_mcp.testing.memory_session_pair` with :func:`session_pair_options`, then the
+    test's ``session_pair`` marker). Both close when the test has finished."""
+    from trio_mcp.testing import memory_session_pair
+
+    options = dict(session_pair_options)
+    marker = request.node.get_closest_marker("session_pair")
+    for key, value in (marker.kwargs if marker is not None else {}).items():
+        if key in ("client_options", "server_options"):
+            value = {**options.get(key, {}), **value}  # added to, not replaced
+        options[key] = value
+    async with memory_session_pair(**options) as opened:
+        yield opened

@@ -20,7 +20,12 @@ from trio_mcp.session import (
     connect_session,
     open_session,
 )
-from trio_mcp.testing import MemoryMessageStream, memory_session_pair, memory_stream_pair
+from trio_mcp.testing import (
+    MemoryMessageStream,
+    SessionPair,
+    memory_session_pair,
+    memory_stream_pair,
+)
 
 CAPS = t.ServerCapabilities(tools=t.ToolsCapability(), logging={})
 
@@ -67,46 +72,52 @@ def era(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-async def test_request_and_result(era: str, autojump_clock: trio.testing.MockClock) -> None:
-    recorder = Recorder()
-    async with memory_session_pair(
-        server_capabilities=CAPS,
-        server_options={"handler": recorder.handle},
-        modern=era == "modern",
-    ) as pair:
-        result = await pair.client.request(call("echo"))
-        assert result.content == [t.TextContent(text="echo")]
-        with pytest.raises(McpError) as raised:
-            await pair.client.request(call("fail"))
-        assert (raised.value.code, raised.value.data) == (-32099, {"why": "asked to"})
-        with pytest.raises(McpError) as crashed:
-            await pair.client.request(call("crash"))
-        assert (
-            crashed.value.code == -32603 and "boom" not in crashed.value.message
-        )  # no internals leak
-        assert (await pair.client.request(call("echo"))).content[
-            0
-        ].text == "echo"  # the session goes on
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def session_pair_options(recorder: Recorder, request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The ``pair`` fixture here (tests/conftest.py): a server answering with the recorder,
+    declaring CAPS; in the test's era when the test takes ``era``, else legacy."""
+    options: dict[str, Any] = {
+        "server_capabilities": CAPS,
+        "server_options": {"handler": recorder.handle},
+    }
+    if "era" in request.fixturenames:
+        options["modern"] = request.getfixturevalue("era") == "modern"
+    return options
+
+
+async def test_request_and_result(
+    pair: SessionPair, era: str, autojump_clock: trio.testing.MockClock
+) -> None:
+    result = await pair.client.request(call("echo"))
+    assert result.content == [t.TextContent(text="echo")]
+    with pytest.raises(McpError) as raised:
+        await pair.client.request(call("fail"))
+    assert (raised.value.code, raised.value.data) == (-32099, {"why": "asked to"})
+    with pytest.raises(McpError) as crashed:
+        await pair.client.request(call("crash"))
+    assert crashed.value.code == -32603 and "boom" not in crashed.value.message  # no internals leak
+    assert (await pair.client.request(call("echo"))).content[
+        0
+    ].text == "echo"  # the session goes on
 
 
 async def test_caller_cancellation_cancels_the_handler_and_drops_the_late_answer(
-    era: str, autojump_clock: trio.testing.MockClock
+    recorder: Recorder, pair: SessionPair, era: str, autojump_clock: trio.testing.MockClock
 ) -> None:
-    recorder = Recorder()
-    async with memory_session_pair(
-        server_capabilities=CAPS,
-        server_options={"handler": recorder.handle},
-        modern=era == "modern",
-    ) as pair:
-        with trio.move_on_after(5) as scope:
-            await pair.client.request(call("forever"))
-        assert scope.cancelled_caught
-        await trio.testing.wait_all_tasks_blocked()
-        assert recorder.cancelled == recorder.started  # the server's handler scope was cancelled
-        assert pair.server.connection.in_flight == 0
-        assert pair.client.connection.outstanding == 0
-        assert pair.server.connection.statistics().errors_replied == 0  # and nothing answered it
-        assert (await pair.client.request(call("echo"))).content[0].text == "echo"
+    with trio.move_on_after(5) as scope:
+        await pair.client.request(call("forever"))
+    assert scope.cancelled_caught
+    await trio.testing.wait_all_tasks_blocked()
+    assert recorder.cancelled == recorder.started  # the server's handler scope was cancelled
+    assert pair.server.connection.in_flight == 0
+    assert pair.client.connection.outstanding == 0
+    assert pair.server.connection.statistics().errors_replied == 0  # and nothing answered it
+    assert (await pair.client.request(call("echo"))).content[0].text == "echo"
 
 
 async def test_a_late_answer_after_cancelling_is_dropped(
@@ -145,107 +156,88 @@ async def test_a_late_answer_after_cancelling_is_dropped(
 
 
 async def test_peer_cancellation_cancels_only_that_request(
-    autojump_clock: trio.testing.MockClock,
+    recorder: Recorder, pair: SessionPair, autojump_clock: trio.testing.MockClock
 ) -> None:
-    recorder = Recorder()
-    async with memory_session_pair(
-        server_capabilities=CAPS, server_options={"handler": recorder.handle}
-    ) as pair:
-        results: dict[str, Any] = {}
+    results: dict[str, Any] = {}
 
-        async def run(name: str, scope: trio.CancelScope) -> None:
-            with scope:
-                results[name] = await pair.client.request(call(name))
+    async def run(name: str, scope: trio.CancelScope) -> None:
+        with scope:
+            results[name] = await pair.client.request(call(name))
 
-        forever_scope = trio.CancelScope()
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(run, "wait", trio.CancelScope())
-            await trio.testing.wait_all_tasks_blocked()
-            nursery.start_soon(run, "forever", forever_scope)
-            await trio.testing.wait_all_tasks_blocked()
-            assert len(recorder.started) == 2
-            forever_scope.cancel()
-            await trio.testing.wait_all_tasks_blocked()
-            assert recorder.cancelled == [recorder.started[1]]
-            assert recorder.finished == []
-            recorder.release.set()
-        assert results["wait"].content[0].text == "wait"
-        assert "forever" not in results
-        assert recorder.finished == [recorder.started[0]]
+    forever_scope = trio.CancelScope()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run, "wait", trio.CancelScope())
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(run, "forever", forever_scope)
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(recorder.started) == 2
+        forever_scope.cancel()
+        await trio.testing.wait_all_tasks_blocked()
+        assert recorder.cancelled == [recorder.started[1]]
+        assert recorder.finished == []
+        recorder.release.set()
+    assert results["wait"].content[0].text == "wait"
+    assert "forever" not in results
+    assert recorder.finished == [recorder.started[0]]
 
 
 async def test_progress_callback_and_iterator(
-    era: str, autojump_clock: trio.testing.MockClock
+    pair: SessionPair, era: str, autojump_clock: trio.testing.MockClock
 ) -> None:
-    recorder = Recorder()
-    async with memory_session_pair(
-        server_capabilities=CAPS,
-        server_options={"handler": recorder.handle},
-        modern=era == "modern",
-    ) as pair:
-        seen: list[float] = []
-        result = await pair.client.request(
-            call("progress"), on_progress=lambda p: seen.append(p.progress)
-        )
-        assert seen == [0, 1, 2, 3, 4]
-        assert result.content[0].text == "progress"
-        params = t.converter_for(pair.client.connection.version or "").unstructure(
-            call("progress").params
-        )
-        async with pair.client.open_request(
-            "tools/call", params, progress=True, model=t.CallToolResult
-        ) as request:
-            updates = [update.message async for update in request]
-            final = await request.result()
-        assert updates == [f"step {i}" for i in range(5)]
-        assert final.content[0].text == "progress"
-        # Progress for a request that asked for none is not sent.
-        assert (await pair.client.request(call("progress"))).content[0].text == "progress"
-        stats = pair.client.connection.statistics()
-        assert stats.progress_dropped == 0
+    seen: list[float] = []
+    result = await pair.client.request(
+        call("progress"), on_progress=lambda p: seen.append(p.progress)
+    )
+    assert seen == [0, 1, 2, 3, 4]
+    assert result.content[0].text == "progress"
+    params = t.converter_for(pair.client.connection.version or "").unstructure(
+        call("progress").params
+    )
+    async with pair.client.open_request(
+        "tools/call", params, progress=True, model=t.CallToolResult
+    ) as request:
+        updates = [update.message async for update in request]
+        final = await request.result()
+    assert updates == [f"step {i}" for i in range(5)]
+    assert final.content[0].text == "progress"
+    # Progress for a request that asked for none is not sent.
+    assert (await pair.client.request(call("progress"))).content[0].text == "progress"
+    stats = pair.client.connection.statistics()
+    assert stats.progress_dropped == 0
 
 
+@pytest.mark.session_pair(client_options={"request_timeout": 3})
 async def test_session_request_timeout_cancels_then_raises(
-    autojump_clock: trio.testing.MockClock,
+    recorder: Recorder, pair: SessionPair, autojump_clock: trio.testing.MockClock
 ) -> None:
-    recorder = Recorder()
-    async with memory_session_pair(
-        server_capabilities=CAPS,
-        server_options={"handler": recorder.handle},
-        client_options={"request_timeout": 3},
-    ) as pair:
-        before = trio.current_time()
-        with pytest.raises(RequestTimeout):
-            await pair.client.request(call("forever"))
-        assert trio.current_time() - before == pytest.approx(3)
-        await trio.testing.wait_all_tasks_blocked()
-        assert recorder.cancelled == recorder.started
+    before = trio.current_time()
+    with pytest.raises(RequestTimeout):
+        await pair.client.request(call("forever"))
+    assert trio.current_time() - before == pytest.approx(3)
+    await trio.testing.wait_all_tasks_blocked()
+    assert recorder.cancelled == recorder.started
 
 
 async def test_peer_going_away_fails_every_pending_request_at_once(
-    autojump_clock: trio.testing.MockClock,
+    pair: SessionPair, autojump_clock: trio.testing.MockClock
 ) -> None:
-    recorder = Recorder()
-    async with memory_session_pair(
-        server_capabilities=CAPS, server_options={"handler": recorder.handle}
-    ) as pair:
-        outcomes: list[BaseException] = []
+    outcomes: list[BaseException] = []
 
-        async def waiting() -> None:
-            try:
-                await pair.client.request(call("forever"))
-            except ConnectionClosed as exc:
-                outcomes.append(exc)
+    async def waiting() -> None:
+        try:
+            await pair.client.request(call("forever"))
+        except ConnectionClosed as exc:
+            outcomes.append(exc)
 
-        async with trio.open_nursery() as nursery:
-            for _ in range(3):
-                nursery.start_soon(waiting)
-            await trio.testing.wait_all_tasks_blocked()
-            start = trio.current_time()
-            await pair.server.aclose()
-        assert len(outcomes) == 3 and trio.current_time() == start
-        with pytest.raises(ConnectionClosed):
-            await pair.client.request(call("echo"))
+    async with trio.open_nursery() as nursery:
+        for _ in range(3):
+            nursery.start_soon(waiting)
+        await trio.testing.wait_all_tasks_blocked()
+        start = trio.current_time()
+        await pair.server.aclose()
+    assert len(outcomes) == 3 and trio.current_time() == start
+    with pytest.raises(ConnectionClosed):
+        await pair.client.request(call("echo"))
 
 
 async def test_a_caller_whose_session_stops_under_it_still_tells_the_peer(
@@ -325,60 +317,51 @@ async def test_input_end_drains_running_handlers_then_cancels(
 
 
 async def test_bad_input_gets_errors_and_the_session_goes_on(
-    autojump_clock: trio.testing.MockClock,
+    pair: SessionPair, autojump_clock: trio.testing.MockClock
 ) -> None:
-    recorder = Recorder()
-    async with memory_session_pair(
-        server_capabilities=CAPS, server_options={"handler": recorder.handle}
-    ) as pair:
-        raw = pair.client.stream
-        assert isinstance(raw, MemoryMessageStream)
-        peer = pair.client
-        # Talk to the server underneath the client session: swap in a raw reader.
-        replies: list[Any] = []
-        original = peer.connection.receive
+    raw = pair.client.stream
+    assert isinstance(raw, MemoryMessageStream)
+    peer = pair.client
+    # Talk to the server underneath the client session: swap in a raw reader.
+    replies: list[Any] = []
+    original = peer.connection.receive
 
-        def capture(message: Any) -> Any:
-            replies.append(message)
-            return original(message)
+    def capture(message: Any) -> Any:
+        replies.append(message)
+        return original(message)
 
-        peer.connection.receive = capture  # type: ignore[method-assign]
-        for data in (
-            b"{not json",
-            b"[]",
-            b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":5}}',
-            b'{"jsonrpc":"2.0","id":10,"method":"nope/nope"}',
-            b'[{"jsonrpc":"2.0","id":11,"method":"ping"}]',
-        ):
-            await raw.send_raw(data)
-        await trio.testing.wait_all_tasks_blocked()
-        codes = [r.error.code for r in replies if isinstance(r, jsonrpc.ErrorResponse)]
-        # The unknown method is answered by a handler task, the rest inline: compare as a multiset.
-        # The last -32600 is the batch: batches are not allowed in 2025-11-25.
-        assert sorted(codes) == sorted([-32700, -32600, -32602, -32601, -32600])
-        assert (await peer.request(call("echo"))).content[0].text == "echo"
+    peer.connection.receive = capture  # type: ignore[method-assign]
+    for data in (
+        b"{not json",
+        b"[]",
+        b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":5}}',
+        b'{"jsonrpc":"2.0","id":10,"method":"nope/nope"}',
+        b'[{"jsonrpc":"2.0","id":11,"method":"ping"}]',
+    ):
+        await raw.send_raw(data)
+    await trio.testing.wait_all_tasks_blocked()
+    codes = [r.error.code for r in replies if isinstance(r, jsonrpc.ErrorResponse)]
+    # The unknown method is answered by a handler task, the rest inline: compare as a multiset.
+    # The last -32600 is the batch: batches are not allowed in 2025-11-25.
+    assert sorted(codes) == sorted([-32700, -32600, -32602, -32601, -32600])
+    assert (await peer.request(call("echo"))).content[0].text == "echo"
 
 
+@pytest.mark.session_pair(server_options={"max_concurrent_requests": 2}, buffer=1)
 async def test_handlers_beyond_the_limit_wait_for_a_turn(
-    autojump_clock: trio.testing.MockClock,
+    recorder: Recorder, pair: SessionPair, autojump_clock: trio.testing.MockClock
 ) -> None:
     # Up to max_concurrent_requests more wait for a slot (beyond that they are refused:
     # see test_requests_beyond_the_backlog_are_refused_at_once); the receive loop keeps
     # reading meanwhile.
-    recorder = Recorder()
-    async with memory_session_pair(
-        server_capabilities=CAPS,
-        server_options={"handler": recorder.handle, "max_concurrent_requests": 2},
-        buffer=1,
-    ) as pair:
-        async with trio.open_nursery() as nursery:
-            for _ in range(4):
-                nursery.start_soon(pair.client.request, call("wait"))
-            await trio.testing.wait_all_tasks_blocked()
-            assert len(recorder.started) == 2
-            await pair.client.request(t.PingRequest())  # still read and answered
-            recorder.release.set()
-        assert len(recorder.finished) == 4
+    async with trio.open_nursery() as nursery:
+        for _ in range(4):
+            nursery.start_soon(pair.client.request, call("wait"))
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(recorder.started) == 2
+        await pair.client.request(t.PingRequest())  # still read and answered
+        recorder.release.set()
+    assert len(recorder.finished) == 4
 
 
 async def test_open_session_leaves_nothing_running(autojump_clock: trio.testing.MockClock) -> None:
