@@ -141,5 +141,48 @@ def test_dependencies_point_downward(layer: str) -> None:
                 assert top not in forbidden, f"{path.relative_to(PACKAGE)} imports {node.module}"
 
 
+def _imports(path: Path) -> set[str]:
+    """The absolute names of the modules ``path`` imports (relative imports resolved)."""
+    package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else ()
+            module = ".".join((*base, *(node.module.split(".") if node.module else ())))
+            names.add(module)
+            if not node.module:  # from .. import x: x may be a module
+                names.update(f"{module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+    return names
+
+
+HTTP = PACKAGE / "_http"
+HTTP_SIDES = {
+    # The ASGI server and the httpx client share only _http/_headers.py: neither imports
+    # the other, nor the other side's library code.
+    "server": ("trio_mcp._http.client", "trio_mcp._client", "httpx"),
+    "client": ("trio_mcp._http.server", "trio_mcp._server", "hypercorn"),
+}
+
+
+def test_http_is_split_into_server_and_client() -> None:
+    assert {p.name for p in HTTP.glob("*.py")} == {"__init__.py", "_headers.py"}
+    assert {p.name for p in HTTP.iterdir() if p.is_dir() and p.name != "__pycache__"} == {
+        "server",
+        "client",
+    }
+
+
+@pytest.mark.parametrize("side", sorted(HTTP_SIDES))
+def test_the_http_server_and_client_do_not_import_each_other(side: str) -> None:
+    forbidden = HTTP_SIDES[side]
+    files = list((HTTP / side).glob("*.py"))
+    assert files
+    for path in files:
+        for name in _imports(path):
+            assert not name.startswith(forbidden), f"{path.relative_to(PACKAGE)} imports {name}"
+
+
 def test_the_package_is_typed() -> None:
     assert (PACKAGE / "py.typed").exists()
