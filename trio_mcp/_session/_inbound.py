@@ -22,11 +22,10 @@ nothing.
 
 from __future__ import annotations
 
-import enum
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final
 
 import trio
 
@@ -54,10 +53,13 @@ ImmediateHandler = Callable[["Session", InboundRequest], Any]
 LATER: Any = object()
 
 
-class _Deferred(enum.Enum):
+class _Later:
     """What :meth:`Inbound._immediate_answer` says when the request needs a task."""
 
-    LATER = enum.auto()
+    __slots__ = ()
+
+
+_NEEDS_TASK: Final = _Later()
 
 
 async def _no_requests(session: Session, request: InboundRequest) -> Any:
@@ -122,7 +124,7 @@ class Inbound:
         peer to read."""
         if self._immediate is not None:
             answer = self._immediate_answer(request)
-            if answer is not _Deferred.LATER:
+            if not isinstance(answer, _Later):
                 if answer is not None:
                     await self._answer(request, answer, handlers)
                 return
@@ -160,9 +162,7 @@ class Inbound:
             with suppress(ConnectionClosed):
                 await self._send_answer(request, message)
 
-    def _immediate_answer(
-        self, request: InboundRequest
-    ) -> rpc.Message | Literal[_Deferred.LATER] | None:
+    def _immediate_answer(self, request: InboundRequest) -> rpc.Message | _Later | None:
         """The immediate handler's answer to ``request``: a message, None (nothing to
         send), or LATER (it needs a task of its own)."""
         assert self._immediate is not None
@@ -170,7 +170,7 @@ class Inbound:
         try:
             result = self._immediate(self._session, request)
             if result is LATER:
-                return _Deferred.LATER
+                return _NEEDS_TASK
             return connection.respond(request, result)
         except McpError as exc:
             return connection.respond_error(request, exc)
