@@ -197,6 +197,8 @@ class Session:
         self._notification_buffer = notification_buffer
         #: Our requests waiting for answers, by id: filed by _outbound, answered by _reader.
         self._waiters: dict[Any, Waiter] = {}
+        if handback_delay < 0:
+            raise ValueError("handback_delay must not be negative")
         self._reader = Reader(
             stream,
             connection,
@@ -396,7 +398,7 @@ class Session:
         pending, message = self.connection.send_request(
             method, params, progress_token=True if progress else None
         )
-        async with self._outbound.track(pending, message, progress, model, True) as call:
+        async with self._outbound.track(pending, message, progress, model, notify=True) as call:
             yield call
 
     def track(
@@ -412,7 +414,7 @@ class Session:
         ``Connection.initialize_request``) and track it for the block, as
         :meth:`open_request` does. With ``notify_cancel=False`` a request abandoned
         unanswered is forgotten without telling the peer (an era probe)."""
-        return self._outbound.track(pending, message, progress, model, notify_cancel)
+        return self._outbound.track(pending, message, progress, model, notify=notify_cancel)
 
     async def send_request(
         self,

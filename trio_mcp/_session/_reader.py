@@ -56,7 +56,8 @@ class Reader:
         waiters: our requests waiting for answers, by request id (the session's table,
             shared with the code that sends them).
         process: handles any other message; ``process_batch`` a JSON-RPC batch.
-        handback_delay: above 0, a client's loop hands the reading over for that long.
+        handback_delay: above 0, a client's loop hands the reading over for that long
+            (not negative).
     """
 
     __slots__ = (
@@ -82,8 +83,6 @@ class Reader:
         *,
         handback_delay: float,
     ) -> None:
-        if handback_delay < 0:
-            raise ValueError("handback_delay must not be negative")
         self._stream = stream
         self._connection = connection
         self._waiters = waiters
