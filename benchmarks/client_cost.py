@@ -10,7 +10,7 @@ alone, so the server's work is not counted. Medians and the ratio are printed.
 ``--handback-delay`` is trio_mcp's ``Session(handback_delay=...)``, passed to the client:
 0 (the default) has the receive loop read every answer; ``0.01``
 (``trio_mcp.session.HANDBACK_DELAY``) turns the handover on, where a sequential caller
-reads its own answers (see "Who reads" in ``trio_mcp/_session/_engine.py``). Run it
+reads its own answers (see "Who reads" in ``trio_mcp/_session/_reader.py``). Run it
 both ways to see what the handover saves.
 """
 

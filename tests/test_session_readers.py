@@ -260,7 +260,7 @@ async def test_cancelling_a_reading_caller_loses_nothing(
 
                 async def look() -> None:
                     await trio.sleep(0.5)
-                    reading.append(pair.client._caller_reading)
+                    reading.append(pair.client._reader.caller_reading)
 
                 nursery.start_soon(look)
                 await pair.client.request(call("wait"))
@@ -293,7 +293,7 @@ async def test_one_caller_reads_for_another(autojump_clock: trio.testing.MockClo
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(calling, "wait")
                 await trio.testing.wait_all_tasks_blocked()
-                assert pair.client._caller_reading  # the "wait" caller reads
+                assert pair.client._reader.caller_reading  # the "wait" caller reads
                 nursery.start_soon(calling, "echo")
                 await trio.testing.wait_all_tasks_blocked()
                 assert answers == ["echo"]
@@ -313,7 +313,7 @@ async def test_the_end_reaches_a_reading_caller(
 
         async def end_soon() -> None:
             await trio.sleep(1)
-            assert pair.client._caller_reading  # the caller of "wait" reads
+            assert pair.client._reader.caller_reading  # the caller of "wait" reads
             if ending == "the input ends":
                 await pair.server.stream.aclose()
             else:

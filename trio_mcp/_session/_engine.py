@@ -1,5 +1,11 @@
-"""The Trio session engine: runs a sans-IO :class:`~trio_mcp.protocol.Connection` over a
-:class:`~trio_mcp.transports.MessageStream`.
+"""The Trio session engine: :class:`Session` runs a sans-IO
+:class:`~trio_mcp.protocol.Connection` over a :class:`~trio_mcp.transports.MessageStream`.
+
+It is put together from parts, one idea each: who reads the stream
+(:mod:`._reader`, with the opt-in handover), the peer's requests to us
+(:mod:`._inbound`: admission, handler tasks, backpressure), our requests to the peer
+(:mod:`._outbound`, and :mod:`._call` for :class:`Call`). This module routes what the
+connection says about each message to them, delivers notifications, sends, and closes.
 
 Resource handling
 -----------------
@@ -8,7 +14,10 @@ A session's tasks live in a nursery its caller owns: :func:`open_session`
 opens one for the block, :func:`connect_session` uses yours. The session runs
 one receive loop and one notification task there, and one task per inbound
 request (each under its own cancel scope, registered by request id). Nothing
-outlives the nursery.
+outlives the nursery. Notifications for the application queue in a channel of
+``notification_buffer`` entries, handled in order by one task; when it is full
+the receive loop waits, and a fast peer with it. Progress for one of our
+requests keeps the newest :data:`~._waiter.PROGRESS_BUFFER` unread updates.
 
 Cancellation
 ------------
@@ -34,53 +43,6 @@ End of input fails every outstanding request at once with
 already running may finish and send their answers for ``drain_timeout``
 seconds (the output side may still work: ``printf ... | server`` gets every
 answer), then they are cancelled.
-
-Who reads
----------
-
-By default the receive loop reads every message the peer sends and acts on it
-at once: when ``trio.testing.wait_all_tasks_blocked()`` returns, everything that
-had arrived has been handled, which is what Trio users write their tests with.
-
-The *handover* is an opt-in, for a client that calls one tool after another
-and counts its CPU: ``Session(handback_delay=HANDBACK_DELAY)`` (also an option
-of every client). A caller whose answer the loop delivers is likely to send its
-next request at once; so after delivering an answer that nobody else is
-waiting for, a client's loop then parks for up to ``handback_delay`` seconds,
-and a request sent meanwhile has its caller read the answer itself. (A
-server's loop never parks: its input is mostly requests, which must not wait.)
-A sequential caller then passes through Trio's scheduler once per call instead
-of twice (the loop's wake-up and then the caller's); ``benchmarks/client_cost.py
---handback-delay`` measures what that saves.
-
-A reading caller delivers every answer it reads (to whichever caller it is
-for), and nothing else: anything else (a request, a notification, progress, a
-batch, bad input, the end of input) goes, in order, to the loop, which is woken
-to handle it before it reads on; the caller stops reading there and waits. It
-hands the reading back whenever it stops, at once if someone else is waiting,
-else after ``handback_delay``. Its receive is cancellable without loss, as
-every :class:`~trio_mcp.transports.MessageStream`'s is (``check_transport``
-checks it), so cancelling a reading caller loses nothing either. The price,
-and the reason it is not the default: a message nobody asked for that arrives
-within ``handback_delay`` of an answer may wait that long to be read
-(``trio.testing.wait_all_tasks_blocked`` returns in between; a Trio clock that
-never advances keeps it waiting). The handover trades that latency of
-unsolicited messages for CPU.
-
-Backpressure
-------------
-
-At most ``max_concurrent_requests`` inbound handlers run at once, and as many
-more requests wait for a turn; a request beyond that is refused at once with
--32603 ("server busy"). The receive loop never waits for a handler slot: the
-message that frees one (a cancellation, the answer a handler awaits from the
-peer) may be the next one to read. For the same reason it does not wait to send
-the answers the protocol gives itself (pings, errors for bad input): each goes
-out from its own task, unless more than ``max_concurrent_requests`` are already
-waiting to. Notifications for the application queue in a channel of
-``notification_buffer`` entries, handled in order by one task; when it is full
-the receive loop waits, and a fast peer with it. Progress for one of our
-requests keeps the newest :data:`~._waiter.PROGRESS_BUFFER` unread updates.
 
 Batches
 -------
@@ -111,15 +73,14 @@ from __future__ import annotations
 
 import logging
 import math
-from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
-from typing import Any, Final, Generic, TypeVar
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, TypeVar, assert_never
 
 import trio
 
 from .. import _jsonrpc as rpc
-from .._errors import ConnectionClosed, ErrorCode, McpError, ProtocolError, RequestTimeout
+from .._errors import ConnectionClosed, ErrorCode, McpError, RequestTimeout
 from .._protocol._connection import Connection
 from .._protocol._events import (
     CancelRequested,
@@ -133,16 +94,25 @@ from .._protocol._events import (
     Reply,
     ResponseReceived,
 )
-from .._transports._stream import MessageStream, Received
+from .._transports._stream import MessageStream
 from .._types._base import LoggingLevel, Request
 from .._types._converter import converter_for
 from .._types._notifications import LoggingMessageNotificationParams, ProgressNotificationParams
 from .._util import open_nursery_unwrapped
-from ._waiter import Waiter
+from ._call import Call
+from ._inbound import LATER, Admission, ImmediateHandler, Inbound, RequestHandler
+from ._outbound import Outbound, ProgressCallback
+from ._reader import HANDBACK_DELAY, Reader
+from ._waiter import Closed, Waiter
 
 __all__ = [
+    "HANDBACK_DELAY",
+    "LATER",
+    "Admission",
     "Call",
+    "ImmediateHandler",
     "NotificationHandler",
+    "ProgressCallback",
     "RequestHandler",
     "Session",
     "connect_session",
@@ -150,86 +120,16 @@ __all__ = [
 ]
 
 log = logging.getLogger("trio_mcp.session")
-#: The name of every inbound request's handler task (a constant: trio would otherwise format
-#: one from the function for each task, on the hot path).
-_HANDLER_TASK: Final = "trio_mcp: request handler"
-#: The delay to opt in to the handover with, ``Session(handback_delay=HANDBACK_DELAY)``
-#: (seconds; the default is 0, no handover): how long a client's receive loop leaves the
-#: reading to the caller whose answer it has just delivered (see "Who reads" in the module
-#: docstring), so at most how long, after a call, a message nobody asked for waits to be
-#: read. Not shorter: the caller that reads waits in the kernel with the loop's deadline
-#: as its timeout, and a timeout shorter than the kernel's tick costs more to arm than the
-#: scheduler pass the handover saves.
-HANDBACK_DELAY: Final = 0.01
-#: Left in the stash by a reading caller whose receive found the input at its end.
-_INPUT_ENDED: Final = object()
 
 R = TypeVar("R")
 
-#: ``await handler(session, request)`` answers one inbound request: return a result model
-#: (or a plain dict), or raise :exc:`~trio_mcp.McpError` to answer with an error.
-RequestHandler = Callable[["Session", InboundRequest], Awaitable[Any]]
 #: ``await handler(session, method, params)`` takes one notification; ``params`` is typed
 #: for methods the protocol defines.
 NotificationHandler = Callable[["Session", str, Any], Awaitable[None]]
-#: ``handler(session, request)`` answers a request *now*, without a task, or returns
-#: :data:`LATER` to have it handled by :data:`RequestHandler` in a task of its own. Only for
-#: work that never blocks (a plain function): it runs in the receive loop, and cannot be
-#: cancelled because it never yields.
-ImmediateHandler = Callable[["Session", InboundRequest], Any]
-#: What an :data:`ImmediateHandler` returns to decline.
-LATER: Any = object()
-
-#: Called with each progress update of a request.
-ProgressCallback = Callable[[ProgressNotificationParams], Awaitable[None] | None]
-
-
-class _Closed:
-    """In a waiter: the answer will never come; ``error`` is raised instead. ``tell_peer``:
-    the peer does not know (the session stopped running under the request, its nursery
-    cancelled, while the stream may still work), so the caller still sends
-    ``notifications/cancelled`` when it lets go of the request."""
-
-    __slots__ = ("error", "tell_peer")
-
-    def __init__(self, error: McpError, *, tell_peer: bool = False) -> None:
-        self.error = error
-        self.tell_peer = tell_peer
-
-
-def _unanswered(waiter: Waiter) -> bool:
-    """Whether the peer should hear that a request is cancelled: no answer came, and the
-    peer does not know it never will."""
-    answer = waiter.answer
-    return answer is None or (type(answer) is _Closed and answer.tell_peer)
-
-
-async def _no_requests(session: Session, request: InboundRequest) -> Any:
-    raise McpError(f"Method not found: {request.method}", code=ErrorCode.METHOD_NOT_FOUND)
 
 
 async def _no_notifications(session: Session, method: str, params: Any) -> None:
     log.debug("ignored notification %s", method)
-
-
-class Admission:
-    """How many inbound handlers may run at once, and how many more requests may wait
-    for a turn before the rest are refused as busy.
-
-    Each session has its own, unless it is given one to share: the stateless HTTP
-    endpoint gives every request a session of its own, and bounds them all with one.
-    """
-
-    __slots__ = ("backlog", "slots", "waiting")
-
-    def __init__(self, max_concurrent_requests: int) -> None:
-        if max_concurrent_requests < 1:
-            raise ValueError("max_concurrent_requests must be at least 1")
-        self.slots = trio.Semaphore(max_concurrent_requests)
-        #: The most requests that may wait for a slot.
-        self.backlog = max_concurrent_requests
-        #: Requests waiting for a slot now.
-        self.waiting = 0
 
 
 class Session:
@@ -264,8 +164,8 @@ class Session:
             everything, at once, at two trips through the scheduler per call. Above 0
             (:data:`HANDBACK_DELAY` is a good value) turns the handover on: the loop
             leaves the reading to the caller it has just answered for that long (see
-            "Who reads"), which saves CPU on sequential calls, and a message nobody
-            asked for may wait that long to be read.
+            "Who reads" in :mod:`._reader`), which saves CPU on sequential calls, and a
+            message nobody asked for may wait that long to be read.
     """
 
     def __init__(
@@ -287,38 +187,32 @@ class Session:
     ) -> None:
         self.stream = stream
         self.connection = connection
-        self._handler = handler or _no_requests
         self._notification_handler = notification_handler or _no_notifications
         self.request_timeout = request_timeout
         self.cancel_send_timeout = cancel_send_timeout
         self.drain_timeout = drain_timeout
         if admission is None:
             admission = Admission(max_concurrent_requests)
-        self._admission = admission
-        self._slots = admission.slots
-        self._reply_slots = trio.Semaphore(max_concurrent_requests)
+        self._inbound = Inbound(self, handler, immediate, admission, max_concurrent_requests)
         self._notification_buffer = notification_buffer
+        #: Our requests waiting for answers, by id: filed by _outbound, answered by _reader.
         self._waiters: dict[Any, Waiter] = {}
-        self._scopes: dict[Any, trio.CancelScope] = {}
+        if handback_delay < 0:
+            raise ValueError("handback_delay must not be negative")
+        self._reader = Reader(
+            stream,
+            connection,
+            self._waiters,
+            self._process,
+            self._process_batch,
+            handback_delay=handback_delay,
+        )
+        self._outbound = Outbound(self, self._reader, self._waiters)
         self._run_scope = trio.CancelScope()
         self._closed_error: ConnectionClosed | None = None
         self._input_ended = False
         self._finished = trio.Event()
         self._on_input_ended = on_input_ended
-        self._immediate = immediate
-        # Who reads (see the module docstring): the receive loop, or a caller while the
-        # loop is parked in _park_scope.
-        self._caller_reading = False
-        self._park_scope: trio.CancelScope | None = None
-        # Only a client's loop hands the reading over: a server's input is mostly requests,
-        # which must not wait for a handler that asked the client something.
-        if handback_delay < 0:
-            raise ValueError("handback_delay must not be negative")
-        self._handback_delay = handback_delay
-        self._hands_over = connection.role == "client" and handback_delay > 0
-        #: What a reading caller read but is not its to handle (anything but an answer),
-        #: for the receive loop, in order, before anything it reads itself.
-        self._stash: deque[Received | object] = deque()
 
     # -- state ------------------------------------------------------------------------------
 
@@ -337,6 +231,12 @@ class Session:
         or the session closed)."""
         await self._finished.wait()
 
+    def _check_open(self) -> None:
+        if self._closed_error is not None:
+            raise self._closed_error
+        if self._input_ended:
+            raise self._closure("the peer closed the connection")
+
     # -- running ----------------------------------------------------------------------------
 
     async def _run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -353,7 +253,8 @@ class Session:
                         with trio.CancelScope() as handlers_scope:
                             async with trio.open_nursery() as handlers:
                                 task_status.started()
-                                await self._receive_loop(handlers)
+                                await self._reader.receive_loop(handlers)
+                                self._end_of_input()
                                 handlers_scope.deadline = trio.current_time() + self.drain_timeout
                     finally:
                         # Also when the session is closed under us: no channel outlives it.
@@ -364,50 +265,7 @@ class Session:
             self._fail_all(self._closure("the connection closed"), tell_peer=True)
             self._finished.set()
 
-    async def _receive_loop(self, handlers: trio.Nursery) -> None:
-        stream = self.stream
-        process = self._process
-        receive_nowait = stream.receive_nowait
-        stash = self._stash
-        while True:
-            while self._caller_reading:
-                await self._park(math.inf)
-            if stash:
-                item = stash.popleft()
-                if item is _INPUT_ENDED:
-                    break
-            else:
-                try:
-                    item = await stream.receive()
-                except trio.EndOfChannel:
-                    break
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    break
-            answered = False
-            while True:
-                kind = type(item)
-                if kind is rpc.ResultResponse or kind is rpc.ErrorResponse:
-                    # The answer to one of our requests: handed over without a coroutine of
-                    # its own (it never waits), the commonest message a client reads.
-                    self._take_response(item)  # type: ignore[arg-type]
-                    answered = True
-                elif kind is rpc.Batch:
-                    await self._process_batch(item, handlers)  # type: ignore[arg-type]
-                else:
-                    await process(item, handlers)  # type: ignore[arg-type]
-                if stash:
-                    break  # what a caller left comes before what is still in the stream
-                # Take what already arrived with it before yielding, so the handlers of a
-                # burst start together and their answers leave in one write.
-                try:
-                    item = receive_nowait()
-                except trio.WouldBlock:
-                    break
-            if answered and self._hands_over and not stash and not self._anyone_waiting():
-                # The caller just answered is likely to send its next request at once:
-                # let it read the answer itself (one trip through the scheduler per call,
-                # not two), unless it has not come back within handback_delay.
-                await self._park(trio.current_time() + self._handback_delay)
+    def _end_of_input(self) -> None:
         self._input_ended = True
         self._fail_all(self._closure("the peer closed the connection"))
         if self._on_input_ended is not None:
@@ -418,6 +276,42 @@ class Session:
         returncode, stderr_tail = details() if details is not None else (None, None)
         return ConnectionClosed(message, returncode=returncode, stderr_tail=stderr_tail)
 
+    async def _process(
+        self, message: rpc.Message | rpc.InvalidMessage, handlers: trio.Nursery
+    ) -> None:
+        """Act on one message other than an answer the reader delivered itself."""
+        event = self.connection.receive(message)
+        match event:
+            case Dispatch():
+                await self._inbound.admit(event.request, handlers)
+            case ResponseReceived():
+                waiter = self._waiters.get(event.request.id)
+                if waiter is not None:
+                    waiter.deliver(event.response)
+            case Reply():
+                await self._inbound.reply(event.message, handlers)
+            case CancelRequested():
+                self._inbound.cancel(event.request.id, event.reason)
+            case ProgressReceived():
+                waiter = self._waiters.get(event.request.id)
+                if waiter is not None:
+                    waiter.push_progress(event.progress)
+            case NotificationReceived():
+                try:
+                    await self._notifications_in.send((event.method, event.params))
+                except trio.ClosedResourceError:
+                    pass
+            case PeerCancelled():
+                waiter = self._waiters.get(event.request.id)
+                if waiter is not None:
+                    reason = event.reason or "no reason given"
+                    ended = ConnectionClosed(f"the peer ended the request: {reason}")
+                    waiter.deliver(Closed(ended))
+            case Dropped():
+                log.debug("dropped: %s", event.reason)
+            case _:
+                assert_never(event)
+
     async def _process_batch(self, batch: rpc.Batch, handlers: trio.Nursery) -> None:
         # Item by item, each answer on its own: see "Batches" in the module docstring.
         if not self.connection.allows_batches:
@@ -425,145 +319,10 @@ class Session:
                 "Invalid Request: this protocol version has no JSON-RPC batches",
                 code=ErrorCode.INVALID_REQUEST,
             )
-            await self._reply(rpc.ErrorResponse(None, refusal.error), handlers)
+            await self._inbound.reply(rpc.ErrorResponse(None, refusal.error), handlers)
             return
         for item in batch.items:
             await self._process(item, handlers)
-
-    async def _park(self, deadline: float) -> None:
-        """Let callers read (see "Who reads"): until ``deadline``, or until a caller stops
-        reading with others still waiting, or leaves something in the stash."""
-        with trio.CancelScope(deadline=deadline) as scope:
-            self._park_scope = scope
-            try:
-                await trio.sleep_forever()
-            finally:
-                self._park_scope = None
-
-    def _anyone_waiting(self) -> bool:
-        """Whether a request of ours still waits for its answer."""
-        waiters = self._waiters
-        if len(waiters) == 1:  # the usual case: the caller that was just answered
-            (waiter,) = waiters.values()
-            return waiter.answer is None
-        return any(waiter.answer is None for waiter in waiters.values())
-
-    def _wake_loop(self) -> None:
-        """Have the receive loop read, if it is parked and no caller reads."""
-        scope = self._park_scope
-        if scope is not None and not self._caller_reading:
-            scope.cancel()
-
-    async def _read_as_caller(self, waiter: Waiter) -> None:
-        """Read for the receive loop, while it is parked, until ``waiter`` has its answer.
-
-        Answers (to anyone) are delivered here; anything else goes to the stash and the
-        loop is woken to handle it, and this stops reading, so that what follows is
-        handled after it. The receive is cancellable without loss (a
-        :class:`~trio_mcp.transports.MessageStream` guarantees it); whatever way this
-        ends, the reading goes back to the loop, at once if someone else waits.
-        """
-        stream = self.stream
-        self._caller_reading = True
-        try:
-            while True:
-                if waiter.answer is not None:
-                    return
-                try:
-                    item = await stream.receive()
-                except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
-                    self._stash.append(_INPUT_ENDED)  # the loop ends the session's input
-                    return
-                while True:
-                    kind = type(item)
-                    if kind is not rpc.ResultResponse and kind is not rpc.ErrorResponse:
-                        self._stash.append(item)
-                        return
-                    self._take_response(item)  # type: ignore[arg-type]
-                    if waiter.answered:
-                        # Done. What else is already buffered is read by the next reader,
-                        # at the latest the loop, as if it had come just after.
-                        break
-                    try:
-                        item = stream.receive_nowait()
-                    except trio.WouldBlock:
-                        break
-        finally:
-            self._caller_reading = False
-            scope = self._park_scope
-            if scope is not None:
-                if self._stash or self._anyone_waiting():
-                    scope.cancel()
-                else:
-                    # The loop reads within handback_delay from now. Its deadline is set
-                    # afresh only when it is not between half of that and that (moving
-                    # a deadline is work for Trio's deadline heap, at every call else).
-                    now = trio.current_time()
-                    delay = self._handback_delay
-                    deadline = scope.deadline
-                    if deadline < now + delay / 2 or deadline > now + delay:
-                        scope.deadline = now + delay
-
-    def _take_response(self, message: rpc.ResultResponse | rpc.ErrorResponse) -> None:
-        event = self.connection.receive(message)
-        if type(event) is ResponseReceived:
-            waiter = self._waiters.get(event.request.id)
-            if waiter is not None:
-                waiter.deliver(event.response)
-        else:
-            assert type(event) is Dropped
-            log.debug("dropped: %s", event.reason)
-
-    async def _process(
-        self, message: rpc.Message | rpc.InvalidMessage, handlers: trio.Nursery
-    ) -> None:
-        event = self.connection.receive(message)
-        kind = type(event)
-        if kind is Dispatch:
-            request: InboundRequest = event.request  # type: ignore[union-attr,assignment]
-            if self._immediate is not None and await self._answer_now(request, handlers):
-                return
-            try:
-                self._slots.acquire_nowait()
-            except trio.WouldBlock:
-                if self._admission.waiting >= self._admission.backlog:
-                    busy = McpError("Server busy: too many requests in flight")
-                    refusal = self.connection.respond_error(request, busy)
-                    if refusal is not None:
-                        await self._reply(refusal, handlers, related=request.id)
-                    return
-                self._admission.waiting += 1
-                handlers.start_soon(self._handle, request, False, name=_HANDLER_TASK)
-            else:
-                handlers.start_soon(self._handle, request, True, name=_HANDLER_TASK)
-        elif kind is ResponseReceived:
-            waiter = self._waiters.get(event.request.id)  # type: ignore[union-attr]
-            if waiter is not None:
-                waiter.deliver(event.response)  # type: ignore[union-attr]
-        elif kind is Reply:
-            await self._reply(event.message, handlers)  # type: ignore[union-attr]
-        elif kind is CancelRequested:
-            scope = self._scopes.get(event.request.id)  # type: ignore[union-attr]
-            if scope is not None:
-                log.debug("peer cancelled request %r: %s", event.request.id, event.reason)  # type: ignore[union-attr]
-                scope.cancel()
-        elif kind is ProgressReceived:
-            waiter = self._waiters.get(event.request.id)  # type: ignore[union-attr]
-            if waiter is not None:
-                waiter.push_progress(event.progress)  # type: ignore[union-attr]
-        elif kind is NotificationReceived:
-            try:
-                await self._notifications_in.send((event.method, event.params))  # type: ignore[union-attr]
-            except trio.ClosedResourceError:
-                pass
-        elif kind is PeerCancelled:
-            waiter = self._waiters.get(event.request.id)  # type: ignore[union-attr]
-            if waiter is not None:
-                reason = event.reason or "no reason given"  # type: ignore[union-attr]
-                waiter.deliver(_Closed(ConnectionClosed(f"the peer ended the request: {reason}")))
-        else:
-            assert kind is Dropped
-            log.debug("dropped: %s", event.reason)  # type: ignore[union-attr]
 
     async def handle_request(self, request: InboundRequest) -> None:
         """Run the handler for ``request`` in the calling task and send its answer.
@@ -576,102 +335,7 @@ class Session:
         nothing. Beyond ``max_concurrent_requests`` running and as many waiting, the
         request is refused at once with "Server busy".
         """
-        if self._immediate is not None:
-            answer = self._immediate_answer(request)
-            if answer is not LATER:
-                if answer is not None:
-                    with suppress(ConnectionClosed):
-                        await self._send_answer(request, answer)  # type: ignore[arg-type]
-                return
-        try:
-            self._slots.acquire_nowait()  # the handler checkpoints; no need to yield first
-        except trio.WouldBlock:
-            if self._admission.waiting >= self._admission.backlog:
-                await self._refuse_busy(request)
-                return
-            self._admission.waiting += 1
-            await self._handle(request, False)
-        else:
-            await self._handle(request, True)
-
-    async def _refuse_busy(self, request: InboundRequest) -> None:
-        busy = McpError("Server busy: too many requests in flight")
-        refusal = self.connection.respond_error(request, busy)
-        if refusal is not None:
-            await self._send_quietly(refusal, related=request.id)
-
-    def _immediate_answer(self, request: InboundRequest) -> rpc.Message | object | None:
-        """The immediate handler's answer to ``request``: a message, None (nothing to
-        send), or LATER (it needs a task of its own)."""
-        assert self._immediate is not None
-        try:
-            result = self._immediate(self, request)
-            if result is LATER:
-                return LATER  # type: ignore[no-any-return]
-            return self.connection.respond(request, result)
-        except McpError as exc:
-            return self.connection.respond_error(request, exc)
-        except Exception:
-            log.exception("handler for %s (id %r) failed", request.method, request.id)
-            return self.connection.respond_error(
-                request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
-            )
-
-    async def _answer_now(self, request: InboundRequest, handlers: trio.Nursery) -> bool:
-        """Answer ``request`` in the receive loop if the immediate handler can; True if done."""
-        answer = self._immediate_answer(request)
-        if answer is LATER:
-            return False
-        if answer is not None:
-            await self._reply(answer, handlers, related=request.id)  # type: ignore[arg-type]
-        return True
-
-    async def _handle(self, request: InboundRequest, admitted: bool) -> None:
-        waiting = not admitted
-        try:
-            with trio.CancelScope() as scope:
-                self._scopes[request.id] = scope
-                # A cancellation read before this task got to run (there was no scope to
-                # cancel yet), or just as a slot was handed to it (too late to interrupt
-                # the wait), means: do not start the handler at all.
-                if waiting and not request.cancelled:
-                    await self._slots.acquire()
-                    waiting, admitted = False, True
-                    self._admission.waiting -= 1
-                if request.cancelled:
-                    return
-                try:
-                    result = await self._handler(self, request)
-                    message: rpc.Message | None = self.connection.respond(request, result)
-                except McpError as exc:
-                    message = self.connection.respond_error(request, exc)
-                except Exception:
-                    log.exception("handler for %s (id %r) failed", request.method, request.id)
-                    message = self.connection.respond_error(
-                        request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
-                    )
-                if message is not None:
-                    await self._send_answer(request, message)
-        except ConnectionClosed:
-            pass
-        finally:
-            self._scopes.pop(request.id, None)
-            if not request.finished:
-                self.connection.abandon(request)
-            if waiting:
-                self._admission.waiting -= 1
-            if admitted:
-                self._slots.release()
-
-    async def _send_answer(self, request: InboundRequest, message: rpc.Message) -> None:
-        try:
-            await self._send(message, related=request.id)
-        except TypeError:
-            # The result held something JSON cannot carry (a set, an object): the
-            # handler's bug, answered like any other handler failure.
-            log.exception("answer to %s (id %r) is not JSON", request.method, request.id)
-            internal = McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
-            await self._send(rpc.ErrorResponse(request.id, internal.error), related=request.id)
+        await self._inbound.admit(request, None)
 
     async def _notification_worker(self) -> None:
         async with self._notifications_out:
@@ -683,7 +347,7 @@ class Session:
 
     def _fail_all(self, error: McpError, *, tell_peer: bool = False) -> None:
         for waiter in self._waiters.values():
-            waiter.deliver(_Closed(error, tell_peer=tell_peer))
+            waiter.deliver(Closed(error, tell_peer=tell_peer))
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -697,40 +361,6 @@ class Session:
             self._closed_error = error
             self._fail_all(error)
             raise error from exc
-
-    async def _reply(
-        self, message: rpc.Message, handlers: trio.Nursery, *, related: Any = None
-    ) -> None:
-        """Send an answer given without a handler task (a ping, an error for bad input, a
-        plain-function tool's result) without holding up the receive loop: the peer may be
-        blocked sending to us at this very moment (a lockstep transport, pings crossing), and
-        would never read it. If the transport has room the answer leaves at once; otherwise a
-        task sends it, and only a flood of more than ``max_concurrent_requests`` unsent
-        answers makes the loop wait."""
-        try:
-            self.stream.send_nowait(message, related=related)
-            return
-        except trio.WouldBlock:
-            pass
-        except TypeError:
-            # The answer held something JSON cannot carry: the handler's bug.
-            log.exception("answer to request %r is not JSON", related)
-            internal = McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
-            message = rpc.ErrorResponse(related, internal.error)
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            return
-        try:
-            self._reply_slots.acquire_nowait()
-        except trio.WouldBlock:
-            await self._send_quietly(message, related=related)
-        else:
-            handlers.start_soon(self._send_reply, message, related)
-
-    async def _send_reply(self, message: rpc.Message, related: Any) -> None:
-        try:
-            await self._send_quietly(message, related=related)
-        finally:
-            self._reply_slots.release()
 
     async def _send_quietly(self, message: rpc.Message, *, related: Any = None) -> None:
         try:
@@ -768,17 +398,10 @@ class Session:
         pending, message = self.connection.send_request(
             method, params, progress_token=True if progress else None
         )
-        async with self.track(pending, message, progress=progress, model=model) as call:
+        async with self._outbound.track(pending, message, progress, model, notify=True) as call:
             yield call
 
-    def _check_open(self) -> None:
-        if self._closed_error is not None:
-            raise self._closed_error
-        if self._input_ended:
-            raise self._closure("the peer closed the connection")
-
-    @asynccontextmanager
-    async def track(
+    def track(
         self,
         pending: OutboundRequest,
         message: rpc.Request,
@@ -786,37 +409,12 @@ class Session:
         progress: bool = False,
         model: type[Any] | None = None,
         notify_cancel: bool = True,
-    ) -> AsyncIterator[Call[Any]]:
+    ) -> AbstractAsyncContextManager[Call[Any]]:
         """Send a request the connection already registered (``Connection.send_request`` or
         ``Connection.initialize_request``) and track it for the block, as
         :meth:`open_request` does. With ``notify_cancel=False`` a request abandoned
         unanswered is forgotten without telling the peer (an era probe)."""
-        waiter = Waiter(progress=progress)
-        self._waiters[pending.id] = waiter
-        self._wake_loop()  # this caller waits in the block; the receive loop reads for it
-        try:
-            await self._send(message)
-            yield Call(self, pending, waiter, model)
-        finally:
-            del self._waiters[pending.id]
-            self._count_dropped_progress(waiter)
-            if _unanswered(waiter) and notify_cancel:
-                await self._cancel(pending, "the caller stopped waiting")
-            elif waiter.answer is None or type(waiter.answer) is _Closed:
-                self.connection.forget(pending)
-
-    def _count_dropped_progress(self, waiter: Waiter) -> None:
-        # Progress the connection delivered but nobody read in time: it counts with the
-        # progress the connection itself dropped (unknown or finished tokens).
-        if waiter.dropped_progress:
-            self.connection._stats.progress_dropped += waiter.dropped_progress
-
-    async def _cancel(self, pending: OutboundRequest, reason: str) -> None:
-        notification = self.connection.cancel(pending, reason)
-        if notification is None or self._closed_error is not None:
-            return
-        with trio.move_on_after(self.cancel_send_timeout, shield=True):
-            await self._send_quietly(notification)
+        return self._outbound.track(pending, message, progress, model, notify=notify_cancel)
 
     async def send_request(
         self,
@@ -852,65 +450,14 @@ class Session:
         """
         timeout = self.request_timeout
         related_id = related.id if related is not None else None
+        request = self._outbound.request
         if timeout is None or timeout == math.inf:
-            return await self._request(method, params, on_progress, model, related_id)
+            return await request(method, params, on_progress, model, related_id)
         try:
             with trio.fail_after(timeout):
-                return await self._request(method, params, on_progress, model, related_id)
+                return await request(method, params, on_progress, model, related_id)
         except trio.TooSlowError:
             raise RequestTimeout(f"{method} timed out after {timeout} s") from None
-
-    async def _request(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        on_progress: ProgressCallback | None,
-        model: type[Any] | None,
-        related: Any = None,
-    ) -> Any:
-        # open_request() without the context-manager layers: this is the hot path.
-        self._check_open()
-        await trio.lowlevel.checkpoint_if_cancelled()
-        pending, message = self.connection.send_request(
-            method, params, progress_token=True if on_progress is not None else None
-        )
-        waiter = Waiter(progress=on_progress is not None)
-        self._waiters[pending.id] = waiter
-        try:
-            # Sent without a scheduling point of its own when the transport takes it at once
-            # (the wait that follows is one): a sequential caller passes through the
-            # scheduler once per call, not twice.
-            sent = False
-            if self._closed_error is None:
-                try:
-                    self.stream.send_nowait(message, related=related)
-                    sent = True
-                except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
-                    pass  # _send waits for room, or says in its words why it cannot send
-            if not sent:
-                await self._send(message, related=related)
-            while waiter.answer is None:
-                if self._park_scope is not None and not self._caller_reading and not self._stash:
-                    await self._read_as_caller(waiter)
-                    continue
-                self._wake_loop()
-                await waiter.wait()
-                while waiter.progress:
-                    result = on_progress(waiter.progress.popleft())  # type: ignore[misc]
-                    if result is not None:
-                        await result
-        finally:
-            del self._waiters[pending.id]
-            if waiter.dropped_progress:
-                self._count_dropped_progress(waiter)
-            if _unanswered(waiter):
-                await self._cancel(pending, "the caller stopped waiting")
-            elif type(waiter.answer) is _Closed:
-                self.connection.forget(pending)
-        answer = waiter.answer
-        if type(answer) is rpc.ResultResponse:
-            return self.connection.read_result(pending, answer.result, model)
-        return _read_answer(self.connection, pending, answer, model)
 
     async def request(
         self,
@@ -924,9 +471,10 @@ class Session:
         params = getattr(request, "params", None)
         raw = None if params is None else converter_for(self._write_version()).unstructure(params)
         method: str = request.method  # type: ignore[attr-defined]
-        return await self.send_request(  # type: ignore[no-any-return]
+        result: R = await self.send_request(
             method, raw, on_progress=on_progress, model=request.result_model, related=related
         )
+        return result
 
     def _write_version(self) -> str:
         return self.connection._write_version()
@@ -1006,89 +554,6 @@ class Session:
         self.connection.close()
         self._run_scope.cancel()
         await self.stream.aclose()
-
-
-class Call(Generic[R]):
-    """A request in flight (see :meth:`Session.open_request`).
-
-    ``async for update in call`` yields its progress until the answer arrives;
-    ``await call.result()`` waits for the answer. Unread progress is kept in a
-    bounded buffer (:data:`~trio_mcp.session.PROGRESS_BUFFER` updates) that
-    drops the oldest when full; :attr:`dropped_progress` counts what was lost.
-    """
-
-    def __init__(
-        self, session: Session, pending: OutboundRequest, waiter: Waiter, model: type[Any] | None
-    ) -> None:
-        self._session = session
-        self.request = pending
-        self._waiter = waiter
-        self._model = model
-
-    @property
-    def id(self) -> Any:
-        return self.request.id
-
-    @property
-    def dropped_progress(self) -> int:
-        """How many of this request's progress updates were dropped, unread, because
-        more than :data:`~trio_mcp.session.PROGRESS_BUFFER` were waiting."""
-        return self._waiter.dropped_progress
-
-    def __aiter__(self) -> Call[R]:
-        if self._waiter.progress is None:
-            raise RuntimeError("this request was not sent with progress=True")
-        return self
-
-    async def __anext__(self) -> ProgressNotificationParams:
-        waiter = self._waiter
-        await waiter.wait()
-        if waiter.progress:
-            update: ProgressNotificationParams = waiter.progress.popleft()
-            await trio.lowlevel.checkpoint_if_cancelled()
-            return update
-        raise StopAsyncIteration
-
-    async def answer(self) -> rpc.ResultResponse | rpc.ErrorResponse | rpc.InvalidMessage:
-        """Block until the answer; return it as it came (unread).
-
-        Raises:
-            ConnectionClosed: the connection ended first.
-        """
-        waiter = self._waiter
-        while waiter.answer is None:
-            await waiter.wait()
-            if waiter.progress:
-                waiter.progress.clear()
-        await trio.lowlevel.checkpoint_if_cancelled()
-        answer = waiter.answer
-        if type(answer) is _Closed:
-            raise answer.error
-        return answer  # type: ignore[no-any-return]
-
-    async def result(self) -> R:
-        """Block until the answer; return it read as the result model.
-
-        Raises:
-            McpError: the peer answered with an error.
-            ConnectionClosed: the connection ended first.
-            ProtocolError: the answer was malformed.
-        """
-        answer = await self.answer()
-        return _read_answer(self._session.connection, self.request, answer, self._model)  # type: ignore[no-any-return]
-
-
-def _read_answer(
-    connection: Connection, pending: OutboundRequest, answer: Any, model: type[Any] | None
-) -> Any:
-    kind = type(answer)
-    if kind is rpc.ResultResponse:
-        return connection.read_result(pending, answer.result, model)
-    if kind is rpc.ErrorResponse:
-        raise McpError.from_error(answer.error)
-    if kind is _Closed:
-        raise answer.error
-    raise ProtocolError(f"malformed answer to {pending.method}: {answer.reason}")
 
 
 async def connect_session(

@@ -7,11 +7,26 @@ from typing import Any
 
 import trio
 
+from .._errors import McpError
+
 #: How many unread progress updates of one request wait for a slow consumer (an
 #: ``async for`` over a :class:`~trio_mcp.session.Call`, or a slow ``on_progress``
 #: callback); beyond that the oldest is dropped. The memory bound is this many
 #: updates per request that asked for progress.
 PROGRESS_BUFFER = 32
+
+
+class Closed:
+    """In a waiter: the answer will never come; ``error`` is raised instead. ``tell_peer``:
+    the peer does not know (the session stopped running under the request, its nursery
+    cancelled, while the stream may still work), so the caller still sends
+    ``notifications/cancelled`` when it lets go of the request."""
+
+    __slots__ = ("error", "tell_peer")
+
+    def __init__(self, error: McpError, *, tell_peer: bool = False) -> None:
+        self.error = error
+        self.tell_peer = tell_peer
 
 
 class Waiter:
