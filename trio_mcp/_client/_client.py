@@ -10,15 +10,15 @@ elicitation) live in :mod:`._handlers`: a client that only calls tools does not 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import trio
 
-from .._errors import McpError, ProtocolError, UnsupportedProtocolVersion
+from .._errors import McpError, ProtocolError
 from .._protocol._connection import Connection
-from .._protocol._era import EraCache, judge_probe
+from .._protocol._era import EraCache
 from .._session._engine import ProgressCallback, Session, connect_session
 from .._transports._stream import MessageStream
 from .._types._base import Implementation, LoggingLevel
@@ -37,6 +37,7 @@ from ._answering import Answering
 from ._cache import ResultCache
 from ._inbound import Inbound, LogHandler
 from ._listen import Listener
+from ._opening import open_conversation
 from ._rounds import InputRounds
 from ._tasks import ToolTask, opt_in
 
@@ -67,8 +68,9 @@ class Client:
     ``open_*_client``); every method blocks until the server answers, and cancelling the
     call cancels the request on the server.
 
-    :func:`connect_client` makes it around a running ``session`` whose handlers are
-    ``inbound``'s (what the server sends unasked goes there).
+    :func:`connect_client` makes it around a running ``session`` whose conversation is
+    open (``discovery``: the server's ``server/discover`` answer, modern era) and whose
+    handlers are ``inbound``'s (what the server sends unasked goes there).
 
     Attributes:
         session: the underlying :class:`~trio_mcp.session.Session`.
@@ -85,6 +87,7 @@ class Client:
         session: Session,
         inbound: Inbound,
         *,
+        discovery: DiscoverResult | None = None,
         max_input_rounds: int = 8,
         validate_output: bool = True,
     ) -> None:
@@ -94,7 +97,7 @@ class Client:
         self.cache = inbound.cache
         self.validate_output = validate_output
         self._output_schemas = inbound.output_schemas
-        self.discovery: DiscoverResult | None = None
+        self.discovery = discovery
 
     # -- what we declare --------------------------------------------------------------------
 
@@ -142,95 +145,6 @@ class Client:
     @max_input_rounds.setter
     def max_input_rounds(self, rounds: int) -> None:
         self._rounds.max_rounds = rounds
-
-    # -- opening ----------------------------------------------------------------------------
-
-    async def _open(
-        self,
-        *,
-        protocol_version: str | None,
-        probe_timeout: float,
-        handshake_timeout: float,
-        era_cache: EraCache | None,
-        peer: str | None,
-    ) -> None:
-        conn = self.connection
-        if protocol_version is not None:
-            if protocol_version not in SUPPORTED_VERSIONS:
-                raise ValueError(f"unsupported protocol version {protocol_version!r}")
-            if protocol_version in MODERN_VERSIONS:
-                await self._open_modern(protocol_version, handshake_timeout)
-            else:
-                await self._initialize(protocol_version, handshake_timeout)
-            return
-        remembered = era_cache.get(peer) if era_cache is not None and peer is not None else None
-        if remembered is not None:
-            era, version = remembered
-            if era == "modern" and version in conn.modern_versions:
-                await self._open_modern(version, handshake_timeout)
-            else:
-                await self._initialize(conn.legacy_versions[0], handshake_timeout)
-            return
-        if conn.modern_versions:
-            verdict = await self._probe(probe_timeout)
-        else:
-            verdict = None
-        if verdict is not None and verdict.era == "modern":
-            assert verdict.version is not None
-            if verdict.discovery is not None:
-                conn.use_modern(verdict.version)
-                conn.record_discovery(verdict.discovery)
-                self.discovery = verdict.discovery
-            else:
-                await self._open_modern(verdict.version, handshake_timeout)
-        else:
-            if not conn.legacy_versions:
-                raise UnsupportedProtocolVersion(
-                    "the server speaks no modern protocol version, and we speak no legacy one",
-                    supported=[],
-                    requested=conn.modern_versions[0],
-                )
-            await self._initialize(conn.legacy_versions[0], handshake_timeout)
-        if era_cache is not None and peer is not None:
-            era_cache.remember(
-                peer, self.era, self.protocol_version if self.era == "modern" else None
-            )
-
-    async def _probe(self, limit: float) -> Any:
-        """Send ``server/discover`` before any handshake and judge the era (stdio's way)."""
-        conn = self.connection
-        pending, message = conn.send_request("server/discover", None)
-        answer = None
-        async with self.session.track(pending, message, notify_cancel=False) as call:
-            with trio.move_on_after(limit):
-                answer = await call.answer()
-        return judge_probe(answer, conn.modern_versions)
-
-    async def _open_modern(self, version: str, limit: float) -> None:
-        conn = self.connection
-        conn.use_modern(version)
-        with _handshake_deadline("server/discover", limit):
-            try:
-                result = await self.session.send_request(
-                    "server/discover", None, model=DiscoverResult
-                )
-            except UnsupportedProtocolVersion as exc:
-                raise UnsupportedProtocolVersion(
-                    f"the server does not speak {version}",
-                    supported=exc.supported,
-                    requested=version,
-                ) from None
-        conn.record_discovery(result)
-        self.discovery = result
-
-    async def _initialize(self, version: str, limit: float) -> None:
-        conn = self.connection
-        pending, message = conn.initialize_request(version)
-        with _handshake_deadline("initialize", limit):
-            async with self.session.track(pending, message) as call:
-                answer = await call.answer()
-        _, initialized = conn.complete_initialize(answer)
-        await self.session.send_message(initialized)
 
     # -- requests ---------------------------------------------------------------------------
 
@@ -567,20 +481,6 @@ class Client:
         await self.session.aclose()
 
 
-@contextmanager
-def _handshake_deadline(method: str, seconds: float) -> Iterator[None]:
-    """``trio.fail_after(seconds)`` for the opening request ``method``, whose
-    :exc:`trio.TooSlowError` says which request went unanswered and for how long (a bare
-    one says nothing, and the opening is where a wrong command or a hung server shows)."""
-    with trio.move_on_after(seconds) as scope:
-        yield
-    if scope.cancelled_caught:
-        raise trio.TooSlowError(
-            f"the server did not answer {method} within {seconds:g} seconds"
-            " (the client's handshake_timeout)"
-        )
-
-
 async def connect_client(
     nursery: trio.Nursery,
     stream: MessageStream,
@@ -668,11 +568,9 @@ async def connect_client(
         on_input_ended=input_ended,
         **session_options,
     )
-    client = Client(
-        session, inbound, max_input_rounds=max_input_rounds, validate_output=validate_output
-    )
     try:
-        await client._open(
+        discovery = await open_conversation(
+            session,
             protocol_version=protocol_version,
             probe_timeout=probe_timeout,
             handshake_timeout=handshake_timeout,
@@ -682,7 +580,13 @@ async def connect_client(
     except BaseException:
         await session.aclose()
         raise
-    return client
+    return Client(
+        session,
+        inbound,
+        discovery=discovery,
+        max_input_rounds=max_input_rounds,
+        validate_output=validate_output,
+    )
 
 
 @asynccontextmanager
