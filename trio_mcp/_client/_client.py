@@ -148,25 +148,15 @@ class Client:
 
     # -- requests ---------------------------------------------------------------------------
 
-    async def _send(
-        self,
-        method: str,
-        params: dict[str, Any] | None,
-        model: type[T],
-        *,
-        on_progress: ProgressCallback | None = None,
-    ) -> T:
-        return await self._rounds.send(method, params, model, on_progress=on_progress)
-
     def _write(self, value: Any) -> Any:
         return converter_for(self.protocol_version).unstructure(value)
 
     async def ping(self) -> None:
         """Check the server is alive (legacy era; a modern server answers ``server/discover``)."""
         if self.era == "modern":
-            await self._send("server/discover", None, DiscoverResult)
+            await self._rounds.send("server/discover", None, DiscoverResult)
         else:
-            await self._send("ping", None, dict)
+            await self._rounds.send("ping", None, dict)
 
     # -- tools ------------------------------------------------------------------------------
 
@@ -252,7 +242,9 @@ class Client:
             params["arguments"] = dict(arguments)
         if self.era == "modern":
             params = opt_in(self, params)
-            answer: Any = await self._send("tools/call", params, dict, on_progress=on_progress)
+            answer: Any = await self._rounds.send(
+                "tools/call", params, dict, on_progress=on_progress
+            )
             if isinstance(answer, InputRequiredResult):
                 answer, _ = await self._rounds.finish(
                     "tools/call", params, dict, on_progress, answer
@@ -375,7 +367,7 @@ class Client:
                 else None,
             )
         )
-        result = await self._send("completion/complete", params, _lazy.CompleteResult)
+        result = await self._rounds.send("completion/complete", params, _lazy.CompleteResult)
         return result.completion
 
     async def set_log_level(self, level: LoggingLevel) -> None:
@@ -388,7 +380,7 @@ class Client:
             self.connection.request_log_level = level
             await trio.lowlevel.checkpoint()
             return
-        await self._send("logging/setLevel", {"level": level}, dict)
+        await self._rounds.send("logging/setLevel", {"level": level}, dict)
 
     async def notify_roots_changed(self) -> None:
         """Tell a legacy server our roots changed (modern servers ask each time)."""
@@ -434,7 +426,7 @@ class Client:
         )
 
     async def _send_subscribe(self, method: str, uri: str) -> object:
-        return await self._send(method, {"uri": uri}, dict)
+        return await self._rounds.send(method, {"uri": uri}, dict)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -453,7 +445,7 @@ class Client:
             generation = self.cache.generation(method)
         params = {"cursor": cursor} if cursor is not None else None
         try:
-            result = await self._send(method, params, model)
+            result = await self._rounds.send(method, params, model)
         except McpError:
             if self.cache is not None and cursor is not None:
                 self.cache.invalidate_method(method)
