@@ -1036,10 +1036,10 @@ class Session:
         finished: those queued for it, and the one it is handling now. Does not block.
 
         A layer that counts the handler's returns waits for this many more to know that
-        everything received before a given moment (an answer) was handled, in order. The
-        handler's task waits on the queue whenever it holds none, so a task not waiting
-        there is handling one. 0 when the session handles no more (it stopped, or it runs
-        no notification task).
+        everything received before a given moment (an answer, which does not queue) was
+        handled. Once running, the handler's task waits on the queue whenever it holds no
+        notification, so a task not waiting there holds one. 0 when the session handles no
+        more (it stopped, or it runs no notification task).
         """
         queue: trio.MemorySendChannel[tuple[str, Any]] | None
         queue = getattr(self, "_notifications_in", None)
