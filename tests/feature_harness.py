@@ -144,7 +144,7 @@ async def open_raw(
                 async with session.track(pending, message) as call:
                     answer = await call.answer()
                 _, note = connection.complete_initialize(answer)
-                await session._send(note)
+                await session.send_message(note)
             yield RawPeer(session, connection, client_stream, server_stream)
         finally:
             await session.aclose()

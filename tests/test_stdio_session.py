@@ -40,7 +40,7 @@ async def initialized_client(stream: ProcessMessageStream) -> AsyncIterator[Sess
             async with session.track(pending, message) as call:
                 answer = await call.answer()
         _, note = connection.complete_initialize(answer)
-        await session._send(note)
+        await session.send_message(note)
         yield session
 
 

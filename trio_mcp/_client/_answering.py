@@ -5,9 +5,9 @@ The same handlers serve both eras: legacy servers send requests, modern servers 
 questions in an ``InputRequiredResult`` and the client retries with the answers.
 
 The sampling, roots and elicitation models are only named in annotations here (the
-handler types are in :mod:`._handlers`), and the roots result is imported when first
-built: every client makes an :class:`Answering`, and most are never asked anything
-(start-up time).
+handler types are in :mod:`._handlers`), and the roots result loads when first built
+(:mod:`._lazy`): every client makes an :class:`Answering`, and most are never asked
+anything (start-up time).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .._types._capabilities import (
     RootsCapability,
     SamplingCapability,
 )
+from . import _lazy
 
 if TYPE_CHECKING:
     from .._types._elicitation import ElicitResult
@@ -101,9 +102,7 @@ class Answering:
         if method == "sampling/createMessage" and self.sampling is not None:
             return await self.sampling(params)
         if method == "roots/list" and self.roots is not None:
-            from .._types._roots import ListRootsResult
-
-            return ListRootsResult(roots=list(await self.roots()))
+            return _lazy.ListRootsResult(roots=list(await self.roots()))
         if method == "elicitation/create" and self.elicitation is not None:
             result = await self.elicitation(params)
             if params.mode != "url":  # ElicitRequestFormParams

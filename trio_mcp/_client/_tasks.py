@@ -195,15 +195,7 @@ class ToolTask:
             ).input_requests
         except Exception:  # noqa: BLE001
             raise ProtocolError("the task's inputRequests are malformed") from None
-        responses = {}
-        for key, request in (typed or {}).items():
-            refused = self._client._undeclared(request.method, request.params)
-            if refused is not None:
-                raise ProtocolError(
-                    f"the task asked for {refused} ({key!r}), which this client did not declare"
-                )
-            answer = await self._client._answering.answer(request.method, request.params)
-            responses[key] = conv.unstructure(answer)
+        responses = await self._client._rounds.answer(typed or {}, asker="the task")
         self._answered.update(responses)
         await self._request("tasks/update", {"taskId": self.task_id, "inputResponses": responses})
 

@@ -193,7 +193,6 @@ class Connection:
         # log level) and every modern result (server: our serverInfo, by version).
         self._envelope_cache: dict[tuple[str, str | None], dict[str, Any]] = {}
         self._info_cache: dict[str, dict[str, Any]] = {}
-        self._refusals: dict[tuple[str, str], McpError | None] = {}
         self._routes: dict[tuple[str, str], _Route] = {}
         #: Why we may not send (method, revision), for the current peer capabilities.
         self._send_problems: dict[tuple[str, str], str | None] = {}
@@ -744,18 +743,6 @@ class Connection:
         read = structure_hook(params_type) if params_type is not None else None
         route = self._routes[(method, version)] = (refusal, spec, read, params_type)
         return route
-
-    def _refusal(self, method: str, version: str) -> McpError | None:
-        """Cached :meth:`_refuse` (it depends only on method, revision and our capabilities)."""
-        key = (method, version)
-        try:
-            return self._refusals[key]
-        except KeyError:
-            spec = method_spec(method, version)
-            refusal = self._refusals[key] = (
-                None if spec is None else self._refuse(method, spec, version)
-            )
-            return refusal
 
     def _refuse(self, method: str, spec: MethodSpec, version: str) -> McpError | None:
         """Why we refuse a known method from the peer, if we do."""

@@ -555,6 +555,50 @@ class Session:
         self._run_scope.cancel()
         await self.stream.aclose()
 
+    # -- for the layers built on a session (the client) ---------------------------------------
+
+    async def send_message(self, message: rpc.Message, *, related: Any = None) -> None:
+        """Send a message the connection made and the session does not send itself (the
+        ``notifications/initialized`` of :meth:`Connection.complete_initialize`).
+        ``related``: the id of the inbound request it belongs to, for transports that
+        route by request.
+
+        Blocks until the transport takes it.
+
+        Raises:
+            ConnectionClosed: the connection is gone (then every waiting request fails too).
+        """
+        await self._send(message, related=related)
+
+    def check_open(self) -> None:
+        """Raise if no answer can come any more; does not block. For a request the caller
+        registers before it is sent (:meth:`track`).
+
+        Raises:
+            ConnectionClosed: the session was closed, or the peer's input ended.
+        """
+        self._check_open()
+
+    def notifications_pending(self) -> int:
+        """How many of the notifications received so far the notification handler has not
+        finished: those queued for it, and the one it is handling now. Does not block.
+
+        A layer that counts the handler's returns waits for this many more to know that
+        everything received before a given moment (an answer, which does not queue) was
+        handled. Once running, the handler's task waits on the queue whenever it holds no
+        notification, so a task not waiting there holds one. 0 when the session handles no
+        more (it stopped, or it runs no notification task).
+        """
+        queue: trio.MemorySendChannel[tuple[str, Any]] | None
+        queue = getattr(self, "_notifications_in", None)
+        if queue is None:
+            return 0
+        stats = queue.statistics()
+        if stats.open_receive_channels == 0:
+            return 0
+        pending: int = stats.current_buffer_used + (stats.tasks_waiting_receive == 0)
+        return pending
+
 
 async def connect_session(
     nursery: trio.Nursery, stream: MessageStream, connection: Connection, **options: Any

@@ -69,7 +69,7 @@ async def memory_session_pair(
                 async with client.track(pending, message) as call:
                     answer = await call.answer()
                 _, note = client_conn.complete_initialize(answer)
-                await client._send(note)
+                await client.send_message(note)
                 while server_conn.phase is not Phase.OPERATING:
                     # let the server take notifications/initialized
                     await trio.lowlevel.checkpoint()
