@@ -732,7 +732,7 @@ async def test_cancellation_read_before_the_handler_starts_is_not_lost(
         await trio.sleep(1)
         # Whichever way each race went, no handler is still at work a second later.
         assert pair.server.connection.in_flight == 0
-        assert pair.server._scopes == {}
+        assert pair.server._inbound.scopes == {}
 
 
 async def waits_as_told(session: Session, request: InboundRequest) -> Any:
