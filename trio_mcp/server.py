@@ -12,7 +12,12 @@ from ._server._resources import (
     TemplateSpec as TemplateSpec,
 )
 from ._server._server import Server as Server
-from ._server._stdio import run as run, run_stdio as run_stdio
+from ._server._stdio import (
+    DEFAULT_DRAIN_TIMEOUT as DEFAULT_DRAIN_TIMEOUT,
+    RunOptions as RunOptions,
+    run as run,
+    run_stdio as run_stdio,
+)
 from ._server._task_settings import (
     TASKS_EXTENSION as TASKS_EXTENSION,
     TaskSettings as TaskSettings,

@@ -18,6 +18,7 @@ from ._transports._process import (
     default_environment as default_environment,
     open_process_stream as open_process_stream,
 )
+from ._transports._process_options import ProcessOptions as ProcessOptions
 from ._transports._stderr import (
     DEFAULT_STDERR_RATE as DEFAULT_STDERR_RATE,
     DEFAULT_STDERR_TAIL_LINES as DEFAULT_STDERR_TAIL_LINES,

@@ -9,7 +9,7 @@ import signal
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 import trio
@@ -184,7 +184,9 @@ def add_fuzz_commands(commands: Any) -> None:
     replay.set_defaults(timeout=0.0)
 
 
-def _target(args: argparse.Namespace, **stdio: Any) -> Target:
+def _target(
+    args: argparse.Namespace, *, process: Literal["per-example", "per-run"] = "per-example"
+) -> Target:
     if args.url:
         headers = {}
         for item in args.header:
@@ -199,7 +201,7 @@ def _target(args: argparse.Namespace, **stdio: Any) -> Target:
         if not sep or not name:
             raise ValueError(f"--env must look like NAME=VALUE, not {item!r}")
         env[name] = value
-    return StdioTarget(command=args.stdio, env=env or None, cwd=args.cwd, **stdio)
+    return StdioTarget(command=args.stdio, env=env or None, cwd=args.cwd, process=process)
 
 
 def _list_invariants() -> int:

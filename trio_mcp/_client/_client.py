@@ -12,7 +12,7 @@ import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypeVar, Unpack
 
 import trio
 
@@ -29,6 +29,7 @@ from .._protocol._envelope import SUBSCRIPTION_ID
 from .._protocol._era import EraCache, judge_probe
 from .._protocol._events import InboundRequest
 from .._session._engine import ProgressCallback, Session, connect_session
+from .._session._options import SessionSettings
 from .._transports._stream import MessageStream
 from .._types._base import Implementation, LoggingLevel, Request
 from .._types._capabilities import (
@@ -46,6 +47,7 @@ from .._versions import MODERN_VERSIONS, SUPPORTED_VERSIONS, Era
 from ._answering import ASKS, Answering
 from ._cache import ResultCache
 from ._listen import Change, Listener
+from ._options import ClientOptions
 from ._output import OutputSchemas
 from ._tasks import ToolTask, opt_in
 
@@ -922,7 +924,8 @@ async def connect_client(
     cache: bool = True,
     max_input_rounds: int = 8,
     validate_output: bool = True,
-    **session_options: Any,
+    on_input_ended: Callable[[], None] | None = None,
+    **session_options: Unpack[SessionSettings],
 ) -> Client:
     """Open a :class:`Client` over ``stream`` whose tasks run in ``nursery`` (yours).
 
@@ -947,7 +950,12 @@ async def connect_client(
         cache: honour the caching hints of modern results.
         max_input_rounds: how many ``InputRequiredResult`` rounds one call may take.
         validate_output: check structured content against each tool's ``outputSchema``.
-        session_options: options of :class:`~trio_mcp.session.Session`.
+        on_input_ended: called (synchronously) when the server's input ends.
+        session_options: the client's session's bounds and timeouts
+            (:class:`~trio_mcp.session.SessionSettings`).
+
+    :class:`~trio_mcp.client.ClientOptions` names all these options, for
+    :func:`open_client` and every transport's client.
 
     Raises:
         McpError: the server refused the handshake.
@@ -972,8 +980,6 @@ async def connect_client(
         ),
         versions=versions,
     )
-    on_input_ended = session_options.pop("on_input_ended", None)
-
     def input_ended() -> None:
         client._input_ended.set()
         if on_input_ended is not None:
@@ -1003,7 +1009,9 @@ async def connect_client(
 
 
 @asynccontextmanager
-async def open_client(stream: MessageStream, **options: Any) -> AsyncIterator[Client]:
+async def open_client(
+    stream: MessageStream, **options: Unpack[ClientOptions]
+) -> AsyncIterator[Client]:
     """A :class:`Client` over ``stream`` for the duration of the block (see
     :func:`connect_client` for the options). Leaving the block closes the session."""
     async with open_nursery_unwrapped() as nursery:

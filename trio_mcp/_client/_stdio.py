@@ -10,16 +10,18 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Unpack
 
 import trio
 
 from .._transports._lines import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SEND_BUFFER
+from .._transports._process_options import ProcessOptions
 from .._transports._stderr import DEFAULT_STDERR_RATE, DEFAULT_STDERR_TAIL_LINES
 from .._util import open_nursery_unwrapped
 from ._client import Client, connect_client
+from ._options import ClientOptions
 
-__all__ = ["connect_stdio_client", "open_stdio_client"]
+__all__ = ["StdioClientOptions", "connect_stdio_client", "open_stdio_client"]
 
 
 def _argv(command: str | Sequence[str | os.PathLike[str]]) -> list[str]:
@@ -44,7 +46,7 @@ async def connect_stdio_client(
     stderr_rate: float = DEFAULT_STDERR_RATE,
     max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
     send_buffer: int = DEFAULT_SEND_BUFFER,
-    **client_options: Any,
+    **client_options: Unpack[ClientOptions],
 ) -> Client:
     """Start ``command`` and open a :class:`~trio_mcp.Client` to it; the child and the
     session run in ``nursery`` (yours).
@@ -99,13 +101,15 @@ async def connect_stdio_client(
         raise
 
 
+class StdioClientOptions(ProcessOptions, ClientOptions, total=False):
+    """The keyword options of :func:`open_stdio_client` and :func:`connect_stdio_client`:
+    the child process's (:class:`~trio_mcp.transports.ProcessOptions`) and the client's
+    (:class:`~trio_mcp.client.ClientOptions`)."""
+
+
 @asynccontextmanager
 async def open_stdio_client(
-    command: str | Sequence[str | os.PathLike[str]],
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    **options: Any,
+    command: str | Sequence[str | os.PathLike[str]], **options: Unpack[StdioClientOptions]
 ) -> AsyncIterator[Client]:
     """A :class:`~trio_mcp.Client` to a server started as a child process, for the block.
 
@@ -128,7 +132,7 @@ async def open_stdio_client(
         ConnectionClosed: the server exited during the opening.
     """
     async with open_nursery_unwrapped() as nursery:
-        client = await connect_stdio_client(nursery, command, env=env, cwd=cwd, **options)
+        client = await connect_stdio_client(nursery, command, **options)
         try:
             yield client
         finally:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from contextlib import aclosing
-from typing import Any
+from typing import Any, Unpack
 from urllib.parse import SplitResult, urljoin, urlsplit
 
 import httpx
@@ -24,6 +24,7 @@ from ._client_exchange import (
     UNREACHABLE,
     Exchange,
     ExchangeStream,
+    HttpClientStreamOptions,
     http_failure,
     log,
 )
@@ -63,8 +64,15 @@ class _NoEventStream(Exception):
 class LegacyStream(ExchangeStream):
     """The legacy part of :class:`~trio_mcp.http.HttpClientStream`."""
 
-    def __init__(self, *args: Any, **options: Any) -> None:
-        super().__init__(*args, **options)
+    def __init__(
+        self,
+        url: str,
+        http: httpx.AsyncClient,
+        *,
+        owns_http: bool = False,
+        **options: Unpack[HttpClientStreamOptions],
+    ) -> None:
+        super().__init__(url, http, owns_http=owns_http, **options)
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.endpoint: str | None = None

@@ -61,7 +61,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from contextlib import aclosing
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 import trio
@@ -76,6 +76,7 @@ from ._client_exchange import (
     POST_ACCEPT,
     UNREACHABLE,
     Exchange,
+    HttpClientStreamOptions,
     Mode,
     log,
 )
@@ -92,7 +93,7 @@ from ._headers import (
 )
 from ._sse_client import BodyTooLarge, Cursor, UnexpectedBody, read_messages
 
-__all__ = ["HttpClientStream", "Mode"]
+__all__ = ["HttpClientStream", "HttpClientStreamOptions", "Mode"]
 
 
 class HttpClientStream(LegacyStream):
@@ -127,8 +128,15 @@ class HttpClientStream(LegacyStream):
         endpoint: (HTTP+SSE) where messages are POSTed.
     """
 
-    def __init__(self, *args: Any, **options: Any) -> None:
-        super().__init__(*args, **options)
+    def __init__(
+        self,
+        url: str,
+        http: httpx.AsyncClient,
+        *,
+        owns_http: bool = False,
+        **options: Unpack[HttpClientStreamOptions],
+    ) -> None:
+        super().__init__(url, http, owns_http=owns_http, **options)
         self._tool_headers: dict[str, list[HeaderParam]] = {}
         self._fresh_ids = itertools.count(1)
 

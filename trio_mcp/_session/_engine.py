@@ -114,7 +114,7 @@ import math
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar, Unpack
 
 import trio
 
@@ -138,6 +138,7 @@ from .._types._base import LoggingLevel, Request
 from .._types._converter import converter_for
 from .._types._notifications import LoggingMessageNotificationParams, ProgressNotificationParams
 from .._util import open_nursery_unwrapped
+from ._options import SessionOptions
 from ._waiter import Waiter
 
 __all__ = [
@@ -1092,12 +1093,16 @@ def _read_answer(
 
 
 async def connect_session(
-    nursery: trio.Nursery, stream: MessageStream, connection: Connection, **options: Any
+    nursery: trio.Nursery,
+    stream: MessageStream,
+    connection: Connection,
+    **options: Unpack[SessionOptions],
 ) -> Session:
     """Start a :class:`Session` whose tasks run in ``nursery`` (yours to own).
 
     Returns once the session is receiving. Close it with :meth:`Session.aclose`;
-    until then the nursery will not exit. Options are :class:`Session`'s.
+    until then the nursery will not exit. Options are :class:`Session`'s
+    (:class:`~trio_mcp.session.SessionOptions`).
     """
     session = Session(stream, connection, **options)
     await nursery.start(session._run)
@@ -1106,12 +1111,13 @@ async def connect_session(
 
 @asynccontextmanager
 async def open_session(
-    stream: MessageStream, connection: Connection, **options: Any
+    stream: MessageStream, connection: Connection, **options: Unpack[SessionOptions]
 ) -> AsyncIterator[Session]:
     """Run a :class:`Session` for the duration of the block.
 
     Entering blocks until the session receives; leaving closes it (cancelling
-    its handlers and failing waiting requests). Options are :class:`Session`'s.
+    its handlers and failing waiting requests). Options are :class:`Session`'s
+    (:class:`~trio_mcp.session.SessionOptions`).
     """
     async with open_nursery_unwrapped() as nursery:
         session = await connect_session(nursery, stream, connection, **options)
