@@ -214,7 +214,7 @@ def _list_invariants() -> int:
 
 async def run_fuzz(args: argparse.Namespace) -> int:
     """``trio-mcp fuzz``: returns the exit status (``FuzzError`` is for the caller)."""
-    from .._fuzz._runner import fuzz_server
+    from .._fuzz._runner import FuzzSettings, fuzz_server
 
     if args.list_invariants:
         return _list_invariants()
@@ -223,9 +223,7 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         return 2
     target = _target(args, process=args.process) if args.stdio else _target(args)
     stop = trio.Event()
-    fuzz = partial(
-        fuzz_server,
-        target,
+    settings = FuzzSettings(
         protocol_version=args.protocol_version,
         max_examples=args.max_examples,
         max_steps=args.max_steps,
@@ -242,9 +240,10 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         skip_tools=args.skip_tool,
         call_risky_tools=args.call_risky_tools,
         verify=not args.no_verify,
-        progress=None if args.quiet else sys.stderr,
         progress_interval=args.progress_interval,
-        stop=stop,
+    )
+    fuzz = partial(
+        fuzz_server, target, settings, progress=None if args.quiet else sys.stderr, stop=stop
     )
     reports: list[FuzzReport] = []
     aborted = False
