@@ -29,7 +29,7 @@ import math
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final, Unpack
+from typing import TYPE_CHECKING, Final, Unpack
 
 import attrs
 import trio

@@ -7,6 +7,7 @@ from ._server._prompts import PromptSpec as PromptSpec
 from ._server._rate_limit import RateLimit as RateLimit
 from ._server._request_state import RequestStateSealer as RequestStateSealer
 from ._server._resources import (
+    DirectoryOptions as DirectoryOptions,
     DirectoryResources as DirectoryResources,
     ResourceSpec as ResourceSpec,
     TemplateSpec as TemplateSpec,
@@ -26,6 +27,7 @@ from ._server._tools import (
     TaskStart as TaskStart,
     TaskSupport as TaskSupport,
     ToolError as ToolError,
+    ToolOptions as ToolOptions,
     ToolSpec as ToolSpec,
 )
 from ._server._typeschema import Field as Field, SchemaError as SchemaError

@@ -980,6 +980,7 @@ async def connect_client(
         ),
         versions=versions,
     )
+
     def input_ended() -> None:
         client._input_ended.set()
         if on_input_ended is not None:

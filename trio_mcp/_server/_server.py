@@ -37,14 +37,14 @@ from ._context import Context
 from ._dispatch import Dispatcher
 from ._subscriptions import Hub
 from ._task_settings import TASKS_EXTENSION, TaskSettings
-from ._tools import TaskStart, TaskSupport, ToolSpec
+from ._tools import TaskStart, TaskSupport, ToolOptions, ToolSpec
 
 if TYPE_CHECKING:
     from ._completion import Completer, CompleterSpec
     from ._prompts import PromptSpec
     from ._rate_limit import RateLimit
     from ._request_state import RequestStateSealer
-    from ._resources import DirectoryResources, ResourceSpec, TemplateSpec
+    from ._resources import DirectoryOptions, DirectoryResources, ResourceSpec, TemplateSpec
     from ._stdio import RunOptions
     from ._tasks import TaskRunner
 
@@ -335,9 +335,12 @@ class Server:
 
         return register
 
-    def add_tool(self, fn: Callable[..., Any] | ToolSpec, /, **options: Any) -> ToolSpec:
+    def add_tool(
+        self, fn: Callable[..., Any] | ToolSpec, /, **options: Unpack[ToolOptions]
+    ) -> ToolSpec:
         """Add (or replace) a tool at any time; connected clients that asked are told the
-        list changed."""
+        list changed. ``options`` (:class:`~trio_mcp.server.ToolOptions`) are
+        :meth:`ToolSpec.from_function`'s, for a function."""
         spec = fn if isinstance(fn, ToolSpec) else ToolSpec.from_function(fn, **options)
         if spec.task != "never" and self.tasks is None:
             self.tasks = TaskSettings()
@@ -463,12 +466,14 @@ class Server:
         self._hub.publish(("list_changed", "resources"))
 
     def add_directory(
-        self, root: str | os.PathLike[str], *, uri_prefix: str | None = None, **options: Any
+        self, root: str | os.PathLike[str], **options: Unpack[DirectoryOptions]
     ) -> DirectoryResources:
-        """Offer the files under ``root`` as resources (never anything outside it)."""
+        """Offer the files under ``root`` as resources (never anything outside it).
+        ``options`` (:class:`~trio_mcp.server.DirectoryOptions`) are
+        :class:`DirectoryResources`'s."""
         from ._resources import DirectoryResources
 
-        directory = DirectoryResources(root, uri_prefix=uri_prefix, **options)
+        directory = DirectoryResources(root, **options)
         self._directories.append(directory)
         self._hub.publish(("list_changed", "resources"))
         return directory
