@@ -4,6 +4,7 @@ from ._transports._lines import (
     DEFAULT_MAX_MESSAGE_SIZE as DEFAULT_MAX_MESSAGE_SIZE,
     DEFAULT_SEND_BUFFER as DEFAULT_SEND_BUFFER,
     LineMessageStream as LineMessageStream,
+    LineStreamOptions as LineStreamOptions,
     connect_line_stream as connect_line_stream,
     open_line_stream as open_line_stream,
 )
@@ -26,6 +27,7 @@ from ._transports._stderr import (
     StderrStatistics as StderrStatistics,
 )
 from ._transports._stdio_server import (
+    StdioServerStreamOptions as StdioServerStreamOptions,
     connect_stdio_server_stream as connect_stdio_server_stream,
     open_stdio_server_stream as open_stdio_server_stream,
 )
