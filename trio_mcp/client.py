@@ -15,6 +15,7 @@ from ._client._handlers import (
 from ._client._listen import Change as Change, Listener as Listener
 from ._client._options import ClientOptions as ClientOptions
 from ._client._stdio import (
+    StdioClientOptions as StdioClientOptions,
     connect_stdio_client as connect_stdio_client,
     open_stdio_client as open_stdio_client,
 )
