@@ -21,7 +21,6 @@ from trio_mcp.client import (
     ClientOptions,
     StdioClientOptions,
     connect_client,
-    connect_stdio_client,
 )
 from trio_mcp.host import Host, HostOptions
 from trio_mcp.http import (
@@ -195,7 +194,7 @@ def _keys(options: Any) -> set[str]:
         pytest.param(ProcessOptions, lambda: _keywords(connect_process_stream), id="process"),
         pytest.param(
             StdioClientOptions,
-            lambda: _keywords(connect_stdio_client) | _keys(ClientOptions),
+            lambda: _keys(ProcessOptions) | _keys(ClientOptions),
             id="connect_stdio_client",
         ),
         pytest.param(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from contextlib import aclosing
-from typing import Any, Unpack
+from typing import Any
 from urllib.parse import SplitResult, urljoin, urlsplit
 
 import httpx
@@ -65,12 +65,7 @@ class LegacyStream(ExchangeStream):
     """The legacy part of :class:`~trio_mcp.http.HttpClientStream`."""
 
     def __init__(
-        self,
-        url: str,
-        http: httpx.AsyncClient,
-        *,
-        owns_http: bool = False,
-        **options: Unpack[HttpClientStreamOptions],
+        self, url: str, http: httpx.AsyncClient, owns_http: bool, options: HttpClientStreamOptions
     ) -> None:
         super().__init__(url, http, owns_http=owns_http, **options)
         self.session_id: str | None = None

@@ -136,7 +136,7 @@ class HttpClientStream(LegacyStream):
         owns_http: bool = False,
         **options: Unpack[HttpClientStreamOptions],
     ) -> None:
-        super().__init__(url, http, owns_http=owns_http, **options)
+        super().__init__(url, http, owns_http, options)
         self._tool_headers: dict[str, list[HeaderParam]] = {}
         self._fresh_ids = itertools.count(1)
 
