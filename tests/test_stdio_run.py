@@ -104,6 +104,43 @@ def test_the_drain_deadline_cancels_what_is_still_running() -> None:
     assert ids == [0, 2]  # the cancelled one sends nothing
 
 
+# The one documented way to run a server over stdio is trio_mcp.run; run_stdio is the same
+# inside a running Trio program, and Server.run_stdio an alias of it. Each still serves, and
+# passes its options on (here the drain deadline).
+RUN_SPELLINGS = {
+    "trio_mcp.run": "trio_mcp.run(server, drain_timeout=0.3)",
+    "trio_mcp.server.run_stdio": (
+        "trio.run(functools.partial(trio_mcp.server.run_stdio, server, drain_timeout=0.3))"
+    ),
+    "Server.run_stdio": "trio.run(functools.partial(server.run_stdio, drain_timeout=0.3))",
+}
+
+
+@pytest.mark.parametrize("spelling", list(RUN_SPELLINGS))
+def test_every_way_to_run_over_stdio_serves_and_takes_its_options(spelling: str) -> None:
+    program = (
+        "import functools, runpy, trio, trio_mcp, trio_mcp.server\n"
+        f"server = runpy.run_path({str(SERVER)!r})['server']\n"
+        f"{RUN_SPELLINGS[spelling]}\n"
+    )
+    start = time.monotonic()
+    run = subprocess.run(
+        [sys.executable, "-c", program],
+        input=lines(
+            INITIALIZE, INITIALIZED, call(1, "slow", seconds=60), call(2, "echo", text="fast")
+        ),
+        capture_output=True,
+        env=ENV,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    # Well before the default drain deadline (10 s): the option got through.
+    assert time.monotonic() - start < 8
+    answers = [orjson.loads(line) for line in run.stdout.splitlines()]
+    assert [a["id"] for a in answers] == [0, 2]  # the slow call was cut by drain_timeout
+    assert answers[1]["result"]["content"][0]["text"] == "fast"
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_stops_a_busy_server_promptly(signum: int) -> None:
     process = subprocess.Popen(

@@ -29,7 +29,7 @@ import math
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final, Unpack
 
 import attrs
 import trio
@@ -37,9 +37,11 @@ import trio_websocket
 
 from . import _jsonrpc as rpc
 from ._client._client import Client, connect_client
+from ._client._options import ClientOptions
 from ._errors import ErrorCode
 from ._http.server._exchange import error_body
 from ._http.server._security import HostPolicy, is_loopback
+from ._session._options import SessionSettings
 from ._transports._stream import MessageStream, Received
 from ._types._base import RequestId
 from ._util import open_nursery_unwrapped
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SUBPROTOCOL",
+    "WebSocketClientOptions",
     "WebSocketStream",
     "connect_websocket_client",
     "open_websocket_client",
@@ -208,7 +211,7 @@ class _ConnectionHandler:
         host_policy: HostPolicy,
         max_connections: int,
         idle_timeout: float,
-        session_options: dict[str, Any],
+        session_options: SessionSettings,
     ) -> None:
         if max_connections < 1:
             raise ValueError(f"max_connections must be at least 1, not {max_connections!r}")
@@ -283,14 +286,15 @@ async def serve_websocket(
     max_connections: int = MAX_CONNECTIONS,
     idle_timeout: float = IDLE_TIMEOUT,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
-    **session_options: Any,
+    **session_options: Unpack[SessionSettings],
 ) -> None:
     """Serve ``server`` over WebSocket on ``host:port`` until cancelled.
 
     ``task_status.started()`` reports the bound port (``port=0`` picks one). Clients
     must offer the ``mcp`` subprotocol; connections whose ``Host``/``Origin`` the
     ``host_policy`` refuses get 403 (by default, for a local bind, only the local
-    machine's names). ``session_options`` go to :meth:`Server.serve`.
+    machine's names). ``session_options`` (:class:`~trio_mcp.session.SessionSettings`) go
+    to :meth:`Server.serve`.
 
     Args:
         max_message_size: the largest message taken, in bytes of UTF-8 text (4 MiB); a
@@ -337,12 +341,14 @@ async def connect_websocket_client(
     *,
     headers: Mapping[str, str] | None = None,
     max_message_size: int = MAX_MESSAGE_SIZE,
-    **client_options: Any,
+    **client_options: Unpack[ClientOptions],
 ) -> Client:
     """A connected :class:`~trio_mcp.Client` over a WebSocket to ``url``, whose tasks run in
     ``nursery`` (yours). Close it with :meth:`Client.aclose`.
 
-    ``client_options`` are :func:`~trio_mcp.client.connect_client`'s.
+    ``headers`` are sent with the opening handshake; ``max_message_size`` is the largest
+    message taken from the server. ``client_options`` are
+    :func:`~trio_mcp.client.connect_client`'s (:class:`~trio_mcp.client.ClientOptions`).
 
     Raises:
         trio_websocket.HandshakeError: the server refused the connection.
@@ -368,12 +374,23 @@ async def connect_websocket_client(
         raise
 
 
+class WebSocketClientOptions(ClientOptions, total=False):
+    """The keyword options of :func:`open_websocket_client` and
+    :func:`connect_websocket_client`: the connection's and the client's
+    (:class:`~trio_mcp.client.ClientOptions`)."""
+
+    headers: Mapping[str, str] | None
+    max_message_size: int
+
+
 @asynccontextmanager
-async def open_websocket_client(url: str, **options: Any) -> AsyncIterator[Client]:
+async def open_websocket_client(
+    url: str, **options: Unpack[WebSocketClientOptions]
+) -> AsyncIterator[Client]:
     """A :class:`~trio_mcp.Client` connected over a WebSocket to ``url`` for the block.
 
     Entering blocks through the connection and the MCP opening; leaving closes both.
-    Options are :func:`connect_websocket_client`'s.
+    Options are :func:`connect_websocket_client`'s (:class:`WebSocketClientOptions`).
     """
     async with open_nursery_unwrapped() as nursery:
         client = await connect_websocket_client(nursery, url, **options)

@@ -13,7 +13,9 @@ from ._client._handlers import (
     SamplingHandler as SamplingHandler,
 )
 from ._client._listen import Change as Change, Listener as Listener
+from ._client._options import ClientOptions as ClientOptions
 from ._client._stdio import (
+    StdioClientOptions as StdioClientOptions,
     connect_stdio_client as connect_stdio_client,
     open_stdio_client as open_stdio_client,
 )

@@ -20,6 +20,11 @@ from ._fuzz._runner import (
     fuzz as fuzz,
     fuzz_server as fuzz_server,
 )
+from ._fuzz._settings import (
+    DEFAULT_TIME_BUDGET as DEFAULT_TIME_BUDGET,
+    FuzzOptions as FuzzOptions,
+    FuzzSettings as FuzzSettings,
+)
 from ._fuzz._target import (
     HttpTarget as HttpTarget,
     StdioTarget as StdioTarget,

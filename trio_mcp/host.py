@@ -30,6 +30,7 @@ from ._host._consent import (
 )
 from ._host._host import (
     Host as Host,
+    HostOptions as HostOptions,
     ResourceUpdates as ResourceUpdates,
     ServerState as ServerState,
     open_host as open_host,

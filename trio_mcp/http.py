@@ -4,14 +4,20 @@ worker; the client runs on httpx."""
 
 from ._http.client._connect import (
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
+    HttpClientOptions as HttpClientOptions,
+    HttpStreamOptions as HttpStreamOptions,
     connect_http_client as connect_http_client,
     connect_http_stream as connect_http_stream,
     era_key as era_key,
     open_http_client as open_http_client,
     open_http_stream as open_http_stream,
 )
-from ._http.client._stream import HttpClientStream as HttpClientStream
+from ._http.client._stream import (
+    HttpClientStream as HttpClientStream,
+    HttpClientStreamOptions as HttpClientStreamOptions,
+)
 from ._http.server._asgi import (
+    AppOptions as AppOptions,
     McpAsgiApp as McpAsgiApp,
     asgi_app as asgi_app,
     open_asgi_app as open_asgi_app,

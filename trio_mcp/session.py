@@ -13,4 +13,8 @@ from ._session._engine import (
     connect_session as connect_session,
     open_session as open_session,
 )
+from ._session._options import (
+    SessionOptions as SessionOptions,
+    SessionSettings as SessionSettings,
+)
 from ._session._waiter import PROGRESS_BUFFER as PROGRESS_BUFFER

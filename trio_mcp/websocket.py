@@ -2,6 +2,7 @@
 
 from ._websocket import (
     SUBPROTOCOL as SUBPROTOCOL,
+    WebSocketClientOptions as WebSocketClientOptions,
     WebSocketStream as WebSocketStream,
     connect_websocket_client as connect_websocket_client,
     open_websocket_client as open_websocket_client,

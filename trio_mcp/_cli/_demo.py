@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -13,6 +14,9 @@ from .._types._content import TextContent
 from .._types._elicitation import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 from .._types._sampling import CreateMessageRequestParams, CreateMessageResult
 from ._output import describe_block, one_line
+
+if TYPE_CHECKING:
+    from .._types._roots import Root
 
 #: The everything server shipped in the package (``examples/everything_server.py`` is its
 #: readable copy), run as a module: it works from any install and any directory.
@@ -132,7 +136,7 @@ async def run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _roots() -> list[object]:
+async def _roots() -> list[Root]:
     from .._types._roots import Root
 
     await trio.lowlevel.checkpoint()

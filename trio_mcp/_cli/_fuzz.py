@@ -9,7 +9,7 @@ import signal
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 import trio
@@ -184,7 +184,9 @@ def add_fuzz_commands(commands: Any) -> None:
     replay.set_defaults(timeout=0.0)
 
 
-def _target(args: argparse.Namespace, **stdio: Any) -> Target:
+def _target(
+    args: argparse.Namespace, *, process: Literal["per-example", "per-run"] = "per-example"
+) -> Target:
     if args.url:
         headers = {}
         for item in args.header:
@@ -199,7 +201,7 @@ def _target(args: argparse.Namespace, **stdio: Any) -> Target:
         if not sep or not name:
             raise ValueError(f"--env must look like NAME=VALUE, not {item!r}")
         env[name] = value
-    return StdioTarget(command=args.stdio, env=env or None, cwd=args.cwd, **stdio)
+    return StdioTarget(command=args.stdio, env=env or None, cwd=args.cwd, process=process)
 
 
 def _list_invariants() -> int:
@@ -212,7 +214,7 @@ def _list_invariants() -> int:
 
 async def run_fuzz(args: argparse.Namespace) -> int:
     """``trio-mcp fuzz``: returns the exit status (``FuzzError`` is for the caller)."""
-    from .._fuzz._runner import fuzz_server
+    from .._fuzz._runner import FuzzSettings, fuzz_server
 
     if args.list_invariants:
         return _list_invariants()
@@ -221,9 +223,7 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         return 2
     target = _target(args, process=args.process) if args.stdio else _target(args)
     stop = trio.Event()
-    fuzz = partial(
-        fuzz_server,
-        target,
+    settings = FuzzSettings(
         protocol_version=args.protocol_version,
         max_examples=args.max_examples,
         max_steps=args.max_steps,
@@ -240,9 +240,10 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         skip_tools=args.skip_tool,
         call_risky_tools=args.call_risky_tools,
         verify=not args.no_verify,
-        progress=None if args.quiet else sys.stderr,
         progress_interval=args.progress_interval,
-        stop=stop,
+    )
+    fuzz = partial(
+        fuzz_server, target, settings, progress=None if args.quiet else sys.stderr, stop=stop
     )
     reports: list[FuzzReport] = []
     aborted = False

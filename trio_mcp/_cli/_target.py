@@ -14,12 +14,13 @@ import shlex
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Unpack
 
 import attrs
 import trio
 
 from .._client._client import Client
+from .._client._options import ClientOptions
 from .._client._stdio import open_stdio_client
 from ._errors import CliError
 
@@ -166,7 +167,9 @@ def parse_headers(items: Sequence[str]) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def open_target(args: argparse.Namespace, **client_options: Any) -> AsyncIterator[Client]:
+async def open_target(
+    args: argparse.Namespace, **client_options: Unpack[ClientOptions]
+) -> AsyncIterator[Client]:
     """A client of the server the command's options name, for the block (``client_options``
     go to the client: handlers such as ``on_log``)."""
     target = Target.from_args(args)
@@ -175,13 +178,13 @@ async def open_target(args: argparse.Namespace, **client_options: Any) -> AsyncI
     if target.url is not None:
         from .._http.client._connect import open_http_client  # loaded only for --url
 
-        async with _authorization(args) as auth:
-            if auth is not None:
-                client_options["auth"] = auth
-            async with open_http_client(
-                target.url, headers=target.headers or None, **client_options
-            ) as client:
-                yield client
+        async with (
+            _authorization(args) as auth,
+            open_http_client(
+                target.url, headers=target.headers or None, auth=auth, **client_options
+            ) as client,
+        ):
+            yield client
         return
     assert target.command is not None
     async with open_stdio_client(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack
 
 import trio
 
@@ -20,6 +20,7 @@ from .._errors import McpError, ProtocolError
 from .._protocol._connection import Connection
 from .._protocol._era import EraCache
 from .._session._engine import ProgressCallback, Session, connect_session
+from .._session._options import SessionSettings
 from .._transports._stream import MessageStream
 from .._types._base import Implementation, LoggingLevel
 from .._types._capabilities import (
@@ -38,6 +39,7 @@ from ._cache import ResultCache
 from ._inbound import Inbound, LogHandler
 from ._listen import Listener
 from ._opening import open_conversation
+from ._options import ClientOptions
 from ._rounds import InputRounds
 from ._tasks import ToolTask, opt_in
 
@@ -495,7 +497,8 @@ async def connect_client(
     cache: bool = True,
     max_input_rounds: int = 8,
     validate_output: bool = True,
-    **session_options: Any,
+    on_input_ended: Callable[[], None] | None = None,
+    **session_options: Unpack[SessionSettings],
 ) -> Client:
     """Open a :class:`Client` over ``stream`` whose tasks run in ``nursery`` (yours).
 
@@ -520,7 +523,12 @@ async def connect_client(
         cache: honour the caching hints of modern results.
         max_input_rounds: how many ``InputRequiredResult`` rounds one call may take.
         validate_output: check structured content against each tool's ``outputSchema``.
-        session_options: options of :class:`~trio_mcp.session.Session`.
+        on_input_ended: called (synchronously) when the server's input ends.
+        session_options: the client's session's bounds and timeouts
+            (:class:`~trio_mcp.session.SessionSettings`).
+
+    :class:`~trio_mcp.client.ClientOptions` names all these options, for
+    :func:`open_client` and every transport's client.
 
     Raises:
         McpError: the server refused the handshake.
@@ -544,7 +552,6 @@ async def connect_client(
         capabilities=capabilities,
         versions=versions,
     )
-    on_input_ended = session_options.pop("on_input_ended", None)
 
     def input_ended() -> None:
         inbound.subscriptions.input_ended.set()
@@ -582,7 +589,9 @@ async def connect_client(
 
 
 @asynccontextmanager
-async def open_client(stream: MessageStream, **options: Any) -> AsyncIterator[Client]:
+async def open_client(
+    stream: MessageStream, **options: Unpack[ClientOptions]
+) -> AsyncIterator[Client]:
     """A :class:`Client` over ``stream`` for the duration of the block (see
     :func:`connect_client` for the options). Leaving the block closes the session."""
     async with open_nursery_unwrapped() as nursery:

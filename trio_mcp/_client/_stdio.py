@@ -8,18 +8,22 @@ time).
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Unpack
 
 import trio
 
-from .._transports._lines import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SEND_BUFFER
-from .._transports._stderr import DEFAULT_STDERR_RATE, DEFAULT_STDERR_TAIL_LINES
+from .._transports._process_options import ProcessOptions
 from .._util import open_nursery_unwrapped
 from ._client import Client, connect_client
+from ._options import ClientOptions
 
-__all__ = ["connect_stdio_client", "open_stdio_client"]
+__all__ = ["StdioClientOptions", "connect_stdio_client", "open_stdio_client"]
+
+
+#: The options :func:`connect_stdio_client` hands to the process; the others go to the client.
+_PROCESS_OPTIONS = ProcessOptions.__optional_keys__
 
 
 def _argv(command: str | Sequence[str | os.PathLike[str]]) -> list[str]:
@@ -30,21 +34,16 @@ def _argv(command: str | Sequence[str | os.PathLike[str]]) -> list[str]:
     return [os.fspath(part) for part in command]
 
 
+class StdioClientOptions(ProcessOptions, ClientOptions, total=False):
+    """The keyword options of :func:`open_stdio_client` and :func:`connect_stdio_client`:
+    the child process's (:class:`~trio_mcp.transports.ProcessOptions`) and the client's
+    (:class:`~trio_mcp.client.ClientOptions`)."""
+
+
 async def connect_stdio_client(
     nursery: trio.Nursery,
     command: str | Sequence[str | os.PathLike[str]],
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    grace: float = 2.0,
-    kill_timeout: float = 2.0,
-    exit_wait: float = 1.0,
-    stderr: Callable[[str], object] | None = None,
-    stderr_tail_lines: int = DEFAULT_STDERR_TAIL_LINES,
-    stderr_rate: float = DEFAULT_STDERR_RATE,
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    send_buffer: int = DEFAULT_SEND_BUFFER,
-    **client_options: Any,
+    **options: Unpack[StdioClientOptions],
 ) -> Client:
     """Start ``command`` and open a :class:`~trio_mcp.Client` to it; the child and the
     session run in ``nursery`` (yours).
@@ -52,7 +51,7 @@ async def connect_stdio_client(
     ``command`` is an argument list, or a string split like a shell would
     (no shell runs it). The child gets a small safe environment plus ``env``,
     runs in its own process group, and its stderr lines go to ``stderr`` (or
-    the ``logging`` module). ``client_options`` are
+    the ``logging`` module). The other options are
     :func:`~trio_mcp.client.connect_client`'s; the command line keys the era
     cache.
 
@@ -64,7 +63,8 @@ async def connect_stdio_client(
     (only an unkillable process, one stuck in the kernel, takes that long).
     ``exit_wait``, ``stderr_tail_lines``, ``stderr_rate`` (the most stderr lines a second
     handed on; past it they are counted and dropped), ``max_message_size`` and ``send_buffer`` are
-    :func:`~trio_mcp.transports.open_process_stream`'s.
+    :func:`~trio_mcp.transports.open_process_stream`'s, which says their defaults
+    (``grace`` and ``kill_timeout``: 2 s).
 
     If the child dies or closes its stdout, every pending call fails at once with
     :exc:`~trio_mcp.ConnectionClosed`, carrying its exit status and the end of its stderr.
@@ -76,20 +76,9 @@ async def connect_stdio_client(
     from .._transports._process import connect_process_stream
 
     argv = _argv(command)
-    stream = await connect_process_stream(
-        nursery,
-        argv,
-        env=env,
-        cwd=cwd,
-        grace=grace,
-        kill_timeout=kill_timeout,
-        exit_wait=exit_wait,
-        stderr=stderr,
-        stderr_tail_lines=stderr_tail_lines,
-        stderr_rate=stderr_rate,
-        max_message_size=max_message_size,
-        send_buffer=send_buffer,
-    )
+    client_options: dict[str, Any] = dict(options)
+    process_options = {k: client_options.pop(k) for k in _PROCESS_OPTIONS if k in client_options}
+    stream = await connect_process_stream(nursery, argv, **process_options)
     client_options.setdefault("peer", shlex.join(argv))
     try:
         return await connect_client(nursery, stream, **client_options)
@@ -101,11 +90,7 @@ async def connect_stdio_client(
 
 @asynccontextmanager
 async def open_stdio_client(
-    command: str | Sequence[str | os.PathLike[str]],
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    **options: Any,
+    command: str | Sequence[str | os.PathLike[str]], **options: Unpack[StdioClientOptions]
 ) -> AsyncIterator[Client]:
     """A :class:`~trio_mcp.Client` to a server started as a child process, for the block.
 
@@ -128,7 +113,7 @@ async def open_stdio_client(
         ConnectionClosed: the server exited during the opening.
     """
     async with open_nursery_unwrapped() as nursery:
-        client = await connect_stdio_client(nursery, command, env=env, cwd=cwd, **options)
+        client = await connect_stdio_client(nursery, command, **options)
         try:
             yield client
         finally:

@@ -3,14 +3,14 @@
 Installing trio_mcp registers it with pytest (a ``pytest11`` entry point), so the
 fixture is there in every test suite; then::
 
-    from trio_mcp.fuzz import StdioTarget
+    from trio_mcp.testing import StdioTarget
 
     async def test_my_server_survives_fuzzing(mcp_fuzz):
         await mcp_fuzz(StdioTarget(command=["python", "my_server.py"]), max_examples=50)
 
 The awaited call fails the test (showing each failure and its minimal
 reproduction, written under the test's ``tmp_path``) when a requirement
-failed, and returns the :class:`~trio_mcp.fuzz.FuzzReport` otherwise.
+failed, and returns the :class:`~trio_mcp.testing.FuzzReport` otherwise.
 Runs are deterministic: the seed is derived from the test's id unless
 ``--mcp-fuzz-seed`` says otherwise. ``--mcp-fuzz-examples`` and
 ``--mcp-fuzz-time-budget`` override every call's budget (for a long run
@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import zlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TextIO, Unpack
 
 import pytest
 
 if TYPE_CHECKING:
+    import trio
+
     from ._report import FuzzReport
+    from ._settings import FuzzOptions, FuzzSettings
     from ._target import Target
 
 # Loaded into every pytest run where trio_mcp is installed: import nothing of the fuzzer
@@ -63,28 +66,46 @@ class Fuzzer:
         #: The reports of the runs so far, in order.
         self.reports: list[FuzzReport] = []
 
-    async def __call__(self, target: Target, *, check: bool = True, **options: Any) -> FuzzReport:
-        """Fuzz ``target`` (options are :func:`~trio_mcp.fuzz.fuzz`'s) and, with
+    async def __call__(
+        self,
+        target: Target,
+        settings: FuzzSettings | None = None,
+        *,
+        check: bool = True,
+        progress: TextIO | None = None,
+        stop: trio.Event | None = None,
+        **options: Unpack[FuzzOptions],
+    ) -> FuzzReport:
+        """Fuzz ``target`` (arguments as :func:`~trio_mcp.fuzz.fuzz`'s: a
+        :class:`~trio_mcp.fuzz.FuzzSettings` and single settings by name) and, with
         ``check``, fail the test if a requirement failed.
 
         Blocks for the run (bounded by its budgets); cancelling it stops the run
         and shuts down every server process it started.
         """
+        import attrs
+
+        from ._runner import fuzz
+        from ._settings import FuzzSettings
+
+        run = attrs.evolve(settings or FuzzSettings(), **options)
         seed = self._config.getoption("mcp_fuzz_seed")
         if seed is None:
-            options.setdefault("seed", zlib.crc32(self._nodeid.encode()))
+            if run.seed is None:
+                run = attrs.evolve(run, seed=zlib.crc32(self._nodeid.encode()))
         elif seed != "random":
-            options["seed"] = int(seed)
+            run = attrs.evolve(run, seed=int(seed))
         examples = self._config.getoption("mcp_fuzz_examples")
         if examples is not None:
-            options["max_examples"] = examples
+            run = attrs.evolve(run, max_examples=examples)
         budget = self._config.getoption("mcp_fuzz_time_budget")
         if budget is not None:
-            options["time_budget"] = budget
-        options.setdefault("reproduction_dir", self._directory / f"run-{len(self.reports) + 1}")
-        from ._runner import fuzz
-
-        report = await fuzz(target, **options)
+            run = attrs.evolve(run, time_budget=budget)
+        if run.reproduction_dir is None:
+            run = attrs.evolve(
+                run, reproduction_dir=self._directory / f"run-{len(self.reports) + 1}"
+            )
+        report = await fuzz(target, run, progress=progress, stop=stop)
         self.reports.append(report)
         if check and not report.ok:
             pytest.fail(report.summary(), pytrace=False)

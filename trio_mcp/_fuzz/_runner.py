@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import fnmatch
 import importlib
-import os
 import random
 import time
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, Unpack
 
 import attrs
 import trio
@@ -52,16 +51,20 @@ from ._probe import Catalogue, EraCatalogue, probe_era
 from ._replay import replay_steps
 from ._report import FuzzFailure, FuzzReport, Progress
 from ._runtime import Candidate, Runtime, Store
+from ._settings import DEFAULT_TIME_BUDGET, FuzzOptions, FuzzSettings
 from ._steps import Settle, Step
 from ._target import HttpTarget, StdioTarget, Target
 from ._validate import Validator, spec_dir_from_environment
 
-__all__ = ["DEFAULT_TIME_BUDGET", "FuzzError", "fuzz", "fuzz_server", "write_reproductions"]
-
-#: Seconds a run may take by default (probes, examples and shrinking): long enough for a
-#: hundred examples against most servers, short enough for a CI job. A run that reaches it
-#: ends normally, saying how many examples it reached.
-DEFAULT_TIME_BUDGET = 120.0
+__all__ = [
+    "DEFAULT_TIME_BUDGET",
+    "FuzzError",
+    "FuzzOptions",
+    "FuzzSettings",
+    "fuzz",
+    "fuzz_server",
+    "write_reproductions",
+]
 
 #: Findings that count even while probing an era the server turns out not to speak.
 _ALWAYS_WRONG = frozenset({"server-alive", "valid-jsonrpc-only"})
@@ -124,27 +127,11 @@ async def _probe(
 
 async def fuzz(
     target: Target,
+    settings: FuzzSettings | None = None,
     *,
-    protocol_version: str | None = None,
-    max_examples: int = 100,
-    max_steps: int = 20,
-    seed: int | None = None,
-    deadline: float = 5.0,
-    cancel_wait: float = 0.5,
-    startup_timeout: float = 10.0,
-    time_budget: float = DEFAULT_TIME_BUDGET,
-    shrink_budget: float = 60.0,
-    minimize_budget: float = 60.0,
-    max_message_size: int = 1 << 20,
-    spec_dir: str | os.PathLike[str] | None = None,
-    strict: bool = False,
-    skip_tools: Sequence[str] = (),
-    call_risky_tools: bool = False,
-    verify: bool = True,
-    reproduction_dir: str | os.PathLike[str] | None = None,
     progress: TextIO | None = None,
-    progress_interval: float | None = None,
     stop: trio.Event | None = None,
+    **options: Unpack[FuzzOptions],
 ) -> FuzzReport:
     """Fuzz an MCP server with Hypothesis state machines and report what failed.
 
@@ -175,39 +162,12 @@ async def fuzz(
 
     Args:
         target: a :class:`StdioTarget` or :class:`HttpTarget`.
-        protocol_version: fuzz only this version (and its era); by default every
-            era the server speaks.
-        max_examples: Hypothesis examples to generate (shrinking runs more).
-        max_steps: rules per example.
-        seed: the Hypothesis seed; a run with the same seed sends the same things
-            (chosen at random, and reported, when not given).
-        deadline: seconds within which every request must be answered.
-        cancel_wait: seconds to watch for a late answer to a cancelled request.
-        startup_timeout: stdio: extra seconds for the first answers of a fresh process
-            (an interpreter starting, ``npx`` fetching a package).
-        time_budget: seconds for the whole run (probes, examples, shrinking); default
-            :data:`DEFAULT_TIME_BUDGET` (120); ``math.inf`` for no limit.
-        shrink_budget: once something fails, seconds left for shrinking (and for
-            finding other failures) before the run stops.
-        minimize_budget: seconds for replaying the failures at the end, to check
-            that they reproduce and to cut them down message by message.
-        max_message_size: the largest message sent, in bytes.
-        spec_dir: a directory of ``schema-<version>.json`` files to validate
-            results against (default: ``$TRIO_MCP_SPEC_DIR``; without it our
-            own models check results).
-        strict: treat ``SHOULD`` requirements as failures too.
-        skip_tools: names (or ``fnmatch`` patterns) of tools never to call.
-        call_risky_tools: also call the tools that declare ``openWorldHint: true``
-            (they may reach out beyond the server: fetch URLs, send mail) or
-            ``destructiveHint: true``; by default the fuzzer lists them but never
-            calls them.
-        verify: replay each reproduction to check that it reproduces (and
-            minimize it); without, reproductions are as Hypothesis left them.
-        reproduction_dir: write each failure's reproduction there as
-            ``<invariant>.jsonl``.
+        settings: the run's :class:`FuzzSettings` (budgets, deadlines, what to call,
+            where to write reproductions); by default ``FuzzSettings()``.
+        options: override single settings by name (``seed=1``, ``max_examples=50``;
+            :class:`FuzzOptions`): ``fuzz(target, max_examples=50)`` is
+            ``fuzz(target, FuzzSettings(max_examples=50))``.
         progress: where to draw the progress line (``None``: nowhere).
-        progress_interval: seconds between two progress lines (default: 0.2 on a
-            terminal, where the line is redrawn in place; 10 otherwise).
         stop: set it to end the run early but gracefully: no new examples, and the
             failures found so far are reported (``report.stopped == "stopped"``).
             Cancelling :func:`fuzz` instead abandons them.
@@ -218,18 +178,20 @@ async def fuzz(
         FileNotFoundError, PermissionError: the command cannot be started.
     """
     started = time.monotonic()
+    run = attrs.evolve(settings or FuzzSettings(), **options)
     _require("hypothesis", "the fuzzer")
     if isinstance(target, HttpTarget):
         _require("httpx", "fuzzing over HTTP")
-    if seed is None:
-        seed = random.SystemRandom().randrange(2**32)
+    seed = run.seed if run.seed is not None else random.SystemRandom().randrange(2**32)
+    max_examples, max_steps, deadline = run.max_examples, run.max_steps, run.deadline
+    max_message_size, time_budget = run.max_message_size, run.time_budget
     if max_examples < 1 or max_steps < 1 or deadline <= 0 or max_message_size < 64:
         raise ValueError(
             "max_examples and max_steps must be positive, deadline above 0, "
             "max_message_size at least 64"
         )
-    timing = Timing(deadline=deadline, cancel_wait=cancel_wait, startup=startup_timeout)
-    validator = Validator(spec_dir if spec_dir is not None else spec_dir_from_environment())
+    timing = Timing(deadline=deadline, cancel_wait=run.cancel_wait, startup=run.startup_timeout)
+    validator = Validator(run.spec_dir if run.spec_dir is not None else spec_dir_from_environment())
     notes: list[str] = []
     schemas = validator.schema_versions()
     if not validator.jsonschema:
@@ -240,24 +202,24 @@ async def fuzz(
             "trio_mcp's models only"
         )
     per_run = isinstance(target, StdioTarget) and target.process == "per-run"
-    ticker = Progress(progress, interval=progress_interval)
+    ticker = Progress(progress, interval=run.progress_interval)
     async with open_nursery_unwrapped() as nursery:
         opener = Opener(target, nursery, validator, timing, max_message_size)
-        catalogue, probe_findings = await _probe(opener, protocol_version, notes)
-        catalogue = _callable_tools(catalogue, skip_tools, call_risky_tools, notes)
+        catalogue, probe_findings = await _probe(opener, run.protocol_version, notes)
+        catalogue = _callable_tools(catalogue, run.skip_tools, run.call_risky_tools, notes)
         runtime = Runtime(
             opener=opener,
             catalogue=catalogue,
             progress=ticker,
-            strict=strict,
+            strict=run.strict,
             per_run=per_run,
             budget_end=started + time_budget,
-            shrink_budget=shrink_budget,
+            shrink_budget=run.shrink_budget,
             max_message_size=max_message_size,
         )
         for era, findings, steps in probe_findings:
             for finding in findings:
-                failing = finding.invariant.level == "MUST" or strict
+                failing = finding.invariant.level == "MUST" or run.strict
                 store = runtime.store if failing else runtime.warnings
                 store.offer(Candidate(finding, era, (*steps, Settle()), (), None))
         if not catalogue.eras and not probe_findings:
@@ -269,7 +231,9 @@ async def fuzz(
             await _run_machine(runtime, max_examples, max_steps, seed, ticker, stop)
         await runtime.close_all()
         ticker.draw(final=True)
-        failures = await _finish(runtime.store, opener, verify=verify, budget=minimize_budget)
+        failures = await _finish(
+            runtime.store, opener, verify=run.verify, budget=run.minimize_budget
+        )
         warnings = await _finish(runtime.warnings, opener, verify=False, budget=0)
     notes.extend(runtime.problems)
     report = FuzzReport(
@@ -289,19 +253,19 @@ async def fuzz(
             "maxExamples": max_examples,
             "maxSteps": max_steps,
             "timeBudgetSeconds": time_budget,
-            "shrinkBudgetSeconds": shrink_budget,
-            "minimizeBudgetSeconds": minimize_budget,
+            "shrinkBudgetSeconds": run.shrink_budget,
+            "minimizeBudgetSeconds": run.minimize_budget,
             "deadlineSeconds": deadline,
-            "cancelWaitSeconds": cancel_wait,
-            "startupTimeoutSeconds": startup_timeout,
+            "cancelWaitSeconds": run.cancel_wait,
+            "startupTimeoutSeconds": run.startup_timeout,
             "maxMessageSize": max_message_size,
-            "skipTools": list(skip_tools),
-            "callRiskyTools": call_risky_tools,
+            "skipTools": list(run.skip_tools),
+            "callRiskyTools": run.call_risky_tools,
             "schemas": schemas,
         },
     )
-    if reproduction_dir is not None:
-        report = await write_reproductions(report, Path(reproduction_dir))
+    if run.reproduction_dir is not None:
+        report = await write_reproductions(report, Path(run.reproduction_dir))
     return report
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
-from typing import Any
+from typing import Any, Unpack
 
 from .._client._client import Client, connect_client
+from .._client._options import ClientOptions
 from .._client._stdio import open_stdio_client
 from .._transports._memory import memory_stream_pair
 from .._util import open_nursery_unwrapped
@@ -43,7 +44,7 @@ def open_server(
 
 @asynccontextmanager
 async def _open_in_process(
-    config: InProcessServerConfig, **client_options: Any
+    config: InProcessServerConfig, **client_options: Unpack[ClientOptions]
 ) -> AsyncIterator[Client]:
     """Serve ``config.server`` over a memory stream pair for the block. Leaving closes the
     client and cancels what the server is still doing for it."""

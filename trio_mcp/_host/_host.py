@@ -44,13 +44,14 @@ import logging
 import math
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 
 import attrs
 import trio
 
 from .._client._client import Client
 from .._client._listen import Change, Listener
+from .._client._options import ClientOptions
 from .._errors import ConnectionClosed, ErrorCode, McpError
 from .._types._prompts import GetPromptResult, Prompt
 from .._types._resources import ReadResourceResult, Resource, ResourceTemplate
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
     from .._session._engine import ProgressCallback
     from ._model_tools import ToolStyle
 
-__all__ = ["Host", "ResourceUpdates", "ServerState", "open_host"]
+__all__ = ["Host", "HostOptions", "ResourceUpdates", "ServerState", "open_host"]
 
 _LISTS = ("tools", "prompts", "resources")
 
@@ -127,7 +128,9 @@ class Host:
             the host drops its connection (default 3).
         ping_interval: (HTTP) seconds between the pings that notice a server going away
             while nobody calls it (default 15; ``math.inf``: no pings).
-        client_options: options of every client.
+        client_options: options of every client (:class:`~trio_mcp.client.ClientOptions`).
+
+    :class:`HostOptions` names these options, for :func:`open_host`.
     """
 
     def __init__(
@@ -141,7 +144,7 @@ class Host:
         stable_after: float = 10.0,
         down_after: int = 3,
         ping_interval: float = 15.0,
-        client_options: Mapping[str, Any] | None = None,
+        client_options: ClientOptions | None = None,
         consent: Consent | None = None,
         max_description: int = DEFAULT_MAX_DESCRIPTION,
         audit_buffer: int = DEFAULT_AUDIT_BUFFER,
@@ -164,7 +167,7 @@ class Host:
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.stable_after = stable_after
-        self.client_options = dict(client_options or {})
+        self.client_options: dict[str, Any] = dict(client_options or {})
         self.servers: dict[str, ServerState] = {
             validate_name(name, separator): ServerState(name, config)
             for name, config in servers.items()
@@ -659,13 +662,34 @@ class ResourceUpdates:
         return Change("updated", uri)
 
 
+class HostOptions(TypedDict, total=False):
+    """The keyword options of :func:`open_host`: :class:`Host`'s (typed, so that a
+    misspelt option is an error your type checker reports; see :class:`Host` and
+    :func:`open_host` for what each means and its default)."""
+
+    separator: str
+    restart: bool
+    backoff_initial: float
+    backoff_max: float
+    stable_after: float
+    down_after: int
+    ping_interval: float
+    client_options: ClientOptions | None
+    consent: Consent | None
+    max_description: int
+    audit_buffer: int
+    on_audit: Callable[[AuditEvent], None] | None
+
+
 @asynccontextmanager
-async def open_host(servers: Mapping[str, ServerConfig], **options: Any) -> AsyncIterator[Host]:
+async def open_host(
+    servers: Mapping[str, ServerConfig], **options: Unpack[HostOptions]
+) -> AsyncIterator[Host]:
     """Connect to every server concurrently, for the duration of the block.
 
     Entering returns at once (use :meth:`Host.wait_settled` to wait for the
     first connections); leaving closes every client in parallel. Options are
-    :class:`Host`'s; ``client_options`` go to each client (its ``sampling``,
+    :class:`Host`'s (:class:`HostOptions`); ``client_options`` go to each client (its ``sampling``,
     ``elicitation`` and ``roots`` handlers are wrapped per server by the consent hooks
     and each server's policy).
 

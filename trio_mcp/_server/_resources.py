@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, Literal, TypedDict, get_args, get_origin, get_type_hints
 
 import attrs
 import trio
@@ -29,7 +29,14 @@ from ._results import dumps_text, to_json
 from ._signature import docstring_summary
 from ._uritemplate import UriTemplate
 
-__all__ = ["DirectoryResources", "ResourceSpec", "TemplateSpec", "contents_for", "not_found"]
+__all__ = [
+    "DirectoryOptions",
+    "DirectoryResources",
+    "ResourceSpec",
+    "TemplateSpec",
+    "contents_for",
+    "not_found",
+]
 
 Reader = Callable[..., Awaitable[Any] | Any]
 
@@ -251,6 +258,17 @@ def _from_text(hint: Any) -> Callable[[Any], Any]:
     if isinstance(hint, type) and issubclass(hint, enum.Enum):
         return lambda value: hint(value)
     return lambda value: value if isinstance(value, str) else ",".join(value)
+
+
+class DirectoryOptions(TypedDict, total=False):
+    """The keyword options of :meth:`Server.add_directory
+    <trio_mcp.server.Server.add_directory>` (see :class:`DirectoryResources` for what each
+    means and its default)."""
+
+    uri_prefix: str | None
+    max_bytes: int
+    pattern: str
+    include_hidden: bool
 
 
 class DirectoryResources:

@@ -15,12 +15,13 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack
 
 import trio
 
 from .._protocol._connection import Connection
 from .._session._engine import connect_session
+from .._session._options import SessionSettings
 from .._transports._stream import MessageStream
 from .._types._base import Icon, Implementation
 from .._types._capabilities import (
@@ -36,14 +37,15 @@ from ._context import Context
 from ._dispatch import Dispatcher
 from ._subscriptions import Hub
 from ._task_settings import TASKS_EXTENSION, TaskSettings
-from ._tools import TaskStart, TaskSupport, ToolSpec
+from ._tools import TaskStart, TaskSupport, ToolOptions, ToolSpec
 
 if TYPE_CHECKING:
     from ._completion import Completer, CompleterSpec
     from ._prompts import PromptSpec
     from ._rate_limit import RateLimit
     from ._request_state import RequestStateSealer
-    from ._resources import DirectoryResources, ResourceSpec, TemplateSpec
+    from ._resources import DirectoryOptions, DirectoryResources, ResourceSpec, TemplateSpec
+    from ._stdio import RunOptions
     from ._tasks import TaskRunner
 
 __all__ = ["Server"]
@@ -333,9 +335,12 @@ class Server:
 
         return register
 
-    def add_tool(self, fn: Callable[..., Any] | ToolSpec, /, **options: Any) -> ToolSpec:
+    def add_tool(
+        self, fn: Callable[..., Any] | ToolSpec, /, **options: Unpack[ToolOptions]
+    ) -> ToolSpec:
         """Add (or replace) a tool at any time; connected clients that asked are told the
-        list changed."""
+        list changed. ``options`` (:class:`~trio_mcp.server.ToolOptions`) are
+        :meth:`ToolSpec.from_function`'s, for a function."""
         spec = fn if isinstance(fn, ToolSpec) else ToolSpec.from_function(fn, **options)
         if spec.task != "never" and self.tasks is None:
             self.tasks = TaskSettings()
@@ -461,12 +466,14 @@ class Server:
         self._hub.publish(("list_changed", "resources"))
 
     def add_directory(
-        self, root: str | os.PathLike[str], *, uri_prefix: str | None = None, **options: Any
+        self, root: str | os.PathLike[str], **options: Unpack[DirectoryOptions]
     ) -> DirectoryResources:
-        """Offer the files under ``root`` as resources (never anything outside it)."""
+        """Offer the files under ``root`` as resources (never anything outside it).
+        ``options`` (:class:`~trio_mcp.server.DirectoryOptions`) are
+        :class:`DirectoryResources`'s."""
         from ._resources import DirectoryResources
 
-        directory = DirectoryResources(root, uri_prefix=uri_prefix, **options)
+        directory = DirectoryResources(root, **options)
         self._directories.append(directory)
         self._hub.publish(("list_changed", "resources"))
         return directory
@@ -649,7 +656,7 @@ class Server:
         principal: str | None = None,
         task_runner: TaskRunner | None = None,
         task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
-        **session_options: Any,
+        **session_options: Unpack[SessionSettings],
     ) -> None:
         """Serve one client over ``stream`` until its input ends and running requests drain
         (or this call is cancelled).
@@ -658,8 +665,8 @@ class Server:
         WebSocket accepted after checking a token, a socket whose peer credentials
         you read): handlers see it as :attr:`Context.principal`, and in the modern era
         every ``requestState`` is bound to it. ``task_status.started()`` reports the
-        :class:`~trio_mcp.session.Session`. Other options are
-        :class:`~trio_mcp.session.Session`'s (``drain_timeout``,
+        :class:`~trio_mcp.session.Session`. Other options are the session's
+        (:class:`~trio_mcp.session.SessionSettings`: ``drain_timeout``,
         ``max_concurrent_requests``, ...).
 
         ``task_runner``: where calls that become tasks run, for a transport that serves
@@ -702,8 +709,12 @@ class Server:
                 subscriptions_scope.cancel()
                 await session.aclose()
 
-    async def run_stdio(self, **options: Any) -> None:
-        """Serve one client over stdin/stdout; see :func:`trio_mcp.server.run_stdio`."""
+    async def run_stdio(self, **options: Unpack[RunOptions]) -> None:
+        """An alias of :func:`trio_mcp.server.run_stdio(server, ...)
+        <trio_mcp.server.run_stdio>`: serve one client over stdin/stdout, inside a program
+        already running Trio. The documented way to run a server over stdio is
+        :func:`trio_mcp.run` (a script's one call); this alias stays for the code that
+        uses it."""
         from ._stdio import run_stdio
 
         await run_stdio(self, **options)

@@ -75,7 +75,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, TypeVar, assert_never
+from typing import Any, TypeVar, Unpack, assert_never
 
 import trio
 
@@ -101,6 +101,7 @@ from .._types._notifications import LoggingMessageNotificationParams, ProgressNo
 from .._util import open_nursery_unwrapped
 from ._call import Call
 from ._inbound import LATER, Admission, ImmediateHandler, Inbound, RequestHandler
+from ._options import SessionOptions
 from ._outbound import Outbound, ProgressCallback
 from ._reader import HANDBACK_DELAY, Reader
 from ._waiter import Closed, Waiter
@@ -601,12 +602,16 @@ class Session:
 
 
 async def connect_session(
-    nursery: trio.Nursery, stream: MessageStream, connection: Connection, **options: Any
+    nursery: trio.Nursery,
+    stream: MessageStream,
+    connection: Connection,
+    **options: Unpack[SessionOptions],
 ) -> Session:
     """Start a :class:`Session` whose tasks run in ``nursery`` (yours to own).
 
     Returns once the session is receiving. Close it with :meth:`Session.aclose`;
-    until then the nursery will not exit. Options are :class:`Session`'s.
+    until then the nursery will not exit. Options are :class:`Session`'s
+    (:class:`~trio_mcp.session.SessionOptions`).
     """
     session = Session(stream, connection, **options)
     await nursery.start(session._run)
@@ -615,12 +620,13 @@ async def connect_session(
 
 @asynccontextmanager
 async def open_session(
-    stream: MessageStream, connection: Connection, **options: Any
+    stream: MessageStream, connection: Connection, **options: Unpack[SessionOptions]
 ) -> AsyncIterator[Session]:
     """Run a :class:`Session` for the duration of the block.
 
     Entering blocks until the session receives; leaving closes it (cancelling
-    its handlers and failing waiting requests). Options are :class:`Session`'s.
+    its handlers and failing waiting requests). Options are :class:`Session`'s
+    (:class:`~trio_mcp.session.SessionOptions`).
     """
     async with open_nursery_unwrapped() as nursery:
         session = await connect_session(nursery, stream, connection, **options)

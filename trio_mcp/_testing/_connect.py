@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Unpack
 
 from .._client._client import Client, connect_client
+from .._client._options import ClientOptions
 from .._server._server import Server
 from .._transports._memory import memory_stream_pair
 from .._util import open_nursery_unwrapped
@@ -18,11 +19,12 @@ async def connect(
     *,
     buffer: int = 64,
     server_options: dict[str, Any] | None = None,
-    **client_options: Any,
+    **client_options: Unpack[ClientOptions],
 ) -> AsyncIterator[Client]:
     """A :class:`~trio_mcp.Client` talking to ``server`` over in-memory streams.
 
-    Client options are :func:`~trio_mcp.client.connect_client`'s; pass
+    Client options are :func:`~trio_mcp.client.connect_client`'s
+    (:class:`~trio_mcp.client.ClientOptions`); pass
     ``protocol_version="2026-07-28"`` (or a legacy one) to pick the era, or let
     the client detect it. ``server_options`` go to :meth:`Server.serve`.
     """

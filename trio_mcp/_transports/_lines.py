@@ -34,7 +34,7 @@ import stat
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Final
+from typing import Final, TypedDict, Unpack
 
 import orjson
 import trio
@@ -55,6 +55,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_SIZE",
     "DEFAULT_SEND_BUFFER",
     "LineMessageStream",
+    "LineStreamOptions",
     "connect_line_stream",
     "open_line_stream",
 ]
@@ -589,14 +590,20 @@ async def connect_line_stream(
     return stream
 
 
+class LineStreamOptions(TypedDict, total=False):
+    """The keyword options of :func:`open_line_stream` and :func:`connect_line_stream`:
+    :class:`LineMessageStream`'s (see it for what each means and its default)."""
+
+    max_message_size: int
+    send_buffer: int
+    flush_timeout: float
+
+
 @asynccontextmanager
 async def open_line_stream(
     receive_stream: trio.abc.ReceiveStream,
     send_stream: trio.abc.SendStream,
-    *,
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    send_buffer: int = DEFAULT_SEND_BUFFER,
-    flush_timeout: float = 2.0,
+    **options: Unpack[LineStreamOptions],
 ) -> AsyncIterator[LineMessageStream]:
     """A :class:`LineMessageStream` for the duration of the block.
 
@@ -609,14 +616,7 @@ async def open_line_stream(
             await s.send(jsonrpc.Notification("notifications/initialized"))
     """
     async with open_nursery_unwrapped() as nursery:
-        stream = await connect_line_stream(
-            nursery,
-            receive_stream,
-            send_stream,
-            max_message_size=max_message_size,
-            send_buffer=send_buffer,
-            flush_timeout=flush_timeout,
-        )
+        stream = await connect_line_stream(nursery, receive_stream, send_stream, **options)
         try:
             yield stream
         finally:

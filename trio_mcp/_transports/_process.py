@@ -52,7 +52,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
-from typing import Final
+from typing import Final, Unpack
 
 import trio
 
@@ -61,6 +61,7 @@ from .._types._base import RequestId
 from .._util import open_nursery_unwrapped
 from ._lines import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SEND_BUFFER, LineMessageStream
 from ._process_group import live_members, reap_orphans, signal_group, wait_group_gone
+from ._process_options import ProcessOptions
 from ._stderr import (
     DEFAULT_STDERR_RATE,
     DEFAULT_STDERR_TAIL_LINES,
@@ -426,18 +427,7 @@ async def connect_process_stream(
 
 @asynccontextmanager
 async def open_process_stream(
-    command: Sequence[str | os.PathLike[str]],
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-    grace: float = 2.0,
-    kill_timeout: float = 2.0,
-    exit_wait: float = 1.0,
-    stderr: Callable[[str], object] | None = None,
-    stderr_tail_lines: int = DEFAULT_STDERR_TAIL_LINES,
-    stderr_rate: float = DEFAULT_STDERR_RATE,
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    send_buffer: int = DEFAULT_SEND_BUFFER,
+    command: Sequence[str | os.PathLike[str]], **options: Unpack[ProcessOptions]
 ) -> AsyncIterator[ProcessMessageStream]:
     """Run ``command`` as a stdio MCP server for the duration of the block, and yield a
     message stream to it.
@@ -497,20 +487,7 @@ async def open_process_stream(
         :exc:`~trio_mcp.ConnectionClosed` its pending requests fail with).
     """
     async with open_nursery_unwrapped() as nursery:
-        stream = await connect_process_stream(
-            nursery,
-            command,
-            env=env,
-            cwd=cwd,
-            grace=grace,
-            kill_timeout=kill_timeout,
-            exit_wait=exit_wait,
-            stderr=stderr,
-            stderr_tail_lines=stderr_tail_lines,
-            stderr_rate=stderr_rate,
-            max_message_size=max_message_size,
-            send_buffer=send_buffer,
-        )
+        stream = await connect_process_stream(nursery, command, **options)
         try:
             yield stream
         finally:

@@ -28,14 +28,24 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Unpack
 
 import trio
 from trio.lowlevel import FdStream
 
 from .._util import open_nursery_unwrapped
-from ._lines import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SEND_BUFFER, LineMessageStream
+from ._lines import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    DEFAULT_SEND_BUFFER,
+    LineMessageStream,
+    LineStreamOptions,
+)
 
-__all__ = ["connect_stdio_server_stream", "open_stdio_server_stream"]
+__all__ = [
+    "StdioServerStreamOptions",
+    "connect_stdio_server_stream",
+    "open_stdio_server_stream",
+]
 
 
 class _StandardOutput(trio.abc.SendStream):
@@ -127,13 +137,17 @@ async def connect_stdio_server_stream(
     return stream
 
 
+class StdioServerStreamOptions(LineStreamOptions, total=False):
+    """The keyword options of :func:`open_stdio_server_stream` and
+    :func:`connect_stdio_server_stream` (see :func:`open_stdio_server_stream` for what
+    each means and its default)."""
+
+    protect_stdio: bool
+
+
 @asynccontextmanager
 async def open_stdio_server_stream(
-    *,
-    protect_stdio: bool = True,
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE,
-    send_buffer: int = DEFAULT_SEND_BUFFER,
-    flush_timeout: float = 2.0,
+    **options: Unpack[StdioServerStreamOptions],
 ) -> AsyncIterator[LineMessageStream]:
     """Serve MCP over this process's stdin and stdout for the duration of the block.
 
@@ -160,13 +174,7 @@ async def open_stdio_server_stream(
         OSError: fd 0 or 1 is not open.
     """
     async with open_nursery_unwrapped() as nursery:
-        stream = await connect_stdio_server_stream(
-            nursery,
-            protect_stdio=protect_stdio,
-            max_message_size=max_message_size,
-            send_buffer=send_buffer,
-            flush_timeout=flush_timeout,
-        )
+        stream = await connect_stdio_server_stream(nursery, **options)
         try:
             yield stream
         finally:

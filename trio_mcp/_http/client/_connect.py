@@ -7,21 +7,24 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 from urllib.parse import urlsplit
 
 import httpx
 import trio
 
 from ..._client._client import Client, connect_client
+from ..._client._options import ClientOptions
 from ..._errors import McpError
 from ..._protocol._era import EraCache
 from ..._util import open_nursery_unwrapped
 from ..._versions import LEGACY_VERSIONS
-from ._stream import HttpClientStream
+from ._stream import HttpClientStream, HttpClientStreamOptions
 
 __all__ = [
     "DEFAULT_TIMEOUT",
+    "HttpClientOptions",
+    "HttpStreamOptions",
     "connect_http_client",
     "connect_http_stream",
     "era_key",
@@ -53,7 +56,7 @@ async def connect_http_stream(
     timeout: httpx.Timeout | float | None = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - per HTTP operation
     http_client: httpx.AsyncClient | None = None,
     transport: Literal["auto", "sse"] = "auto",
-    **options: Any,
+    **options: Unpack[HttpClientStreamOptions],
 ) -> HttpClientStream:
     """An :class:`~trio_mcp.http.HttpClientStream` to ``url`` whose tasks run in ``nursery``.
 
@@ -69,7 +72,8 @@ async def connect_http_stream(
         transport: ``"auto"`` follows the session (Streamable HTTP, falling back to
             HTTP+SSE); ``"sse"`` opens the 2024-11-05 HTTP+SSE event stream at once (then
             this blocks until its ``endpoint`` event, at most ``get_stream_timeout``).
-        options: the bounds and retry policy of :class:`HttpClientStream`.
+        options: the bounds and retry policy of :class:`HttpClientStream`
+            (:class:`HttpClientStreamOptions`).
 
     Raises:
         trio.BrokenResourceError: ``transport="sse"`` and no such event stream.
@@ -100,8 +104,28 @@ async def connect_http_stream(
     return stream
 
 
+class HttpStreamOptions(HttpClientStreamOptions, total=False):
+    """The keyword options of :func:`open_http_stream` (see :func:`connect_http_stream`):
+    the HTTP client's and :class:`HttpClientStreamOptions`."""
+
+    headers: Mapping[str, str] | None
+    auth: httpx.Auth | None
+    timeout: httpx.Timeout | float | None
+    http_client: httpx.AsyncClient | None
+    transport: Literal["auto", "sse"]
+
+
+class HttpClientOptions(HttpStreamOptions, ClientOptions, total=False):
+    """The keyword options of :func:`open_http_client` and :func:`connect_http_client`:
+    the HTTP stream's (:class:`HttpStreamOptions`) and the client's
+    (:class:`~trio_mcp.client.ClientOptions`). ``max_concurrent_requests`` is the
+    stream's (the most HTTP exchanges at once)."""
+
+
 @asynccontextmanager
-async def open_http_stream(url: str, **options: Any) -> AsyncIterator[HttpClientStream]:
+async def open_http_stream(
+    url: str, **options: Unpack[HttpStreamOptions]
+) -> AsyncIterator[HttpClientStream]:
     """An :class:`HttpClientStream` for the block (options as :func:`connect_http_stream`).
     Leaving the block closes it: the legacy session is DELETEd and every task ends."""
     async with open_nursery_unwrapped() as nursery:
@@ -112,33 +136,12 @@ async def open_http_stream(url: str, **options: Any) -> AsyncIterator[HttpClient
             await stream.aclose()
 
 
-_STREAM_OPTIONS = frozenset(
-    {
-        "max_message_size",
-        "buffer",
-        "max_concurrent_requests",
-        "reissue_attempts",
-        "reconnect_attempts",
-        "default_retry",
-        "max_retry",
-        "reinitialize_attempts",
-        "get_stream_timeout",
-        "close_timeout",
-    }
-)
+#: The options :func:`connect_http_client` hands to the stream; the others go to the client.
+_STREAM_OPTIONS = HttpStreamOptions.__optional_keys__
 
 
 async def connect_http_client(
-    nursery: trio.Nursery,
-    url: str,
-    *,
-    headers: Mapping[str, str] | None = None,
-    auth: httpx.Auth | None = None,
-    timeout: httpx.Timeout | float | None = DEFAULT_TIMEOUT,  # noqa: ASYNC109 - per HTTP operation
-    http_client: httpx.AsyncClient | None = None,
-    transport: Literal["auto", "sse"] = "auto",
-    era_cache: EraCache | None = None,
-    **client_options: Any,
+    nursery: trio.Nursery, url: str, **options: Unpack[HttpClientOptions]
 ) -> Client:
     """A connected :class:`~trio_mcp.Client` for the MCP server at ``url``, whose tasks run
     in ``nursery`` (yours).
@@ -155,11 +158,12 @@ async def connect_http_client(
     Close it with ``await client.aclose()``.
 
     Args:
-        headers, auth, timeout, http_client, transport: as :func:`connect_http_stream`.
-        era_cache: where to remember each server's era.
-        client_options: :func:`~trio_mcp.client.connect_client`'s options (handlers,
-            ``protocol_version``, ``name``, ...) and :class:`HttpClientStream`'s
-            (``max_message_size``, ``reconnect_attempts``, ...).
+        options: :func:`connect_http_stream`'s (``headers``, ``auth``, ``timeout``,
+            ``http_client``, ``transport``, and :class:`HttpClientStream`'s bounds such
+            as ``max_message_size`` and ``reconnect_attempts``) and
+            :func:`~trio_mcp.client.connect_client`'s (handlers, ``protocol_version``,
+            ``name``, ``era_cache``: where to remember each server's era, ...); all named
+            by :class:`HttpClientOptions`.
 
     Raises:
         McpError: the server refused the opening (an HTTP failure arrives as an
@@ -169,24 +173,15 @@ async def connect_http_client(
         UnsupportedProtocolVersion: no revision in common.
         trio.TooSlowError: the opening took longer than ``handshake_timeout``.
     """
-    stream_options = {
-        k: client_options.pop(k) for k in list(client_options) if k in _STREAM_OPTIONS
-    }
-    if transport == "sse":
+    client_options: dict[str, Any] = dict(options)
+    stream_options = {k: client_options.pop(k) for k in _STREAM_OPTIONS if k in client_options}
+    era_cache: EraCache | None = client_options.get("era_cache")
+    if stream_options.get("transport") == "sse":
         # The 2024-11-05 transport carries the handshake era only: no modern probe on it.
         client_options.setdefault("versions", LEGACY_VERSIONS)
 
     async def connect() -> Client:
-        stream = await connect_http_stream(
-            nursery,
-            url,
-            headers=headers,
-            auth=auth,
-            timeout=timeout,
-            http_client=http_client,
-            transport=transport,
-            **stream_options,
-        )
+        stream = await connect_http_stream(nursery, url, **stream_options)
         try:
             return await connect_client(nursery, stream, **client_options)
         except BaseException:
@@ -196,7 +191,6 @@ async def connect_http_client(
     if era_cache is None:
         return await connect()
     key = client_options.setdefault("peer", era_key(url))
-    client_options.setdefault("era_cache", era_cache)
     remembered = era_cache.get(key)
     try:
         return await connect()
@@ -210,7 +204,7 @@ async def connect_http_client(
 
 
 @asynccontextmanager
-async def open_http_client(url: str, **options: Any) -> AsyncIterator[Client]:
+async def open_http_client(url: str, **options: Unpack[HttpClientOptions]) -> AsyncIterator[Client]:
     """A connected :class:`~trio_mcp.Client` for the MCP server at ``url``, for the block.
 
     Entering blocks through the opening (see :func:`connect_http_client` for the era

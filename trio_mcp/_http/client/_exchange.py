@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import aclosing
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import httpx
 import trio
@@ -21,7 +21,7 @@ from ..._transports._stream import MessageStream, Received
 from ..._types._base import Error, RequestId
 from ._bodies import BodyTooLarge, Cursor, UnexpectedBody, read_body, read_messages
 
-__all__ = ["ExchangeStream", "Mode"]
+__all__ = ["ExchangeStream", "HttpClientStreamOptions", "Mode"]
 
 log = logging.getLogger("trio_mcp.http.client")
 
@@ -57,6 +57,23 @@ class Exchange:
         if self.wire_id == self.request.id:
             return self.request
         return rpc.Request(self.wire_id, self.request.method, self.request.params)
+
+
+class HttpClientStreamOptions(TypedDict, total=False):
+    """The bounds and retry policy of an :class:`~trio_mcp.http.HttpClientStream` (which
+    documents what each means and its default), as keyword options of
+    :func:`~trio_mcp.http.connect_http_stream` and the HTTP clients."""
+
+    max_message_size: int
+    buffer: int
+    max_concurrent_requests: int
+    reissue_attempts: int
+    reconnect_attempts: int
+    default_retry: float
+    max_retry: float
+    reinitialize_attempts: int
+    get_stream_timeout: float
+    close_timeout: float
 
 
 class ExchangeStream(MessageStream):

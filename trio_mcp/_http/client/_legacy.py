@@ -33,6 +33,7 @@ from ._exchange import (
     UNREACHABLE,
     Exchange,
     ExchangeStream,
+    HttpClientStreamOptions,
     http_failure,
     log,
 )
@@ -63,8 +64,10 @@ class _NoEventStream(Exception):
 class LegacyStream(ExchangeStream):
     """The legacy part of :class:`~trio_mcp.http.HttpClientStream`."""
 
-    def __init__(self, *args: Any, **options: Any) -> None:
-        super().__init__(*args, **options)
+    def __init__(
+        self, url: str, http: httpx.AsyncClient, owns_http: bool, options: HttpClientStreamOptions
+    ) -> None:
+        super().__init__(url, http, owns_http=owns_http, **options)
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.endpoint: str | None = None

@@ -61,7 +61,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from contextlib import aclosing
-from typing import Any
+from typing import Any, Unpack
 
 import httpx
 import trio
@@ -87,12 +87,13 @@ from ._exchange import (
     POST_ACCEPT,
     UNREACHABLE,
     Exchange,
+    HttpClientStreamOptions,
     Mode,
     log,
 )
 from ._legacy import LegacyStream
 
-__all__ = ["HttpClientStream", "Mode"]
+__all__ = ["HttpClientStream", "HttpClientStreamOptions", "Mode"]
 
 
 class HttpClientStream(LegacyStream):
@@ -127,8 +128,15 @@ class HttpClientStream(LegacyStream):
         endpoint: (HTTP+SSE) where messages are POSTed.
     """
 
-    def __init__(self, *args: Any, **options: Any) -> None:
-        super().__init__(*args, **options)
+    def __init__(
+        self,
+        url: str,
+        http: httpx.AsyncClient,
+        *,
+        owns_http: bool = False,
+        **options: Unpack[HttpClientStreamOptions],
+    ) -> None:
+        super().__init__(url, http, owns_http, options)
         self._tool_headers: dict[str, list[HeaderParam]] = {}
         self._fresh_ids = itertools.count(1)
 

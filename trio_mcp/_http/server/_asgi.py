@@ -67,6 +67,7 @@ from ..._auth._verifier import ACCESS_TOKEN_KEY
 from ..._errors import ErrorCode
 from ..._protocol._envelope import declares_modern_version
 from ..._server._rate_limit import RateLimit, RateLimiter
+from ..._session._options import SessionSettings
 from ..._transports._stream import Received
 from ..._versions import LEGACY_VERSIONS, allows_batches
 from .._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
@@ -119,7 +120,7 @@ class McpAsgiApp:
         retry_ms: int | None = 1000,
         keepalive_interval: float = 15.0,
         engine_linger: float = 2.0,
-        session_options: dict[str, Any] | None = None,
+        session_options: SessionSettings | None = None,
         principal: Callable[[Scope], str | None] | None = None,
         auth: ProtectedResource | None = None,
         tool_rate_limit: RateLimit | None = None,
@@ -519,7 +520,7 @@ class AppOptions(TypedDict, total=False):
     retry_ms: int | None
     keepalive_interval: float
     engine_linger: float
-    session_options: dict[str, Any] | None
+    session_options: SessionSettings | None
     principal: Callable[[Scope], str | None] | None
     auth: ProtectedResource | None
     tool_rate_limit: RateLimit | None
@@ -565,7 +566,8 @@ def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
             (15).
         engine_linger: idle seconds after which a legacy session stops its tasks (2).
         session_options: options for each :class:`~trio_mcp.session.Session`
-            (``drain_timeout``, ``max_concurrent_requests``, ...). Stateless requests
+            (:class:`~trio_mcp.session.SessionSettings`: ``drain_timeout``,
+            ``max_concurrent_requests``, ...). Stateless requests
             (2026-07-28) each get a session, and ``max_concurrent_requests`` (256)
             bounds their handlers all together: as many more wait for a turn, and
             past that a request gets 503 and ``Retry-After``.
