@@ -9,12 +9,17 @@ imported everything already. Start-up *time* is measured by the benchmarks, not 
 
 from __future__ import annotations
 
+import ast
+import importlib
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+LAZY_MODULES = sorted((ROOT / "trio_mcp").rglob("_lazy.py"))
 
 #: Loaded on first use of their feature, never by ``import trio_mcp`` nor by serving or
 #: calling tools.
@@ -250,3 +255,56 @@ def test_each_feature_works_when_its_first_use_loads_it() -> None:
         "[]",  # every other lazy module was loaded by the feature that uses it
         "True Icons",
     ]
+
+
+def _typed_and_loaded(path: Path) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """A ``_lazy`` module's imports under ``TYPE_CHECKING`` and the table its ``__getattr__``
+    loads, each as (module, name) pairs; a whole module is (module, "")."""
+    tree = ast.parse(path.read_text())
+    typed: set[tuple[str, str]] = set()
+    loaded: set[tuple[str, str]] = set()
+    for node in tree.body:
+        if not isinstance(node, ast.If):
+            continue
+        test = ast.unparse(node.test)
+        if test == "TYPE_CHECKING":
+            for imp in node.body:
+                assert isinstance(imp, (ast.Import, ast.ImportFrom)), ast.unparse(imp)
+                for alias in imp.names:
+                    assert alias.asname == alias.name, f"write `{alias.name} as {alias.name}`"
+                    if isinstance(imp, ast.Import):
+                        typed.add((alias.name, ""))
+                    elif imp.module is None:
+                        typed.add(("." * imp.level + alias.name, ""))
+                    else:
+                        typed.add(("." * imp.level + imp.module, alias.name))
+        elif test == "not TYPE_CHECKING":
+            (assign,) = node.body
+            assert isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Call)
+            table = ast.literal_eval(assign.value.args[1])
+            for module, names in table.items():
+                loaded.update((module, name) for name in names or ("",))
+    return typed, loaded
+
+
+@pytest.mark.parametrize("path", LAZY_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_lazy_module_loads_what_it_declares(path: Path) -> None:
+    """What type checkers see (the ``TYPE_CHECKING`` imports) is what runs (the table), and
+    every name in it resolves to the object the import names."""
+    typed, loaded = _typed_and_loaded(path)
+    assert typed and typed == loaded
+    name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    lazy = importlib.import_module(name)
+    for module, attribute in sorted(loaded):
+        if not attribute:
+            attribute = module.rpartition(".")[2]
+            expected = importlib.import_module(module, lazy.__package__)
+        else:
+            source = importlib.import_module(module, lazy.__package__)
+            expected = getattr(source, attribute, None) or importlib.import_module(
+                f"{source.__name__}.{attribute}"
+            )
+        assert getattr(lazy, attribute) is expected
+        assert attribute in vars(lazy)  # kept: later reads are plain lookups
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        lazy.not_a_name  # noqa: B018
