@@ -26,6 +26,7 @@ from .._types._capabilities import (
     RootsCapability,
     SamplingCapability,
 )
+from . import _lazy
 
 if TYPE_CHECKING:
     from .._types._elicitation import ElicitResult
@@ -101,9 +102,7 @@ class Answering:
         if method == "sampling/createMessage" and self.sampling is not None:
             return await self.sampling(params)
         if method == "roots/list" and self.roots is not None:
-            from .._types._roots import ListRootsResult
-
-            return ListRootsResult(roots=list(await self.roots()))
+            return _lazy.ListRootsResult(roots=list(await self.roots()))
         if method == "elicitation/create" and self.elicitation is not None:
             result = await self.elicitation(params)
             if params.mode != "url":  # ElicitRequestFormParams

@@ -17,6 +17,7 @@ import trio
 from .._transports._lines import DEFAULT_MAX_MESSAGE_SIZE, DEFAULT_SEND_BUFFER
 from .._transports._stderr import DEFAULT_STDERR_RATE, DEFAULT_STDERR_TAIL_LINES
 from .._util import open_nursery_unwrapped
+from . import _lazy
 from ._client import Client, connect_client
 
 __all__ = ["connect_stdio_client", "open_stdio_client"]
@@ -24,9 +25,7 @@ __all__ = ["connect_stdio_client", "open_stdio_client"]
 
 def _argv(command: str | Sequence[str | os.PathLike[str]]) -> list[str]:
     if isinstance(command, str):
-        import shlex
-
-        return shlex.split(command)
+        return _lazy.shlex.split(command)
     return [os.fspath(part) for part in command]
 
 
@@ -71,12 +70,8 @@ async def connect_stdio_client(
     Cancelling ``nursery`` also runs the ladder: the nursery does not exit until the
     child is reaped.
     """
-    import shlex
-
-    from .._transports._process import connect_process_stream
-
     argv = _argv(command)
-    stream = await connect_process_stream(
+    stream = await _lazy.connect_process_stream(
         nursery,
         argv,
         env=env,
@@ -90,7 +85,7 @@ async def connect_stdio_client(
         max_message_size=max_message_size,
         send_buffer=send_buffer,
     )
-    client_options.setdefault("peer", shlex.join(argv))
+    client_options.setdefault("peer", _lazy.shlex.join(argv))
     try:
         return await connect_client(nursery, stream, **client_options)
     except BaseException:
