@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import _lazy
+
 if TYPE_CHECKING:
     from ._report import FuzzReport
     from ._target import Target
@@ -82,9 +84,8 @@ class Fuzzer:
         if budget is not None:
             options["time_budget"] = budget
         options.setdefault("reproduction_dir", self._directory / f"run-{len(self.reports) + 1}")
-        from ._runner import fuzz
 
-        report = await fuzz(target, **options)
+        report = await _lazy.fuzz(target, **options)
         self.reports.append(report)
         if check and not report.ok:
             pytest.fail(report.summary(), pytrace=False)
