@@ -257,6 +257,48 @@ def test_each_feature_works_when_its_first_use_loads_it() -> None:
     ]
 
 
+#: What the ``trio-mcp`` command defers to the subcommand or option that needs it
+#: (``trio_mcp/_cli/_lazy.py``), and the fuzzer's Hypothesis, which only a fuzz run needs.
+COMMAND_LAZY = (
+    "httpx",
+    "hypothesis",
+    "webbrowser",
+    "trio_mcp._http._client",
+    "trio_mcp.auth",
+    "trio_mcp._fuzz._machine",
+    "trio_mcp._types._completion",
+    "trio_mcp._types._roots",
+)
+
+
+def test_the_command_loads_no_option_s_module_before_it_runs() -> None:
+    out = _run(
+        f"""
+        import contextlib, io, sys
+        from trio_mcp._cli import main
+
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+            main(["--help"])
+        print(sorted(m for m in {COMMAND_LAZY!r} if m in sys.modules))
+        """
+    )
+    assert out.strip() == "[]"
+
+
+def test_the_pytest_plugin_loads_nothing_of_the_fuzzer() -> None:
+    """pytest loads the plugin in every session wherever trio_mcp is installed."""
+    out = _run(
+        """
+        import sys
+        import trio_mcp.pytest_plugin
+
+        fuzzer = ("hypothesis", "trio_mcp._fuzz._runner", "trio_mcp._fuzz._machine")
+        print(sorted(m for m in fuzzer if m in sys.modules))
+        """
+    )
+    assert out.strip() == "[]"
+
+
 def _typed_and_loaded(path: Path) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
     """A ``_lazy`` module's imports under ``TYPE_CHECKING`` and the table its ``__getattr__``
     loads, each as (module, name) pairs; a whole module is (module, "")."""
