@@ -299,9 +299,22 @@ def test_the_pytest_plugin_loads_nothing_of_the_fuzzer() -> None:
     assert out.strip() == "[]"
 
 
+def _imported(statements: list[ast.stmt]) -> set[tuple[str, str]]:
+    """(module, name) pairs of import statements; a whole module is (module, "")."""
+    found: set[tuple[str, str]] = set()
+    for imp in statements:
+        assert isinstance(imp, (ast.Import, ast.ImportFrom)), ast.unparse(imp)
+        for alias in imp.names:
+            if isinstance(imp, ast.Import):
+                found.add((alias.name, ""))
+            else:
+                found.add(("." * imp.level + (imp.module or ""), alias.name))
+    return found
+
+
 def _typed_and_loaded(path: Path) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
-    """A ``_lazy`` module's imports under ``TYPE_CHECKING`` and the table its ``__getattr__``
-    loads, each as (module, name) pairs; a whole module is (module, "")."""
+    """A ``_lazy`` module's imports under ``TYPE_CHECKING`` and the ones its ``__getattr__``
+    reads, each as (module, name) pairs."""
     tree = ast.parse(path.read_text())
     typed: set[tuple[str, str]] = set()
     loaded: set[tuple[str, str]] = set()
@@ -310,29 +323,19 @@ def _typed_and_loaded(path: Path) -> tuple[set[tuple[str, str]], set[tuple[str, 
             continue
         test = ast.unparse(node.test)
         if test == "TYPE_CHECKING":
-            for imp in node.body:
-                assert isinstance(imp, (ast.Import, ast.ImportFrom)), ast.unparse(imp)
-                for alias in imp.names:
-                    assert alias.asname == alias.name, f"write `{alias.name} as {alias.name}`"
-                    if isinstance(imp, ast.Import):
-                        typed.add((alias.name, ""))
-                    elif imp.module is None:
-                        typed.add(("." * imp.level + alias.name, ""))
-                    else:
-                        typed.add(("." * imp.level + imp.module, alias.name))
+            typed = _imported(node.body)
         elif test == "not TYPE_CHECKING":
             (assign,) = node.body
             assert isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Call)
-            table = ast.literal_eval(assign.value.args[1])
-            for module, names in table.items():
-                loaded.update((module, name) for name in names or ("",))
+            text = ast.literal_eval(assign.value.args[1])
+            loaded = _imported(ast.parse(textwrap.dedent(text)).body)
     return typed, loaded
 
 
 @pytest.mark.parametrize("path", LAZY_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_each_lazy_module_loads_what_it_declares(path: Path) -> None:
-    """What type checkers see (the ``TYPE_CHECKING`` imports) is what runs (the table), and
-    every name in it resolves to the object the import names."""
+    """What type checkers see (the ``TYPE_CHECKING`` imports) is what runs (the imports
+    handed to ``on_first_use``), and every name resolves to the object its import names."""
     typed, loaded = _typed_and_loaded(path)
     assert typed and typed == loaded
     name = ".".join(path.relative_to(ROOT).with_suffix("").parts)

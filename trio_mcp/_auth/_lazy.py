@@ -10,15 +10,18 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
+# The same statements as the text handed to on_first_use below, one a line.
+# isort: off
 if TYPE_CHECKING:
-    from ._client._dpop_proof import DPoPKey as DPoPKey
-    from ._joserfc import JoseError as JoseError, jwk as jwk, jws as jws, jwt as jwt
+    from ._client._dpop_proof import DPoPKey
+    from ._joserfc import JoseError, jwk, jws, jwt
+# isort: on
 
 if not TYPE_CHECKING:
     __getattr__ = on_first_use(
         globals(),
-        {
-            "._client._dpop_proof": ("DPoPKey",),
-            "._joserfc": ("JoseError", "jwk", "jws", "jwt"),
-        },
+        """
+        from ._client._dpop_proof import DPoPKey
+        from ._joserfc import JoseError, jwk, jws, jwt
+        """,
     )

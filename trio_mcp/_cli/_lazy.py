@@ -10,39 +10,26 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
+# The same statements as the text handed to on_first_use below, one a line.
+# isort: off
 if TYPE_CHECKING:
-    import webbrowser as webbrowser
-
-    from .._http._client import open_http_client as open_http_client
-    from .._types._completion import (
-        PromptReference as PromptReference,
-        ResourceTemplateReference as ResourceTemplateReference,
-    )
-    from .._types._roots import Root as Root
-    from ..auth import (
-        AuthorizationCode as AuthorizationCode,
-        ClientCredentials as ClientCredentials,
-        ClientInfo as ClientInfo,
-        FileTokenStore as FileTokenStore,
-        OAuth as OAuth,
-        open_loopback_redirect as open_loopback_redirect,
-    )
+    import webbrowser
+    from .._http._client import open_http_client
+    from .._types._completion import PromptReference, ResourceTemplateReference
+    from .._types._roots import Root
+    from ..auth import AuthorizationCode, ClientCredentials, ClientInfo, FileTokenStore, OAuth
+    from ..auth import open_loopback_redirect
+# isort: on
 
 if not TYPE_CHECKING:
     __getattr__ = on_first_use(
         globals(),
-        {
-            "webbrowser": (),
-            ".._http._client": ("open_http_client",),
-            ".._types._completion": ("PromptReference", "ResourceTemplateReference"),
-            ".._types._roots": ("Root",),
-            "..auth": (
-                "AuthorizationCode",
-                "ClientCredentials",
-                "ClientInfo",
-                "FileTokenStore",
-                "OAuth",
-                "open_loopback_redirect",
-            ),
-        },
+        """
+        import webbrowser
+        from .._http._client import open_http_client
+        from .._types._completion import PromptReference, ResourceTemplateReference
+        from .._types._roots import Root
+        from ..auth import AuthorizationCode, ClientCredentials, ClientInfo, FileTokenStore, OAuth
+        from ..auth import open_loopback_redirect
+        """,
     )

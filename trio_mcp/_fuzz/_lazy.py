@@ -10,34 +10,26 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
+# The same statements as the text handed to on_first_use below, one a line.
+# isort: off
 if TYPE_CHECKING:
-    import jsonschema as jsonschema  # type: ignore[import-untyped]
-    from hypothesis import (
-        HealthCheck as HealthCheck,
-        Phase as Phase,
-        Verbosity as Verbosity,
-        seed as seed,
-        settings as settings,
-    )
-    from hypothesis.errors import (
-        Flaky as Flaky,
-        FlakyStrategyDefinition as FlakyStrategyDefinition,
-        HypothesisException as HypothesisException,
-    )
-    from hypothesis.stateful import get_state_machine_test as get_state_machine_test
-
-    from ._machine import ServerMachine as ServerMachine
-    from ._runner import fuzz as fuzz
+    import jsonschema  # type: ignore[import-untyped]
+    from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
+    from hypothesis.errors import Flaky, FlakyStrategyDefinition, HypothesisException
+    from hypothesis.stateful import get_state_machine_test
+    from ._machine import ServerMachine
+    from ._runner import fuzz
+# isort: on
 
 if not TYPE_CHECKING:
     __getattr__ = on_first_use(
         globals(),
-        {
-            "jsonschema": (),
-            "hypothesis": ("HealthCheck", "Phase", "Verbosity", "seed", "settings"),
-            "hypothesis.errors": ("Flaky", "FlakyStrategyDefinition", "HypothesisException"),
-            "hypothesis.stateful": ("get_state_machine_test",),
-            "._machine": ("ServerMachine",),
-            "._runner": ("fuzz",),
-        },
+        """
+        import jsonschema
+        from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
+        from hypothesis.errors import Flaky, FlakyStrategyDefinition, HypothesisException
+        from hypothesis.stateful import get_state_machine_test
+        from ._machine import ServerMachine
+        from ._runner import fuzz
+        """,
     )

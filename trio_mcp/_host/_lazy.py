@@ -9,15 +9,18 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
+# The same statements as the text handed to on_first_use below, one a line.
+# isort: off
 if TYPE_CHECKING:
-    from .._http._client import open_http_client as open_http_client
-    from .._server._uritemplate import UriTemplate as UriTemplate
+    from .._http._client import open_http_client
+    from .._server._uritemplate import UriTemplate
+# isort: on
 
 if not TYPE_CHECKING:
     __getattr__ = on_first_use(
         globals(),
-        {
-            ".._http._client": ("open_http_client",),
-            ".._server._uritemplate": ("UriTemplate",),
-        },
+        """
+        from .._http._client import open_http_client
+        from .._server._uritemplate import UriTemplate
+        """,
     )

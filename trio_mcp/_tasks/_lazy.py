@@ -8,8 +8,16 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
+# The same statements as the text handed to on_first_use below, one a line.
+# isort: off
 if TYPE_CHECKING:
-    import coredis as coredis
+    import coredis
+# isort: on
 
 if not TYPE_CHECKING:
-    __getattr__ = on_first_use(globals(), {"coredis": ()})
+    __getattr__ = on_first_use(
+        globals(),
+        """
+        import coredis
+        """,
+    )
