@@ -9,12 +9,17 @@ imported everything already. Start-up *time* is measured by the benchmarks, not 
 
 from __future__ import annotations
 
+import ast
+import importlib
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+LAZY_MODULES = sorted((ROOT / "trio_mcp").rglob("_lazy.py"))
 
 #: Loaded on first use of their feature, never by ``import trio_mcp`` nor by serving or
 #: calling tools.
@@ -250,3 +255,101 @@ def test_each_feature_works_when_its_first_use_loads_it() -> None:
         "[]",  # every other lazy module was loaded by the feature that uses it
         "True Icons",
     ]
+
+
+#: What the ``trio-mcp`` command defers to the subcommand or option that needs it
+#: (``trio_mcp/_cli/_lazy.py``), and the fuzzer's Hypothesis, which only a fuzz run needs.
+COMMAND_LAZY = (
+    "httpx",
+    "hypothesis",
+    "webbrowser",
+    "trio_mcp._http._client",
+    "trio_mcp.auth",
+    "trio_mcp._fuzz._machine",
+    "trio_mcp._types._completion",
+    "trio_mcp._types._roots",
+)
+
+
+def test_the_command_loads_no_option_s_module_before_it_runs() -> None:
+    out = _run(
+        f"""
+        import contextlib, io, sys
+        from trio_mcp._cli import main
+
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+            main(["--help"])
+        print(sorted(m for m in {COMMAND_LAZY!r} if m in sys.modules))
+        """
+    )
+    assert out.strip() == "[]"
+
+
+def test_the_pytest_plugin_loads_nothing_of_the_fuzzer() -> None:
+    """pytest loads the plugin in every session wherever trio_mcp is installed."""
+    out = _run(
+        """
+        import sys
+        import trio_mcp.pytest_plugin
+
+        fuzzer = ("hypothesis", "trio_mcp._fuzz._runner", "trio_mcp._fuzz._machine")
+        print(sorted(m for m in fuzzer if m in sys.modules))
+        """
+    )
+    assert out.strip() == "[]"
+
+
+def _imported(statements: list[ast.stmt]) -> set[tuple[str, str]]:
+    """(module, name) pairs of import statements; a whole module is (module, "")."""
+    found: set[tuple[str, str]] = set()
+    for imp in statements:
+        assert isinstance(imp, (ast.Import, ast.ImportFrom)), ast.unparse(imp)
+        for alias in imp.names:
+            if isinstance(imp, ast.Import):
+                found.add((alias.name, ""))
+            else:
+                found.add(("." * imp.level + (imp.module or ""), alias.name))
+    return found
+
+
+def _typed_and_loaded(path: Path) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """A ``_lazy`` module's imports under ``TYPE_CHECKING`` and the ones its ``__getattr__``
+    reads, each as (module, name) pairs."""
+    tree = ast.parse(path.read_text())
+    typed: set[tuple[str, str]] = set()
+    loaded: set[tuple[str, str]] = set()
+    for node in tree.body:
+        if not isinstance(node, ast.If):
+            continue
+        test = ast.unparse(node.test)
+        if test == "TYPE_CHECKING":
+            typed = _imported(node.body)
+        elif test == "not TYPE_CHECKING":
+            (assign,) = node.body
+            assert isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Call)
+            text = ast.literal_eval(assign.value.args[1])
+            loaded = _imported(ast.parse(textwrap.dedent(text)).body)
+    return typed, loaded
+
+
+@pytest.mark.parametrize("path", LAZY_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_lazy_module_loads_what_it_declares(path: Path) -> None:
+    """What type checkers see (the ``TYPE_CHECKING`` imports) is what runs (the imports
+    handed to ``on_first_use``), and every name resolves to the object its import names."""
+    typed, loaded = _typed_and_loaded(path)
+    assert typed and typed == loaded
+    name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    lazy = importlib.import_module(name)
+    for module, attribute in sorted(loaded):
+        if not attribute:
+            attribute = module.rpartition(".")[2]
+            expected = importlib.import_module(module, lazy.__package__)
+        else:
+            source = importlib.import_module(module, lazy.__package__)
+            expected = getattr(source, attribute, None) or importlib.import_module(
+                f"{source.__name__}.{attribute}"
+            )
+        assert getattr(lazy, attribute) is expected
+        assert attribute in vars(lazy)  # kept: later reads are plain lookups
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        lazy.not_a_name  # noqa: B018

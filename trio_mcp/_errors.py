@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any
 
+from . import _lazy
 from ._types._base import Error
 from ._types._converter import structure, unstructure
 
@@ -243,15 +244,11 @@ class URLElicitationRequired(McpError):
     def from_data(cls, message: str, data: Any) -> URLElicitationRequired:
         """The error for the ``data`` a server sent; elicitations that are malformed or
         have no ``elicitationId`` are left out."""
-        # Imported here, the one place that builds elicitations: every module imports this
-        # one, and few programs meet this error (start-up time).
-        from ._types._elicitation import ElicitRequestURLParams
-
         items = data.get("elicitations") if isinstance(data, dict) else None
         elicitations = []
         for item in items if isinstance(items, list) else ():
             try:
-                elicitation = structure(item, ElicitRequestURLParams)
+                elicitation = structure(item, _lazy.ElicitRequestURLParams)
             except ValueError:
                 continue
             if elicitation.elicitation_id is not None:

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from . import _lazy
+
 __all__ = ["SchemaValidator"]
 
 
@@ -31,9 +33,8 @@ class SchemaValidator:
 
     def __init__(self, schema: Mapping[str, Any]) -> None:
         try:
-            import jsonschema  # type: ignore[import-untyped]
-            import referencing
-            import referencing.exceptions
+            jsonschema = _lazy.jsonschema
+            referencing = _lazy.referencing
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise RuntimeError(
                 "validating a JSON Schema needs the 'jsonschema' package, a dependency of "

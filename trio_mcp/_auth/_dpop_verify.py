@@ -22,6 +22,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from . import _lazy
 from ._jwks import KEY_TYPES, key_fits
 from ._jwt import DEFAULT_ALGORITHMS, check_signature, split_jws
 from ._verifier import InvalidToken
@@ -218,10 +219,9 @@ def _invalid(description: str) -> DpopRefused:
 def _public_key(value: Any, alg: str) -> Any:
     if not isinstance(value, dict) or "d" in value or value.get("kty") not in ("RSA", "EC", "OKP"):
         raise _invalid("the DPoP proof's jwk is not a public key")
-    from ._joserfc import jwk  # the auth extra, loaded on first use
 
     try:
-        key = jwk.import_key(value)
+        key = _lazy.jwk.import_key(value)
     except Exception:  # noqa: BLE001 (whatever is wrong with it, it is no usable key)
         raise _invalid("the DPoP proof's jwk is not a public key") from None
     if key.is_private or not key_fits(key, alg):  # type: ignore[arg-type]

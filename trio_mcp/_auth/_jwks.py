@@ -14,6 +14,7 @@ import trio
 if TYPE_CHECKING:
     from joserfc import jwk
 
+from . import _lazy
 from ._fetch import JsonFetcher
 from ._verifier import InvalidToken, VerifierUnavailable
 
@@ -185,7 +186,6 @@ class JwksCache:
         entries = document.get("keys")
         if not isinstance(entries, list):
             raise VerifierUnavailable(f"{self.jwks_uri} is not a JWK set")
-        from ._joserfc import jwk  # the auth extra, loaded on first use
 
         keys: list[PublicKey] = []
         for entry in entries:
@@ -197,7 +197,7 @@ class JwksCache:
             if "d" in entry or entry.get("use", "sig") != "sig":
                 continue
             try:
-                key = jwk.import_key(entry)
+                key = _lazy.jwk.import_key(entry)
             except Exception:  # noqa: BLE001 (a key we cannot read is a key we do not use)
                 log.warning("%s: skipping a key that does not import", self.jwks_uri)
                 continue

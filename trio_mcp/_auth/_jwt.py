@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import orjson
 
+from . import _lazy
 from ._fetch import JsonFetcher, warn_if_insecure
 from ._jwks import KEY_TYPES, JwksCache
 from ._verifier import AccessToken, InvalidToken, claims_token
@@ -60,11 +61,9 @@ def split_jws(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def check_signature(token: str, key: Any, alg: str) -> None:
     """Raises :class:`InvalidToken` unless ``token`` is signed by ``key`` with ``alg``."""
-    from ._joserfc import JoseError, jws  # the auth extra, loaded on first use
-
     try:
-        jws.deserialize_compact(token, key, algorithms=[alg])
-    except JoseError:
+        _lazy.jws.deserialize_compact(token, key, algorithms=[alg])
+    except _lazy.JoseError:
         raise InvalidToken("the token's signature does not verify") from None
     except Exception:  # noqa: BLE001 (whatever else fails to decode, it does not verify)
         raise InvalidToken("the token's signature does not verify") from None

@@ -13,6 +13,8 @@ from .._client._stdio import open_stdio_client
 from .._types._content import TextContent
 from .._types._elicitation import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 from .._types._sampling import CreateMessageRequestParams, CreateMessageResult
+from . import _lazy
+from ._errors import CliError
 from ._output import describe_block, one_line
 
 if TYPE_CHECKING:
@@ -46,8 +48,6 @@ async def run_demo(args: argparse.Namespace) -> int:
     if args.server:
         script = trio.Path(args.server)
         if not await script.exists():
-            from ._main import CliError
-
             raise CliError(f"no server script at {script}")
         command, name = [sys.executable, str(script)], script.name
     else:
@@ -127,9 +127,9 @@ async def run_demo(args: argparse.Namespace) -> int:
             arguments = {a.name: "print('hi')" for a in prompt.arguments or [] if a.required}
             result = await client.get_prompt(prompt.name, arguments)
             print(f"\nA prompt: {prompt.name} -> {len(result.messages)} message(s)")
-            from .._types._completion import PromptReference
-
-            completion = await client.complete(PromptReference(name=prompt.name), "language", "py")
+            completion = await client.complete(
+                _lazy.PromptReference(name=prompt.name), "language", "py"
+            )
             print(f"  completion of 'language' from 'py': {completion.values}")
         print("\nClosing: stdin closes, the server finishes what it was doing and exits.")
     print("Done.")
@@ -137,7 +137,5 @@ async def run_demo(args: argparse.Namespace) -> int:
 
 
 async def _roots() -> list[Root]:
-    from .._types._roots import Root
-
     await trio.lowlevel.checkpoint()
-    return [Root(uri=Path.cwd().as_uri(), name="current directory")]
+    return [_lazy.Root(uri=Path.cwd().as_uri(), name="current directory")]

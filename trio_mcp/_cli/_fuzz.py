@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shlex
 import signal
 import sys
 from functools import partial
@@ -15,8 +16,10 @@ import orjson
 import trio
 
 from .._fuzz._invariants import INVARIANTS
+from .._fuzz._replay import replay_reproduction
 from .._fuzz._report import FuzzReport
-from .._fuzz._runner import DEFAULT_TIME_BUDGET
+from .._fuzz._runner import DEFAULT_TIME_BUDGET, FuzzSettings, fuzz_server, write_reproductions
+from .._fuzz._steps import iter_sent_lines, load_steps
 from .._fuzz._target import HttpTarget, StdioTarget, Target
 from .._util import open_nursery_unwrapped
 from .._versions import SUPPORTED_VERSIONS
@@ -214,8 +217,6 @@ def _list_invariants() -> int:
 
 async def run_fuzz(args: argparse.Namespace) -> int:
     """``trio-mcp fuzz``: returns the exit status (``FuzzError`` is for the caller)."""
-    from .._fuzz._runner import FuzzSettings, fuzz_server
-
     if args.list_invariants:
         return _list_invariants()
     if not (args.stdio or args.url):
@@ -274,8 +275,6 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         return 130
     report = reports[0]
     if report.failures:
-        from .._fuzz._runner import write_reproductions
-
         report = await write_reproductions(report, Path(args.repro_dir))
     print(report.summary())
     for failure in report.failures:
@@ -291,8 +290,6 @@ async def run_fuzz(args: argparse.Namespace) -> int:
 
 
 def _target_flags(args: argparse.Namespace) -> str:
-    import shlex
-
     if args.url:
         return f"--url {shlex.quote(args.url)}"
     flags = f"--stdio {shlex.quote(args.stdio)}"
@@ -303,9 +300,6 @@ def _target_flags(args: argparse.Namespace) -> str:
 
 async def run_replay(args: argparse.Namespace) -> int:
     """``trio-mcp replay``: returns the exit status."""
-    from .._fuzz._replay import replay_reproduction
-    from .._fuzz._steps import iter_sent_lines, load_steps
-
     data = await trio.Path(args.file).read_bytes()
     if args.print_lines:
         _, steps = load_steps(data)

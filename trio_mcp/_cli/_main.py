@@ -27,6 +27,7 @@ from .._types._base import LOGGING_LEVELS
 from .._types._content import TextResourceContents
 from .._types._tools import Tool
 from .._version import __version__
+from . import _lazy
 from ._arguments import parse_pairs, typed_arguments
 from ._demo import run_demo
 from ._errors import CliError
@@ -284,14 +285,12 @@ async def _set_level(args: argparse.Namespace) -> int:
 
 
 async def _complete(args: argparse.Namespace) -> int:
-    from .._types._completion import PromptReference, ResourceTemplateReference
-
     name, _, value = args.argument.partition("=")
     context = parse_pairs(args.context, "--context") if args.context else None
     reference = (
-        PromptReference(name=args.prompt)
+        _lazy.PromptReference(name=args.prompt)
         if args.prompt is not None
-        else ResourceTemplateReference(uri=args.resource_template)
+        else _lazy.ResourceTemplateReference(uri=args.resource_template)
     )
     async with open_target(args) as client:
         if client.server_capabilities.completions is None:

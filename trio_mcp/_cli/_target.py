@@ -22,6 +22,7 @@ import trio
 from .._client._client import Client
 from .._client._options import ClientOptions
 from .._client._stdio import open_stdio_client
+from . import _lazy
 from ._errors import CliError
 
 __all__ = ["Target", "add_target_options", "open_target"]
@@ -176,11 +177,9 @@ async def open_target(
     if target.protocol_version:
         client_options["protocol_version"] = target.protocol_version
     if target.url is not None:
-        from .._http.client._connect import open_http_client  # loaded only for --url
-
         async with (
             _authorization(args) as auth,
-            open_http_client(
+            _lazy.open_http_client(
                 target.url, headers=target.headers or None, auth=auth, **client_options
             ) as client,
         ):
@@ -208,34 +207,26 @@ async def _authorization(args: argparse.Namespace) -> AsyncIterator[OAuth | None
     if not interactive and not client_id:
         yield None
         return
-    from ..auth import (  # loaded only when authorizing
-        AuthorizationCode,
-        ClientCredentials,
-        ClientInfo,
-        FileTokenStore,
-        OAuth,
-        open_loopback_redirect,
-    )
 
     directory = getattr(args, "token_store", None)
-    store = FileTokenStore(await trio.Path(directory).expanduser()) if directory else None
+    store = _lazy.FileTokenStore(await trio.Path(directory).expanduser()) if directory else None
     if client_id:
         secret = os.environ.get(CLIENT_SECRET_VARIABLE)
         if not secret:
             raise CliError(f"--client-credentials needs the secret in ${CLIENT_SECRET_VARIABLE}")
-        yield OAuth(ClientCredentials(ClientInfo(client_id, secret)), token_store=store)
+        yield _lazy.OAuth(
+            _lazy.ClientCredentials(_lazy.ClientInfo(client_id, secret)), token_store=store
+        )
         return
-    async with open_loopback_redirect(open_browser=_show) as redirect:
-        grant = AuthorizationCode(redirect, redirect.redirect_uri, client_name="trio-mcp")
-        yield OAuth(grant, token_store=store)
+    async with _lazy.open_loopback_redirect(open_browser=_show) as redirect:
+        grant = _lazy.AuthorizationCode(redirect, redirect.redirect_uri, client_name="trio-mcp")
+        yield _lazy.OAuth(grant, token_store=store)
 
 
 def _show(url: str) -> None:
     """Open the authorization page, and print its address for a machine without one."""
-    import webbrowser  # only for a login
-
     print(f"Log in at: {url}", file=sys.stderr, flush=True)
-    webbrowser.open(url)
+    _lazy.webbrowser.open(url)
 
 
 def _quiet(line: str) -> None:

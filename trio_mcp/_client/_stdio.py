@@ -16,6 +16,7 @@ import trio
 
 from .._transports._process_options import ProcessOptions
 from .._util import open_nursery_unwrapped
+from . import _lazy
 from ._client import Client, connect_client
 from ._options import ClientOptions
 
@@ -28,9 +29,7 @@ _PROCESS_OPTIONS = ProcessOptions.__optional_keys__
 
 def _argv(command: str | Sequence[str | os.PathLike[str]]) -> list[str]:
     if isinstance(command, str):
-        import shlex
-
-        return shlex.split(command)
+        return _lazy.shlex.split(command)
     return [os.fspath(part) for part in command]
 
 
@@ -71,15 +70,11 @@ async def connect_stdio_client(
     Cancelling ``nursery`` also runs the ladder: the nursery does not exit until the
     child is reaped.
     """
-    import shlex
-
-    from .._transports._process import connect_process_stream
-
     argv = _argv(command)
     client_options: dict[str, Any] = dict(options)
     process_options = {k: client_options.pop(k) for k in _PROCESS_OPTIONS if k in client_options}
-    stream = await connect_process_stream(nursery, argv, **process_options)
-    client_options.setdefault("peer", shlex.join(argv))
+    stream = await _lazy.connect_process_stream(nursery, argv, **process_options)
+    client_options.setdefault("peer", _lazy.shlex.join(argv))
     try:
         return await connect_client(nursery, stream, **client_options)
     except BaseException:

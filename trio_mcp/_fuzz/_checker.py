@@ -26,7 +26,7 @@ import orjson
 from .. import _jsonrpc as rpc
 from .._errors import ErrorCode
 from .._protocol._envelope import LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION
-from .._types._base import RequestId
+from .._types._base import Error, RequestId
 from .._types._methods import EXTENSION_METHODS
 from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from ._invariants import INVARIANTS, Invariant
@@ -923,8 +923,6 @@ def _method_of(data: bytes) -> str | None:
 
 
 def _not_found(request: rpc.Request) -> rpc.ErrorResponse:
-    from .._types._base import Error
-
     return rpc.ErrorResponse(
         request.id, Error(code=ErrorCode.METHOD_NOT_FOUND, message="Method not found")
     )

@@ -23,7 +23,10 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, Unpack
 
+import attrs
 import pytest
+
+from . import _lazy
 
 if TYPE_CHECKING:
     import trio
@@ -83,12 +86,7 @@ class Fuzzer:
         Blocks for the run (bounded by its budgets); cancelling it stops the run
         and shuts down every server process it started.
         """
-        import attrs
-
-        from ._runner import fuzz
-        from ._settings import FuzzSettings
-
-        run = attrs.evolve(settings or FuzzSettings(), **options)
+        run = attrs.evolve(settings or _lazy.FuzzSettings(), **options)
         seed = self._config.getoption("mcp_fuzz_seed")
         if seed is None:
             if run.seed is None:
@@ -105,7 +103,7 @@ class Fuzzer:
             run = attrs.evolve(
                 run, reproduction_dir=self._directory / f"run-{len(self.reports) + 1}"
             )
-        report = await fuzz(target, run, progress=progress, stop=stop)
+        report = await _lazy.fuzz(target, run, progress=progress, stop=stop)
         self.reports.append(report)
         if check and not report.ok:
             pytest.fail(report.summary(), pytrace=False)

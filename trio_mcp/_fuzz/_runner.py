@@ -42,6 +42,7 @@ import trio
 
 from .._util import open_nursery_unwrapped
 from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS, era_of
+from . import _lazy
 from ._checker import Finding
 from ._connection import Timing
 from ._invariants import INVARIANTS
@@ -75,19 +76,17 @@ class FuzzError(Exception):
 
 
 def _settings(max_examples: int, max_steps: int) -> Any:
-    from hypothesis import HealthCheck, Phase, Verbosity, settings
-
-    return settings(
+    return _lazy.settings(
         max_examples=max_examples,
         stateful_step_count=max_steps,
         deadline=None,
         database=None,
         derandomize=False,
-        suppress_health_check=list(HealthCheck),
+        suppress_health_check=list(_lazy.HealthCheck),
         report_multiple_bugs=True,
-        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        phases=(_lazy.Phase.explicit, _lazy.Phase.generate, _lazy.Phase.shrink),
         print_blob=False,
-        verbosity=Verbosity.quiet,
+        verbosity=_lazy.Verbosity.quiet,
     )
 
 
@@ -316,14 +315,9 @@ async def _run_machine(
     ticker: Progress,
     stop: trio.Event | None,
 ) -> None:
-    from hypothesis import seed as with_seed
-    from hypothesis.stateful import get_state_machine_test
-
-    from ._machine import ServerMachine
-
-    machine = type("FuzzedServer", (ServerMachine,), {"runtime": runtime})
-    test = with_seed(seed)(
-        get_state_machine_test(machine, settings=_settings(max_examples, max_steps))
+    machine = type("FuzzedServer", (_lazy.ServerMachine,), {"runtime": runtime})
+    test = _lazy.seed(seed)(
+        _lazy.get_state_machine_test(machine, settings=_settings(max_examples, max_steps))
     )
     done = trio.Event()
 

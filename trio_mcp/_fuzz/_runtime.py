@@ -24,9 +24,10 @@ from typing import Any, TypeVar
 import attrs
 import trio
 
+from . import _lazy
 from ._checker import Finding
 from ._connection import Connection, StdioConnection
-from ._invariants import violation
+from ._invariants import Violation, violation
 from ._opener import Opener
 from ._probe import Catalogue
 from ._report import Progress, received_json
@@ -336,23 +337,19 @@ class Runtime:
 
     def run_test(self, test: Callable[[], None]) -> None:
         """(thread) Run the Hypothesis test; what it found is in the stores."""
-        from hypothesis.errors import HypothesisException
-
         try:
             test()
         except BudgetExhausted:
             self.stopped = self.stop_reason
         except BaseExceptionGroup as group:
             self._classify(group)
-        except HypothesisException as exc:
+        except _lazy.HypothesisException as exc:
             self._hypothesis_problem(exc)
         except Exception as exc:  # noqa: BLE001 - sorted below; anything unexpected re-raised
             self._classify(exc)
 
     def _hypothesis_problem(self, exc: BaseException) -> None:
-        from hypothesis.errors import Flaky, FlakyStrategyDefinition
-
-        if isinstance(exc, Flaky | FlakyStrategyDefinition):
+        if isinstance(exc, _lazy.Flaky | _lazy.FlakyStrategyDefinition):
             note = (
                 "the server did not behave the same way when Hypothesis ran an example "
                 "again (its answers depend on timing or on what came before), so shrinking "
@@ -366,11 +363,7 @@ class Runtime:
     def _classify(self, exc: BaseException) -> None:
         """Sort what the Hypothesis run raised: violations (already recorded), the budget,
         Hypothesis's own complaints (notes); anything else is a bug here, and re-raised."""
-        from hypothesis.errors import Flaky, HypothesisException
-
-        from ._invariants import Violation
-
-        if isinstance(exc, Flaky | HypothesisException):
+        if isinstance(exc, _lazy.Flaky | _lazy.HypothesisException):
             self._hypothesis_problem(exc)
         if isinstance(exc, BaseExceptionGroup):
             for inner in exc.exceptions:
@@ -378,5 +371,5 @@ class Runtime:
             return
         if isinstance(exc, BudgetExhausted):
             self.stopped = self.stop_reason
-        elif not isinstance(exc, Violation | Flaky | HypothesisException):
+        elif not isinstance(exc, Violation | _lazy.Flaky | _lazy.HypothesisException):
             raise exc

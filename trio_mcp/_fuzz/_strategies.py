@@ -24,6 +24,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from . import _lazy
+
 __all__ = [
     "GARBAGE_VERSIONS",
     "INTERESTING_STRINGS",
@@ -335,7 +337,7 @@ def _typed(kind: str, schema: Mapping[str, Any], root: Mapping[str, Any], depth:
 
 def _validator(schema: Mapping[str, Any]) -> Any:
     try:
-        import jsonschema  # type: ignore[import-untyped]
+        jsonschema = _lazy.jsonschema
     except ImportError:
         return None
     try:

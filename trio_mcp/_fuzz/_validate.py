@@ -24,6 +24,7 @@ from .._types._converter import StructureError, structure
 from .._types._methods import METHODS
 from .._types._mrtr import InputRequiredResult
 from .._versions import MODERN_VERSIONS
+from . import _lazy
 
 __all__ = ["Validator", "spec_dir_from_environment"]
 
@@ -41,7 +42,7 @@ def spec_dir_from_environment() -> Path | None:
 
 def _has_jsonschema() -> bool:
     try:
-        import jsonschema  # type: ignore[import-untyped]  # noqa: F401
+        _lazy.jsonschema  # noqa: B018 (loads it)
     except ImportError:
         return False
     return True
@@ -89,13 +90,11 @@ class Validator:
             validator = None
             document = self._document(filename)
             if document is not None:
-                import jsonschema
-
                 defs_key = "$defs" if "$defs" in document else "definitions"
                 if name in document.get(defs_key, {}):
                     schema = dict(document)
                     schema["$ref"] = f"#/{defs_key}/{name}"
-                    cls = jsonschema.validators.validator_for(document)
+                    cls = _lazy.jsonschema.validators.validator_for(document)
                     validator = cls(schema)
             self._validators[key] = validator
         return self._validators[key]

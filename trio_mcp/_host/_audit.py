@@ -9,6 +9,7 @@ the oldest (counted in :attr:`Audit.dropped`); the host never waits for a reader
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Callable
 from typing import Literal
@@ -93,8 +94,6 @@ class Audit:
             try:
                 self._callback(event)
             except Exception:  # the application's bug must not stop the host
-                import logging
-
                 logging.getLogger("trio_mcp.host").exception("audit callback failed")
         return event
 

@@ -12,6 +12,7 @@ from .._client._options import ClientOptions
 from .._client._stdio import open_stdio_client
 from .._transports._memory import memory_stream_pair
 from .._util import open_nursery_unwrapped
+from . import _lazy
 from ._config import InProcessServerConfig, ServerConfig, StdioServerConfig
 
 __all__ = ["open_server"]
@@ -37,9 +38,8 @@ def open_server(
         )
     if isinstance(config, InProcessServerConfig):
         return _open_in_process(config, **client_options)
-    from .._http.client._connect import open_http_client  # only hosts with HTTP servers need it
 
-    return open_http_client(config.url, headers=config.headers, **client_options)
+    return _lazy.open_http_client(config.url, headers=config.headers, **client_options)
 
 
 @asynccontextmanager

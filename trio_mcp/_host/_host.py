@@ -58,11 +58,13 @@ from .._types._resources import ReadResourceResult, Resource, ResourceTemplate
 from .._types._roots import Root
 from .._types._tools import CallToolResult, Tool
 from .._util import open_nursery_unwrapped
+from . import _lazy
 from ._audit import DEFAULT_AUDIT_BUFFER, Audit, AuditEvent, AuditKind
 from ._config import HttpServerConfig, ServerConfig, validate_name
 from ._connect import open_server
 from ._consent import Consent
 from ._guard import Guard
+from ._model_tools import parse_tool_use, tool_definitions
 from ._pinning import DEFAULT_MAX_DESCRIPTION, Pins, ToolStatus
 
 if TYPE_CHECKING:
@@ -225,8 +227,6 @@ class Host:
         :func:`~trio_mcp.host.tool_definitions`): ``"anthropic"``, ``"openai"`` (Chat
         Completions) or ``"openai-responses"``. Changed tools are left out until approved
         again."""
-        from ._model_tools import tool_definitions
-
         return tool_definitions(
             {
                 name: tool
@@ -316,8 +316,6 @@ class Host:
             ConnectionClosed: its server is not connected.
         """
         if not isinstance(name, str):
-            from ._model_tools import parse_tool_use
-
             name, arguments = parse_tool_use(name)
         return await self._guard.call_tool(
             name, arguments, on_progress=on_progress, as_task=as_task
@@ -340,10 +338,9 @@ class Host:
         owner = self.resources().get(uri)
         if owner is not None:
             return owner[0]
-        from .._server._uritemplate import UriTemplate
 
         for server, template in self.resource_templates():
-            if UriTemplate(template.uri_template).match(uri) is not None:
+            if _lazy.UriTemplate(template.uri_template).match(uri) is not None:
                 return server
         raise McpError(
             f"Resource not found: no server offers {uri}",

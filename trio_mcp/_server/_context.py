@@ -37,10 +37,12 @@ from .._protocol._events import InboundRequest
 from .._session._engine import Session
 from .._types._base import Implementation, LoggingLevel, Request
 from .._types._capabilities import ClientCapabilities
+from .._types._content import TextContent
 from .._types._converter import structure
 from .._types._methods import MRTR_METHODS
 from .._util import open_nursery_unwrapped
 from .._versions import MODERN_VERSIONS, Era
+from . import _lazy
 
 if TYPE_CHECKING:
     from .._types._elicitation import ElicitResult
@@ -346,9 +348,7 @@ class Context:
     ) -> MissingRequiredClientCapability | None:
         """(legacy era) Why ``error`` (-32042) cannot be sent to this client: it did not
         declare URL-mode elicitation, or its revision predates it (``None``: it can)."""
-        from .._types._elicitation import ElicitRequest
-
-        requests = [ElicitRequest(params=params) for params in error.elicitations]
+        requests = [_lazy.ElicitRequest(params=params) for params in error.elicitations]
         if self.protocol_version < "2025-11-25" and requests:
             return MissingRequiredClientCapability(
                 f"URL-mode elicitation does not exist in protocol version {self.protocol_version}",
@@ -364,10 +364,8 @@ class Context:
         Raises:
             MissingRequiredClientCapability: the client did not declare URL-mode elicitation.
         """
-        from .._types._elicitation import ElicitRequest
-
         requests: dict[str, Request[Any]] = {
-            str(params.elicitation_id): ElicitRequest(
+            str(params.elicitation_id): _lazy.ElicitRequest(
                 params=attrs.evolve(params, elicitation_id=None)
             )
             for params in error.elicitations
@@ -467,18 +465,15 @@ class Context:
             MissingRequiredClientCapability: the client cannot do form elicitation.
             McpError: -32602 if the answer does not match ``schema``.
         """
-        from .._types._elicitation import ElicitRequest, ElicitRequestFormParams
-        from ._forms import check_form_schema, form_schema_for_2025_06_18, schema_problems
-
         requested = dict(schema)
         requested.setdefault("type", "object")
-        check_form_schema(requested)
+        _lazy.check_form_schema(requested)
         if self.era == "legacy" and self.protocol_version < "2025-11-25":
-            requested = form_schema_for_2025_06_18(requested)
-        params = ElicitRequestFormParams(message=message, requested_schema=requested)
-        result: ElicitResult = await self._ask_one(ElicitRequest(params=params), key)
+            requested = _lazy.form_schema_for_2025_06_18(requested)
+        params = _lazy.ElicitRequestFormParams(message=message, requested_schema=requested)
+        result: ElicitResult = await self._ask_one(_lazy.ElicitRequest(params=params), key)
         if validate and result.action == "accept" and result.content is not None:
-            problems = schema_problems(requested, result.content)
+            problems = _lazy.schema_problems(requested, result.content)
             if problems:
                 raise McpError(
                     "Invalid params: the elicitation answer does not match the requested "
@@ -506,18 +501,14 @@ class Context:
         Raises:
             MissingRequiredClientCapability: the client did not declare ``elicitation.url``.
         """
-        import secrets
-
-        from .._types._elicitation import ElicitRequest, ElicitRequestURLParams
-
         if self.era == "legacy" and elicitation_id is None:
-            elicitation_id = secrets.token_urlsafe(12)
-        params = ElicitRequestURLParams(
+            elicitation_id = _lazy.secrets.token_urlsafe(12)
+        params = _lazy.ElicitRequestURLParams(
             message=message,
             url=url,
             elicitation_id=elicitation_id if self.era == "legacy" else None,
         )
-        result: ElicitResult = await self._ask_one(ElicitRequest(params=params), key)
+        result: ElicitResult = await self._ask_one(_lazy.ElicitRequest(params=params), key)
         return result
 
     async def elicitation_complete(self, elicitation_id: str) -> None:
@@ -560,16 +551,9 @@ class Context:
         ``messages`` may be a plain string (one user message). ``tools`` needs a
         client that declared ``sampling.tools``.
         """
-        from .._types._content import TextContent
-        from .._types._sampling import (
-            CreateMessageRequest,
-            CreateMessageRequestParams,
-            SamplingMessage,
-        )
-
         if isinstance(messages, str):
-            messages = [SamplingMessage(role="user", content=TextContent(text=messages))]
-        params = CreateMessageRequestParams(
+            messages = [_lazy.SamplingMessage(role="user", content=TextContent(text=messages))]
+        params = _lazy.CreateMessageRequestParams(
             messages=list(messages),
             max_tokens=max_tokens,
             system_prompt=system_prompt,
@@ -580,12 +564,12 @@ class Context:
             tool_choice=tool_choice,
             metadata=dict(metadata) if metadata is not None else None,
         )
-        result: CreateMessageResult = await self._ask_one(CreateMessageRequest(params=params), key)
+        result: CreateMessageResult = await self._ask_one(
+            _lazy.CreateMessageRequest(params=params), key
+        )
         return result
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The client's roots (``roots/list``)."""
-        from .._types._roots import ListRootsRequest
-
-        result = await self._ask_one(ListRootsRequest(), key)
+        result = await self._ask_one(_lazy.ListRootsRequest(), key)
         return list(result.roots)

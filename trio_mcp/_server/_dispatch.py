@@ -24,6 +24,7 @@ from .._types._converter import converter_for
 from .._types._mrtr import InputRequiredResult
 from .._types._tools import CallToolResult, ListToolsResult
 from .._versions import FIRST_MODERN_VERSION, MODERN_VERSIONS
+from . import _lazy
 from ._context import Context, InputRequired, Inputs, StartTask
 from ._pagination import paginate
 from ._results import downgrade_content
@@ -95,9 +96,7 @@ class Dispatcher:
         limit = server.tool_rate_limit
         self._rate_limiter: RateLimiter | None = rate_limiter
         if rate_limiter is None and limit is not None:
-            from ._rate_limit import RateLimiter
-
-            self._rate_limiter = RateLimiter(limit)
+            self._rate_limiter = _lazy.RateLimiter(limit)
         self._handlers: dict[str, Handler] = {
             "tools/list": self._list_tools,
             "tools/call": self._call_tool,
@@ -307,9 +306,7 @@ class Dispatcher:
             raise McpError(f"Unknown tool: {params.name}", code=ErrorCode.INVALID_PARAMS)
         arguments = params.arguments
         if spec.task != "never":
-            from ._tasks import not_opted_in, opted_in
-
-            if self.tasks is not None and ctx.era == "modern" and opted_in(ctx):
+            if self.tasks is not None and ctx.era == "modern" and _lazy.opted_in(ctx):
                 if spec.task_start == "immediately":
                     return await self._start_task(ctx, spec, arguments, {})
                 ctx._may_start_task = True
@@ -322,7 +319,7 @@ class Dispatcher:
                     return await self._start_task(ctx, spec, arguments, answers)
             if spec.task == "always":
                 await trio.lowlevel.checkpoint()
-                raise not_opted_in()
+                raise _lazy.not_opted_in()
         result: Any
         if ctx.request.version not in MODERN_VERSIONS:  # no input rounds: the short way
             result = await spec.answer(arguments, ctx)
@@ -364,14 +361,12 @@ class Dispatcher:
     async def _runner_for(self, ctx: Context) -> TaskRunner:
         """The runner for a ``tasks/*`` request: -32601 from a server that runs no tasks,
         -32021 to a client that did not declare the extension."""
-        from ._tasks import not_opted_in, opted_in
-
         if self.tasks is None:
             await trio.lowlevel.checkpoint()
             raise McpError(f"Method not found: {ctx.method}", code=ErrorCode.METHOD_NOT_FOUND)
-        if not opted_in(ctx):
+        if not _lazy.opted_in(ctx):
             await trio.lowlevel.checkpoint()
-            raise not_opted_in()
+            raise _lazy.not_opted_in()
         return self.tasks
 
     async def _get_task(self, ctx: Context, params: Any) -> dict[str, Any]:
@@ -391,50 +386,47 @@ class Dispatcher:
     # -- resources --------------------------------------------------------------------------
 
     async def _list_resources(self, ctx: Context, params: Any) -> ListResourcesResult:
-        from .._types._resources import ListResourcesResult
-
         resources = [spec.resource for spec in self.server._resources.values()]
         for directory in self.server._directories:
             resources.extend(await directory.list_resources_async())
         await trio.lowlevel.checkpoint()
         page, cursor = paginate("resources", resources, params.cursor, self.server.page_size)
-        return ListResourcesResult(resources=page, next_cursor=cursor, **self._cache_hints(ctx))
+        return _lazy.ListResourcesResult(
+            resources=page, next_cursor=cursor, **self._cache_hints(ctx)
+        )
 
     async def _list_templates(self, ctx: Context, params: Any) -> ListResourceTemplatesResult:
-        from .._types._resources import ListResourceTemplatesResult
-
         await trio.lowlevel.checkpoint()
         templates = [spec.template for spec in self.server._templates]
         page, cursor = paginate("templates", templates, params.cursor, self.server.page_size)
-        return ListResourceTemplatesResult(
+        return _lazy.ListResourceTemplatesResult(
             resource_templates=page, next_cursor=cursor, **self._cache_hints(ctx)
         )
 
     async def _read_resource(
         self, ctx: Context, params: Any
     ) -> ReadResourceResult | InputRequiredResult:
-        from .._types._resources import ReadResourceResult
-        from ._resources import not_found
-
         uri = params.uri
 
         async def read(c: Context) -> ReadResourceResult:
             static = self.server._resources.get(uri)
             if static is not None:
                 contents = await static.read(c)
-                return ReadResourceResult(contents=contents, **self._cache_hints(c, static.ttl_ms))
+                return _lazy.ReadResourceResult(
+                    contents=contents, **self._cache_hints(c, static.ttl_ms)
+                )
             for template in self.server._templates:
                 kwargs = template.match(uri)
                 if kwargs is not None:
                     contents = await template.read(uri, kwargs, c)
-                    return ReadResourceResult(
+                    return _lazy.ReadResourceResult(
                         contents=contents, **self._cache_hints(c, template.ttl_ms)
                     )
             for directory in self.server._directories:
                 found = await directory.read(uri)
                 if found is not None:
-                    return ReadResourceResult(contents=found, **self._cache_hints(c))
-            raise not_found(uri, c.request.version)
+                    return _lazy.ReadResourceResult(contents=found, **self._cache_hints(c))
+            raise _lazy.not_found(uri, c.request.version)
 
         return await self._gathering_input(ctx, params, read)  # type: ignore[no-any-return]
 
@@ -455,16 +447,12 @@ class Dispatcher:
     # -- prompts ----------------------------------------------------------------------------
 
     async def _list_prompts(self, ctx: Context, params: Any) -> ListPromptsResult:
-        from .._types._prompts import ListPromptsResult
-
         await trio.lowlevel.checkpoint()
         prompts = [spec.prompt for spec in self.server._prompts.values()]
         page, cursor = paginate("prompts", prompts, params.cursor, self.server.page_size)
-        return ListPromptsResult(prompts=page, next_cursor=cursor, **self._cache_hints(ctx))
+        return _lazy.ListPromptsResult(prompts=page, next_cursor=cursor, **self._cache_hints(ctx))
 
     async def _get_prompt(self, ctx: Context, params: Any) -> GetPromptResult | InputRequiredResult:
-        from .._types._prompts import GetPromptResult
-
         spec = self.server._prompts.get(params.name)
         if spec is None:
             await trio.lowlevel.checkpoint()
@@ -473,7 +461,7 @@ class Dispatcher:
             )
         arguments = params.arguments
         result = await self._gathering_input(ctx, params, lambda c: spec.get(arguments, c))
-        if isinstance(result, GetPromptResult):
+        if isinstance(result, _lazy.GetPromptResult):
             contents = downgrade_content([m.content for m in result.messages], ctx.protocol_version)
             if any(c is not m.content for c, m in zip(contents, result.messages, strict=True)):
                 messages = [
@@ -486,10 +474,8 @@ class Dispatcher:
     # -- completion -------------------------------------------------------------------------
 
     async def _complete(self, ctx: Context, params: Any) -> CompleteResult:
-        from .._types._completion import CompleteResult, Completion, PromptReference
-
         ref = params.ref
-        if isinstance(ref, PromptReference):
+        if isinstance(ref, _lazy.PromptReference):
             if ref.name not in self.server._prompts:
                 await trio.lowlevel.checkpoint()
                 raise McpError(
@@ -510,9 +496,11 @@ class Dispatcher:
         completer = self.server._completers.get(key)
         if completer is None:
             await trio.lowlevel.checkpoint()
-            return CompleteResult(completion=Completion(values=[], total=0, has_more=False))
+            return _lazy.CompleteResult(
+                completion=_lazy.Completion(values=[], total=0, has_more=False)
+            )
         context = (params.context.arguments if params.context is not None else None) or {}
-        return CompleteResult(
+        return _lazy.CompleteResult(
             completion=await completer.complete(params.argument.value, context, ctx)
         )
 
@@ -521,12 +509,10 @@ class Dispatcher:
     async def _listen(self, ctx: Context, params: Any) -> SubscriptionsListenResult:
         """Acknowledge, then forward the changes the client asked for until it cancels (or the
         server shuts down: then answer, which ends the subscription gracefully)."""
-        from .._types._subscriptions import SubscriptionFilter, SubscriptionsListenResult
-
-        wanted: SubscriptionFilter = params.notifications
+        wanted: _lazy.SubscriptionFilter = params.notifications
         capabilities = self.server.capabilities()
         resources_caps = capabilities.resources
-        agreed = SubscriptionFilter(
+        agreed = _lazy.SubscriptionFilter(
             tools_list_changed=True if wanted.tools_list_changed and capabilities.tools else None,
             prompts_list_changed=True
             if wanted.prompts_list_changed and capabilities.prompts
@@ -578,7 +564,7 @@ class Dispatcher:
                     )
             finally:
                 self._listening.discard(subscriber)
-        return SubscriptionsListenResult(meta=dict(tag))
+        return _lazy.SubscriptionsListenResult(meta=dict(tag))
 
     async def _agreed_task_ids(self, ctx: Context) -> set[str] | None:
         """The tasks a ``subscriptions/listen`` asks status notifications of
@@ -594,11 +580,9 @@ class Dispatcher:
         if wanted is None:
             await trio.lowlevel.checkpoint()
             return None
-        from ._tasks import not_opted_in, opted_in
-
-        if not opted_in(ctx):
+        if not _lazy.opted_in(ctx):
             await trio.lowlevel.checkpoint()
-            raise not_opted_in()
+            raise _lazy.not_opted_in()
         if not isinstance(wanted, list) or not all(isinstance(t, str) for t in wanted):
             await trio.lowlevel.checkpoint()
             raise McpError(
@@ -655,9 +639,7 @@ class Dispatcher:
 def _binding(request: InboundRequest) -> str:
     """What the ``requestState`` of ``request`` is bound to. The sealing module is imported
     when an input round first needs it, not for every modern call (start-up time)."""
-    from ._request_state import binding_of
-
-    return binding_of(request.method, request.raw_params)
+    return _lazy.binding_of(request.method, request.raw_params)
 
 
 def _input_required_in(group: BaseExceptionGroup[BaseException]) -> dict[str, Any] | None:

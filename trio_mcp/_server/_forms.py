@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .._jsonschema import SchemaValidator
+
 __all__ = ["check_form_schema", "form_schema_for_2025_06_18", "schema_problems"]
 
 _PRIMITIVE_TYPES = frozenset({"string", "number", "integer", "boolean"})
@@ -60,8 +62,6 @@ def form_schema_for_2025_06_18(schema: dict[str, Any]) -> dict[str, Any]:
 
 def schema_problems(schema: Mapping[str, Any], value: Any) -> list[str]:
     """How ``value`` breaks ``schema`` (empty when it conforms)."""
-    from .._jsonschema import SchemaValidator
-
     try:
         return SchemaValidator(schema).errors(value)
     except ValueError as exc:

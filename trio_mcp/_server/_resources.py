@@ -11,6 +11,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypedDict, get_args, get_origin, get_type_hints
+from urllib.parse import quote, unquote
 
 import attrs
 import trio
@@ -326,7 +327,6 @@ class DirectoryResources:
         (string checks only)."""
         if not uri.startswith(self.uri_prefix):
             return None
-        from urllib.parse import unquote
 
         relative = unquote(uri[len(self.uri_prefix) :])
         if not relative or relative.startswith(("/", "\\")) or "\x00" in relative:
@@ -356,8 +356,6 @@ class DirectoryResources:
         return candidate if candidate.is_file() else None
 
     def uri_for(self, path: Path) -> str:
-        from urllib.parse import quote
-
         return self.uri_prefix + quote(path.relative_to(self.root).as_posix())
 
     def list_resources(self) -> list[Resource]:

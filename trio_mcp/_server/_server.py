@@ -33,8 +33,10 @@ from .._types._capabilities import (
 from .._types._content import Annotations
 from .._types._tools import ToolAnnotations
 from .._versions import SUPPORTED_VERSIONS
+from . import _lazy
 from ._context import Context
 from ._dispatch import Dispatcher
+from ._stdio import run_stdio
 from ._subscriptions import Hub
 from ._task_settings import TASKS_EXTENSION, TaskSettings
 from ._tools import TaskStart, TaskSupport, ToolOptions, ToolSpec
@@ -159,11 +161,8 @@ class Server:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.versions = tuple(versions)
-        if tool_rate_limit is not None:
-            from ._rate_limit import RateLimit
-
-            if not isinstance(tool_rate_limit, RateLimit):
-                raise TypeError(f"tool_rate_limit must be a RateLimit, not {tool_rate_limit!r}")
+        if tool_rate_limit is not None and not isinstance(tool_rate_limit, _lazy.RateLimit):
+            raise TypeError(f"tool_rate_limit must be a RateLimit, not {tool_rate_limit!r}")
         #: The limit on ``tools/call`` (each connection takes it when it starts).
         self.tool_rate_limit = tool_rate_limit
         #: How tasks run (the tasks extension): set when given, or when a tool that can
@@ -194,9 +193,7 @@ class Server:
     def _sealer(self) -> RequestStateSealer:
         """Seals the ``requestState`` of modern input rounds (built on first use)."""
         if self._request_state_sealer is None:
-            from ._request_state import RequestStateSealer
-
-            self._request_state_sealer = RequestStateSealer(
+            self._request_state_sealer = _lazy.RequestStateSealer(
                 self._secret, ttl=self._request_state_ttl, clock=self._clock
             )
         return self._request_state_sealer
@@ -388,11 +385,8 @@ class Server:
         required = _scope_set(scopes)
 
         def register(fn: F) -> F:
-            from ._resources import ResourceSpec, TemplateSpec
-            from ._uritemplate import UriTemplate
-
-            if UriTemplate(uri).is_template:
-                template = TemplateSpec.from_function(
+            if _lazy.UriTemplate(uri).is_template:
+                template = _lazy.TemplateSpec.from_function(
                     uri,
                     fn,
                     name=name,
@@ -407,7 +401,7 @@ class Server:
                 template.scopes = required
                 self.add_resource_template(template)
             else:
-                resource = ResourceSpec.from_function(
+                resource = _lazy.ResourceSpec.from_function(
                     uri,
                     fn,
                     name=name,
@@ -471,9 +465,7 @@ class Server:
         """Offer the files under ``root`` as resources (never anything outside it).
         ``options`` (:class:`~trio_mcp.server.DirectoryOptions`) are
         :class:`DirectoryResources`'s."""
-        from ._resources import DirectoryResources
-
-        directory = DirectoryResources(root, **options)
+        directory = _lazy.DirectoryResources(root, **options)
         self._directories.append(directory)
         self._hub.publish(("list_changed", "resources"))
         return directory
@@ -514,9 +506,7 @@ class Server:
         required = _scope_set(scopes)
 
         def register(fn: F) -> F:
-            from ._prompts import PromptSpec
-
-            spec = PromptSpec.from_function(
+            spec = _lazy.PromptSpec.from_function(
                 fn, name=name, title=title, description=description, icons=icons, meta=meta
             )
             spec.scopes = required
@@ -566,9 +556,7 @@ class Server:
         )
 
         def register(fn: Completer) -> Completer:
-            from ._completion import CompleterSpec
-
-            self._completers[key] = CompleterSpec(fn)  # type: ignore[index]
+            self._completers[key] = _lazy.CompleterSpec(fn)  # type: ignore[index]
             return fn
 
         return register
@@ -715,8 +703,6 @@ class Server:
         already running Trio. The documented way to run a server over stdio is
         :func:`trio_mcp.run` (a script's one call); this alias stays for the code that
         uses it."""
-        from ._stdio import run_stdio
-
         await run_stdio(self, **options)
 
     @asynccontextmanager
@@ -732,12 +718,11 @@ class Server:
             await trio.lowlevel.checkpoint()
             yield None
             return
-        from ._tasks import TaskRunner
 
         def changed(task_id: str) -> None:
             self._hub.publish(("task", task_id))
 
-        async with TaskRunner.open(self.tasks, changed) as runner:
+        async with _lazy.TaskRunner.open(self.tasks, changed) as runner:
             yield runner
 
     @asynccontextmanager

@@ -5,8 +5,9 @@ from __future__ import annotations
 import inspect
 import logging
 import re
+import types
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias, TypedDict, get_type_hints
+from typing import Any, Literal, TypeAlias, TypedDict, Union, get_args, get_origin, get_type_hints
 
 import attrs
 
@@ -429,9 +430,6 @@ def _require_object_root(schema: Mapping[str, Any], argument: str, why: str) -> 
 
 
 def _is_unstructured(annotation: Any) -> bool:
-    import types
-    from typing import Union, get_args, get_origin
-
     if annotation is Any or annotation is object:
         return True
     if isinstance(annotation, type) and issubclass(annotation, _UNSTRUCTURED):

@@ -26,6 +26,8 @@ from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 import attrs
 
+from .._jsonschema import SchemaValidator
+
 __all__ = ["Field", "Reader", "SchemaError", "ValueInvalid", "compile_type"]
 
 Reader = Callable[[Any], Any]
@@ -425,7 +427,6 @@ def _constrained(reader: Reader, constraints: Mapping[str, Any]) -> Reader:
     """
     if all(key in _ANNOTATION_KEYWORDS or key.startswith("x-") for key in constraints):
         return reader
-    from .._jsonschema import SchemaValidator
 
     validator = SchemaValidator(constraints)
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from . import _lazy
 from ._record import TaskRecord, TaskUpdate
 from ._store import ORPHANED, TaskStore
 
@@ -74,13 +75,14 @@ class RedisTaskStore(TaskStore):
         await self._redis.delete([self._runner_key(self.runner)])
 
     async def create(self, record: TaskRecord) -> None:
-        from coredis import PureToken
-
         expires = None
         if record.ttl_ms is not None:
             expires = math.ceil(record.created_at * 1000 + record.ttl_ms)
         created = await self._redis.set(
-            self._key(record.task_id), record.dumps(), condition=PureToken.NX, pxat=expires
+            self._key(record.task_id),
+            record.dumps(),
+            condition=_lazy.coredis.PureToken.NX,
+            pxat=expires,
         )
         if not created:
             raise ValueError(f"a task {record.task_id!r} exists")
@@ -157,9 +159,7 @@ async def open_redis_task_store(
             longest a dead worker's task can still read as ``working``.
         clock: wall-clock seconds since the epoch.
     """
-    import coredis  # the tasks-redis extra, loaded only by programs that use Redis
-
-    client: coredis.Redis[bytes] = coredis.Redis.from_url(url)
+    client: coredis.Redis[bytes] = _lazy.coredis.Redis.from_url(url)
     async with client:
         store = RedisTaskStore(client, prefix=prefix, lease=lease, clock=clock)
         await store.renew_lease()

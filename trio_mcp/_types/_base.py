@@ -66,8 +66,8 @@ ResultT = TypeVar("ResultT")
 class Model:
     """Base of every wire model: value equality, hashing and a readable ``repr``.
 
-    attrs would generate these three methods for each of the 150-odd models, which
-    costs about half of the time it takes to import :mod:`trio_mcp`; models share
+    attrs would generate these three methods for each of the 150-odd models, at a cost
+    in start-up time (``benchmarks/startup.py --models`` measures it); models share
     these instead (declared with ``repr=False, eq=False``). They behave as attrs'
     would: equal when of the same class with equal attributes, hashable when the
     attributes are.

@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 import attrs
 
+from .. import _lazy
 from ._errors import RegistrationError
 
 __all__ = ["AuthMethod", "ClientInfo", "authenticate"]
@@ -91,10 +92,8 @@ def client_assertion(client: ClientInfo, *, audience: str, lifetime: int = 300) 
     authorization server's issuer, short-lived, with a fresh ``jti``."""
     if client.private_key is None:
         raise RegistrationError("private_key_jwt needs a private key")
-    from joserfc import jwt
-    from joserfc.jwk import import_key
 
-    key = import_key(client.private_key, _key_type(client.signing_algorithm))
+    key = _lazy.jwk.import_key(client.private_key, _key_type(client.signing_algorithm))
     now = int(time.time())
     claims = {
         "iss": client.client_id,
@@ -104,7 +103,7 @@ def client_assertion(client: ClientInfo, *, audience: str, lifetime: int = 300) 
         "exp": now + lifetime,
         "jti": secrets.token_urlsafe(16),
     }
-    return jwt.encode({"alg": client.signing_algorithm}, claims, key)
+    return _lazy.jwt.encode({"alg": client.signing_algorithm}, claims, key)
 
 
 def _key_type(algorithm: str) -> Literal["EC", "RSA", "OKP"]:

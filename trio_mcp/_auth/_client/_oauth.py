@@ -25,6 +25,7 @@ import attrs
 import httpx
 import trio
 
+from .. import _lazy
 from ._challenge import Challenge, parse_challenges
 from ._client_auth import ClientInfo
 from ._errors import DiscoveryError, TokenRequestError
@@ -288,9 +289,7 @@ class OAuth(httpx.Auth):
         if wanted is None:
             wanted = "ES256" in (server.dpop_signing_alg_values_supported or ())
         if wanted and self._dpop is None:
-            from ._dpop_proof import DPoPKey  # joserfc, only when DPoP is used
-
-            self._dpop = DPoPKey()
+            self._dpop = _lazy.DPoPKey()
         elif not wanted:
             self._dpop = None
 

@@ -1,0 +1,35 @@
+"""What the ``trio-mcp`` command loads only for the subcommand or option that needs it: the
+HTTP client (``--url``), the OAuth flows and a browser (``--auth``, ``--client-credentials``),
+and the completion and roots models (``complete``, ``demo``). ``trio-mcp --help`` and a stdio
+``list`` load none of them (see "What importing loads" in ``docs/reference/layout.md``). Code
+here writes ``_lazy.Name``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import on_first_use
+
+# The same statements as the text handed to on_first_use below, one a line.
+# isort: off
+if TYPE_CHECKING:
+    import webbrowser
+    from .._http.client._connect import open_http_client
+    from .._types._completion import PromptReference, ResourceTemplateReference
+    from .._types._roots import Root
+    from ..auth import AuthorizationCode, ClientCredentials, ClientInfo, FileTokenStore, OAuth
+    from ..auth import open_loopback_redirect
+# isort: on
+
+if not TYPE_CHECKING:
+    __getattr__ = on_first_use(
+        globals(),
+        """
+        import webbrowser
+        from .._http.client._connect import open_http_client
+        from .._types._completion import PromptReference, ResourceTemplateReference
+        from .._types._roots import Root
+        from ..auth import AuthorizationCode, ClientCredentials, ClientInfo, FileTokenStore, OAuth
+        from ..auth import open_loopback_redirect
+        """,
+    )
