@@ -43,8 +43,12 @@ from ._http._security import HostPolicy, is_loopback
 from ._transports._stream import MessageStream, Received
 from ._types._base import RequestId
 from ._util import open_nursery_unwrapped
+from ._websocket_auth import AuthorizedStream, admit_handshake, authorized_handshake
 
 if TYPE_CHECKING:
+    import httpx
+
+    from ._auth._resource_server import ProtectedResource
     from ._server._server import Server
     from ._server._tasks import TaskRunner
     from ._session._engine import Session
@@ -106,6 +110,10 @@ class WebSocketStream(MessageStream):
         self.last_activity = trio.current_time()
         self._close_code = 1000
         self._close_reason: str | None = None
+
+    def close_with(self, code: int, reason: str | None = None) -> None:
+        """The close code (and reason) :meth:`aclose` sends (by default 1000)."""
+        self._close_code, self._close_reason = code, reason
 
     async def _write_loop(self) -> None:
         try:
@@ -209,6 +217,7 @@ class _ConnectionHandler:
         max_connections: int,
         idle_timeout: float,
         session_options: dict[str, Any],
+        auth: ProtectedResource | None = None,
     ) -> None:
         if max_connections < 1:
             raise ValueError(f"max_connections must be at least 1, not {max_connections!r}")
@@ -221,6 +230,7 @@ class _ConnectionHandler:
         self.max_connections = max_connections
         self.idle_timeout = idle_timeout
         self.session_options = session_options
+        self.auth = auth
         #: Where calls that become tasks run (set while :func:`serve_websocket` serves).
         self.task_runner: TaskRunner | None = None
         #: Connections being served now.
@@ -254,21 +264,35 @@ class _ConnectionHandler:
             return
         self.active += 1
         try:
+            token = None if self.auth is None else await admit_handshake(self.auth, request)
+            if self.auth is not None and token is None:
+                return  # refused
             connection = await request.accept(subprotocol=SUBPROTOCOL)
-            async with (
-                websocket_stream(connection, idle_timeout=self.idle_timeout) as stream,
-                trio.open_nursery() as nursery,
-            ):
-                session: Session = await nursery.start(
-                    partial(
-                        self.server.serve,
+            async with websocket_stream(connection, idle_timeout=self.idle_timeout) as stream:
+                served: MessageStream = stream
+                deadline = math.inf
+                if self.auth is not None and token is not None:
+                    served = AuthorizedStream(
                         stream,
-                        task_runner=self.task_runner,
-                        **self.session_options,
+                        close_with=stream.close_with,
+                        auth=self.auth,
+                        token=token,
+                        server=self.server,
                     )
-                )
-                protocol = session.connection
-                stream.busy = lambda: protocol.in_flight > 0 or protocol.outstanding > 0
+                    deadline = served.deadline
+                with trio.move_on_at(deadline):  # (the token's expiry)
+                    async with trio.open_nursery() as nursery:
+                        session: Session = await nursery.start(
+                            partial(
+                                self.server.serve,
+                                served,
+                                principal=None if token is None else token.subject,
+                                task_runner=self.task_runner,
+                                **self.session_options,
+                            )
+                        )
+                        protocol = session.connection
+                        stream.busy = lambda: protocol.in_flight > 0 or protocol.outstanding > 0
         finally:
             self.active -= 1
 
@@ -282,6 +306,7 @@ async def serve_websocket(
     max_message_size: int = MAX_MESSAGE_SIZE,
     max_connections: int = MAX_CONNECTIONS,
     idle_timeout: float = IDLE_TIMEOUT,
+    auth: ProtectedResource | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     **session_options: Any,
 ) -> None:
@@ -300,6 +325,16 @@ async def serve_websocket(
         idle_timeout: seconds after which a connection with no message either way and
             no request running (either way) is closed with code 1001 (600;
             ``math.inf``: never).
+        auth: accept only connections whose handshake carries an access token for this
+            resource (:class:`~trio_mcp.auth.ProtectedResource`, whose ``resource`` is the
+            ``http(s)`` equivalent of this server's ``ws(s)`` URL). A refused handshake
+            gets the HTTP transport's answer (``401`` or ``403`` with
+            ``WWW-Authenticate``, ``400`` for a token in the query string, ``503`` when
+            the token cannot be checked); the token's subject is the connection's
+            principal; a request needing scopes the token lacks gets JSON-RPC error
+            -32600 ``"Forbidden: ..."``; at the token's expiry the connection is closed
+            with code 1008. The metadata document is not served here (only handshakes
+            are): serve it over HTTP (``ProtectedResource(metadata_url=...)``).
 
     Resource handling: each connection's session runs in a task of this call; a
     connection ends with its session, and cancelling this call ends them all. Calls that
@@ -314,6 +349,7 @@ async def serve_websocket(
         max_connections=max_connections,
         idle_timeout=idle_timeout,
         session_options=session_options,
+        auth=auth,
     )
     # One task nursery (and store) for every connection: a task outlives its connection.
     async with server.running_tasks() as tasks, trio.open_nursery() as nursery:
@@ -337,25 +373,39 @@ async def connect_websocket_client(
     *,
     headers: Mapping[str, str] | None = None,
     max_message_size: int = MAX_MESSAGE_SIZE,
+    auth: httpx.Auth | None = None,
     **client_options: Any,
 ) -> Client:
     """A connected :class:`~trio_mcp.Client` over a WebSocket to ``url``, whose tasks run in
     ``nursery`` (yours). Close it with :meth:`Client.aclose`.
 
+    ``auth``: an ``httpx.Auth`` flow (:class:`trio_mcp.auth.OAuth`, say) that authorizes
+    the handshake, as a ``GET`` of the ``http(s)`` equivalent of ``url``: a handshake the
+    server refuses with ``401``/``403`` is the flow's response, so it discovers the
+    authorization server, gets a token (DPoP-bound ones with their proof) and tries again.
+    The token is checked once, at the handshake: when it expires the server closes the
+    connection (code 1008), and a scope the token lacks fails that call (-32600); connect
+    again to use a fresh or broader token.
+
     ``client_options`` are :func:`~trio_mcp.client.connect_client`'s.
 
     Raises:
-        trio_websocket.HandshakeError: the server refused the connection.
+        trio_websocket.HandshakeError: the server refused the connection
+            (:exc:`trio_websocket.ConnectionRejected` carries its status and headers).
         ConnectionError: the server did not accept the ``mcp`` subprotocol.
     """
     extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
-    connection = await trio_websocket.connect_websocket_url(
-        nursery,
-        url,
-        subprotocols=[SUBPROTOCOL],
-        extra_headers=extra,
-        max_message_size=max_message_size,
-    )
+
+    async def connect(sent: list[tuple[bytes, bytes]]) -> trio_websocket.WebSocketConnection:
+        connection: trio_websocket.WebSocketConnection = await nursery.start(
+            partial(_connection, url, sent, max_message_size)
+        )
+        return connection
+
+    if auth is None:
+        connection = await connect(extra)
+    else:
+        connection = await authorized_handshake(connect, url, auth, extra)
     if connection.subprotocol != SUBPROTOCOL:
         await connection.aclose()
         raise ConnectionError(f"{url} did not accept the {SUBPROTOCOL!r} subprotocol")
@@ -368,15 +418,42 @@ async def connect_websocket_client(
         raise
 
 
+async def _connection(
+    url: str,
+    headers: list[tuple[bytes, bytes]],
+    max_message_size: int,
+    *,
+    task_status: trio.TaskStatus[trio_websocket.WebSocketConnection],
+) -> None:
+    """Open a connection to ``url`` and report it; then run its reader until it closes.
+
+    A refused handshake raises :exc:`trio_websocket.ConnectionRejected` from the reader
+    task: its own nursery turns that into this call's exception, raised by
+    ``nursery.start`` (so a refusal can be retried), not a crash of the caller's nursery.
+    """
+    async with open_nursery_unwrapped() as nursery:
+        connection = await trio_websocket.connect_websocket_url(
+            nursery,
+            url,
+            subprotocols=[SUBPROTOCOL],
+            extra_headers=headers,
+            max_message_size=max_message_size,
+        )
+        task_status.started(connection)
+
+
 @asynccontextmanager
-async def open_websocket_client(url: str, **options: Any) -> AsyncIterator[Client]:
+async def open_websocket_client(
+    url: str, *, auth: httpx.Auth | None = None, **options: Any
+) -> AsyncIterator[Client]:
     """A :class:`~trio_mcp.Client` connected over a WebSocket to ``url`` for the block.
 
-    Entering blocks through the connection and the MCP opening; leaving closes both.
+    Entering blocks through the connection (and ``auth``'s flow: see
+    :func:`connect_websocket_client`) and the MCP opening; leaving closes both.
     Options are :func:`connect_websocket_client`'s.
     """
     async with open_nursery_unwrapped() as nursery:
-        client = await connect_websocket_client(nursery, url, **options)
+        client = await connect_websocket_client(nursery, url, auth=auth, **options)
         try:
             yield client
         finally:
