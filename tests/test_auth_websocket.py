@@ -42,7 +42,7 @@ from trio_mcp.auth import (
     ProtectedResource,
 )
 from trio_mcp.client import connect_client
-from trio_mcp.http import HostPolicy
+from trio_mcp.http import HostPolicy, open_asgi_app
 from trio_mcp.websocket import SUBPROTOCOL, open_websocket_client, serve_websocket, websocket_stream
 
 pytestmark = pytest.mark.timeout(30)
@@ -70,6 +70,12 @@ def make_server(ran: list[str]) -> Server:
     async def secret() -> str:
         ran.append("secret")
         return "s3cret"
+
+    @server.tool(task="optional")
+    async def slow(seconds: float) -> str:
+        ran.append("slow")
+        await trio.sleep(seconds)
+        return "done"
 
     @server.prompt(scopes=["prompts:use"])
     async def greet(name: str) -> str:
@@ -216,6 +222,49 @@ async def test_a_good_token_opens_a_connection_whose_principal_is_its_subject(
                 assert text(await client.call_tool("whoami")) == "alice"
                 assert text(await client.call_tool("echo", {"text": "hi"})) == "hi"
     assert served.ran == ["whoami", "echo"]
+
+
+async def test_tasks_belong_to_the_principal_of_the_connection_that_made_them() -> None:
+    issuer = FakeIssuer()
+    with trio.fail_after(10):
+        async with protected(issuer) as served:
+            alice = bearer(issuer.token(aud=served.resource, sub="alice"))
+            bob = bearer(issuer.token(aud=served.resource, sub="bob"))
+            async with (
+                open_websocket_client(served.url, headers=alice) as client,
+                client.open_tool_task("slow", {"seconds": 600}) as task,
+            ):
+                task_id = task.detach()
+            # The task outlives its connection; another principal cannot see it...
+            async with open_websocket_client(served.url, headers=bob) as client:
+                with pytest.raises(McpError) as unknown:
+                    async with client.open_task(task_id):
+                        pass
+            # ...and its own principal takes it up again on a new connection.
+            async with (
+                open_websocket_client(served.url, headers=alice) as client,
+                client.open_task(task_id) as task,
+            ):
+                assert task.status == "working"
+    assert unknown.value.code == -32602
+
+
+async def test_the_metadata_document_can_be_served_elsewhere() -> None:
+    """``serve_websocket`` answers handshakes only: ``metadata_url`` names where an HTTP
+    app serving the same ``ProtectedResource`` puts the document (at that URL's path)."""
+    elsewhere = "http://127.0.0.1:9/documents/ws-metadata.json"
+    with trio.fail_after(10):
+        async with protected(FakeIssuer(), metadata_url=elsewhere) as served:
+            rejected = await refusal(served, {})
+            async with open_asgi_app(make_server([]), auth=served.auth) as app:
+                transport = httpx.ASGITransport(app=app)
+                async with httpx.AsyncClient(
+                    transport=transport, base_url="http://127.0.0.1:9"
+                ) as http:
+                    document = await http.get("/documents/ws-metadata.json")
+    assert challenge(rejected) == f'Bearer scope="mcp:tools", resource_metadata="{elsewhere}"'
+    assert document.status_code == 200
+    assert document.json()["resource"] == served.resource
 
 
 # -- scopes per call ---------------------------------------------------------------------
