@@ -19,7 +19,9 @@ Limits
 (past that, the handshake is refused with 503, ``Retry-After`` and a JSON-RPC
 error body), closes a connection idle for ``idle_timeout`` seconds (no message
 either way and no request running, either way: close code 1001), and closes one
-whose peer sends a message over ``max_message_size`` (close code 1009).
+whose peer sends a message over ``max_message_size`` (close code 1009). With ``auth``,
+a connection also ends when its handshake's access token expires (close code 1008; see
+:mod:`._websocket_auth`).
 """
 
 from __future__ import annotations
