@@ -440,10 +440,11 @@ class AuthorizationServer:
         return self.issuer.handle(request)
 
 
-@pytest.mark.parametrize("dpop", [False, True])
-async def test_the_oauth_flow_discovers_and_authorizes_the_handshake(dpop: bool) -> None:
+@pytest.mark.parametrize("mode", ["bearer", "dpop", "dpop with server nonces"])
+async def test_the_oauth_flow_discovers_and_authorizes_the_handshake(mode: str) -> None:
     issuer = FakeIssuer()
-    options = {"dpop": DpopVerifier()} if dpop else {}
+    dpop = mode != "bearer"
+    options = {"dpop": DpopVerifier(require_nonce=mode.endswith("nonces"))} if dpop else {}
     with trio.fail_after(10):
         async with protected(issuer, **options) as served:
             server = AuthorizationServer(issuer, served)

@@ -266,18 +266,20 @@ class _ConnectionHandler:
             return
         self.active += 1
         try:
-            token = None if self.auth is None else await admit_handshake(self.auth, request)
-            if self.auth is not None and token is None:
-                return  # refused
+            auth, token = self.auth, None
+            if auth is not None:
+                token = await admit_handshake(auth, request)
+                if token is None:
+                    return  # refused, with the HTTP transport's answer
             connection = await request.accept(subprotocol=SUBPROTOCOL)
             async with websocket_stream(connection, idle_timeout=self.idle_timeout) as stream:
                 served: MessageStream = stream
                 deadline = math.inf
-                if self.auth is not None and token is not None:
+                if auth is not None and token is not None:
                     served = AuthorizedStream(
                         stream,
                         close_with=stream.close_with,
-                        auth=self.auth,
+                        auth=auth,
                         token=token,
                         server=self.server,
                     )
