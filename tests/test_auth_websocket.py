@@ -298,6 +298,44 @@ async def test_a_call_needing_a_scope_the_token_lacks_is_refused_before_it_runs(
     assert served.ran == ["echo"]
 
 
+def tool_call(id: int, name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments or {}}
+    return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}
+
+
+async def test_in_a_batch_only_the_requests_lacking_scopes_are_refused() -> None:
+    issuer = FakeIssuer()
+    with trio.fail_after(10):
+        async with protected(issuer) as served:
+            token = issuer.token(aud=served.resource, scope="mcp:tools")
+            async with trio_websocket.open_websocket(
+                "127.0.0.1",
+                served.port,
+                "/mcp",
+                use_ssl=False,
+                subprotocols=[SUBPROTOCOL],
+                extra_headers=[(b"authorization", f"Bearer {token}".encode())],
+            ) as ws:
+                hello = {"protocolVersion": "2025-03-26", "capabilities": {}}
+                hello["clientInfo"] = {"name": "raw", "version": "1"}
+                initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}
+                await ws.send_message(json.dumps(initialize))
+                assert "result" in json.loads(await ws.get_message())
+                initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+                await ws.send_message(json.dumps(initialized))
+                batch = [tool_call(1, "shutdown_plan"), tool_call(2, "echo", {"text": "ok"})]
+                await ws.send_message(json.dumps(batch))
+                answers: dict[int, Any] = {}
+                while len(answers) < 2:
+                    message = json.loads(await ws.get_message())
+                    for item in message if isinstance(message, list) else [message]:
+                        answers[item["id"]] = item
+    assert answers[1]["error"]["code"] == -32600
+    assert 'scope="mcp:admin"' in answers[1]["error"]["data"]["wwwAuthenticate"]
+    assert answers[2]["result"]["content"][0]["text"] == "ok"
+    assert served.ran == ["echo"]
+
+
 async def test_required_scopes_apply_at_the_handshake() -> None:
     issuer = FakeIssuer()
     with trio.fail_after(10):
