@@ -105,7 +105,7 @@ async def admit_handshake(
             query_string=query.encode("latin-1"),
         )
     except AuthRefusal as refusal:
-        log.info("refused a WebSocket handshake: %s %s", refusal.status, refusal.description)
+        log.debug("refused a WebSocket handshake: %s %s", refusal.status, refusal.description)
         await request.reject(
             refusal.status,
             extra_headers=[*refusal.response_headers(), (b"content-type", b"application/json")],
@@ -120,7 +120,9 @@ class AuthorizedStream(MessageStream):
     and closing after the token's expiry closes with code 1008.
 
     Args:
-        stream: the connection's stream; :meth:`close_with` tells it the close code.
+        stream: the connection's stream.
+        close_with: tells ``stream`` the close code and reason its ``aclose`` sends
+            (:meth:`WebSocketStream.close_with <trio_mcp.websocket.WebSocketStream.close_with>`).
         auth, token: the resource and the handshake's verified token.
         server: says which scopes each request needs.
 
@@ -156,15 +158,15 @@ class AuthorizedStream(MessageStream):
     async def receive(self) -> Received:
         while True:
             received = await self.stream.receive()
-            if type(received) is rpc.Batch:
+            if isinstance(received, rpc.Batch):
                 kept = []
                 for item in received.items:
-                    if type(item) is rpc.Request and await self._refused(item):
+                    if isinstance(item, rpc.Request) and await self._refused(item):
                         continue
                     kept.append(item)
                 if kept:
                     return rpc.Batch(tuple(kept), received.repeated_ids)
-            elif type(received) is not rpc.Request or not await self._refused(received):
+            elif not isinstance(received, rpc.Request) or not await self._refused(received):
                 return received
 
     async def _refused(self, request: rpc.Request) -> bool:
