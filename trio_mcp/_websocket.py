@@ -272,9 +272,11 @@ class _ConnectionHandler:
                 if token is None:
                     return  # refused, with the HTTP transport's answer
             connection = await request.accept(subprotocol=SUBPROTOCOL)
-            async with websocket_stream(connection, idle_timeout=self.idle_timeout) as stream:
+            async with (
+                websocket_stream(connection, idle_timeout=self.idle_timeout) as stream,
+                trio.open_nursery() as nursery,
+            ):
                 served: MessageStream = stream
-                deadline = math.inf
                 if auth is not None and token is not None:
                     served = AuthorizedStream(
                         stream,
@@ -283,20 +285,18 @@ class _ConnectionHandler:
                         token=token,
                         server=self.server,
                     )
-                    deadline = served.deadline
-                with trio.move_on_at(deadline):  # (the token's expiry)
-                    async with trio.open_nursery() as nursery:
-                        session: Session = await nursery.start(
-                            partial(
-                                self.server.serve,
-                                served,
-                                principal=None if token is None else token.subject,
-                                task_runner=self.task_runner,
-                                **self.session_options,
-                            )
-                        )
-                        protocol = session.connection
-                        stream.busy = lambda: protocol.in_flight > 0 or protocol.outstanding > 0
+                    nursery.cancel_scope.deadline = served.deadline  # the token's expiry
+                session: Session = await nursery.start(
+                    partial(
+                        self.server.serve,
+                        served,
+                        principal=None if token is None else token.subject,
+                        task_runner=self.task_runner,
+                        **self.session_options,
+                    )
+                )
+                protocol = session.connection
+                stream.busy = lambda: protocol.in_flight > 0 or protocol.outstanding > 0
         finally:
             self.active -= 1
 
