@@ -4,7 +4,8 @@ tests/auth_support/oidc.py) issues the tokens; ``trio_mcp.auth.OAuth`` gets them
 registration, PKCE, the ``resource`` indicator, the user's login and consent played by
 ``act_as_user``), refreshes them, steps up a scope, binds them to a DPoP key, or uses
 client credentials; a ``Server`` with ``ProtectedResource`` served by Hypercorn checks
-them. Everything goes over real HTTP on 127.0.0.1.
+them. Everything goes over real HTTP on 127.0.0.1; the client credentials grant also over
+a WebSocket (``serve_websocket(auth=...)``, ``open_websocket_client(auth=...)``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import trio
 from auth_support.oidc import OidcProvider, act_as_user, free_port, start_oidc_provider
 from http_support import modern_body, modern_headers
 
-from trio_mcp import Context, Server
+from trio_mcp import Context, McpError, Server
 from trio_mcp.auth import (
     AuthorizationCode,
     ClientCredentials,
@@ -35,6 +36,7 @@ from trio_mcp.auth import (
     ProtectedResource,
 )
 from trio_mcp.http import open_http_client, serve
+from trio_mcp.websocket import open_websocket_client, serve_websocket
 
 pytestmark = pytest.mark.slow
 
@@ -309,3 +311,59 @@ async def test_a_program_gets_a_token_with_client_credentials(provider: OidcProv
     assert oauth.tokens is not None
     issued = claims(oauth.tokens.access_token)
     assert issued["aud"] == url and issued["client_id"] == provider.client_id
+
+
+@asynccontextmanager
+async def protected_websocket_server(issuer: str) -> AsyncIterator[str]:
+    """Our server over WebSocket, protected for tokens of ``issuer`` (DPoP-bound ones too);
+    yields its ws URL. Its metadata document is served over HTTP on another port (a
+    WebSocket server answers handshakes only), named by ``metadata_url``."""
+    ws_port, http_port = free_port(), free_port()
+    auth = ProtectedResource(
+        f"http://127.0.0.1:{ws_port}/mcp",  # the ws URL's http equivalent
+        verifier=JwtVerifier(issuer, leeway=0),
+        authorization_servers=[issuer],
+        scopes_supported=["mcp:tools"],
+        dpop=DpopVerifier(),
+        metadata_url=f"http://127.0.0.1:{http_port}/.well-known/oauth-protected-resource/mcp",
+    )
+    server = make_server()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(serve, server, "127.0.0.1", http_port, auth=auth))
+        await nursery.start(partial(serve_websocket, server, "127.0.0.1", ws_port, auth=auth))
+        yield f"ws://127.0.0.1:{ws_port}/mcp"
+        nursery.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("dpop", [False, True])
+async def test_client_credentials_over_websocket(provider: OidcProvider, dpop: bool) -> None:
+    """The OAuth flow over a WebSocket handshake: the refused handshake's challenge leads
+    to the metadata and the provider, the token (DPoP-bound with ``dpop``) opens the
+    connection, its subject is the principal, and a tool needing a scope it lacks fails."""
+    grant = ClientCredentials(ClientInfo(provider.client_id, client_secret=provider.client_secret))
+    requests = Recorder()
+    oauth = OAuth(grant, dpop=dpop, http_client=requests.client)
+    with trio.fail_after(60):
+        async with (
+            requests.client,
+            protected_websocket_server(provider.issuer) as url,
+            open_websocket_client(url, auth=oauth) as mcp,
+        ):
+            assert text(await mcp.call_tool("echo", {"text": "ws"})) == "ws"
+            assert text(await mcp.call_tool("whoami")) == provider.client_id
+            with pytest.raises(McpError) as refused:
+                await mcp.call_tool("shutdown_plan")
+    assert refused.value.error.code == -32600
+    challenge = refused.value.error.data["wwwAuthenticate"]
+    assert 'error="insufficient_scope"' in challenge and 'scope="mcp:admin"' in challenge
+    assert requests.grant_types(provider.token_endpoint) == ["client_credentials"]
+    token_request = next(r for r in requests.sent if str(r.url) == provider.token_endpoint)
+    resource = url.replace("ws://", "http://")
+    assert parse_qs(token_request.content.decode())["resource"] == [resource]
+    assert oauth.tokens is not None
+    issued = claims(oauth.tokens.access_token)
+    assert issued["aud"] == resource
+    if dpop:
+        assert oauth.tokens.token_type == "DPoP" and issued["cnf"]["jkt"]
+    else:
+        assert oauth.tokens.token_type == "Bearer" and "cnf" not in issued

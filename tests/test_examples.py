@@ -174,6 +174,11 @@ EXPECTED: dict[str, list[str]] = {
         "dpop: you are client-",
     ],
     "websocket.py": ["modern era: over a WebSocket"],
+    "websocket_auth.py": [
+        "without a token: refused, HTTP status 401",
+        "over a WebSocket: you are robot",
+        "shutdown: -32600 Forbidden: the token lacks a scope this request needs",
+    ],
     "host.py": [
         "  broken: restarting (FileNotFoundError)",
         "tools: ['echo__echo', 'glossary__define', 'glossary__nap']",

@@ -19,7 +19,9 @@ Limits
 (past that, the handshake is refused with 503, ``Retry-After`` and a JSON-RPC
 error body), closes a connection idle for ``idle_timeout`` seconds (no message
 either way and no request running, either way: close code 1001), and closes one
-whose peer sends a message over ``max_message_size`` (close code 1009).
+whose peer sends a message over ``max_message_size`` (close code 1009). With ``auth``,
+a connection also ends when its handshake's access token expires (close code 1008; see
+:mod:`._websocket_auth`).
 """
 
 from __future__ import annotations
@@ -45,8 +47,12 @@ from ._session._options import SessionSettings
 from ._transports._stream import MessageStream, Received
 from ._types._base import RequestId
 from ._util import open_nursery_unwrapped
+from ._websocket_auth import AuthorizedStream, admit_handshake, authorized_handshake
 
 if TYPE_CHECKING:
+    import httpx
+
+    from ._auth._resource_server import ProtectedResource
     from ._server._server import Server
     from ._server._tasks import TaskRunner
     from ._session._engine import Session
@@ -109,6 +115,10 @@ class WebSocketStream(MessageStream):
         self.last_activity = trio.current_time()
         self._close_code = 1000
         self._close_reason: str | None = None
+
+    def close_with(self, code: int, reason: str | None = None) -> None:
+        """The close code (and reason) :meth:`aclose` sends (by default 1000)."""
+        self._close_code, self._close_reason = code, reason
 
     async def _write_loop(self) -> None:
         try:
@@ -212,6 +222,7 @@ class _ConnectionHandler:
         max_connections: int,
         idle_timeout: float,
         session_options: SessionSettings,
+        auth: ProtectedResource | None = None,
     ) -> None:
         if max_connections < 1:
             raise ValueError(f"max_connections must be at least 1, not {max_connections!r}")
@@ -224,6 +235,7 @@ class _ConnectionHandler:
         self.max_connections = max_connections
         self.idle_timeout = idle_timeout
         self.session_options = session_options
+        self.auth = auth
         #: Where calls that become tasks run (set while :func:`serve_websocket` serves).
         self.task_runner: TaskRunner | None = None
         #: Connections being served now.
@@ -257,15 +269,31 @@ class _ConnectionHandler:
             return
         self.active += 1
         try:
+            auth, token = self.auth, None
+            if auth is not None:
+                token = await admit_handshake(auth, request)
+                if token is None:
+                    return  # refused, with the HTTP transport's answer
             connection = await request.accept(subprotocol=SUBPROTOCOL)
             async with (
                 websocket_stream(connection, idle_timeout=self.idle_timeout) as stream,
                 trio.open_nursery() as nursery,
             ):
+                served: MessageStream = stream
+                if auth is not None and token is not None:
+                    served = AuthorizedStream(
+                        stream,
+                        close_with=stream.close_with,
+                        auth=auth,
+                        token=token,
+                        server=self.server,
+                    )
+                    nursery.cancel_scope.deadline = served.deadline  # the token's expiry
                 session: Session = await nursery.start(
                     partial(
                         self.server.serve,
-                        stream,
+                        served,
+                        principal=None if token is None else token.subject,
                         task_runner=self.task_runner,
                         **self.session_options,
                     )
@@ -285,6 +313,7 @@ async def serve_websocket(
     max_message_size: int = MAX_MESSAGE_SIZE,
     max_connections: int = MAX_CONNECTIONS,
     idle_timeout: float = IDLE_TIMEOUT,
+    auth: ProtectedResource | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     **session_options: Unpack[SessionSettings],
 ) -> None:
@@ -304,6 +333,16 @@ async def serve_websocket(
         idle_timeout: seconds after which a connection with no message either way and
             no request running (either way) is closed with code 1001 (600;
             ``math.inf``: never).
+        auth: accept only connections whose handshake carries an access token for this
+            resource (:class:`~trio_mcp.auth.ProtectedResource`, whose ``resource`` is the
+            ``http(s)`` equivalent of this server's ``ws(s)`` URL). A refused handshake
+            gets the HTTP transport's answer (``401`` or ``403`` with
+            ``WWW-Authenticate``, ``400`` for a token in the query string, ``503`` when
+            the token cannot be checked); the token's subject is the connection's
+            principal; a request needing scopes the token lacks gets JSON-RPC error
+            -32600 ``"Forbidden: ..."``; at the token's expiry the connection is closed
+            with code 1008. The metadata document is not served here (only handshakes
+            are): serve it over HTTP (``ProtectedResource(metadata_url=...)``).
 
     Resource handling: each connection's session runs in a task of this call; a
     connection ends with its session, and cancelling this call ends them all. Calls that
@@ -318,6 +357,7 @@ async def serve_websocket(
         max_connections=max_connections,
         idle_timeout=idle_timeout,
         session_options=session_options,
+        auth=auth,
     )
     # One task nursery (and store) for every connection: a task outlives its connection.
     async with server.running_tasks() as tasks, trio.open_nursery() as nursery:
@@ -341,27 +381,43 @@ async def connect_websocket_client(
     *,
     headers: Mapping[str, str] | None = None,
     max_message_size: int = MAX_MESSAGE_SIZE,
+    auth: httpx.Auth | None = None,
     **client_options: Unpack[ClientOptions],
 ) -> Client:
     """A connected :class:`~trio_mcp.Client` over a WebSocket to ``url``, whose tasks run in
     ``nursery`` (yours). Close it with :meth:`Client.aclose`.
 
     ``headers`` are sent with the opening handshake; ``max_message_size`` is the largest
-    message taken from the server. ``client_options`` are
-    :func:`~trio_mcp.client.connect_client`'s (:class:`~trio_mcp.client.ClientOptions`).
+    message taken from the server.
+
+    ``auth``: an ``httpx.Auth`` flow (:class:`trio_mcp.auth.OAuth`, say) that authorizes
+    the handshake, as a ``GET`` of the ``http(s)`` equivalent of ``url``: a handshake the
+    server refuses with ``401``/``403`` is the flow's response, so it discovers the
+    authorization server, gets a token (DPoP-bound ones with their proof) and tries again.
+    The token is checked once, at the handshake: when it expires the server closes the
+    connection (code 1008), and a scope the token lacks fails that call (-32600); connect
+    again to use a fresh or broader token.
+
+    ``client_options`` are :func:`~trio_mcp.client.connect_client`'s
+    (:class:`~trio_mcp.client.ClientOptions`).
 
     Raises:
-        trio_websocket.HandshakeError: the server refused the connection.
+        trio_websocket.HandshakeError: the server refused the connection
+            (:exc:`trio_websocket.ConnectionRejected` carries its status and headers).
         ConnectionError: the server did not accept the ``mcp`` subprotocol.
     """
     extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
-    connection = await trio_websocket.connect_websocket_url(
-        nursery,
-        url,
-        subprotocols=[SUBPROTOCOL],
-        extra_headers=extra,
-        max_message_size=max_message_size,
-    )
+
+    async def connect(sent: list[tuple[bytes, bytes]]) -> trio_websocket.WebSocketConnection:
+        connection: trio_websocket.WebSocketConnection = await nursery.start(
+            partial(_connection, url, sent, max_message_size)
+        )
+        return connection
+
+    if auth is None:
+        connection = await connect(extra)
+    else:
+        connection = await authorized_handshake(connect, url, auth, extra)
     if connection.subprotocol != SUBPROTOCOL:
         await connection.aclose()
         raise ConnectionError(f"{url} did not accept the {SUBPROTOCOL!r} subprotocol")
@@ -381,6 +437,31 @@ class WebSocketClientOptions(ClientOptions, total=False):
 
     headers: Mapping[str, str] | None
     max_message_size: int
+    auth: httpx.Auth | None
+
+
+async def _connection(
+    url: str,
+    headers: list[tuple[bytes, bytes]],
+    max_message_size: int,
+    *,
+    task_status: trio.TaskStatus[trio_websocket.WebSocketConnection],
+) -> None:
+    """Open a connection to ``url`` and report it; then run its reader until it closes.
+
+    A refused handshake raises :exc:`trio_websocket.ConnectionRejected` from the reader
+    task: its own nursery turns that into this call's exception, raised by
+    ``nursery.start`` (so a refusal can be retried), not a crash of the caller's nursery.
+    """
+    async with open_nursery_unwrapped() as nursery:
+        connection = await trio_websocket.connect_websocket_url(
+            nursery,
+            url,
+            subprotocols=[SUBPROTOCOL],
+            extra_headers=headers,
+            max_message_size=max_message_size,
+        )
+        task_status.started(connection)
 
 
 @asynccontextmanager
@@ -389,7 +470,8 @@ async def open_websocket_client(
 ) -> AsyncIterator[Client]:
     """A :class:`~trio_mcp.Client` connected over a WebSocket to ``url`` for the block.
 
-    Entering blocks through the connection and the MCP opening; leaving closes both.
+    Entering blocks through the connection (and ``auth``'s flow: see
+    :func:`connect_websocket_client`) and the MCP opening; leaving closes both.
     Options are :func:`connect_websocket_client`'s (:class:`WebSocketClientOptions`).
     """
     async with open_nursery_unwrapped() as nursery:

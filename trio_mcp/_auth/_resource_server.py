@@ -45,7 +45,7 @@ from ._metadata import (
     WELL_KNOWN,
     ProtectedResourceMetadata,
     canonical_resource,
-    metadata_url,
+    metadata_url as well_known_metadata_url,
     same_resource,
 )
 from ._verifier import (
@@ -94,6 +94,14 @@ class AuthRefusal(Exception):
         self.challenges = list(challenges)
         self.headers = list(headers)
 
+    def message(self) -> str:
+        """The message of the JSON-RPC error (-32600) that carries the refusal: the status's
+        reason phrase and the description."""
+        reason = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden"}.get(
+            self.status, "Service Unavailable"
+        )
+        return f"{reason}: {self.description}"
+
     def response_headers(self) -> list[tuple[bytes, bytes]]:
         headers = [(b"www-authenticate", c.encode("ascii")) for c in self.challenges]
         if self.status == 503:
@@ -122,6 +130,10 @@ class ProtectedResource:
         require_dpop: refuse plain bearer tokens (only DPoP-bound ones are accepted).
         resource_name, resource_documentation: for the metadata document.
         metadata_extra: further fields for the metadata document.
+        metadata_url: where clients find the metadata document, when not at the
+            resource's own well-known URL: a WebSocket server's (``serve_websocket``
+            answers nothing but handshakes) served by an HTTP app (``asgi_app`` with this
+            object serves it at this URL's path too).
 
     Raises:
         ValueError: ``resource`` is not an absolute http(s) URI without fragment, no
@@ -142,6 +154,7 @@ class ProtectedResource:
         resource_name: str | None = None,
         resource_documentation: str | None = None,
         metadata_extra: Mapping[str, Any] | None = None,
+        metadata_url: str | None = None,
     ) -> None:
         if require_dpop and dpop is None:
             raise ValueError("require_dpop needs a DpopVerifier (dpop=...)")
@@ -169,7 +182,10 @@ class ProtectedResource:
         path = urlsplit(self.resource).path.rstrip("/")
         self.metadata_paths = frozenset({WELL_KNOWN + path, WELL_KNOWN})
         #: The metadata URL named in challenges.
-        self.metadata_url = metadata_url(self.resource)
+        self.metadata_url = well_known_metadata_url(self.resource)
+        if metadata_url is not None:
+            self.metadata_url = metadata_url
+            self.metadata_paths |= {urlsplit(metadata_url).path}
         scopes = scopes_supported if scopes_supported is not None else sorted(required_scopes)
         self._initial_scope = " ".join(scopes) if scopes else None
         parts = urlsplit(self.resource)
@@ -188,6 +204,7 @@ class ProtectedResource:
         require_dpop: bool = False,
         resource_name: str | None = None,
         http_client: httpx.AsyncClient | None = None,
+        metadata_url: str | None = None,
     ) -> ProtectedResource:
         """A resource accepting JWT access tokens of one authorization server: its keys
         come from its metadata (see :class:`JwtVerifier`)."""
@@ -201,6 +218,7 @@ class ProtectedResource:
             dpop=dpop,
             require_dpop=require_dpop,
             resource_name=resource_name,
+            metadata_url=metadata_url,
         )
 
     def __repr__(self) -> str:
@@ -382,7 +400,12 @@ class ProtectedResource:
         """The URL the client sent ``http`` to, as it named it: this resource's origin, and
         the path (with the prefix the app is mounted at)."""
         root = (http.scope.get("root_path") or "").rstrip("/")
-        return self._origin + root + http.path
+        return self.url_for(root + http.path)
+
+    def url_for(self, path: str) -> str:
+        """The URL a client names for ``path`` on this resource's origin (what its DPoP
+        proofs name as ``htu``)."""
+        return self._origin + path
 
     async def admit(self, http: HttpRequest) -> AccessToken | None:
         """Authenticate ``http``: its verified token, or ``None`` once the refusal was
@@ -408,13 +431,10 @@ class ProtectedResource:
     @staticmethod
     async def send_refusal(http: HttpRequest, refusal: AuthRefusal, *, id: Any = None) -> None:
         """Send ``refusal`` with a JSON-RPC error body."""
-        reason = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden"}.get(
-            refusal.status, "Service Unavailable"
-        )
         await http.respond_error(
             refusal.status,
             ErrorCode.INVALID_REQUEST,
-            f"{reason}: {refusal.description}",
+            refusal.message(),
             id=id,
             headers=refusal.response_headers(),
         )
