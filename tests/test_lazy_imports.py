@@ -263,7 +263,7 @@ COMMAND_LAZY = (
     "httpx",
     "hypothesis",
     "webbrowser",
-    "trio_mcp._http._client",
+    "trio_mcp._http.client._connect",
     "trio_mcp.auth",
     "trio_mcp._fuzz._machine",
     "trio_mcp._types._completion",
