@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, Unpack, overload
 
 import trio
 
@@ -29,67 +29,24 @@ from .._types._capabilities import (
     ServerCapabilities,
     ToolsCapability,
 )
-from .._types._content import Annotations
-from .._types._tools import ToolAnnotations
 from .._versions import SUPPORTED_VERSIONS
 from ._context import Context
 from ._dispatch import Dispatcher
 from ._subscriptions import Hub
 from ._task_settings import TASKS_EXTENSION, TaskSettings
-from ._tools import TaskStart, TaskSupport, ToolSpec
+from ._tools import ToolOptions, ToolSpec
 
 if TYPE_CHECKING:
     from ._completion import Completer, CompleterSpec
-    from ._prompts import PromptSpec
+    from ._prompts import PromptOptions, PromptSpec
     from ._rate_limit import RateLimit
     from ._request_state import RequestStateSealer
-    from ._resources import DirectoryResources, ResourceSpec, TemplateSpec
+    from ._resources import DirectoryResources, ResourceOptions, ResourceSpec, TemplateSpec
     from ._tasks import TaskRunner
 
-__all__ = ["PromptOptions", "ResourceOptions", "Server", "ToolOptions"]
+__all__ = ["Server"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class ToolOptions(TypedDict, total=False):
-    """The options of ``@server.tool(...)`` (besides ``scopes``), as
-    :meth:`ToolSpec.from_function <trio_mcp.server.ToolSpec.from_function>` takes them."""
-
-    name: str | None
-    title: str | None
-    description: str | None
-    input_schema: Mapping[str, Any] | None
-    output_schema: Mapping[str, Any] | None
-    structured: bool | None
-    annotations: ToolAnnotations | None
-    icons: Sequence[Icon] | None
-    meta: Mapping[str, Any] | None
-    task: TaskSupport
-    task_start: TaskStart
-
-
-class PromptOptions(TypedDict, total=False):
-    """The options of ``@server.prompt(...)`` (besides ``scopes``)."""
-
-    name: str | None
-    title: str | None
-    description: str | None
-    icons: Sequence[Icon] | None
-    meta: Mapping[str, Any] | None
-
-
-class ResourceOptions(TypedDict, total=False):
-    """The options of ``@server.resource(uri, ...)`` (besides ``size`` and ``scopes``),
-    for a resource and a template alike."""
-
-    name: str | None
-    title: str | None
-    description: str | None
-    mime_type: str | None
-    annotations: Annotations | None
-    icons: Sequence[Icon] | None
-    meta: Mapping[str, Any] | None
-    ttl_ms: int | None
 
 
 class Server:

@@ -6,7 +6,7 @@ import inspect
 import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias, get_type_hints
+from typing import Any, Literal, TypeAlias, TypedDict, get_type_hints
 
 import attrs
 
@@ -21,7 +21,7 @@ from ._results import CONTENT_TYPES, dumps_text, to_content, to_json
 from ._signature import Signature, docstring_summary
 from ._typeschema import Reader, SchemaError, ValueInvalid, compile_type
 
-__all__ = ["ToolError", "ToolSpec", "validate_tool_name"]
+__all__ = ["ToolError", "ToolOptions", "ToolSpec", "validate_tool_name"]
 
 #: How a tool takes part in the tasks extension: never as a task, as a task when the
 #: client opted in, or only as a task.
@@ -31,6 +31,24 @@ TaskSupport: TypeAlias = Literal["never", "optional", "always"]
 TaskStart: TypeAlias = Literal["immediately", "on_start_task"]
 
 log = logging.getLogger("trio_mcp.server")
+
+
+class ToolOptions(TypedDict, total=False):
+    """The options of :meth:`ToolSpec.from_function`, which ``@server.tool(...)`` takes
+    (besides ``scopes``)."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    input_schema: Mapping[str, Any] | None
+    output_schema: Mapping[str, Any] | None
+    structured: bool | None
+    annotations: ToolAnnotations | None
+    icons: Sequence[Icon] | None
+    meta: Mapping[str, Any] | None
+    task: TaskSupport
+    task_start: TaskStart
+
 
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _UNSTRUCTURED = (str, bytes, bytearray, memoryview, type(None), CallToolResult, *CONTENT_TYPES)
