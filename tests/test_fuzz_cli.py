@@ -49,6 +49,27 @@ def test_fuzz_needs_a_target() -> None:
     assert "fuzz needs --stdio or --url" in run.stderr
 
 
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        (
+            ["--url", "http://127.0.0.1:9/mcp", "--header", "X-Key"],
+            "--header expects 'NAME: VALUE'",
+        ),
+        (["--url", "http://127.0.0.1:9/mcp", "--header", "Bad Name: 1"], "--header expects"),
+        (["--stdio", "true", "--env", "A"], "--env expects NAME=VALUE, not 'A'"),
+    ],
+)
+def test_server_options_are_read_as_every_command_reads_them(
+    options: list[str], error: str, tmp_path: Path
+) -> None:
+    """``fuzz`` shares the options that name a server with the other commands, and reads
+    them the same way: a malformed one is a usage error, before anything runs."""
+    run = cli("fuzz", *options, cwd=tmp_path)
+    assert run.returncode == 1
+    assert run.stderr.startswith(f"trio-mcp: {error}"), run.stderr
+
+
 def test_a_command_that_does_not_exist_is_one_line() -> None:
     run = cli("fuzz", "--stdio", "no-such-mcp-server-here")
     assert run.returncode == 1

@@ -7,6 +7,8 @@ import gc
 import json
 import re
 import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
@@ -24,7 +26,7 @@ from http_support import (
     running,
 )
 
-from trio_mcp.http import McpAsgiApp, MemoryEventStore, asgi_app
+from trio_mcp.http import McpAsgiApp, MemoryEventStore, asgi_app, open_asgi_app
 
 
 def call(
@@ -48,6 +50,30 @@ async def settle(app: McpAsgiApp, *, sessions: int, running: int = 0) -> None:
             if stats == {"sessions": sessions, "running": running} and tasks == 1 + running:
                 return
             await trio.sleep(0.01)
+
+
+def standalone_get(session_id: str) -> dict[str, Any]:
+    """The ASGI scope of a legacy session's standalone ``GET`` stream."""
+    return {
+        "type": "http",
+        "method": "GET",
+        "path": "/mcp",
+        "headers": [
+            (b"host", b"127.0.0.1"),
+            (b"accept", b"text/event-stream"),
+            (b"mcp-session-id", session_id.encode()),
+            (b"mcp-protocol-version", LEGACY.encode()),
+        ],
+    }
+
+
+@asynccontextmanager
+async def in_memory(app: McpAsgiApp) -> AsyncIterator[httpx.AsyncClient]:
+    """An HTTP client of ``app`` that calls it in memory (no socket: the clock may be
+    Trio's mock clock)."""
+    transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+        yield client
 
 
 def weak_parts(app: McpAsgiApp, headers: dict[str, str]) -> list[weakref.ref[Any]]:
@@ -412,17 +438,7 @@ async def test_a_session_ending_while_its_standalone_stream_opens(served: Any) -
         await trio.sleep_forever()
         raise AssertionError("unreachable")
 
-    scope = {
-        "type": "http",
-        "method": "GET",
-        "path": "/mcp",
-        "headers": [
-            (b"host", b"127.0.0.1"),
-            (b"accept", b"text/event-stream"),
-            (b"mcp-session-id", session_id.encode()),
-            (b"mcp-protocol-version", LEGACY.encode()),
-        ],
-    }
+    scope = standalone_get(session_id)
 
     async def end_the_session() -> None:
         await start_seen.wait()
@@ -459,3 +475,86 @@ async def test_delivering_to_a_running_engine_is_one_trip_through_the_scheduler(
             await session.ensure_running()
             raise AssertionError("ensure_running is a checkpoint")
         assert looked_up and scope.cancelled_caught
+
+
+#: The documented bound on ending a session (docs/reference/limits.md).
+SESSION_END_TIMEOUT = 5.0
+HOUR = 3600.0
+
+
+class StuckEventStore(MemoryEventStore):
+    """An event store that takes an hour to discard a session's events."""
+
+    async def discard_session(self, session: str) -> None:
+        await trio.sleep(HOUR)
+        await super().discard_session(session)
+
+
+async def test_a_client_that_does_not_read_cannot_hold_the_end_of_its_session(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """A DELETE ends the session within the bound even while the client of its standalone
+    stream reads nothing (every write to it would wait an hour)."""
+    server, _ = make_server()
+    async with (
+        open_asgi_app(server) as app,
+        in_memory(app) as client,
+        trio.open_nursery() as nursery,
+    ):
+        headers = await initialize(client, "/mcp")
+        session_id = headers["mcp-session-id"]
+        assert app.manager is not None
+        session = app.manager.sessions[session_id]
+
+        async def send(message: dict[str, Any]) -> None:
+            await trio.sleep(HOUR)
+
+        async def receive() -> dict[str, Any]:
+            await trio.sleep_forever()
+            raise AssertionError("unreachable")
+
+        nursery.start_soon(app, standalone_get(session_id), receive, send)
+        await trio.testing.wait_all_tasks_blocked()
+        assert session.standalone is not None  # the GET stream is open, its write stuck
+        began = trio.current_time()
+        response = await client.delete("/mcp", headers=headers)
+        took = trio.current_time() - began
+        assert session.closed and session_id not in app.manager.sessions
+        nursery.cancel_scope.cancel()
+    assert response.status_code == 200
+    assert took == pytest.approx(SESSION_END_TIMEOUT)
+
+
+async def test_a_stuck_event_store_cannot_hold_the_end_of_a_session(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    server, _ = make_server()
+    async with (
+        open_asgi_app(server, event_store=StuckEventStore()) as app,
+        in_memory(app) as client,
+    ):
+        headers = await initialize(client, "/mcp")
+        began = trio.current_time()
+        response = await client.delete("/mcp", headers=headers)
+        took = trio.current_time() - began
+        assert app.manager is not None and app.manager.sessions == {}
+    assert response.status_code == 200
+    assert took == pytest.approx(SESSION_END_TIMEOUT)
+
+
+async def test_a_stuck_event_store_cannot_hold_the_shutdown(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """Leaving the app's block ends every session within one bound in all (they share the
+    deadline), though the store would take an hour for each."""
+    server, _ = make_server()
+    async with open_asgi_app(server, event_store=StuckEventStore()) as app:
+        async with in_memory(app) as client:
+            for _ in range(3):
+                await initialize(client, "/mcp")
+        manager = app.manager
+        assert manager is not None and len(manager.sessions) == 3
+        began = trio.current_time()
+    took = trio.current_time() - began
+    assert took == pytest.approx(SESSION_END_TIMEOUT)
+    assert manager.sessions == {}

@@ -123,6 +123,24 @@ async def test_getting_a_prompt_with_required_and_optional_arguments(version: st
     assert full.messages[0].content == TextContent(text="Review this Python (blunt):\nx = 1")
 
 
+async def test_bare_decorator_registers_the_prompt(version: str) -> None:
+    server = Server("t")
+
+    @server.prompt
+    def greet(name: str) -> str:
+        """Greets someone."""
+        return f"Hello, {name}"
+
+    async with open_pair(server, protocol_version=version) as pair:
+        (listed,) = await pair.client.list_prompts()
+        got = await pair.client.get_prompt("greet", {"name": "Ada"})
+    assert listed.name == "greet"
+    assert listed.description == "Greets someone."
+    assert listed.arguments == [PromptArgument(name="name", required=True)]
+    assert got.messages == [PromptMessage(role="user", content=TextContent(text="Hello, Ada"))]
+    assert greet("Bo") == "Hello, Bo"  # returned unchanged
+
+
 @pytest.mark.parametrize(
     ("name", "arguments", "needle"),
     [

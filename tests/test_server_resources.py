@@ -177,6 +177,28 @@ async def test_templates_convert_variables_to_their_types(version: str) -> None:
         assert info.value.code == ErrorCode.INVALID_PARAMS
 
 
+def test_a_resource_without_its_uri_is_a_clear_error() -> None:
+    server = Server("t")
+    with pytest.raises(TypeError, match=r"use @server.resource\('uri'\)"):
+
+        @server.resource  # type: ignore[arg-type]
+        def doc() -> str:
+            return "text"
+
+    assert server.resources == {}
+
+
+@pytest.mark.parametrize("decorator", ["method", "on_notification"])
+def test_a_custom_method_without_its_name_is_a_clear_error(decorator: str) -> None:
+    server = Server("t")
+
+    async def handler(*args: Any) -> dict[str, Any]:
+        return {}
+
+    with pytest.raises(TypeError, match=rf"use @server.{decorator}\('vendor/method'\)"):
+        getattr(server, decorator)(handler)
+
+
 def test_template_functions_must_take_the_variables() -> None:
     server = Server("r")
     with pytest.raises(TypeError, match="'page'"):

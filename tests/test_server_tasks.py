@@ -329,6 +329,28 @@ async def test_leaving_the_serving_block_fails_running_tasks(
     assert recorder.events == ["start True", "cancelled"]
 
 
+class StuckStore(MemoryTaskStore):
+    """A store that takes an hour to record a change (a database that does not answer)."""
+
+    async def update(self, task_id: str, change: Any) -> Any:
+        await trio.sleep(3600)
+        return await super().update(task_id, change)
+
+
+async def test_a_stuck_store_cannot_hold_a_finished_task_or_the_shutdown(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """Recording a finished task's outcome is shielded, but bounded (5 s, as documented):
+    leaving the serving block is not held for the store's hour."""
+    recorder = Recorder()
+    async with opted_in(make_server(recorder, store=StuckStore())) as raw:
+        await raw.request("tools/call", {"name": "slow", "arguments": {"seconds": 1}})
+        await trio.sleep(2)  # the task is done; its outcome is being written
+        assert recorder.events == ["start True", "done"]
+        began = trio.current_time()
+    assert trio.current_time() - began <= 5.0
+
+
 async def test_tasks_beyond_max_running_wait_their_turn(autojump_clock: trio.abc.Clock) -> None:
     recorder = Recorder()
     async with opted_in(make_server(recorder, max_running=1)) as raw:

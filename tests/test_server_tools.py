@@ -111,6 +111,80 @@ async def test_list_order_is_registration_order_and_stable(version: str) -> None
     assert third == ["zeta", "mid", "alpha"]
 
 
+async def test_bare_decorator_registers_the_tool(version: str) -> None:
+    server = Server("t")
+
+    @server.tool
+    async def add(a: int, b: int = 2) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @server.tool
+    def shout(text: str) -> str:
+        return text.upper()
+
+    async with open_pair(server, protocol_version=version) as pair:
+        tools = {t.name: t for t in await pair.client.list_tools()}
+        added = await pair.client.call_tool("add", {"a": 40})
+        shouted = await pair.client.call_tool("shout", {"text": "hi"})
+    assert set(tools) == {"add", "shout"}
+    assert tools["add"].description == "Add two numbers."
+    assert tools["add"].input_schema["required"] == ["a"]
+    assert added.structured_content == {"result": 42}
+    assert shouted.content == [TextContent(text="HI")]
+    # The decorated functions are returned unchanged.
+    assert await add(1, 1) == 2
+    assert shout("a") == "A"
+
+
+def test_a_tool_option_given_by_position_is_a_clear_error() -> None:
+    server = Server("t")
+    with pytest.raises(TypeError, match=r"by keyword, as in @server.tool\(name='add'\)"):
+        server.tool("add")  # type: ignore[call-overload]
+    assert server.tools == {}
+
+
+def test_both_decorator_forms_keep_the_function_type_under_mypy(tmp_path: Any) -> None:
+    """mypy strict accepts ``@server.tool`` and ``@server.tool(...)`` (and the prompt
+    forms), the decorated names keep their signatures, and a misspelled option is an
+    error at the call."""
+    from mypy import api  # the test extra installs it
+
+    source = tmp_path / "decorated.py"
+    source.write_text(
+        "from trio_mcp.server import Server\n"
+        "server = Server('t')\n"
+        "@server.tool\n"
+        "async def add(a: int, b: int) -> int:\n"
+        "    return a + b\n"
+        "@server.tool(name='mul', scopes=['math'], task='optional')\n"
+        "def mul(a: int, b: int) -> int:\n"
+        "    return a * b\n"
+        "@server.prompt\n"
+        "def greet(name: str) -> str:\n"
+        "    return name\n"
+        "@server.prompt(title='Hi')\n"
+        "def hi(name: str) -> str:\n"
+        "    return name\n"
+        "reveal_type(add)\n"
+        "reveal_type(mul)\n"
+        "reveal_type(greet)\n"
+        "reveal_type(hi)\n"
+        "server.tool(nmae='x')\n"
+    )
+    out, _, status = api.run(["--strict", "--no-incremental", "--no-error-summary", str(source)])
+    lines = [line.split(": ", 1)[1] for line in out.splitlines()]
+    assert lines == [
+        'note: Revealed type is "def (a: int, b: int) -> typing.Coroutine[Any, Any, int]"',
+        'note: Revealed type is "def (a: int, b: int) -> int"',
+        'note: Revealed type is "def (name: str) -> str"',
+        'note: Revealed type is "def (name: str) -> str"',
+        'error: Unexpected keyword argument "nmae" for overloaded function "tool" of "Server"  '
+        "[call-overload]",
+    ]
+    assert status == 1
+
+
 @pytest.mark.parametrize(
     "name",
     ["", "has space", "comma,name", "x" * 129, "slash/name", "émoji", "semi;colon", "bad\n"],

@@ -23,29 +23,14 @@ from .._fuzz._steps import iter_sent_lines, load_steps
 from .._fuzz._target import HttpTarget, StdioTarget, Target
 from .._util import open_nursery_unwrapped
 from .._versions import SUPPORTED_VERSIONS
+from ._target import add_server_options, parse_env, parse_headers
 
 __all__ = ["add_fuzz_commands", "run_fuzz", "run_replay"]
 
 
 def _target_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
-    target = parser.add_mutually_exclusive_group(required=required)
-    target.add_argument("--stdio", metavar="'CMD ARGS'", help="start the server with this command")
-    target.add_argument("--url", help="a Streamable HTTP server's MCP endpoint")
-    parser.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="stdio: set a variable for the server (repeatable); it gets a minimal "
-        "environment otherwise",
-    )
-    parser.add_argument("--cwd", metavar="DIR", help="stdio: the server's working directory")
-    parser.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="'NAME: VALUE'",
-        help="http: send this header with every request (repeatable)",
+    add_server_options(
+        parser, required=required, url_help="a Streamable HTTP server's MCP endpoint"
     )
     parser.add_argument(
         "--spec-dir",
@@ -190,20 +175,10 @@ def add_fuzz_commands(commands: Any) -> None:
 def _target(
     args: argparse.Namespace, *, process: Literal["per-example", "per-run"] = "per-example"
 ) -> Target:
+    """Raises :exc:`CliError` for a malformed ``--header`` or ``--env``."""
     if args.url:
-        headers = {}
-        for item in args.header:
-            name, sep, value = item.partition(":")
-            if not sep or not name.strip():
-                raise ValueError(f"--header must look like 'Name: value', not {item!r}")
-            headers[name.strip()] = value.strip()
-        return HttpTarget(url=args.url, headers=headers)
-    env = {}
-    for item in args.env:
-        name, sep, value = item.partition("=")
-        if not sep or not name:
-            raise ValueError(f"--env must look like NAME=VALUE, not {item!r}")
-        env[name] = value
+        return HttpTarget(url=args.url, headers=parse_headers(args.header))
+    env = parse_env(args.env)
     return StdioTarget(command=args.stdio, env=env or None, cwd=args.cwd, process=process)
 
 

@@ -25,7 +25,14 @@ from .._client._stdio import open_stdio_client
 from . import _lazy
 from ._errors import CliError
 
-__all__ = ["Target", "add_target_options", "open_target"]
+__all__ = [
+    "Target",
+    "add_server_options",
+    "add_target_options",
+    "open_target",
+    "parse_env",
+    "parse_headers",
+]
 
 #: An HTTP header name (RFC 9110 token).
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
@@ -40,27 +47,8 @@ CLIENT_SECRET_VARIABLE = "TRIO_MCP_CLIENT_SECRET"
 
 def add_target_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
     """The options of every command that connects to a server."""
-    target = parser.add_mutually_exclusive_group(required=required)
-    target.add_argument(
-        "--stdio", metavar="'CMD ARGS'", help="start the server with this command line"
-    )
-    target.add_argument("--url", help="connect to a Streamable HTTP (or HTTP+SSE) server")
-    parser.add_argument(
-        "--env",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="stdio: set a variable for the server (repeatable); it gets a minimal "
-        "environment otherwise",
-    )
-    parser.add_argument("--cwd", metavar="DIR", help="stdio: the server's working directory")
-    parser.add_argument(
-        "--header",
-        action="append",
-        default=[],
-        metavar="'NAME: VALUE'",
-        help="http: send this header with every request (repeatable), such as "
-        "'Authorization: Bearer TOKEN'",
+    add_server_options(
+        parser, required=required, url_help="connect to a Streamable HTTP (or HTTP+SSE) server"
     )
     parser.add_argument(
         "--protocol-version", metavar="V", help="speak this revision (no era detection)"
@@ -97,6 +85,35 @@ def add_target_options(parser: argparse.ArgumentParser, *, required: bool = True
         "--token-store",
         metavar="DIR",
         help="--url: keep OAuth tokens in this directory (files of mode 0600) between runs",
+    )
+
+
+def add_server_options(parser: argparse.ArgumentParser, *, required: bool, url_help: str) -> None:
+    """The options that name a server and how to reach it (``--stdio`` or ``--url``, with
+    ``--env``, ``--cwd``, ``--header``): those of every command that connects, and of
+    ``fuzz`` and ``replay``. Read them back with :func:`parse_env` and
+    :func:`parse_headers`."""
+    target = parser.add_mutually_exclusive_group(required=required)
+    target.add_argument(
+        "--stdio", metavar="'CMD ARGS'", help="start the server with this command line"
+    )
+    target.add_argument("--url", help=url_help)
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="stdio: set a variable for the server (repeatable); it gets a minimal "
+        "environment otherwise",
+    )
+    parser.add_argument("--cwd", metavar="DIR", help="stdio: the server's working directory")
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="http: send this header with every request (repeatable), such as "
+        "'Authorization: Bearer TOKEN'",
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import attrs
 import trio
@@ -18,7 +18,19 @@ from ._results import CONTENT_TYPES
 from ._signature import Signature, docstring_summary
 from ._typeschema import ValueInvalid
 
-__all__ = ["PromptSpec"]
+__all__ = ["PromptOptions", "PromptSpec"]
+
+
+class PromptOptions(TypedDict, total=False):
+    """What a prompt says about itself (its name is the function's, its description the
+    docstring's first paragraph, unless given): the options of ``@server.prompt(...)``
+    besides ``scopes``."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    icons: Sequence[Icon] | None
+    meta: Mapping[str, Any] | None
 
 
 @attrs.define(eq=False)
@@ -34,16 +46,7 @@ class PromptSpec:
         return self.prompt.name
 
     @classmethod
-    def from_function(
-        cls,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: Sequence[Icon] | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> PromptSpec:
+    def from_function(cls, fn: Callable[..., Any], **options: Unpack[PromptOptions]) -> PromptSpec:
         """Build a prompt from a function whose parameters are its arguments.
 
         Prompt arguments are strings on the wire, so parameters must be ``str``
@@ -68,9 +71,12 @@ class PromptSpec:
                     required=param.required,
                 )
             )
+        description = options.get("description")
+        icons = options.get("icons")
+        meta = options.get("meta")
         prompt = Prompt(
-            name=name or fn.__name__,
-            title=title,
+            name=options.get("name") or fn.__name__,
+            title=options.get("title"),
             description=description if description is not None else docstring_summary(fn),
             arguments=arguments or None,
             icons=list(icons) if icons is not None else None,

@@ -10,7 +10,7 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypedDict, get_args, get_origin, get_type_hints
+from typing import Any, Literal, TypedDict, Unpack, get_args, get_origin, get_type_hints
 from urllib.parse import quote, unquote
 
 import attrs
@@ -33,6 +33,7 @@ from ._uritemplate import UriTemplate
 __all__ = [
     "DirectoryOptions",
     "DirectoryResources",
+    "ResourceOptions",
     "ResourceSpec",
     "TemplateSpec",
     "contents_for",
@@ -40,6 +41,39 @@ __all__ = [
 ]
 
 Reader = Callable[..., Awaitable[Any] | Any]
+
+
+class ResourceOptions(TypedDict, total=False):
+    """What a resource or a template says about itself (its name is the function's, its
+    description the docstring's first paragraph, unless given), and ``ttl_ms``, its
+    caching hint: the options of ``@server.resource(uri, ...)`` besides ``size`` and
+    ``scopes``."""
+
+    name: str | None
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    annotations: Annotations | None
+    icons: Sequence[Icon] | None
+    meta: Mapping[str, Any] | None
+    ttl_ms: int | None
+
+
+def _described(fn: Reader, uri: str, options: ResourceOptions) -> dict[str, Any]:
+    """The fields that a :class:`Resource` and a :class:`ResourceTemplate` share, from
+    ``options`` and the function."""
+    description = options.get("description")
+    icons = options.get("icons")
+    meta = options.get("meta")
+    return {
+        "name": options.get("name") or str(getattr(fn, "__name__", uri)),
+        "title": options.get("title"),
+        "description": description if description is not None else docstring_summary(fn),
+        "mime_type": options.get("mime_type"),
+        "annotations": options.get("annotations"),
+        "icons": list(icons) if icons is not None else None,
+        "meta": dict(meta) if meta is not None else None,
+    }
 
 
 def not_found(uri: str, version: str) -> McpError:
@@ -100,32 +134,10 @@ class ResourceSpec:
 
     @classmethod
     def from_function(
-        cls,
-        uri: str,
-        fn: Reader,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        size: int | None = None,
-        annotations: Annotations | None = None,
-        icons: Sequence[Icon] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        ttl_ms: int | None = None,
+        cls, uri: str, fn: Reader, *, size: int | None = None, **options: Unpack[ResourceOptions]
     ) -> ResourceSpec:
-        resource = Resource(
-            uri=uri,
-            name=name or str(getattr(fn, "__name__", uri)),
-            title=title,
-            description=description if description is not None else docstring_summary(fn),
-            mime_type=mime_type,
-            size=size,
-            annotations=annotations,
-            icons=list(icons) if icons is not None else None,
-            meta=dict(meta) if meta is not None else None,
-        )
-        return cls(resource, fn, _context_parameter(fn), ttl_ms)
+        resource = Resource(uri=uri, size=size, **_described(fn, uri, options))
+        return cls(resource, fn, _context_parameter(fn), options.get("ttl_ms"))
 
     async def read(self, context: Context) -> list[TextResourceContents | BlobResourceContents]:
         kwargs = {self.context_parameter: context} if self.context_parameter else {}
@@ -150,18 +162,7 @@ class TemplateSpec:
 
     @classmethod
     def from_function(
-        cls,
-        uri_template: str,
-        fn: Reader,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-        annotations: Annotations | None = None,
-        icons: Sequence[Icon] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        ttl_ms: int | None = None,
+        cls, uri_template: str, fn: Reader, **options: Unpack[ResourceOptions]
     ) -> TemplateSpec:
         parsed = UriTemplate(uri_template)
         hints = get_type_hints(fn)
@@ -183,16 +184,9 @@ class TemplateSpec:
             ):
                 raise TypeError(f"parameter {param.name!r} is not a variable of {uri_template!r}")
         template = ResourceTemplate(
-            uri_template=uri_template,
-            name=name or str(getattr(fn, "__name__", uri_template)),
-            title=title,
-            description=description if description is not None else docstring_summary(fn),
-            mime_type=mime_type,
-            annotations=annotations,
-            icons=list(icons) if icons is not None else None,
-            meta=dict(meta) if meta is not None else None,
+            uri_template=uri_template, **_described(fn, uri_template, options)
         )
-        return cls(template, parsed, fn, converters, context_parameter, ttl_ms)
+        return cls(template, parsed, fn, converters, context_parameter, options.get("ttl_ms"))
 
     def match(self, uri: str) -> dict[str, Any] | None:
         """Keyword arguments for ``uri``, or ``None`` if it is not of this family.

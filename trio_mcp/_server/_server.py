@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, Unpack, overload
 
 import trio
 
@@ -30,8 +30,6 @@ from .._types._capabilities import (
     ServerCapabilities,
     ToolsCapability,
 )
-from .._types._content import Annotations
-from .._types._tools import ToolAnnotations
 from .._versions import SUPPORTED_VERSIONS
 from . import _lazy
 from ._context import Context
@@ -39,14 +37,20 @@ from ._dispatch import Dispatcher
 from ._stdio import run_stdio
 from ._subscriptions import Hub
 from ._task_settings import TASKS_EXTENSION, TaskSettings
-from ._tools import TaskStart, TaskSupport, ToolOptions, ToolSpec
+from ._tools import ToolOptions, ToolSpec
 
 if TYPE_CHECKING:
     from ._completion import Completer, CompleterSpec
-    from ._prompts import PromptSpec
+    from ._prompts import PromptOptions, PromptSpec
     from ._rate_limit import RateLimit
     from ._request_state import RequestStateSealer
-    from ._resources import DirectoryOptions, DirectoryResources, ResourceSpec, TemplateSpec
+    from ._resources import (
+        DirectoryOptions,
+        DirectoryResources,
+        ResourceOptions,
+        ResourceSpec,
+        TemplateSpec,
+    )
     from ._stdio import RunOptions
     from ._tasks import TaskRunner
 
@@ -272,23 +276,18 @@ class Server:
 
     # -- tools ------------------------------------------------------------------------------
 
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+
+    @overload
     def tool(
-        self,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-        output_schema: Mapping[str, Any] | None = None,
-        structured: bool | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: Sequence[Icon] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        task: TaskSupport = "never",
-        task_start: TaskStart = "immediately",
-        scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]:
-        """Register a function as a tool: ``@server.tool()``.
+        self, fn: None = None, /, *, scopes: Iterable[str] = (), **options: Unpack[ToolOptions]
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self, fn: F | None = None, /, *, scopes: Iterable[str] = (), **options: Unpack[ToolOptions]
+    ) -> F | Callable[[F], F]:
+        """Register a function as a tool: ``@server.tool`` or ``@server.tool(...)``.
 
         The tool's name is the function's unless ``name`` is given; its
         description is the docstring's first paragraph; its input schema comes
@@ -306,31 +305,17 @@ class Server:
         ``task_start="on_start_task"``: the call becomes a task only when the function
         calls :meth:`Context.start_task` (what it asks before that, it asks in input
         rounds of the request).
+
+        The other options are those of :class:`ToolOptions` (``title``, ``description``,
+        ``input_schema``, ``output_schema``, ``structured``, ``annotations``, ``icons``,
+        ``meta``). Returns the function unchanged.
         """
 
-        options: dict[str, Any] = {
-            "name": name,
-            "title": title,
-            "description": description,
-            "input_schema": input_schema,
-            "output_schema": output_schema,
-            "structured": structured,
-            "annotations": annotations,
-            "icons": icons,
-            "meta": meta,
-            "task": task,
-            "task_start": task_start,
-        }
+        def build(fn: Callable[..., Any]) -> ToolSpec:
+            return ToolSpec.from_function(fn, **options)
 
-        required = _scope_set(scopes)
-
-        def register(fn: F) -> F:
-            spec = ToolSpec.from_function(fn, **options)
-            spec.scopes = required
-            self.add_tool(spec)
-            return fn
-
-        return register
+        register = _registering(scopes, build, self.add_tool)
+        return register if fn is None else register(fn)
 
     def add_tool(
         self, fn: Callable[..., Any] | ToolSpec, /, **options: Unpack[ToolOptions]
@@ -360,18 +345,11 @@ class Server:
         self,
         uri: str,
         *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
         size: int | None = None,
-        annotations: Annotations | None = None,
-        icons: Sequence[Icon] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        ttl_ms: int | None = None,
         scopes: Iterable[str] = (),
+        **options: Unpack[ResourceOptions],
     ) -> Callable[[F], F]:
-        """Register a resource reader (a decorator).
+        """Register a resource reader (a decorator): ``@server.resource(uri, ...)``.
 
         A ``uri`` with ``{variables}`` is an RFC 6570 template: the function's
         parameters of the same names receive the variables, converted to their
@@ -379,46 +357,30 @@ class Server:
         contents objects, or anything JSON (sent as ``application/json``). Served over
         HTTP with ``auth=``, a read (or subscription) whose access token lacks one of
         ``scopes`` is refused (``403`` ``insufficient_scope``) before the function runs.
+        The other options are those of :class:`ResourceOptions`; ``size`` is for a
+        resource with a fixed URI.
+
+        Raises:
+            TypeError: no URI (``@server.resource`` without one).
         """
+        if not isinstance(uri, str):
+            raise TypeError(
+                "a resource needs its URI: use @server.resource('uri'), not @server.resource"
+            )
+        _check_ttl(options.get("ttl_ms"))
 
-        _check_ttl(ttl_ms)
-        required = _scope_set(scopes)
-
-        def register(fn: F) -> F:
+        def build(fn: Callable[..., Any]) -> ResourceSpec | TemplateSpec:
             if _lazy.UriTemplate(uri).is_template:
-                template = _lazy.TemplateSpec.from_function(
-                    uri,
-                    fn,
-                    name=name,
-                    title=title,
-                    description=description,
-                    mime_type=mime_type,
-                    annotations=annotations,
-                    icons=icons,
-                    meta=meta,
-                    ttl_ms=ttl_ms,
-                )
-                template.scopes = required
-                self.add_resource_template(template)
-            else:
-                resource = _lazy.ResourceSpec.from_function(
-                    uri,
-                    fn,
-                    name=name,
-                    title=title,
-                    description=description,
-                    mime_type=mime_type,
-                    size=size,
-                    annotations=annotations,
-                    icons=icons,
-                    meta=meta,
-                    ttl_ms=ttl_ms,
-                )
-                resource.scopes = required
-                self.add_resource(resource)
-            return fn
+                return _lazy.TemplateSpec.from_function(uri, fn, **options)
+            return _lazy.ResourceSpec.from_function(uri, fn, size=size, **options)
 
-        return register
+        return _registering(scopes, build, self._add_reader)
+
+    def _add_reader(self, spec: ResourceSpec | TemplateSpec) -> None:
+        if isinstance(spec, _lazy.TemplateSpec):
+            self.add_resource_template(spec)
+        else:
+            self.add_resource(spec)
 
     def add_resource(self, spec: ResourceSpec) -> None:
         """Add (or replace) a resource; connected clients that asked are told the list
@@ -489,31 +451,34 @@ class Server:
 
     # -- prompts and completion -------------------------------------------------------------
 
+    @overload
+    def prompt(self, fn: F, /) -> F: ...
+
+    @overload
+    def prompt(
+        self, fn: None = None, /, *, scopes: Iterable[str] = (), **options: Unpack[PromptOptions]
+    ) -> Callable[[F], F]: ...
+
     def prompt(
         self,
+        fn: F | None = None,
+        /,
         *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        icons: Sequence[Icon] | None = None,
-        meta: Mapping[str, Any] | None = None,
         scopes: Iterable[str] = (),
-    ) -> Callable[[F], F]:
-        """Register a prompt (a decorator). Its ``str`` parameters are its arguments; it
-        returns a string (one user message), messages, content, or a GetPromptResult.
-        Served over HTTP with ``auth=``, a get whose access token lacks one of ``scopes``
-        is refused (``403`` ``insufficient_scope``) before the function runs."""
-        required = _scope_set(scopes)
+        **options: Unpack[PromptOptions],
+    ) -> F | Callable[[F], F]:
+        """Register a prompt: ``@server.prompt`` or ``@server.prompt(...)``. Its ``str``
+        parameters are its arguments; it returns a string (one user message), messages,
+        content, or a GetPromptResult. Served over HTTP with ``auth=``, a get whose access
+        token lacks one of ``scopes`` is refused (``403`` ``insufficient_scope``) before
+        the function runs. The other options are those of :class:`PromptOptions`.
+        Returns the function unchanged."""
 
-        def register(fn: F) -> F:
-            spec = _lazy.PromptSpec.from_function(
-                fn, name=name, title=title, description=description, icons=icons, meta=meta
-            )
-            spec.scopes = required
-            self.add_prompt(spec)
-            return fn
+        def build(fn: Callable[..., Any]) -> PromptSpec:
+            return _lazy.PromptSpec.from_function(fn, **options)
 
-        return register
+        register = _registering(scopes, build, self.add_prompt)
+        return register if fn is None else register(fn)
 
     def add_prompt(self, spec: PromptSpec) -> None:
         """Add (or replace) a prompt; connected clients that asked are told the list
@@ -567,23 +532,21 @@ class Server:
         """Answer a method the protocol does not define (experimental or vendor methods,
         an extension's methods); the function takes ``(context, params)`` and returns a
         result dict. To a 2026-07-28 request, ``"resultType": "complete"`` is added to
-        it unless it has a ``resultType`` already."""
+        it unless it has a ``resultType`` already.
 
-        def register(fn: F) -> F:
-            self._custom_methods[name] = fn
-            return fn
-
-        return register
+        Raises:
+            TypeError: no method name (``@server.method`` without one).
+        """
+        return _registering_as(self._custom_methods, "method", name)
 
     def on_notification(self, method: str) -> Callable[[F], F]:
         """Call ``fn(params)`` for each notification ``method`` from clients (for instance
-        ``notifications/roots/list_changed``)."""
+        ``notifications/roots/list_changed``).
 
-        def register(fn: F) -> F:
-            self._notification_callbacks[method] = fn
-            return fn
-
-        return register
+        Raises:
+            TypeError: no method name (``@server.on_notification`` without one).
+        """
+        return _registering_as(self._notification_callbacks, "on_notification", method)
 
     # -- authorization ----------------------------------------------------------------------
 
@@ -796,3 +759,54 @@ def _scope_set(scopes: Iterable[str]) -> frozenset[str]:
     if isinstance(scopes, str):
         raise TypeError(f"scopes must be a list of scope names, not the string {scopes!r}")
     return frozenset(scopes)
+
+
+class _Scoped(Protocol):
+    scopes: frozenset[str]
+
+
+_Spec = TypeVar("_Spec", bound=_Scoped)
+
+
+def _registering(
+    scopes: Iterable[str], build: Callable[[Callable[..., Any]], _Spec], add: Callable[[_Spec], Any]
+) -> Callable[[F], F]:
+    """The decorator that :meth:`Server.tool`, :meth:`Server.resource` and
+    :meth:`Server.prompt` return: it builds the spec of the function it decorates, gives
+    it ``scopes`` (checked at once, before any function is given), adds it, and returns
+    the function unchanged."""
+    required = _scope_set(scopes)
+
+    def register(fn: F) -> F:
+        if not callable(fn):
+            raise TypeError(
+                f"{fn!r} is not a function: give a decorator's options by keyword, as in "
+                "@server.tool(name='add')"
+            )
+        spec = build(fn)
+        spec.scopes = required
+        add(spec)
+        return fn
+
+    return register
+
+
+def _registering_as(table: dict[str, Any], decorator: str, method: str) -> Callable[[F], F]:
+    """The decorator that :meth:`Server.method` and :meth:`Server.on_notification` return:
+    it files the function it decorates under ``method`` in ``table`` and returns it.
+
+    Raises:
+        TypeError: ``method`` is not a string (the decorator was written bare, which would
+            otherwise register nothing and replace the function).
+    """
+    if not isinstance(method, str):
+        raise TypeError(
+            f"@server.{decorator} needs the method's name: use "
+            f"@server.{decorator}('vendor/method'), not @server.{decorator}"
+        )
+
+    def register(fn: F) -> F:
+        table[method] = fn
+        return fn
+
+    return register

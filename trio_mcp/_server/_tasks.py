@@ -45,6 +45,10 @@ log = logging.getLogger("trio_mcp.server")
 
 #: Seconds between two sweeps of expired task records.
 SWEEP_INTERVAL: Final = 60.0
+#: Seconds a write to the store may take where it is shielded from cancellation (a task's
+#: outcome, the shutdown's ``failed`` records): a store that does not answer cannot hold a
+#: finished task, or the shutdown, any longer (the record then stays as it was).
+STORE_WRITE_TIMEOUT: Final = 5.0
 
 #: The error recorded for tasks still running when the server stopped serving.
 SHUT_DOWN: Final[dict[str, Any]] = {
@@ -154,7 +158,8 @@ class TaskRunner:
 
         A task of the nursery deletes expired records every :data:`SWEEP_INTERVAL`
         seconds. Leaving the block cancels every task still running, records it ``failed``
-        with :data:`SHUT_DOWN` (shielded, at most 5 s for the store), and closes the store.
+        with :data:`SHUT_DOWN` (shielded, at most :data:`STORE_WRITE_TIMEOUT` seconds), and closes
+        the store.
         """
         async with _store_for(settings.store) as store, trio.open_nursery() as nursery:
             runner = cls(nursery, store, settings, on_change)
@@ -163,7 +168,7 @@ class TaskRunner:
                 yield runner
             finally:
                 nursery.cancel_scope.cancel()
-                with trio.move_on_after(5) as cleanup:
+                with trio.move_on_after(STORE_WRITE_TIMEOUT) as cleanup:
                     cleanup.shield = True
                     shut_down = TaskUpdate(
                         status="failed", error=SHUT_DOWN, status_message=SHUT_DOWN["message"]
@@ -247,8 +252,14 @@ class TaskRunner:
             if running.scope.cancelled_caught:
                 change = TaskUpdate(status="cancelled", status_message="Cancelled by the client")
             if change is not None:
-                with trio.CancelScope(shield=True):
+                with trio.move_on_after(STORE_WRITE_TIMEOUT, shield=True) as write:
                     await self._update(task_id, change)
+                if write.cancelled_caught:
+                    log.warning(
+                        "task %s: the store did not record its outcome within %g s",
+                        task_id,
+                        STORE_WRITE_TIMEOUT,
+                    )
         finally:
             del self._running[task_id]
 

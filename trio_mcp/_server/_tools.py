@@ -33,6 +33,7 @@ TaskStart: TypeAlias = Literal["immediately", "on_start_task"]
 
 log = logging.getLogger("trio_mcp.server")
 
+
 _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 _UNSTRUCTURED = (str, bytes, bytearray, memoryview, type(None), CallToolResult, *CONTENT_TYPES)
 
@@ -68,9 +69,10 @@ class _Output:
 
 
 class ToolOptions(TypedDict, total=False):
-    """The keyword options of :meth:`ToolSpec.from_function` and :meth:`Server.add_tool
-    <trio_mcp.server.Server.add_tool>` (typed, so that a misspelt option is an error your
-    type checker reports; see :meth:`ToolSpec.from_function` for what each means)."""
+    """The keyword options of :meth:`ToolSpec.from_function`, :meth:`Server.add_tool
+    <trio_mcp.server.Server.add_tool>` and ``@server.tool(...)`` (besides ``scopes``),
+    typed so that a misspelt option is an error your type checker reports; see
+    :meth:`ToolSpec.from_function` for what each means."""
 
     name: str | None
     title: str | None

@@ -214,8 +214,7 @@ class McpAsgiApp:
                 self.modern.dispatcher.tasks = None
                 manager, self.manager = self.manager, None
                 self.begin_shutdown(grace=0)
-                with trio.CancelScope(shield=True):
-                    await manager.aclose()
+                await manager.aclose()  # shielded, and bounded by SESSION_END_TIMEOUT
                 nursery.cancel_scope.cancel()
 
     def begin_shutdown(self, *, grace: float = math.inf) -> None:

@@ -49,6 +49,11 @@ __all__ = ["LegacySession", "SessionClosed", "close_sse_stream"]
 log = logging.getLogger("trio_mcp.http")
 
 _ENDED: Final = "Session not found (it ended)"
+#: Seconds that ending a session (``DELETE``, idle expiry, shutdown) may spend completing
+#: the responses it still has open and discarding its events: a client that does not read,
+#: or an event store that does not answer, cannot hold the end (which is shielded from
+#: cancellation) any longer. At shutdown every session shares one such deadline.
+SESSION_END_TIMEOUT: Final = 5.0
 #: Requests the protocol connection answers by itself, with no handler.
 SELF_ANSWERED: Final = frozenset({"initialize", "ping", "logging/setLevel"})
 
@@ -277,8 +282,7 @@ class LegacySession:
         except Exception:
             # A bug in one session must not take the others (and the app) down with it.
             log.exception("session %s failed; ending it", self.id)
-            with trio.CancelScope(shield=True):
-                await self.end()
+            await self.end()  # shielded, and bounded by SESSION_END_TIMEOUT
         finally:
             inbound.close()
             if self._inbound is inbound:
@@ -379,9 +383,14 @@ class LegacySession:
     def touch(self) -> None:
         self.last_seen = trio.current_time()
 
-    async def end(self) -> None:
+    async def end(self, *, deadline: float | None = None) -> None:
         """End the session: cancel its engine, let go of its responses, discard its events,
-        and remove it from the manager. Idempotent."""
+        and remove it from the manager. Idempotent.
+
+        Blocks, shielded from cancellation, while the responses still open are completed
+        and the events discarded, until ``deadline`` (Trio time) at the latest: by default
+        :data:`SESSION_END_TIMEOUT` seconds from now. What is left then is dropped (a
+        client that does not read sees its response cut by the server)."""
         if self.closed:
             await trio.lowlevel.checkpoint()
             return
@@ -403,7 +412,9 @@ class LegacySession:
             channel.finished = True
             channel.let_go()
         store = self.manager.store
-        with trio.CancelScope(shield=True):
+        if deadline is None:
+            deadline = trio.current_time() + SESSION_END_TIMEOUT
+        with trio.move_on_at(deadline, shield=True) as bounded:
             for writer in writers:
                 # Complete the responses still open: their exchanges end with them.
                 if writer.state == "new":
@@ -412,7 +423,13 @@ class LegacySession:
                     await writer.close()
             if store is not None:
                 await store.discard_session(self.id)
-            self.connection.close()
+        if bounded.cancelled_caught:
+            log.warning(
+                "session %s: ending it took too long (a client not reading, or the event "
+                "store not answering); the rest was dropped",
+                self.id[:6],
+            )
+        self.connection.close()
 
 
 async def _forward_changes(

@@ -33,7 +33,7 @@ from ._callers import CallerCaps
 from ._event_store import EventStore
 from ._exchange import HttpRequest, ResponseWriter, keep_alive
 from ._legacy_channels import Channel, replay as replay_events
-from ._legacy_session import LegacySession, SessionClosed
+from ._legacy_session import SESSION_END_TIMEOUT, LegacySession, SessionClosed
 from ._sse import priming_event
 
 if TYPE_CHECKING:
@@ -174,11 +174,17 @@ class SessionManager:
                 session.standalone.let_go()
 
     async def aclose(self) -> None:
-        """End every session (shutdown)."""
+        """End every session (shutdown).
+
+        Blocks, shielded from cancellation, for at most :data:`SESSION_END_TIMEOUT`
+        seconds in all: every session ends, and they share that deadline for completing
+        their open responses and discarding their events."""
         self.closing = True
         self._reaper_scope.cancel()
+        deadline = trio.current_time() + SESSION_END_TIMEOUT
         for session in list(self.sessions.values()):
-            await session.end()
+            if not session.closed:  # (a DELETE may end one meanwhile)
+                await session.end(deadline=deadline)
 
     # -- HTTP -------------------------------------------------------------------------------
 
