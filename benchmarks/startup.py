@@ -124,9 +124,7 @@ def models() -> None:
             )
         return (time.perf_counter() - start) * 1e3
 
-    print(
-        f"import trio_mcp ({trio_mcp.__name__}) creates {len(loaded)} models, {len(events)} events"
-    )
+    print(f"import {trio_mcp.__name__} creates {len(loaded)} models, {len(events)} events")
     for classes, what in ((loaded, "the models"), (events, "the protocol events")):
         for how, label in (
             ("generated", "attrs, generated __eq__/__hash__/__repr__"),

@@ -1,6 +1,6 @@
 """Who reads a session's input: the receive loop (the default), or, with the handover
 on (``handback_delay=HANDBACK_DELAY``, an opt-in), the caller waiting for an answer (see
-"Who reads" in the session engine's docs). Time is a MockClock, except where the test
+"Who reads" in trio_mcp/_session/_reader.py). Time is a MockClock, except where the test
 is about what a real clock does; nothing sleeps for real."""
 
 from __future__ import annotations
