@@ -19,8 +19,9 @@ import trio
 from .._errors import McpError, ProtocolError
 from .._protocol._connection import Connection
 from .._protocol._era import EraCache
-from .._session._engine import ProgressCallback, Session, connect_session
+from .._session._engine import Session, connect_session
 from .._session._options import SessionSettings
+from .._session._outbound import ProgressCallback
 from .._transports._stream import MessageStream
 from .._types._base import Implementation, LoggingLevel
 from .._types._capabilities import (

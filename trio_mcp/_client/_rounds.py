@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from .._errors import ErrorCode, McpError, ProtocolError, URLElicitationRequired
-from .._session._engine import ProgressCallback, Session
+from .._session._engine import Session
+from .._session._outbound import ProgressCallback
 from .._types._converter import converter_for
 from .._types._methods import MRTR_METHODS
 from .._types._mrtr import InputRequiredResult

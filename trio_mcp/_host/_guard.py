@@ -47,7 +47,7 @@ from ._policy import RateLimiter
 
 if TYPE_CHECKING:
     from .._client._handlers import ElicitationHandler, SamplingHandler
-    from .._session._engine import ProgressCallback
+    from .._session._outbound import ProgressCallback
     from ._host import Host, ServerState
 
 __all__ = ["USER_REJECTED", "Guard"]

@@ -68,7 +68,7 @@ from ._model_tools import parse_tool_use, tool_definitions
 from ._pinning import DEFAULT_MAX_DESCRIPTION, Pins, ToolStatus
 
 if TYPE_CHECKING:
-    from .._session._engine import ProgressCallback
+    from .._session._outbound import ProgressCallback
     from ._model_tools import ToolStyle
 
 __all__ = ["Host", "HostOptions", "ResourceUpdates", "ServerState", "open_host"]

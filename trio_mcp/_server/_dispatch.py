@@ -18,7 +18,8 @@ from .._errors import ErrorCode, McpError, URLElicitationRequired
 from .._protocol._envelope import SUBSCRIPTION_ID
 from .._protocol._events import InboundRequest
 from .._protocol._lifecycle import Phase
-from .._session._engine import LATER, Session
+from .._session._engine import Session
+from .._session._inbound import LATER
 from .._types._base import EmptyResult
 from .._types._converter import converter_for
 from .._types._mrtr import InputRequiredResult

@@ -100,21 +100,14 @@ from .._types._converter import converter_for
 from .._types._notifications import LoggingMessageNotificationParams, ProgressNotificationParams
 from .._util import open_nursery_unwrapped
 from ._call import Call
-from ._inbound import LATER, Admission, ImmediateHandler, Inbound, RequestHandler
+from ._inbound import Admission, ImmediateHandler, Inbound, RequestHandler
 from ._options import SessionOptions
 from ._outbound import Outbound, ProgressCallback
-from ._reader import HANDBACK_DELAY, Reader
+from ._reader import Reader
 from ._waiter import Closed, Waiter
 
 __all__ = [
-    "HANDBACK_DELAY",
-    "LATER",
-    "Admission",
-    "Call",
-    "ImmediateHandler",
     "NotificationHandler",
-    "ProgressCallback",
-    "RequestHandler",
     "Session",
     "connect_session",
     "open_session",

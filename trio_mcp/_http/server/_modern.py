@@ -36,7 +36,8 @@ from ..._protocol._envelope import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from ..._protocol._events import Dispatch, InboundRequest, Reply
 from ..._server._dispatch import Dispatcher
 from ..._server._rate_limit import RateLimiter
-from ..._session._engine import LATER, Admission, Session
+from ..._session._engine import Session
+from ..._session._inbound import LATER, Admission
 from ..._transports._stream import MessageStream, Received
 from ..._types._base import RequestId
 from ..._versions import MODERN_VERSIONS
