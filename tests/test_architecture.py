@@ -184,5 +184,19 @@ def test_the_http_server_and_client_do_not_import_each_other(side: str) -> None:
             assert not name.startswith(forbidden), f"{path.relative_to(PACKAGE)} imports {name}"
 
 
+#: The client's two legacies (the sessions of legacy Streamable HTTP, the 2024-11-05
+#: HTTP+SSE transport) are two sides of one stream that know nothing of each other;
+#: ``_stream.py`` joins them and chooses the mode.
+HTTP_CLIENT_LEGACIES = {"_legacy": "_sse_2024", "_sse_2024": "_legacy"}
+
+
+@pytest.mark.parametrize("module", sorted(HTTP_CLIENT_LEGACIES))
+def test_the_http_clients_two_legacies_do_not_import_each_other(module: str) -> None:
+    other = f"trio_mcp._http.client.{HTTP_CLIENT_LEGACIES[module]}"
+    imported = _imports(HTTP / "client" / f"{module}.py")
+    assert "trio_mcp._http.client._exchange" in imported  # both build on the shared part
+    assert other not in imported, f"_http/client/{module}.py imports {other}"
+
+
 def test_the_package_is_typed() -> None:
     assert (PACKAGE / "py.typed").exists()

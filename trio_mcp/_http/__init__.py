@@ -10,6 +10,6 @@ Three words in module names say which way of speaking MCP over HTTP a module ser
   with its sessions (``server/_legacy_session.py``, ``_legacy_sessions.py``,
   ``_legacy_channels.py``; ``client/_legacy.py``).
 * *sse_2024*: the HTTP+SSE transport of 2024-11-05 (``GET /sse``, ``POST /messages``),
-  deprecated since 2025-03-26 (``server/_sse_2024.py``; the client falls back to it in
-  ``client/_legacy.py``).
+  deprecated since 2025-03-26 (``server/_sse_2024.py``; ``client/_sse_2024.py``, which
+  the client falls back to when a server refuses ``initialize``).
 """

@@ -2,8 +2,9 @@
 is read from its own HTTP response by a task of the stream), and the one bounded channel
 through which everything the server sends reaches the session.
 
-The modes build on this: :mod:`._legacy` (legacy Streamable HTTP and the 2024-11-05
-HTTP+SSE transport), then :mod:`._stream` (the modern era, and the choice of mode).
+The modes build on this, side by side: :mod:`._legacy` (the sessions of legacy Streamable
+HTTP) and :mod:`._sse_2024` (the 2024-11-05 HTTP+SSE transport); :mod:`._stream` joins them
+(the modern era, and the choice of mode).
 """
 
 from __future__ import annotations
@@ -290,6 +291,22 @@ class ExchangeStream(MessageStream):
                     return True
         return exchange.answered
 
+    async def _own_answer(self, response: httpx.Response, request: rpc.Request) -> Received | None:
+        """The answer to ``request``, a request the stream made for itself (the session
+        sees nothing of it), read from a successful ``response``; ``None`` if the body
+        ended without it. Blocks until it comes.
+
+        Raises:
+            httpx.RequestError: the stream broke.
+            UnexpectedBody: the body was neither JSON nor an event stream.
+            BodyTooLarge: a message was larger than ``max_message_size``.
+        """
+        async with aclosing(read_messages(response, self.max_message_size, Cursor())) as messages:
+            async for message in messages:
+                if getattr(message, "id", None) == request.id:
+                    return message
+        return None
+
     async def _answer_http_error(self, exchange: Exchange, response: httpx.Response) -> None:
         """Answer ``exchange`` from an HTTP error: with the JSON-RPC error in the body if
         there is one, else with an error naming the status."""
@@ -322,6 +339,40 @@ class ExchangeStream(MessageStream):
         base = cursor.retry if cursor.retry is not None else self.default_retry
         return float(min(base * 2 ** max(failures - 1, 0), max(self.max_retry, base)))
 
+    # -- messages whose answer does not come in the HTTP response ---------------------------
+
+    async def _post(self, message: rpc.Message, url: str, headers: dict[str, str]) -> None:
+        """POST ``message`` to ``url`` (with ``headers`` besides the content type), when its
+        answer, if any, does not come in the HTTP response. Blocks until the server took it.
+
+        Failures are logged (and a request's is its answer).
+
+        Raises:
+            trio.BrokenResourceError: the POST failed after the server ended the
+                conversation (the HTTP+SSE event stream).
+        """
+        headers = {"accept": POST_ACCEPT, "content-type": JSON, **headers}
+        try:
+            response = await self._http.post(url, content=rpc.dumps(message), headers=headers)
+        except httpx.HTTPError as exc:
+            if self._ended:
+                raise trio.BrokenResourceError("the server ended the event stream") from exc
+            log.warning("could not send %s: %r", _describe(message), exc)
+            if type(message) is rpc.Request:
+                await self._deliver(http_failure(message.id, f"could not send it: {exc!r}"))
+            return
+        if not response.is_success:
+            log.warning("%s: HTTP %d from the server", _describe(message), response.status_code)
+            if type(message) is rpc.Request:
+                await self._deliver(
+                    http_failure(message.id, f"HTTP {response.status_code} from {url}")
+                )
+
 
 def http_failure(id: RequestId, text: str) -> rpc.ErrorResponse:
     return rpc.ErrorResponse(id, Error(code=ErrorCode.INTERNAL_ERROR, message=text))
+
+
+def _describe(message: rpc.Message) -> str:
+    method = getattr(message, "method", None)
+    return method if method is not None else f"the answer to {getattr(message, 'id', None)!r}"

@@ -24,6 +24,11 @@ The stream does not guess the era: it follows the messages the session sends
   :exc:`~trio_mcp.ProtocolError`), and everything from the server then arrives
   on that stream.
 
+The legacy sessions are :class:`~._legacy.LegacyStream`'s and the HTTP+SSE transport
+:class:`~._sse_2024.Sse2024Stream`'s: two sides of :class:`~._exchange.ExchangeStream`
+that know nothing of each other. :class:`HttpClientStream` joins them and chooses the mode,
+the fall-back from one to the other included.
+
 Each POST that expects an answer is an *exchange*: a task in the stream's
 nursery that reads the answer and hands every message to the session through
 one bounded channel. Messages are sent as they are, with two rewrites the
@@ -60,7 +65,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from contextlib import aclosing
 from typing import Any, Unpack
 
 import httpx
@@ -70,7 +74,8 @@ from ... import _jsonrpc as rpc
 from ..._auth._client._errors import AuthorizationError
 from ..._errors import ErrorCode
 from ..._protocol._envelope import PROTOCOL_VERSION, declares_modern_version
-from ..._types._base import RequestId
+from ..._transports._stream import Received
+from ..._types._base import Error, RequestId
 from .._headers import (
     MCP_METHOD,
     MCP_NAME,
@@ -81,7 +86,7 @@ from .._headers import (
     name_source,
     param_value_text,
 )
-from ._bodies import BodyTooLarge, Cursor, UnexpectedBody, read_messages
+from ._bodies import BodyTooLarge, Cursor, UnexpectedBody
 from ._exchange import (
     JSON,
     POST_ACCEPT,
@@ -92,11 +97,23 @@ from ._exchange import (
     log,
 )
 from ._legacy import LegacyStream
+from ._sse_2024 import Sse2024Stream
 
 __all__ = ["HttpClientStream", "HttpClientStreamOptions", "Mode"]
 
+#: JSON-RPC errors by which a modern (2026-07-28) server refuses a request, unknown methods
+#: included: with one of these in the body, a 400/404/405 is not an HTTP+SSE server's.
+_MODERN_ERRORS = frozenset(
+    {
+        ErrorCode.METHOD_NOT_FOUND,
+        ErrorCode.HEADER_MISMATCH,
+        ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        ErrorCode.UNSUPPORTED_PROTOCOL_VERSION,
+    }
+)
 
-class HttpClientStream(LegacyStream):
+
+class HttpClientStream(LegacyStream, Sse2024Stream):
     """The client end of an MCP conversation over HTTP (see the module docstring).
 
     Create it with :func:`~trio_mcp.http.connect_http_stream` or
@@ -239,6 +256,27 @@ class HttpClientStream(LegacyStream):
             self._unregister(exchange)
             self._slots.release()
 
+    async def _post_message(self, message: rpc.Message) -> None:
+        """POST a message whose answer, if any, does not come in the HTTP response: a legacy
+        notification or response, or anything on HTTP+SSE (to the endpoint its event
+        stream named). Blocks until the server took it; failures are logged, and a
+        request's is its answer."""
+        if self.mode == "sse":
+            await self._post_to_endpoint(message)
+        else:
+            await self._post_in_session(message)
+
+    async def _initialize_refused(
+        self, exchange: Exchange, status: int, error: Error | None
+    ) -> None:
+        """``initialize`` was refused with HTTP 400, 404 or 405: a modern error in the body
+        is the answer; any other refusal is taken for an HTTP+SSE server's, and that
+        transport is tried."""
+        if error is None or error.code not in _MODERN_ERRORS:
+            await self._fall_back_to_sse(exchange, status, error)
+            return
+        await self._deliver(rpc.ErrorResponse(exchange.wire_id, error), exchange)
+
     async def _cancel(self, notification: rpc.Notification) -> None:
         params = notification.params or {}
         target: Any = params.get("requestId")
@@ -367,7 +405,7 @@ class HttpClientStream(LegacyStream):
             if cursor is not None:
                 params["cursor"] = cursor
             request = rpc.Request(f"trio-mcp-tools-{next(self._fresh_ids)}", "tools/list", params)
-            answer: Any = None
+            answer: Received | None = None
             try:
                 async with self._http.stream(
                     "POST",
@@ -376,13 +414,7 @@ class HttpClientStream(LegacyStream):
                     headers=self._modern_headers(request),
                 ) as response:
                     if response.is_success:
-                        async with aclosing(
-                            read_messages(response, self.max_message_size, Cursor())
-                        ) as messages:
-                            async for message in messages:
-                                if getattr(message, "id", None) == request.id:
-                                    answer = message
-                                    break
+                        answer = await self._own_answer(response, request)
             except (httpx.RequestError, BodyTooLarge, UnexpectedBody) as exc:
                 log.warning("could not list the tools again: %r", exc)
                 return
