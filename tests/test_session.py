@@ -52,6 +52,10 @@ class Recorder:
             elif name == "progress":
                 for step in range(5):
                     await session.send_progress(request, step, 5, f"step {step}")
+            elif name == "chatty":
+                for step in range(100):
+                    await session.send_progress(request, step, 100)
+                await self.release.wait()
             elif name == "fail":
                 raise McpError("it failed", code=-32099 + 0, data={"why": "asked to"})
             elif name == "crash":
@@ -80,7 +84,9 @@ def recorder() -> Recorder:
 @pytest.fixture
 def session_pair_options(recorder: Recorder, request: pytest.FixtureRequest) -> dict[str, Any]:
     """The ``pair`` fixture here (tests/conftest.py): a server answering with the recorder,
-    declaring CAPS; in the test's era when the test takes ``era``, else legacy."""
+    declaring CAPS; in the test's era when the test takes ``era``, else legacy. The
+    fuzzer's regression tests below name their own handler, and no capabilities
+    (``server_capabilities=None``), with ``@pytest.mark.session_pair``."""
     options: dict[str, Any] = {
         "server_capabilities": CAPS,
         "server_options": {"handler": recorder.handle},
@@ -543,89 +549,70 @@ async def test_a_batch_is_answered_item_by_item(
 
 
 async def test_progress_for_a_slow_reader_keeps_only_the_newest(
-    autojump_clock: trio.testing.MockClock,
+    recorder: Recorder, pair: SessionPair, autojump_clock: trio.testing.MockClock
 ) -> None:
-    # The peer reports 100 times before we read once: the receive loop does not wait for
-    # us, the buffer keeps the newest PROGRESS_BUFFER updates, and the rest are counted.
-    release = trio.Event()
+    # The peer reports 100 times before we read once ("chatty", which then waits for the
+    # release): the receive loop does not wait for us, the buffer keeps the newest
+    # PROGRESS_BUFFER updates, and the rest are counted.
+    params = {"name": "chatty", "arguments": {}}
+    async with pair.client.open_request("tools/call", params, progress=True) as request:
+        await trio.testing.wait_all_tasks_blocked()  # all 100 sent and received
+        assert request.dropped_progress == 100 - PROGRESS_BUFFER
+        recorder.release.set()
+        updates = [update.progress async for update in request]
+        await request.result()
+    assert updates == list(range(100 - PROGRESS_BUFFER, 100))
+    assert pair.client.connection.statistics().progress_dropped == 100 - PROGRESS_BUFFER
 
-    async def chatty(session: Session, request: InboundRequest) -> Any:
-        for step in range(100):
-            await session.send_progress(request, step, 100)
-        await release.wait()
-        return t.CallToolResult(content=[])
+    # A slow callback: what arrives while it runs waits in the same bounded buffer.
+    seen: list[float] = []
 
-    async with memory_session_pair(
-        server_capabilities=CAPS, server_options={"handler": chatty}
-    ) as pair:
-        params = {"name": "chatty", "arguments": {}}
-        async with pair.client.open_request("tools/call", params, progress=True) as request:
-            await trio.testing.wait_all_tasks_blocked()  # all 100 sent and received
-            assert request.dropped_progress == 100 - PROGRESS_BUFFER
-            release.set()
-            updates = [update.progress async for update in request]
-            await request.result()
-        assert updates == list(range(100 - PROGRESS_BUFFER, 100))
-        assert pair.client.connection.statistics().progress_dropped == 100 - PROGRESS_BUFFER
+    async def slow(update: t.ProgressNotificationParams) -> None:
+        seen.append(update.progress)
+        await trio.sleep(1)
 
-        # A slow callback: what arrives while it runs waits in the same bounded buffer.
-        seen: list[float] = []
-
-        async def slow(update: t.ProgressNotificationParams) -> None:
-            seen.append(update.progress)
-            await trio.sleep(1)
-
-        release = trio.Event()
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(
-                partial(pair.client.send_request, "tools/call", params, on_progress=slow)
-            )
-            await trio.testing.wait_all_tasks_blocked()
-            release.set()
-        dropped = pair.client.connection.statistics().progress_dropped - (100 - PROGRESS_BUFFER)
-        assert len(seen) <= 1 + PROGRESS_BUFFER
-        assert len(seen) + dropped == 100
-        assert seen[-PROGRESS_BUFFER:] == list(range(100 - PROGRESS_BUFFER, 100))
+    recorder.release = trio.Event()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(
+            partial(pair.client.send_request, "tools/call", params, on_progress=slow)
+        )
+        await trio.testing.wait_all_tasks_blocked()
+        recorder.release.set()
+    dropped = pair.client.connection.statistics().progress_dropped - (100 - PROGRESS_BUFFER)
+    assert len(seen) <= 1 + PROGRESS_BUFFER
+    assert len(seen) + dropped == 100
+    assert seen[-PROGRESS_BUFFER:] == list(range(100 - PROGRESS_BUFFER, 100))
 
 
 async def test_two_tasks_may_wait_on_one_request_and_either_may_be_cancelled(
-    autojump_clock: trio.testing.MockClock,
+    recorder: Recorder, pair: SessionPair, autojump_clock: trio.testing.MockClock
 ) -> None:
     """Several tasks may wait for one request's answer: all wake, and cancelling one of
     them leaves the others waiting."""
-    release = trio.Event()
+    params = {"name": "wait", "arguments": {}}
+    async with pair.client.open_request("tools/call", params) as request:
+        answers: list[Any] = []
+        impatient = trio.CancelScope()
 
-    async def slow(session: Session, request: InboundRequest) -> Any:
-        await release.wait()
-        return t.CallToolResult(content=[])
+        async def await_answer() -> None:
+            answers.append(await request.answer())
 
-    async with memory_session_pair(
-        server_capabilities=CAPS, server_options={"handler": slow}
-    ) as pair:
-        params = {"name": "slow", "arguments": {}}
-        async with pair.client.open_request("tools/call", params) as request:
-            answers: list[Any] = []
-            impatient = trio.CancelScope()
+        async def give_up() -> None:
+            with impatient:
+                await request.answer()
 
-            async def await_answer() -> None:
-                answers.append(await request.answer())
-
-            async def give_up() -> None:
-                with impatient:
-                    await request.answer()
-
-            with trio.fail_after(10):  # a waiter never woken fails, at once on the mock clock
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(await_answer)
-                    nursery.start_soon(give_up)
-                    nursery.start_soon(await_answer)
-                    await trio.testing.wait_all_tasks_blocked()
-                    impatient.cancel()  # one waiter leaves; the others stay
-                    await trio.testing.wait_all_tasks_blocked()
-                    assert answers == []
-                    release.set()
-        assert impatient.cancelled_caught
-        assert len(answers) == 2 and answers[0] is answers[1]
+        with trio.fail_after(10):  # a waiter never woken fails, at once on the mock clock
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(await_answer)
+                nursery.start_soon(give_up)
+                nursery.start_soon(await_answer)
+                await trio.testing.wait_all_tasks_blocked()
+                impatient.cancel()  # one waiter leaves; the others stay
+                await trio.testing.wait_all_tasks_blocked()
+                assert answers == []
+                recorder.release.set()
+    assert impatient.cancelled_caught
+    assert len(answers) == 2 and answers[0] is answers[1]
 
 
 async def test_a_request_id_repeated_in_a_batch_gets_an_error_not_a_second_run(
@@ -681,20 +668,17 @@ async def echo_or_garbage(session: Session, request: InboundRequest) -> Any:
 
 
 # Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
-@pytest.mark.parametrize("modern", [False, True])
+@pytest.mark.session_pair(server_capabilities=None, server_options={"handler": echo_or_garbage})
 async def test_unserializable_result_is_an_internal_error_not_a_dead_session(
-    modern: bool, autojump_clock: trio.testing.MockClock
+    pair: SessionPair, era: str, autojump_clock: trio.testing.MockClock
 ) -> None:
     # The TypeError from serializing the answer escaped the handler task and tore down the
     # session's nursery (and with it the caller's block); the request was never answered.
-    async with memory_session_pair(
-        modern=modern, server_options={"handler": echo_or_garbage}
-    ) as pair:
-        with pytest.raises(McpError) as caught:
-            await pair.client.send_request("x/custom", {"garbage": True})
-        assert caught.value.code == ErrorCode.INTERNAL_ERROR
-        result = await pair.client.send_request("x/custom", {"n": 2})
-        assert result["value"] == 2
+    with pytest.raises(McpError) as caught:
+        await pair.client.send_request("x/custom", {"garbage": True})
+    assert caught.value.code == ErrorCode.INTERNAL_ERROR
+    result = await pair.client.send_request("x/custom", {"n": 2})
+    assert result["value"] == 2
 
 
 # Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
@@ -713,26 +697,26 @@ async def test_closing_the_session_closes_its_notification_channel(
         assert session._notifications_in.statistics().open_send_channels == 0
 
 
+async def an_hour_of_work(session: Session, request: InboundRequest) -> Any:
+    await trio.sleep(3600)
+    return {}
+
+
 # Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
-@pytest.mark.parametrize("modern", [False, True])
+@pytest.mark.session_pair(server_capabilities=None, server_options={"handler": an_hour_of_work})
 async def test_cancellation_read_before_the_handler_starts_is_not_lost(
-    modern: bool, autojump_clock: trio.testing.MockClock
+    pair: SessionPair, era: str, autojump_clock: trio.testing.MockClock
 ) -> None:
     # The handler's cancel scope was registered only once its task ran. A cancellation
     # read in between (the caller gave up at once) found no scope, so the handler ran to
     # completion: for one that waits on something, an hour of work nobody wanted.
-    async def slow(session: Session, request: InboundRequest) -> Any:
-        await trio.sleep(3600)
-        return {}
-
-    async with memory_session_pair(modern=modern, server_options={"handler": slow}) as pair:
-        for _ in range(20):
-            async with pair.client.open_request("x/custom"):
-                pass  # leave before the answer: the client sends notifications/cancelled
-        await trio.sleep(1)
-        # Whichever way each race went, no handler is still at work a second later.
-        assert pair.server.connection.in_flight == 0
-        assert pair.server._inbound.scopes == {}
+    for _ in range(20):
+        async with pair.client.open_request("x/custom"):
+            pass  # leave before the answer: the client sends notifications/cancelled
+    await trio.sleep(1)
+    # Whichever way each race went, no handler is still at work a second later.
+    assert pair.server.connection.in_flight == 0
+    assert pair.server._inbound.scopes == {}
 
 
 async def waits_as_told(session: Session, request: InboundRequest) -> Any:
@@ -746,48 +730,59 @@ async def waits_as_told(session: Session, request: InboundRequest) -> Any:
 
 
 # Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+@pytest.mark.session_pair(
+    server_capabilities=None,
+    server_options={"handler": waits_as_told, "max_concurrent_requests": 1},
+)
 async def test_full_house_does_not_stop_cancellations_from_being_read(
-    autojump_clock: trio.testing.MockClock,
+    pair: SessionPair, autojump_clock: trio.testing.MockClock
 ) -> None:
     # With every handler slot taken, the receive loop waited for a slot before reading
     # on: the cancellation that would free the slot sat unread behind the next request,
     # and the session deadlocked.
-    async with memory_session_pair(
-        server_options={"handler": waits_as_told, "max_concurrent_requests": 1}
-    ) as pair:
 
-        async def give_up_after_a_second() -> None:
-            with trio.move_on_after(1):
-                await pair.client.send_request("x/custom", {"forever": True})
+    async def give_up_after_a_second() -> None:
+        with trio.move_on_after(1):
+            await pair.client.send_request("x/custom", {"forever": True})
 
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(give_up_after_a_second)
-            await trio.sleep(0.5)
-            with trio.fail_after(60):
-                result = await pair.client.send_request("x/custom", {"n": 2})
-        assert result["value"] == 2
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(give_up_after_a_second)
+        await trio.sleep(0.5)
+        with trio.fail_after(60):
+            result = await pair.client.send_request("x/custom", {"n": 2})
+    assert result["value"] == 2
 
 
 # Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+@pytest.mark.session_pair(
+    server_capabilities=None,
+    server_options={"handler": waits_as_told, "max_concurrent_requests": 1},
+)
 async def test_full_house_does_not_stop_answers_to_the_handlers_own_requests(
-    autojump_clock: trio.testing.MockClock,
+    pair: SessionPair, autojump_clock: trio.testing.MockClock
 ) -> None:
     # The same deadlock without any cancellation: the only running handler awaits the
     # peer's answer to its ping, and that answer sat unread behind the next request.
-    async with memory_session_pair(
-        server_options={"handler": waits_as_told, "max_concurrent_requests": 1}
-    ) as pair:
-        with trio.fail_after(60):
-            async with trio.open_nursery() as nursery:
-                for n in range(2):  # one runs, one waits for its turn
-                    nursery.start_soon(
-                        pair.client.send_request, "x/custom", {"n": n, "ping_back": True}
-                    )
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            for n in range(2):  # one runs, one waits for its turn
+                nursery.start_soon(
+                    pair.client.send_request, "x/custom", {"n": n, "ping_back": True}
+                )
+
+
+async def ten_seconds_of_work(session: Session, request: InboundRequest) -> Any:
+    await trio.sleep(10)
+    return {"value": (request.raw_params or {})["n"]}
 
 
 # Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+@pytest.mark.session_pair(
+    server_capabilities=None,
+    server_options={"handler": ten_seconds_of_work, "max_concurrent_requests": 2},
+)
 async def test_requests_beyond_the_backlog_are_refused_at_once(
-    autojump_clock: trio.testing.MockClock,
+    pair: SessionPair, autojump_clock: trio.testing.MockClock
 ) -> None:
     # The other half of the fix: the receive loop no longer waits for a slot, so what it
     # cannot hold (max_concurrent_requests running and as many waiting) is refused.
@@ -799,14 +794,7 @@ async def test_requests_beyond_the_backlog_are_refused_at_once(
         except McpError as exc:
             outcomes.append(exc.code)
 
-    async def slow(session: Session, request: InboundRequest) -> Any:
-        await trio.sleep(10)
-        return {"value": (request.raw_params or {})["n"]}
-
-    async with (
-        memory_session_pair(server_options={"handler": slow, "max_concurrent_requests": 2}) as pair,
-        trio.open_nursery() as nursery,
-    ):
+    async with trio.open_nursery() as nursery:
         for n in range(6):
             nursery.start_soon(call, n)
     # Which four are served depends on the order the callers got going.

@@ -31,7 +31,14 @@ from trio_mcp.http import (
     McpAsgiApp,
     connect_http_stream,
 )
-from trio_mcp.server import DirectoryOptions, DirectoryResources, ToolOptions, ToolSpec
+from trio_mcp.server import (
+    DirectoryOptions,
+    DirectoryResources,
+    ServeOptions,
+    Server,
+    ToolOptions,
+    ToolSpec,
+)
 from trio_mcp.session import Session, SessionOptions, SessionSettings
 from trio_mcp.testing import FuzzOptions, FuzzSettings
 from trio_mcp.transports import (
@@ -53,11 +60,11 @@ ROOT = Path(__file__).resolve().parent.parent
 SNIPPET = """\
 from trio_mcp import Server, run
 from trio_mcp.client import open_client, open_stdio_client
-from trio_mcp.host import open_host
+from trio_mcp.host import InProcessServerConfig, open_host
 from trio_mcp.http import open_http_client, serve
 from trio_mcp.session import open_session
 from trio_mcp.protocol import Connection
-from trio_mcp.testing import FuzzSettings, StdioTarget, fuzz
+from trio_mcp.testing import FuzzSettings, StdioTarget, connect, fuzz
 from trio_mcp.transports import MessageStream, open_process_stream
 from trio_mcp.websocket import open_websocket_client
 
@@ -82,6 +89,9 @@ async def correct(stream: MessageStream, server: Server, connection: Connection)
         pass
     await server.run_stdio(handle_signals=False, max_concurrent_requests=4)
     run(server, drain_timeout=1.0)
+    async with connect(server, server_options={"principal": "alice", "drain_timeout": 1.0}):
+        pass
+    InProcessServerConfig(server=server, server_options={"max_concurrent_requests": 2})
 
 
 async def misspelt(stream: MessageStream, server: Server, connection: Connection) -> None:
@@ -106,6 +116,9 @@ async def misspelt(stream: MessageStream, server: Server, connection: Connection
         pass
     await server.run_stdio(handle_signal=False)  # misspelt: handle_signal
     run(server, drain_timout=1.0)  # misspelt: drain_timout
+    async with connect(server, server_options={"principle": "alice"}):  # misspelt: principle in server_options
+        pass
+    InProcessServerConfig(server=server, server_options={"max_concurent_requests": 2})  # misspelt: max_concurent_requests in server_options
 """
 
 ERROR = re.compile(r"^snippet\.py:(\d+): error: (.*)$")
@@ -149,7 +162,7 @@ def test_a_misspelt_option_is_a_type_error_at_the_call(tmp_path: Path) -> None:
             errors.setdefault(int(match[1]), []).append(match[2])
     assert run.returncode in (0, 1), run.stdout + run.stderr  # 2: mypy itself failed
     expected = _misspelt_words()
-    assert len(expected) == 13
+    assert len(expected) == 15
     # Every misspelt call is reported, on its own line, naming the word...
     for number, word in expected.items():
         assert any(f'"{word}"' in message for message in errors.get(number, [])), (
@@ -221,6 +234,11 @@ def _keys(options: Any) -> set[str]:
         pytest.param(AppOptions, lambda: _keywords(McpAsgiApp), id="asgi_app"),
         pytest.param(
             RunOptions, lambda: _keywords(run_stdio) | _keys(SessionSettings), id="run_stdio"
+        ),
+        pytest.param(
+            ServeOptions,
+            lambda: _keywords(Server.serve, "task_status") | _keys(SessionSettings),
+            id="serve",
         ),
         pytest.param(ToolOptions, lambda: _keywords(ToolSpec.from_function), id="add_tool"),
         pytest.param(DirectoryOptions, lambda: _keywords(DirectoryResources), id="directory"),

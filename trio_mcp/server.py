@@ -12,7 +12,7 @@ from ._server._resources import (
     ResourceSpec as ResourceSpec,
     TemplateSpec as TemplateSpec,
 )
-from ._server._server import Server as Server
+from ._server._server import ServeOptions as ServeOptions, Server as Server
 from ._server._stdio import (
     DEFAULT_DRAIN_TIMEOUT as DEFAULT_DRAIN_TIMEOUT,
     RunOptions as RunOptions,

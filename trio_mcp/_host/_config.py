@@ -13,7 +13,7 @@ from .._transports._stderr import DEFAULT_STDERR_RATE
 from ._policy import ServerPolicy, parse_policy
 
 if TYPE_CHECKING:
-    from .._server._server import Server
+    from .._server._server import ServeOptions, Server
 
 __all__ = [
     "HttpServerConfig",
@@ -68,8 +68,9 @@ class InProcessServerConfig:
     """
 
     server: Server
-    #: Options of :meth:`Server.serve <trio_mcp.server.Server.serve>` (session options).
-    server_options: Mapping[str, Any] | None = None
+    #: Options of :meth:`Server.serve <trio_mcp.server.Server.serve>`
+    #: (:class:`~trio_mcp.server.ServeOptions`: the session's settings, ``principal``).
+    server_options: ServeOptions | None = None
     #: How many messages each direction of the memory stream buffers.
     buffer: int = 64
     #: What the host lets this server do (see :class:`~trio_mcp.host.ServerPolicy`).

@@ -54,9 +54,20 @@ if TYPE_CHECKING:
     from ._stdio import RunOptions
     from ._tasks import TaskRunner
 
-__all__ = ["Server"]
+__all__ = ["ServeOptions", "Server"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ServeOptions(SessionSettings, total=False):
+    """The keyword options of :meth:`Server.serve` as one typed dictionary (all but
+    ``task_status``, which ``nursery.start`` passes): ``principal``, ``task_runner`` and the
+    session's :class:`~trio_mcp.session.SessionSettings`. The ``server_options`` of
+    :func:`trio_mcp.testing.connect` and :class:`~trio_mcp.host.InProcessServerConfig`, so
+    a misspelt one is an error your type checker reports."""
+
+    principal: str | None
+    task_runner: TaskRunner | None
 
 
 class Server:

@@ -464,9 +464,12 @@ class Session:
         result; see :meth:`send_request`."""
         params = getattr(request, "params", None)
         raw = None if params is None else converter_for(self._write_version()).unstructure(params)
-        method: str = request.method  # type: ignore[attr-defined]
         result: R = await self.send_request(
-            method, raw, on_progress=on_progress, model=request.result_model, related=related
+            request.method,
+            raw,
+            on_progress=on_progress,
+            model=request.result_model,
+            related=related,
         )
         return result
 

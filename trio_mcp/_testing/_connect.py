@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Unpack
+from typing import Unpack
 
 from .._client._client import Client, connect_client
 from .._client._options import ClientOptions
-from .._server._server import Server
+from .._server._server import ServeOptions, Server
 from .._transports._memory import memory_stream_pair
 from .._util import open_nursery_unwrapped
 
@@ -18,7 +18,7 @@ async def connect(
     server: Server,
     *,
     buffer: int = 64,
-    server_options: dict[str, Any] | None = None,
+    server_options: ServeOptions | None = None,
     **client_options: Unpack[ClientOptions],
 ) -> AsyncIterator[Client]:
     """A :class:`~trio_mcp.Client` talking to ``server`` over in-memory streams.
@@ -26,7 +26,8 @@ async def connect(
     Client options are :func:`~trio_mcp.client.connect_client`'s
     (:class:`~trio_mcp.client.ClientOptions`); pass
     ``protocol_version="2026-07-28"`` (or a legacy one) to pick the era, or let
-    the client detect it. ``server_options`` go to :meth:`Server.serve`.
+    the client detect it. ``server_options`` go to :meth:`Server.serve`
+    (:class:`~trio_mcp.server.ServeOptions`: ``principal`` and the session's settings).
     """
     client_stream, server_stream = memory_stream_pair(buffer)
     async with open_nursery_unwrapped() as nursery:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
 import attrs
 import trio
@@ -13,6 +12,7 @@ import trio.lowlevel
 from .._protocol._connection import Connection
 from .._protocol._lifecycle import Phase
 from .._session._engine import Session, connect_session
+from .._session._options import SessionOptions
 from .._transports._memory import memory_stream_pair
 from .._types._base import Implementation
 from .._types._capabilities import ClientCapabilities, ServerCapabilities
@@ -30,8 +30,8 @@ async def memory_session_pair(
     *,
     client_capabilities: ClientCapabilities | None = None,
     server_capabilities: ServerCapabilities | None = None,
-    client_options: dict[str, Any] | None = None,
-    server_options: dict[str, Any] | None = None,
+    client_options: SessionOptions | None = None,
+    server_options: SessionOptions | None = None,
     buffer: int = 64,
     initialize: bool = True,
     modern: bool = False,
@@ -41,7 +41,9 @@ async def memory_session_pair(
     With ``initialize`` the legacy handshake is done before the block starts;
     with ``modern`` the client speaks the latest modern revision instead.
     ``buffer=0`` gives the lockstep variant, where every send waits for the
-    peer to receive.
+    peer to receive. ``client_options`` and ``server_options`` go to each
+    side's :func:`~trio_mcp.session.connect_session`
+    (:class:`~trio_mcp.session.SessionOptions`: its handlers and settings).
     """
     client_stream, server_stream = memory_stream_pair(buffer)
     client_conn = Connection(

@@ -162,9 +162,12 @@ class NotificationParams(Model):
 class Request(Model, Generic[ResultT]):
     """Base of typed requests: ``method`` and ``params``, without the JSON-RPC envelope.
 
-    ``result_model`` names the model the answer is structured as.
+    ``result_model`` names the model the answer is structured as. Each request class
+    gives its ``method`` again, as a ``Literal`` with a default (the attribute it
+    declares replaces this one, so its fields and their order are its own).
     """
 
+    method: str
     result_model: ClassVar[type[Any]]
 
 
