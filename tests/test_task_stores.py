@@ -321,6 +321,7 @@ async def test_a_failed_lease_renewal_is_logged_and_tried_again(
     async with open_redis_task_store(redis_url, prefix=prefix, lease=0.3) as worker:
         renew = worker.renew_lease
         calls = 0
+        tried_again = trio.Event()
 
         async def flaky() -> None:
             nonlocal calls
@@ -328,9 +329,9 @@ async def test_a_failed_lease_renewal_is_logged_and_tried_again(
             if calls == 1:
                 raise ConnectionError("redis went away for a moment")
             await renew()
+            tried_again.set()
 
         worker.renew_lease = flaky  # type: ignore[method-assign]
         with trio.fail_after(5):
-            while calls < 2:
-                await trio.sleep(0.05)
+            await tried_again.wait()
     assert "could not renew the task worker's lease" in caplog.text
