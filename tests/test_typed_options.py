@@ -22,6 +22,7 @@ from trio_mcp.client import (
     StdioClientOptions,
     connect_client,
 )
+from trio_mcp.fuzz import FuzzOptions, FuzzSettings
 from trio_mcp.host import Host, HostOptions
 from trio_mcp.http import (
     AppOptions,
@@ -40,7 +41,6 @@ from trio_mcp.server import (
     ToolSpec,
 )
 from trio_mcp.session import Session, SessionOptions, SessionSettings
-from trio_mcp.testing import FuzzOptions, FuzzSettings
 from trio_mcp.transports import (
     LineStreamOptions,
     ProcessOptions,
@@ -64,7 +64,8 @@ from trio_mcp.host import InProcessServerConfig, open_host
 from trio_mcp.http import open_http_client, serve
 from trio_mcp.session import open_session
 from trio_mcp.protocol import Connection
-from trio_mcp.testing import FuzzSettings, StdioTarget, connect, fuzz
+from trio_mcp.fuzz import FuzzSettings, StdioTarget, fuzz
+from trio_mcp.testing import connect
 from trio_mcp.transports import MessageStream, open_process_stream
 from trio_mcp.websocket import open_websocket_client
 
