@@ -15,9 +15,17 @@ import trio.testing
 from hypothesis import given, strategies as st
 from trio.lowlevel import FdStream
 
-from trio_mcp import jsonrpc as rpc
+from trio_mcp import ConnectionClosed, jsonrpc as rpc
+from trio_mcp.protocol import Connection
+from trio_mcp.session import HANDBACK_DELAY, open_session
 from trio_mcp.testing import check_transport
-from trio_mcp.transports import LineMessageStream, MessageStream, open_line_stream
+from trio_mcp.transports import (
+    LineMessageStream,
+    MessageStream,
+    MessageTooLarge,
+    open_line_stream,
+)
+from trio_mcp.types import ClientCapabilities, Implementation
 
 
 def _pipe(size: int | None = None) -> tuple[FdStream, FdStream]:
@@ -149,27 +157,34 @@ async def test_bad_lines_arrive_as_invalid_messages_and_the_stream_goes_on() -> 
 
 
 @pytest.mark.parametrize("chunk", [7, 100, 1 << 20])
-async def test_an_oversized_line_is_reported_and_skipped_without_buffering_it(chunk: int) -> None:
+async def test_an_oversized_line_breaks_the_input_without_buffering_it(chunk: int) -> None:
+    # Skipping the line and going on would lose it silently: it may be the answer a
+    # caller waits for. The input breaks instead, saying the limit, on every later call.
     limit = 1000
-    huge = b'{"jsonrpc":"2.0","method":"x","params":{"pad":"' + b"y" * 50_000 + b'"}}\n'
-    data = PING + b"\n" + huge + PING + b"\n" + b"z" * 5000
+    huge = b'{"jsonrpc":"2.0","id":2,"result":{"pad":"' + b"y" * 50_000 + b'"}}\n'
+    data = PING + b"\n" + huge + PING + b"\n"
     chunks = [data[i : i + chunk] for i in range(0, len(data), chunk)]
     source = ScriptedReceiveStream(chunks)
     async with open_line_stream(source, RecordingSendStream(), max_message_size=limit) as s:
         source.watch = s
-        got = [await s.receive(), await s.receive(), await s.receive()]
-        # the trailing unterminated 5000 bytes are oversized too, then the end
-        last = await s.receive()
-        with pytest.raises(trio.EndOfChannel):
-            await s.receive()
+        assert await s.receive() == rpc.Request(1, "ping")
+        for _ in range(2):
+            with pytest.raises(MessageTooLarge, match="exceeded 1000 bytes") as caught:
+                await s.receive()
+            assert isinstance(caught.value, trio.BrokenResourceError)
+            assert caught.value.limit == limit
+            assert caught.value.reply.error.code == -32600
+            with pytest.raises(trio.WouldBlock):
+                s.receive_nowait()
     assert source.most_buffered <= limit + chunk
-    assert got[0] == rpc.Request(1, "ping")
-    assert isinstance(got[1], rpc.InvalidMessage)
-    assert got[1].reply is not None
-    assert got[1].reply.error.code == -32600
-    assert got[1].reply.id is None
-    assert got[2] == rpc.Request(1, "ping")
-    assert isinstance(last, rpc.InvalidMessage)
+
+
+async def test_an_unterminated_oversized_tail_breaks_the_input_too() -> None:
+    source = ScriptedReceiveStream([PING + b"\n", b"z" * 5000])
+    async with open_line_stream(source, RecordingSendStream(), max_message_size=1000) as s:
+        assert await s.receive() == rpc.Request(1, "ping")
+        with pytest.raises(MessageTooLarge):
+            await s.receive()
 
 
 async def test_a_line_of_exactly_the_limit_passes() -> None:
@@ -180,7 +195,8 @@ async def test_a_line_of_exactly_the_limit_passes() -> None:
     async with open_line_stream(
         ScriptedReceiveStream([PING + b"\n"]), RecordingSendStream(), max_message_size=len(PING) - 1
     ) as s:
-        assert isinstance(await s.receive(), rpc.InvalidMessage)
+        with pytest.raises(MessageTooLarge):
+            await s.receive()
 
 
 @given(st.data())
@@ -441,3 +457,33 @@ async def test_a_stream_that_merely_has_a_fileno_is_never_written_directly() -> 
     finally:
         os.close(r)
         os.close(w)
+
+
+@pytest.mark.parametrize("handback_delay", [0.0, HANDBACK_DELAY])
+async def test_a_session_fails_its_waiting_request_when_an_answer_is_over_the_limit(
+    handback_delay: float,
+) -> None:
+    # Whoever reads (the receive loop, or with the handover the caller itself), the broken
+    # input ends the session: the request waiting fails at once, saying the limit, and the
+    # peer is told with -32600.
+    async with pipe_pair(max_message_size=1000) as (ours, peer):
+        connection = Connection(
+            "client", info=Implementation(name="t", version="0"), capabilities=ClientCapabilities()
+        )
+        async with open_session(ours, connection, handback_delay=handback_delay) as session:
+            pending, message = connection.initialize_request()
+            with trio.fail_after(5):
+                async with session.track(pending, message) as call:
+                    request = await peer.receive()
+                    assert isinstance(request, rpc.Request)
+                    await peer.send_raw(
+                        b'{"jsonrpc":"2.0","id":1,"result":"' + b"y" * 5000 + b'"}\n'
+                    )
+                    with pytest.raises(ConnectionClosed, match="exceeded 1000 bytes"):
+                        await call.answer()
+                told = await peer.receive()
+            assert isinstance(told, rpc.ErrorResponse)
+            assert told.id is None
+            assert told.error.code == -32600
+            assert session.end_reason is not None
+            assert "exceeded 1000 bytes" in session.end_reason.message

@@ -33,5 +33,6 @@ from ._transports._stdio_server import (
 )
 from ._transports._stream import (
     MessageStream as MessageStream,
+    MessageTooLarge as MessageTooLarge,
     Received as Received,
 )

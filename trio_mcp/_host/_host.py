@@ -456,8 +456,11 @@ class Host:
                     log.debug("server %r: ping failed: %s", state.name, exc)
 
     async def _watch_session(self, state: ServerState, client: Client) -> None:
-        """Give up on the connection when its session ends."""
+        """Give up on the connection when its session ends, keeping why (a message over
+        the size limit, the process's exit status and last stderr line)."""
         await client.session.wait_finished()
+        if state.error is None and not state._down.is_set():
+            state.error = client.session.end_reason
         state._down.set()
 
     # -- supervising ---------------------------------------------------------------------------
@@ -486,6 +489,7 @@ class Host:
                     nursery.cancel_scope.cancel()
                 if state.error is None:
                     state.error = ConnectionClosed(f"server {state.name!r} closed the connection")
+                log.warning("server %r: %s", state.name, state.error)
             except Exception as exc:  # noqa: BLE001 - one server's failure must not spread
                 state.error = exc
                 log.warning("server %r: %s", state.name, exc)

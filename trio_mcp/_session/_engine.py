@@ -94,7 +94,7 @@ from .._protocol._events import (
     Reply,
     ResponseReceived,
 )
-from .._transports._stream import MessageStream
+from .._transports._stream import MessageStream, MessageTooLarge
 from .._types._base import LoggingLevel, Request
 from .._types._converter import converter_for
 from .._types._notifications import LoggingMessageNotificationParams, ProgressNotificationParams
@@ -205,6 +205,7 @@ class Session:
         self._run_scope = trio.CancelScope()
         self._closed_error: ConnectionClosed | None = None
         self._input_ended = False
+        self._end_reason: ConnectionClosed | None = None
         self._finished = trio.Event()
         self._on_input_ended = on_input_ended
 
@@ -220,6 +221,13 @@ class Session:
         """Whether the peer's input has ended (no more answers or requests will come)."""
         return self._input_ended
 
+    @property
+    def end_reason(self) -> ConnectionClosed | None:
+        """Why no answer can come any more (what every waiting request failed with): the
+        peer closed the connection, its input broke (a message over ``max_message_size``
+        says so), or the session was closed; ``None`` while it runs."""
+        return self._closed_error if self._end_reason is None else self._end_reason
+
     async def wait_finished(self) -> None:
         """Block until the session's tasks have all ended (input over and handlers drained,
         or the session closed)."""
@@ -229,7 +237,7 @@ class Session:
         if self._closed_error is not None:
             raise self._closed_error
         if self._input_ended:
-            raise self._closure("the peer closed the connection")
+            raise self._end_reason or self._closure("the peer closed the connection")
 
     # -- running ----------------------------------------------------------------------------
 
@@ -248,7 +256,7 @@ class Session:
                             async with trio.open_nursery() as handlers:
                                 task_status.started()
                                 await self._reader.receive_loop(handlers)
-                                self._end_of_input()
+                                await self._end_of_input(self._reader.broken)
                                 handlers_scope.deadline = trio.current_time() + self.drain_timeout
                     finally:
                         # Also when the session is closed under us: no channel outlives it.
@@ -259,11 +267,22 @@ class Session:
             self._fail_all(self._closure("the connection closed"), tell_peer=True)
             self._finished.set()
 
-    def _end_of_input(self) -> None:
+    async def _end_of_input(self, broken: trio.BrokenResourceError | None) -> None:
+        """No more input: fail every waiting request at once (with why the input broke, if
+        it did). A message over the size limit is logged, and the peer is told with a
+        -32600 error (``cancel_send_timeout`` at most: it may not be reading)."""
         self._input_ended = True
-        self._fail_all(self._closure("the peer closed the connection"))
+        if broken is None:
+            self._end_reason = self._closure("the peer closed the connection")
+        else:
+            self._end_reason = self._closure(f"the connection failed: {broken}")
+            log.warning("%s", self._end_reason.message)
+        self._fail_all(self._end_reason)
         if self._on_input_ended is not None:
             self._on_input_ended()
+        if isinstance(broken, MessageTooLarge):
+            with trio.move_on_after(self.cancel_send_timeout):
+                await self._send_quietly(broken.reply)
 
     def _closure(self, message: str) -> ConnectionClosed:
         details = getattr(self.stream, "close_details", None)
@@ -546,7 +565,8 @@ class Session:
         """Close the stream, cancel every handler, and fail every waiting request with
         :exc:`~trio_mcp.ConnectionClosed`. Idempotent; closes even when cancelled."""
         if self._closed_error is None:
-            self._closed_error = ConnectionClosed("the session was closed")
+            # After the input broke, what a later call fails with says why.
+            self._closed_error = self._end_reason or ConnectionClosed("the session was closed")
             self._fail_all(self._closed_error)
         self.connection.close()
         self._run_scope.cancel()

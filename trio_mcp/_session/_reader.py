@@ -70,6 +70,7 @@ class Reader:
         "_stash",
         "_stream",
         "_waiters",
+        "broken",
         "caller_reading",
     )
 
@@ -90,6 +91,9 @@ class Reader:
         self._process_batch = process_batch
         self._handback_delay = handback_delay
         self._hands_over = connection.role == "client" and handback_delay > 0
+        #: Why the input broke (the stream raised :exc:`trio.BrokenResourceError`, for
+        #: instance :exc:`~trio_mcp.transports.MessageTooLarge`), once it has.
+        self.broken: trio.BrokenResourceError | None = None
         #: Whether a caller reads now (the loop is parked in _park_scope meanwhile).
         self.caller_reading = False
         self._park_scope: trio.CancelScope | None = None
@@ -114,9 +118,10 @@ class Reader:
             else:
                 try:
                     item = await stream.receive()
-                except trio.EndOfChannel:
+                except (trio.EndOfChannel, trio.ClosedResourceError):
                     break
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                except trio.BrokenResourceError as exc:
+                    self.broken = exc
                     break
             answered = False
             while True:
@@ -207,8 +212,12 @@ class Reader:
                     return
                 try:
                     item = await stream.receive()
-                except (trio.EndOfChannel, trio.BrokenResourceError, trio.ClosedResourceError):
+                except (trio.EndOfChannel, trio.ClosedResourceError):
                     self._stash.append(None)  # the loop ends the session's input
+                    return
+                except trio.BrokenResourceError as exc:
+                    self.broken = exc
+                    self._stash.append(None)
                     return
                 while True:
                     match item:

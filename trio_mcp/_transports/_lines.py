@@ -12,9 +12,12 @@ calls it: it takes bytes from the receive stream into a buffer and hands out
 one line at a time. A cancelled ``receive`` loses nothing, because bytes are
 only ever consumed from the buffer synchronously, after the last checkpoint.
 A line longer than ``max_message_size`` is never buffered whole: as soon as the
-partial line passes the limit the stream reports an
-:class:`~trio_mcp.jsonrpc.InvalidMessage` (-32600) and drops bytes until the
-next newline, where it picks up again.
+partial line passes the limit the stream is broken, and ``receive`` raises
+:exc:`MessageTooLarge` (a :exc:`trio.BrokenResourceError`) then and on every later
+call. Skipping the line and going on would be worse: the lost line may be the
+answer some caller waits for, or a request whose sender waits, and nothing in
+what is left says which, so that caller would wait for ever. A session whose
+input breaks fails every request still waiting with the reason, at once.
 
 *Writing* is done by one writer task fed through a bounded memory channel.
 ``send`` serializes the message and puts the line in the channel: the channel
@@ -39,14 +42,10 @@ from typing import Final, TypedDict, Unpack
 import orjson
 import trio
 
-from .._errors import ErrorCode
-from .._jsonrpc import ErrorResponse, InvalidMessage, Message, parse, serialize
-from .._types._base import Error, RequestId
+from .._jsonrpc import Message, parse, serialize
+from .._types._base import RequestId
 from .._util import open_nursery_unwrapped
-from ._stream import MessageStream, Received
-
-if sys.platform != "win32":
-    import fcntl
+from ._stream import MessageStream, MessageTooLarge, Received
 
 if sys.platform != "win32":
     import fcntl
@@ -70,16 +69,6 @@ _READ_SIZE: Final = 65536
 _BATCH_BYTES: Final = 256 * 1024
 _WHITESPACE: Final = frozenset(b" \t\r")
 _NEWLINE: Final = ord("\n")
-
-
-def _oversized(limit: int) -> InvalidMessage:
-    reason = f"message larger than {limit} bytes"
-    return InvalidMessage(
-        reason,
-        ErrorResponse(
-            None, Error(code=ErrorCode.INVALID_REQUEST, message=f"Invalid Request: {reason}")
-        ),
-    )
 
 
 class LineMessageStream(MessageStream):
@@ -112,8 +101,11 @@ class LineMessageStream(MessageStream):
       :exc:`trio.ClosedResourceError`, including a ``receive`` or ``send``
       blocked at the time.
     * Blank lines are skipped; a line that is not JSON-RPC arrives as an
-      :class:`~trio_mcp.jsonrpc.InvalidMessage`, as does a line over
-      ``max_message_size`` (-32600), and the stream goes on.
+      :class:`~trio_mcp.jsonrpc.InvalidMessage`, and the stream goes on.
+    * A line over ``max_message_size`` breaks the input: :meth:`receive`
+      raises :exc:`MessageTooLarge` (a :exc:`trio.BrokenResourceError` saying the
+      limit), then and on every later call, without buffering the line whole.
+      Sending still works (to tell the peer why, before closing).
 
     Args:
         receive_stream: where lines come from.
@@ -164,7 +156,7 @@ class LineMessageStream(MessageStream):
         self._buffer = bytearray()
         self._start = 0  # where the unconsumed data in _buffer begins
         self._scan = 0  # where to resume looking for a newline
-        self._discarding = False  # inside an oversized line
+        self._too_long = False  # a line passed max_message_size: the input is broken
         self._at_eof = False
         self._receiving = False
         self._receive_done: trio.Event | None = None  # set when the current receive returns
@@ -333,17 +325,20 @@ class LineMessageStream(MessageStream):
             # Nothing is consumed before this point, so a cancellation here loses nothing;
             # after it, only the read itself may be cancelled (and it consumes nothing then).
             # A read that will wait for the pipe first is such a cancellation point already.
-            if self._buffer or not self._drained or self._closed or self._at_eof:
+            ended = self._closed or self._at_eof or self._too_long
+            if self._buffer or not self._drained or ended:
                 await trio.lowlevel.checkpoint_if_cancelled()
             # (An empty buffer, the usual case, has nothing to take.)
-            item = self._next_from_buffer() if self._buffer and not self._closed else None
-            if item is not None or self._closed or self._at_eof:
+            item = self._next_from_buffer() if self._buffer and not ended else None
+            if item is not None or ended or self._too_long:
                 await trio.lowlevel.cancel_shielded_checkpoint()
             if item is not None:
                 return item
             while True:
                 if self._closed:
                     raise trio.ClosedResourceError("the message stream is closed")
+                if self._too_long:
+                    raise MessageTooLarge(self.max_message_size)
                 if self._at_eof:
                     raise trio.EndOfChannel
                 data = await (self._read_pipe() if self._in_fileno is not None else self._read())
@@ -359,7 +354,6 @@ class LineMessageStream(MessageStream):
                     and len(data) > 1
                     and data[-1] == _NEWLINE
                     and data.find(b"\n") == len(data) - 1
-                    and not self._discarding
                     and len(data) - 1 <= self.max_message_size
                     and data[0] not in _WHITESPACE
                 ):
@@ -383,7 +377,7 @@ class LineMessageStream(MessageStream):
             trio.WouldBlock: nothing complete is buffered (or the stream is closed, at its
                 end, or another task is receiving): call :meth:`receive`.
         """
-        if not self._buffer or self._receiving or self._closed or self._at_eof:
+        if not self._buffer or self._receiving or self._closed or self._at_eof or self._too_long:
             raise trio.WouldBlock
         item = self._next_from_buffer()
         if item is None:
@@ -470,37 +464,35 @@ class LineMessageStream(MessageStream):
                 break
             start = self._start
             self._start = self._scan = newline + 1
-            if self._discarding:
-                self._discarding = False  # the tail of an oversized line: resynchronised
-                continue
             if newline - start > limit:
-                return _oversized(limit)
+                self._break_for_too_long()
+                return None
             if newline == start or (
                 buffer[start] in _WHITESPACE and not buffer[start:newline].strip()
             ):
                 continue  # blank line
             return parse(buffer[start:newline])
         # No newline in the rest. Drop what is consumed, and watch the partial line's size.
-        if self._discarding:
-            del buffer[:]
-            self._start = self._scan = 0
-            return None
         del buffer[: self._start]
         self._start = 0
         self._scan = len(buffer)
         if len(buffer) > limit:
-            del buffer[:]
-            self._scan = 0
-            self._discarding = True
-            return _oversized(limit)
+            self._break_for_too_long()
         return None
+
+    def _break_for_too_long(self) -> None:
+        """A line passed the limit: drop everything buffered (the rest of that line is never
+        read) and mark the input broken, for :meth:`receive` to raise :exc:`MessageTooLarge`."""
+        del self._buffer[:]
+        self._start = self._scan = 0
+        self._too_long = True
 
     def _residue(self) -> Received | None:
         """At end of input: a last line without its newline, if there is one."""
         rest = bytes(self._buffer[self._start :])
         del self._buffer[:]
         self._start = self._scan = 0
-        if self._discarding or not rest.strip():
+        if not rest.strip():
             return None
         return parse(rest)
 

@@ -7,10 +7,39 @@ from typing import TypeAlias
 
 import trio
 
-from .._jsonrpc import Batch, InvalidMessage, Message
-from .._types._base import RequestId
+from .._errors import ErrorCode
+from .._jsonrpc import Batch, ErrorResponse, InvalidMessage, Message
+from .._types._base import Error, RequestId
 
 Received: TypeAlias = Message | Batch | InvalidMessage
+
+
+class MessageTooLarge(trio.BrokenResourceError):
+    """The peer sent a message over the stream's size limit, which broke the stream's
+    input (no later message can be trusted to be the next one): raised by
+    :meth:`MessageStream.receive`, then by every later call.
+
+    A session whose input breaks this way fails every request still waiting with this
+    message, at once, and sends the peer :attr:`reply` if its output still works.
+
+    Attributes:
+        limit: the limit the message exceeded, in bytes.
+        reply: the -32600 error (id ``null``) that tells the peer why.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"a message from the peer exceeded {limit} bytes (max_message_size); "
+            "the connection cannot go on without it"
+        )
+        self.limit = limit
+        self.reply = ErrorResponse(
+            None,
+            Error(
+                code=ErrorCode.INVALID_REQUEST,
+                message=f"Invalid Request: a message exceeded {limit} bytes",
+            ),
+        )
 
 
 class MessageStream(trio.abc.AsyncResource):
@@ -32,7 +61,11 @@ class MessageStream(trio.abc.AsyncResource):
     * When the peer closes its side, :meth:`receive` raises
       :exc:`trio.EndOfChannel` (again on every later call). When the peer
       vanishes abruptly it raises :exc:`trio.BrokenResourceError`, and so does
-      :meth:`send` when nothing can be delivered any more.
+      :meth:`send` when nothing can be delivered any more. A message over the
+      stream's size limit that the stream cannot skip safely (a line of the
+      stdio framing) breaks its input: :meth:`receive` raises
+      :exc:`MessageTooLarge`, a :exc:`trio.BrokenResourceError` that says the
+      limit, then and on every later call.
     * After :meth:`aclose`, both raise :exc:`trio.ClosedResourceError`.
       ``aclose`` is idempotent and, like every ``aclose`` in Trio, closes even
       when cancelled.
