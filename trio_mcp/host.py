@@ -8,6 +8,7 @@ from ._host._audit import (
     AuditKind as AuditKind,
 )
 from ._host._config import (
+    ConfigError as ConfigError,
     HttpServerConfig as HttpServerConfig,
     InProcessServerConfig as InProcessServerConfig,
     ServerConfig as ServerConfig,

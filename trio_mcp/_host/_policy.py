@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from .._types._roots import Root
+from ._config_keys import check_policy
 
 __all__ = ["RateLimiter", "ServerPolicy", "parse_policy"]
 
@@ -89,7 +90,12 @@ def parse_policy(entry: Mapping[str, Any]) -> ServerPolicy:
     """The policy of an ``mcpServers`` entry: ``allowedTools``, ``blockedTools`` (lists of
     globs), ``roots`` (URIs, or ``{"uri", "name"}`` objects), ``sampling`` and
     ``elicitation`` (booleans), ``timeout`` (seconds), ``rateLimit`` (calls a second) and
-    ``burst``; all optional."""
+    ``burst``; all optional, each checked strictly (see :func:`~trio_mcp.host.parse_config`).
+
+    Raises:
+        ConfigError: a key of the wrong type or out of range (named in the message).
+    """
+    check_policy(entry)
     roots = entry.get("roots")
     return ServerPolicy(
         allowed_tools=entry.get("allowedTools"),
