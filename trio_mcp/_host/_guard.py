@@ -212,10 +212,14 @@ class Guard:
             options.pop("sampling_tools", None)
         if elicitation is not None and policy.elicitation:
             options["elicitation"] = self._elicitation(state.name, elicitation)
-        if state.roots is not None or policy.roots is not None:
+        host_roots = options.get("roots")
+        if state.roots is not None or policy.roots is not None or host_roots is not None:
 
             async def roots() -> list[Root]:
-                return list(state.roots or ())
+                # The server's own roots, once it has some (set_roots may give them later).
+                if state.roots is not None or host_roots is None:
+                    return list(state.roots or ())
+                return list(await host_roots())
 
             options["roots"] = roots
         return options

@@ -102,6 +102,15 @@ class ServerState:
     settled: trio.Event = attrs.Factory(trio.Event)
     #: Set when the host gives up on the current connection (see :meth:`Host._failed`).
     _down: trio.Event = attrs.field(factory=trio.Event, init=False, repr=False)
+    #: Held while the lists are fetched: one listing at a time (see :meth:`Host.refresh`).
+    _listing: trio.Lock = attrs.field(factory=trio.Lock, init=False, repr=False)
+    #: The scope of the connection attempt or backoff wait under way (see :meth:`Host.restart`).
+    _attempt_scope: trio.CancelScope | None = attrs.field(default=None, init=False, repr=False)
+    _restart_requested: bool = attrs.field(default=False, init=False, repr=False)
+    _supervised: bool = attrs.field(default=False, init=False, repr=False)
+    #: Connection attempts begun, and how many of them have connected or failed.
+    _attempts: int = attrs.field(default=0, init=False, repr=False)
+    _attempts_settled: int = attrs.field(default=0, init=False, repr=False)
     #: The roots this server sees, if its policy gives them (see :meth:`Host.set_roots`).
     roots: list[Root] | None = attrs.field(
         default=attrs.Factory(
@@ -111,6 +120,12 @@ class ServerState:
             takes_self=True,
         )
     )
+
+    def _take_restart_request(self) -> bool:
+        """Whether :meth:`Host.restart` asked for a new connection (the request is taken)."""
+        asked = self._restart_requested
+        self._restart_requested = False
+        return asked
 
 
 class Host:
@@ -165,7 +180,8 @@ class Host:
         self.separator = separator
         self.down_after = down_after
         self.ping_interval = ping_interval
-        self.restart = restart
+        #: Whether a server that dropped is connected again (the ``restart`` option).
+        self.restarts_dropped = restart
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
         self.stable_after = stable_after
@@ -176,6 +192,8 @@ class Host:
         }
         self.changed = trio.Event()
         self._guard = Guard(self)
+        #: The nursery of open_host, where the supervisors run (None outside it).
+        self._nursery: trio.Nursery | None = None
 
     # -- the aggregated view ---------------------------------------------------------------------
 
@@ -237,13 +255,82 @@ class Host:
         )
 
     async def set_roots(self, server: str, roots: Sequence[Root | str]) -> None:
-        """Give ``server`` these roots (only it sees them) and tell only it they changed
+        """Give ``server`` these roots (only it sees them, from now on, in place of the
+        host-wide ``roots`` handler) and tell only it they changed
         (``notifications/roots/list_changed`` in the initialize era; a 2026-07-28 server
-        asks each time). Blocks while the notification is sent."""
+        asks each time).
+
+        A connection made without roots (neither the server's policy nor the host's
+        ``client_options`` gave any) did not declare the roots capability, so its server
+        cannot ask: that server is restarted (see :meth:`restart`), and its new connection
+        declares them. Blocks while the notification is sent, or until the restarted
+        server is connected again.
+
+        Raises:
+            KeyError: no such server.
+            ConnectionClosed: the restarted server did not come back.
+        """
         state = self.servers[server]
         state.roots = [root if isinstance(root, Root) else Root(uri=root) for root in roots]
-        if state.client is not None:
-            await state.client.notify_roots_changed()
+        client = state.client
+        if client is None:
+            await trio.lowlevel.checkpoint()  # its next connection declares them
+        elif client.capabilities().roots is None:
+            await self.restart(server)
+        else:
+            await client.notify_roots_changed()
+
+    async def refresh(self, server: str) -> None:
+        """Fetch ``server``'s tools, prompts and resources again now, for a server that
+        changes them without saying so (no ``list_changed``). The view, tool pinning and
+        :meth:`wait_changed` see the result as after a notification.
+
+        One listing of a server runs at a time: this waits for one under way, then lists.
+        Blocks until the lists are fetched; cancelling it cancels the listing.
+
+        Raises:
+            KeyError: no such server.
+            ConnectionClosed: it is not connected.
+            McpError: the server refused a listing.
+        """
+        state = self.servers[server]
+        client = self.client(server)
+        async with state._listing:
+            if state.client is not client:
+                raise ConnectionClosed(f"server {server!r} dropped its connection")
+            with self._watching(state, client):
+                await self._refresh(state, client)
+        self._notify()
+
+    async def restart(self, server: str) -> None:
+        """Close ``server``'s connection (or stop waiting out its backoff) and connect
+        again at once, with its lists fetched afresh: what a crash and a restart do, on
+        request. Also brings back a server that failed with ``restart=False``. Requests
+        in flight on the old connection fail with :exc:`~trio_mcp.ConnectionClosed`.
+
+        Blocks until the new connection is up, or failed.
+
+        Raises:
+            KeyError: no such server.
+            ConnectionClosed: the new connection failed (its error is the cause, and in
+                :attr:`ServerState.error`).
+            RuntimeError: the host is not open (outside :func:`open_host`).
+        """
+        state = self.servers[server]
+        if self._nursery is None:
+            raise RuntimeError("the host is not open: restart works inside open_host")
+        target = state._attempts + 1
+        state._restart_requested = True
+        if not state._supervised:
+            self._nursery.start_soon(self._supervise, state)
+        elif state._attempt_scope is not None:
+            state._attempt_scope.cancel()
+        while state._attempts_settled < target:
+            await self.wait_changed()
+        if state.client is None:
+            raise ConnectionClosed(
+                f"server {server!r} did not come back: {state.error}"
+            ) from state.error
 
     def prompts(self) -> dict[str, Prompt]:
         return {
@@ -439,7 +526,7 @@ class Host:
             )
             # Out of the view at once; the supervisor closes the client and restarts.
             state.client = None
-            state.status = "restarting" if self.restart else "failed"
+            state.status = "restarting" if self.restarts_dropped else "failed"
             state._down.set()
             self._notify()
 
@@ -466,53 +553,85 @@ class Host:
     # -- supervising ---------------------------------------------------------------------------
 
     async def _supervise(self, state: ServerState) -> None:
+        """Connect to ``state``'s server, and again after each drop (with backoff) while
+        restarting is on, or at once when :meth:`restart` asks. Returns when it gives up."""
+        state._supervised = True
+        try:
+            await self._supervise_attempts(state)
+        finally:
+            state._supervised = False
+
+    async def _supervise_attempts(self, state: ServerState) -> None:
         delay = self.backoff_initial
         while True:
             started = trio.current_time()
             state._down = trio.Event()
             state.failures = 0
-            try:
-                async with (
-                    open_server(state.config, self._guard.client_options(state)) as client,
-                    open_nursery_unwrapped() as nursery,
-                ):
-                    # Listening first, then fetching: a change made at any moment after
-                    # the fetch is followed, including one made right after wait_settled().
-                    await nursery.start(self._follow_changes, state, client)
-                    state.client, state.status, state.error = client, "connected", None
-                    state.settled.set()
-                    self._notify()
-                    nursery.start_soon(self._watch_session, state, client)
-                    if isinstance(state.config, HttpServerConfig) and self.ping_interval < math.inf:
-                        nursery.start_soon(self._keep_checking, state, client)
-                    await state._down.wait()
-                    nursery.cancel_scope.cancel()
-                if state.error is None:
-                    state.error = ConnectionClosed(f"server {state.name!r} closed the connection")
-                log.warning("server %r: %s", state.name, state.error)
-            except Exception as exc:  # noqa: BLE001 - one server's failure must not spread
-                state.error = exc
-                log.warning("server %r: %s", state.name, exc)
-            finally:
-                state.client = None
-                state.tools, state.prompts, state.resources, state.resource_templates = (
-                    [],
-                    [],
-                    [],
-                    [],
-                )
-                state.status = "restarting" if self.restart else "failed"
-                state.settled.set()
-                self._notify()
-            if not self.restart:
+            state._attempts += 1
+            with trio.CancelScope() as state._attempt_scope:
+                await self._connect_once(state)
+            state._attempt_scope = None
+            if state._take_restart_request():
+                delay = self.backoff_initial
+                state.restarts += 1
+                self.audit.record("restart", state.name, None, "restart", "requested")
+                log.info("server %r: restarting on request", state.name)
+                continue
+            if not self.restarts_dropped:
                 return
             if trio.current_time() - started >= self.stable_after:
                 delay = self.backoff_initial
             state.restarts += 1
             self.audit.record("restart", state.name, None, "restart", type(state.error).__name__)
             log.info("server %r: restarting in %.1f s", state.name, delay)
-            await trio.sleep(delay)
+            with trio.CancelScope() as state._attempt_scope:
+                await trio.sleep(delay)
+            state._attempt_scope = None
+            if state._take_restart_request():
+                delay = self.backoff_initial
+                continue
             delay = min(delay * 2, self.backoff_max)
+
+    async def _connect_once(self, state: ServerState) -> None:
+        """One connection to ``state``'s server, from opening it to its end (or a failure
+        to open it), which is logged and kept in :attr:`ServerState.error`."""
+        try:
+            async with (
+                open_server(state.config, self._guard.client_options(state)) as client,
+                open_nursery_unwrapped() as nursery,
+            ):
+                # Listening first, then fetching: a change made at any moment after
+                # the fetch is followed, including one made right after wait_settled().
+                await nursery.start(self._follow_changes, state, client)
+                state.client, state.status, state.error = client, "connected", None
+                state._attempts_settled = state._attempts
+                state.settled.set()
+                self._notify()
+                nursery.start_soon(self._watch_session, state, client)
+                if isinstance(state.config, HttpServerConfig) and self.ping_interval < math.inf:
+                    nursery.start_soon(self._keep_checking, state, client)
+                await state._down.wait()
+                nursery.cancel_scope.cancel()
+            if state.error is None:
+                state.error = ConnectionClosed(f"server {state.name!r} closed the connection")
+            log.warning("server %r: %s", state.name, state.error)
+        except Exception as exc:  # noqa: BLE001 - one server's failure must not spread
+            state.error = exc
+            log.warning("server %r: %s", state.name, exc)
+        finally:
+            state.client = None
+            state.tools, state.prompts, state.resources, state.resource_templates = (
+                [],
+                [],
+                [],
+                [],
+            )
+            state.status = (
+                "restarting" if self.restarts_dropped or state._restart_requested else "failed"
+            )
+            state._attempts_settled = state._attempts
+            state.settled.set()
+            self._notify()
 
     async def _refresh(
         self, state: ServerState, client: Client, kinds: Sequence[str] = _LISTS
@@ -547,26 +666,43 @@ class Host:
         try:
             async with client.listen(tools=True, prompts=True, resources=True) as changes:
                 listening = True
-                await self._refresh(state, client)
+                async with state._listing:
+                    await self._refresh(state, client)
                 task_status.started()
                 await self._apply_changes(state, client, changes)
         except McpError as exc:
             if listening:
                 raise
             log.info("server %r: not following list changes: %s", state.name, exc)
-            await self._refresh(state, client)
+            async with state._listing:
+                await self._refresh(state, client)
             task_status.started()
 
     async def _apply_changes(self, state: ServerState, client: Client, changes: Listener) -> None:
+        """Refetch each list that changed, coalescing: one listing at a time (with
+        :meth:`refresh`'s), and however many changes arrive while one runs, at most one
+        more listing of each list. One task takes the changes as they come (so the
+        listener's buffer never fills), another lists."""
+        changed = _ChangedLists()
         try:
-            async for change in changes:
-                if change.kind != "updated":
-                    await self._refresh(state, client, (change.kind,))
-                    self._notify()
+            async with open_nursery_unwrapped() as nursery:
+                nursery.start_soon(self._relist, state, client, changed)
+                async for change in changes:
+                    if change.kind != "updated":
+                        changed.add(change.kind)
+                nursery.cancel_scope.cancel()
         except McpError as exc:
             if shows_server_gone(exc):
                 self._failed(state, client, exc)
             log.info("server %r: no longer following list changes: %s", state.name, exc)
+
+    async def _relist(self, state: ServerState, client: Client, changed: _ChangedLists) -> None:
+        """Fetch the lists ``changed`` holds, each time it holds some. Runs until cancelled."""
+        while True:
+            kinds = await changed.take()
+            async with state._listing:
+                await self._refresh(state, client, kinds)
+            self._notify()
 
     async def _keep_subscribed(
         self,
@@ -619,6 +755,30 @@ async def _forward_until_closed(changes: Listener, updates: ResourceUpdates) -> 
     async for change in changes:
         if change.kind == "updated" and change.uri is not None:
             updates._deliver(change.uri)
+
+
+class _ChangedLists:
+    """The lists that changed since their listing last began: a set, not a queue, so a
+    flood of list_changed notifications is one pending listing per list."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[str, None] = {}
+        self._arrived = trio.Event()
+
+    def add(self, kind: str) -> None:
+        self._kinds[kind] = None
+        self._arrived.set()
+
+    async def take(self) -> tuple[str, ...]:
+        """Block until some list changed; return which (and forget them)."""
+        await trio.lowlevel.checkpoint()
+        while not self._kinds:
+            if self._arrived.is_set():
+                self._arrived = trio.Event()
+            await self._arrived.wait()
+        kinds = tuple(self._kinds)
+        self._kinds.clear()
+        return kinds
 
 
 class ResourceUpdates:
@@ -703,6 +863,7 @@ async def open_host(
     host = Host(servers, **options)
     try:
         async with open_nursery_unwrapped() as nursery:
+            host._nursery = nursery
             for state in host.servers.values():
                 nursery.start_soon(host._supervise, state)
             try:
@@ -710,6 +871,7 @@ async def open_host(
             finally:
                 nursery.cancel_scope.cancel()
     finally:
+        host._nursery = None
         host.audit._close()
         for state in host.servers.values():
             state.status = "stopped"
