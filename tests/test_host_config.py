@@ -13,6 +13,7 @@ import pytest
 from trio_mcp.host import (
     ConfigError,
     HttpServerConfig,
+    ServerPolicy,
     StdioServerConfig,
     parse_config,
     parse_policy,
@@ -180,3 +181,13 @@ def test_a_config_built_in_code_refuses_a_string_command_and_a_bad_grace() -> No
         StdioServerConfig(command=["python", 3])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="grace must be 0 or more"):
         StdioServerConfig(command=["python"], grace=math.nan)
+
+
+def test_a_policy_built_in_code_refuses_a_string_where_a_list_belongs() -> None:
+    with pytest.raises(TypeError, match="tool patterns must be a list"):
+        ServerPolicy(allowed_tools="read_*")
+    with pytest.raises(TypeError, match="tool patterns must be a list"):
+        ServerPolicy(blocked_tools="export_*")
+    with pytest.raises(TypeError, match="roots must be a list"):
+        ServerPolicy(roots="file:///home")
+    assert ServerPolicy(allowed_tools=["read_*"]).allows_tool("read_x")

@@ -16,13 +16,23 @@ from ._config_keys import check_policy
 __all__ = ["RateLimiter", "ServerPolicy", "parse_policy"]
 
 
+def _not_a_string(value: object, what: str) -> None:
+    # Iterating a string would make one entry per character ("read_*" -> r, e, a, d, _, *).
+    if isinstance(value, str | bytes):
+        raise TypeError(f"{what} must be a list, not the string {value!r}")
+
+
 def _patterns(value: Iterable[str] | None) -> tuple[str, ...] | None:
-    return None if value is None else tuple(str(pattern) for pattern in value)
+    if value is None:
+        return None
+    _not_a_string(value, "tool patterns")
+    return tuple(str(pattern) for pattern in value)
 
 
 def _roots(value: Iterable[Root | str] | None) -> tuple[Root, ...] | None:
     if value is None:
         return None
+    _not_a_string(value, "roots")
     return tuple(root if isinstance(root, Root) else Root(uri=str(root)) for root in value)
 
 
