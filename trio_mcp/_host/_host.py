@@ -690,16 +690,16 @@ class Host:
                 async for change in changes:
                     if change.kind != "updated":
                         changed.add(change.kind)
-                nursery.cancel_scope.cancel()
+                changed.close()  # the relister lists what is pending, then ends
         except McpError as exc:
             if shows_server_gone(exc):
                 self._failed(state, client, exc)
             log.info("server %r: no longer following list changes: %s", state.name, exc)
 
     async def _relist(self, state: ServerState, client: Client, changed: _ChangedLists) -> None:
-        """Fetch the lists ``changed`` holds, each time it holds some. Runs until cancelled."""
-        while True:
-            kinds = await changed.take()
+        """Fetch the lists ``changed`` holds, each time it holds some, until it is closed
+        and nothing is pending."""
+        while kinds := await changed.take():
             async with state._listing:
                 await self._refresh(state, client, kinds)
             self._notify()
@@ -764,15 +764,24 @@ class _ChangedLists:
     def __init__(self) -> None:
         self._kinds: dict[str, None] = {}
         self._arrived = trio.Event()
+        self._closed = False
 
     def add(self, kind: str) -> None:
         self._kinds[kind] = None
         self._arrived.set()
 
+    def close(self) -> None:
+        """No more changes will come: :meth:`take` returns ``()`` once none are pending."""
+        self._closed = True
+        self._arrived.set()
+
     async def take(self) -> tuple[str, ...]:
-        """Block until some list changed; return which (and forget them)."""
+        """Block until some list changed; return which (and forget them). ``()``: closed,
+        and nothing is pending."""
         await trio.lowlevel.checkpoint()
         while not self._kinds:
+            if self._closed:
+                return ()
             if self._arrived.is_set():
                 self._arrived = trio.Event()
             await self._arrived.wait()
