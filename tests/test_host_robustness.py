@@ -252,7 +252,16 @@ async def test_restart_brings_back_a_failed_server_and_cuts_its_backoff(tmp_path
         with trio.fail_after(20):
             await host.restart("late")
         assert state.status == "connected"
+        assert state.restarts == 2
         assert "late__echo" in host.tools()
+        # It drops again: with restart=False it stays down (the request was for once).
+        first = state.client
+        assert first is not None
+        await first.aclose()
+        with trio.fail_after(20):
+            while state.status != "failed":
+                await host.wait_changed()
+        assert state.restarts == 2
     flag.unlink()
     async with open_host({"late": config}, consent=allow_all(), backoff_initial=600) as host:
         state = host.servers["late"]

@@ -320,11 +320,14 @@ class Host:
         if self._nursery is None:
             raise RuntimeError("the host is not open: restart works inside open_host")
         target = state._attempts + 1
-        state._restart_requested = True
-        if not state._supervised:
+        if state._supervised:
+            state._restart_requested = True  # taken by the supervisor (_supervise_attempts)
+            if state._attempt_scope is not None:
+                state._attempt_scope.cancel()
+        else:  # it gave up (restart=False): a new supervisor
+            state.restarts += 1
+            self.audit.record("restart", state.name, None, "restart", "requested")
             self._nursery.start_soon(self._supervise, state)
-        elif state._attempt_scope is not None:
-            state._attempt_scope.cancel()
         while state._attempts_settled < target:
             await self.wait_changed()
         if state.client is None:
