@@ -237,7 +237,11 @@ class Session:
         if self._closed_error is not None:
             raise self._closed_error
         if self._input_ended:
-            raise self._end_reason or self._closure("the peer closed the connection")
+            # A fresh exception each time (one raised again and again grows its traceback).
+            reason = self._end_reason
+            raise self._closure(
+                "the peer closed the connection" if reason is None else reason.message
+            )
 
     # -- running ----------------------------------------------------------------------------
 
