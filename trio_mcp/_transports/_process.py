@@ -178,6 +178,8 @@ class ProcessMessageStream(MessageStream):
         Raises:
             trio.EndOfChannel: the child's stdout ended (after waiting up to
                 ``exit_wait`` for its exit status).
+            MessageTooLarge: the child wrote a line over ``max_message_size`` (then on
+                every later call: see :class:`LineMessageStream`).
             trio.ClosedResourceError: the stream was closed.
         """
         try:
