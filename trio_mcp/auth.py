@@ -59,6 +59,7 @@ from ._auth._resource_server import (
     ProtectedResource as ProtectedResource,
 )
 from ._auth._verifier import (
+    DEFAULT_PRINCIPAL_CLAIMS as DEFAULT_PRINCIPAL_CLAIMS,
     AccessToken as AccessToken,
     InvalidToken as InvalidToken,
     TokenVerifier as TokenVerifier,
