@@ -7,7 +7,6 @@ these tests). tests/test_architecture.py keeps new shields bounded.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncGenerator
 
 import httpx

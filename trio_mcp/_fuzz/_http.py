@@ -149,6 +149,8 @@ class HttpConnection(Connection):
         close the HTTP client. Shielded; idempotent."""
         self._closing = True
         self._done.set()
+        # unbounded shield: waits for the runner's end; its DELETE is bounded (2 s),
+        # its httpx close is not
         with trio.CancelScope(shield=True):
             await self._stopped.wait()
 
