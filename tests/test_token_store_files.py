@@ -12,10 +12,22 @@ import os
 import stat
 from pathlib import Path
 
+import httpx
 import pytest
 import trio
+from auth_world import MCP, World, callback_handler
 
-from trio_mcp.auth import FileTokenStore, TokenKey, Tokens
+from trio_mcp import McpError
+from trio_mcp.auth import (
+    AuthorizationCode,
+    AuthorizationError,
+    FileTokenStore,
+    InsecureTokenStore,
+    OAuth,
+    TokenKey,
+    Tokens,
+)
+from trio_mcp.http import open_http_client
 
 KEY = TokenKey("https://as.example", "https://mcp.example/mcp")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving a file away needs root")
@@ -67,7 +79,7 @@ async def test_a_link_at_the_token_files_name_is_refused_and_replaced_not_follow
     forged.chmod(0o600)
     store.path(KEY).symlink_to(forged)
 
-    with pytest.raises(PermissionError, match=rf"{store.path(KEY)} is a symbolic link"):
+    with pytest.raises(InsecureTokenStore, match=rf"{store.path(KEY)} is a symbolic link"):
         await store.load(KEY)
 
     await store.save(KEY, Tokens("secret"))
@@ -84,10 +96,10 @@ async def test_a_directory_others_can_write_to_is_refused(tmp_path: Path, mode: 
     store = FileTokenStore(directory)
 
     expected = rf"{directory} has mode {mode:04o}.*chmod 700"
-    with pytest.raises(PermissionError, match=expected):
+    with pytest.raises(InsecureTokenStore, match=expected):
         await store.save(KEY, Tokens("secret"))
     assert list(directory.iterdir()) == []
-    with pytest.raises(PermissionError, match=expected):
+    with pytest.raises(InsecureTokenStore, match=expected):
         await store.load(KEY)
     assert stat.S_IMODE(directory.stat().st_mode) == mode  # refused, not silently changed
 
@@ -106,14 +118,14 @@ async def test_a_token_file_others_can_read_or_write_is_refused(tmp_path: Path, 
     await store.save(KEY, Tokens("secret"))
     store.path(KEY).chmod(mode)
 
-    with pytest.raises(PermissionError, match=rf"{store.path(KEY)} has mode {mode:04o}"):
+    with pytest.raises(InsecureTokenStore, match=rf"{store.path(KEY)} has mode {mode:04o}"):
         await store.load(KEY)
 
 
 async def test_a_token_file_that_is_not_a_regular_file_is_refused(tmp_path: Path) -> None:
     store = private_store(tmp_path)
     os.mkfifo(store.path(KEY), 0o600)  # opening it must not block
-    with trio.fail_after(5), pytest.raises(PermissionError, match="not a regular file"):
+    with trio.fail_after(5), pytest.raises(InsecureTokenStore, match="not a regular file"):
         await store.load(KEY)
 
 
@@ -123,7 +135,7 @@ async def test_a_token_file_of_another_user_is_refused(tmp_path: Path) -> None:
     await store.save(KEY, Tokens("secret"))
     os.chown(store.path(KEY), 4242, -1)
 
-    with pytest.raises(PermissionError, match=rf"{store.path(KEY)} belongs to user 4242"):
+    with pytest.raises(InsecureTokenStore, match=rf"{store.path(KEY)} belongs to user 4242"):
         await store.load(KEY)
 
 
@@ -132,9 +144,9 @@ async def test_a_directory_of_another_user_is_refused(tmp_path: Path) -> None:
     store = private_store(tmp_path)
     os.chown(store.directory, 4242, -1)
 
-    with pytest.raises(PermissionError, match=rf"{store.directory} belongs to user 4242"):
+    with pytest.raises(InsecureTokenStore, match=rf"{store.directory} belongs to user 4242"):
         await store.save(KEY, Tokens("secret"))
-    with pytest.raises(PermissionError, match="belongs to user 4242"):
+    with pytest.raises(InsecureTokenStore, match="belongs to user 4242"):
         await store.load(KEY)
 
 
@@ -145,3 +157,31 @@ async def test_delete_removes_a_link_not_its_target(tmp_path: Path) -> None:
     await store.delete(KEY)
     assert not store.path(KEY).exists() and victim.read_bytes() == b"precious"
     await store.delete(KEY)  # and a missing file is no error
+
+
+def test_a_refusal_is_an_authorization_error_and_a_permission_error() -> None:
+    assert issubclass(InsecureTokenStore, AuthorizationError)
+    assert issubclass(InsecureTokenStore, PermissionError)
+
+
+async def test_an_mcp_client_reports_a_refused_store_as_an_authorization_failure(
+    tmp_path: Path,
+) -> None:
+    """The refusal reaches the caller as the request's error, saying what to fix."""
+    directory = tmp_path / "tokens"
+    directory.mkdir()
+    directory.chmod(0o777)
+    world = World()
+    grant = AuthorizationCode(callback_handler(world), "http://127.0.0.1:9/callback")
+    auth = OAuth(
+        grant,
+        http_client=httpx.AsyncClient(transport=world.transport()),
+        token_store=FileTokenStore(directory),
+    )
+    http = httpx.AsyncClient(transport=world.transport(), auth=auth)
+    expected = rf"authorization failed: token store directory {directory} has mode 0777"
+    with trio.fail_after(10), pytest.raises(McpError, match=expected):
+        async with open_http_client(MCP, http_client=http, protocol_version="2025-11-25"):
+            pass
+    await http.aclose()
+    assert list(directory.iterdir()) == []

@@ -18,6 +18,7 @@ from ._auth._client._errors import (
     AuthorizationError as AuthorizationError,
     CallbackError as CallbackError,
     DiscoveryError as DiscoveryError,
+    InsecureTokenStore as InsecureTokenStore,
     RegistrationError as RegistrationError,
     TokenRequestError as TokenRequestError,
 )

@@ -22,6 +22,8 @@ import attrs
 import orjson
 import trio
 
+from ._errors import InsecureTokenStore
+
 __all__ = ["FileTokenStore", "MemoryTokenStore", "TokenKey", "TokenStore", "Tokens"]
 
 
@@ -140,11 +142,11 @@ class FileTokenStore:
 
     - the directory is created with mode 0700; an existing one must belong to this user
       and be writable by no one else (a shared or world-writable directory would let
-      another user swap the files), else :exc:`PermissionError` names it and says how to
-      fix it;
+      another user swap the files), else :exc:`~trio_mcp.auth.InsecureTokenStore` names
+      it and says how to fix it;
     - a token file must be a regular file of this user that no one else can read or
       write (its mode at most 0600), and a symbolic link is never followed: else
-      :exc:`PermissionError` names the file and its mode;
+      :exc:`~trio_mcp.auth.InsecureTokenStore` names the file and its mode;
     - a save writes a new temporary file with a unique name, created exclusively with
       mode 0600 and without following links, then renames it over the token file, so a
       link planted at either name is replaced, never written through.
@@ -161,8 +163,9 @@ class FileTokenStore:
         return self.directory / f"{digest}.json"
 
     async def load(self, key: TokenKey) -> Tokens | None:
-        """The stored tokens for ``key``, or ``None``. Raises :exc:`PermissionError` for a
-        directory or file that others could change or read (see the class)."""
+        """The stored tokens for ``key``, or ``None``. Raises
+        :exc:`~trio_mcp.auth.InsecureTokenStore` for a directory or file that others could
+        change or read (see the class)."""
         data = await trio.to_thread.run_sync(self._read, self.path(key))
         if data is None:
             return None
@@ -173,7 +176,8 @@ class FileTokenStore:
 
     async def save(self, key: TokenKey, tokens: Tokens) -> None:
         """Store ``tokens`` for ``key``, replacing what was there. Raises
-        :exc:`PermissionError` for a directory that others could change (see the class)."""
+        :exc:`~trio_mcp.auth.InsecureTokenStore` for a directory that others could change
+        (see the class)."""
         await trio.to_thread.run_sync(self._write, self.path(key), orjson.dumps(tokens.to_json()))
 
     async def delete(self, key: TokenKey) -> None:
@@ -189,7 +193,7 @@ class FileTokenStore:
             return None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                raise PermissionError(
+                raise InsecureTokenStore(
                     f"token file {path} is a symbolic link; remove it (tokens are stored "
                     "as regular files only)"
                 ) from None
@@ -223,7 +227,7 @@ class FileTokenStore:
 
     def _check_directory(self, *, create: bool) -> bool:
         """Whether the directory exists (made with mode 0700 when ``create``); raises
-        :exc:`PermissionError` if it is not this user's alone."""
+        :exc:`~trio_mcp.auth.InsecureTokenStore` if it is not this user's alone."""
         directory = self.directory
         if create:
             try:
@@ -235,15 +239,15 @@ class FileTokenStore:
         except FileNotFoundError:
             return False
         if not stat.S_ISDIR(info.st_mode):
-            raise PermissionError(f"token store {directory} is not a directory")
+            raise InsecureTokenStore(f"token store {directory} is not a directory")
         mode = stat.S_IMODE(info.st_mode)
         if info.st_uid != os.geteuid():
-            raise PermissionError(
+            raise InsecureTokenStore(
                 f"token store directory {directory} belongs to user {info.st_uid}, not to "
                 f"this user ({os.geteuid()}); use a directory of your own"
             )
         if mode & 0o022:
-            raise PermissionError(
+            raise InsecureTokenStore(
                 f"token store directory {directory} has mode {mode:04o}: others can write "
                 f"to it; run `chmod 700 {directory}` or use a directory of your own"
             )
@@ -251,18 +255,18 @@ class FileTokenStore:
 
 
 def _check_private_file(path: Path, info: os.stat_result) -> None:
-    """Raise :exc:`PermissionError` unless ``info`` is a regular file of this user that
-    no one else can read or write."""
+    """Raise :exc:`~trio_mcp.auth.InsecureTokenStore` unless ``info`` is a regular file of
+    this user that no one else can read or write."""
     mode = stat.S_IMODE(info.st_mode)
     if not stat.S_ISREG(info.st_mode):
-        raise PermissionError(f"token file {path} is not a regular file")
+        raise InsecureTokenStore(f"token file {path} is not a regular file")
     if info.st_uid != os.geteuid():
-        raise PermissionError(
+        raise InsecureTokenStore(
             f"token file {path} belongs to user {info.st_uid}, not to this user "
             f"({os.geteuid()}); remove it"
         )
     if mode & 0o077:
-        raise PermissionError(
+        raise InsecureTokenStore(
             f"token file {path} has mode {mode:04o}: others can read or write it; "
             f"run `chmod 600 {path}` (or remove it) and log in again if it may have leaked"
         )
