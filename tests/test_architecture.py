@@ -200,3 +200,170 @@ def test_the_http_clients_two_legacies_do_not_import_each_other(module: str) -> 
 
 def test_the_package_is_typed() -> None:
     assert (PACKAGE / "py.typed").exists()
+
+
+# -- every shield has a deadline ------------------------------------------------------------
+
+#: The scopes that carry a deadline of their own: a shield set on one of them is bounded.
+DEADLINE_SCOPES = {"move_on_after", "move_on_at", "fail_after", "fail_at"}
+#: A ``CancelScope(...)`` keyword that gives it a deadline.
+DEADLINE_KEYWORDS = {"deadline", "relative_deadline"}
+#: The comment that accepts a shield without a deadline; the reason must follow it.
+UNBOUNDED_MARK = "# unbounded shield:"
+
+
+def _called_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            return func.attr
+        if isinstance(func, ast.Name):
+            return func.id
+    return None
+
+
+def _has_deadline(node: ast.expr) -> bool:
+    """Whether ``node`` makes a cancel scope with a deadline."""
+    name = _called_name(node)
+    if name in DEADLINE_SCOPES:
+        return True
+    return (
+        name == "CancelScope"
+        and isinstance(node, ast.Call)
+        and any(k.arg in DEADLINE_KEYWORDS for k in node.keywords)
+    )
+
+
+def _shields(source: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """The shields of ``source`` that have no deadline in the statement that sets them,
+    as ``(line, code)``: those not marked, and those marked ``# unbounded shield: why``.
+
+    A shield is ``shield=`` in a call (``CancelScope(shield=True)``, ``move_on_after(t,
+    shield=True)``) or an assignment to ``<scope>.shield``. It is bounded when the call
+    itself has a deadline, when another item of the same ``with`` statement does
+    (``with CancelScope(shield=True), move_on_after(t):``), or, for ``scope.shield = ...``,
+    when ``scope`` is the target of an enclosing ``with move_on_after(t) as scope:``. The
+    mark goes on the shield's line or in the comment block just above its statement.
+    """
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    parents: dict[ast.AST, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+
+    def enclosing(node: ast.AST) -> list[ast.AST]:
+        chain = []
+        while node in parents:
+            node = parents[node]
+            chain.append(node)
+        return chain
+
+    def statement_of(node: ast.AST) -> ast.stmt:
+        while not isinstance(node, ast.stmt):
+            node = parents[node]
+        return node
+
+    def marked(node: ast.expr | ast.stmt) -> str | None:
+        """The reason marked on the shield's lines or the comment block just above."""
+        first = statement_of(node).lineno
+        while first > 1 and lines[first - 2].strip().startswith("#"):
+            first -= 1
+        block = lines[first - 1 : node.lineno]
+        text = " ".join(line[line.index("#") :] for line in block if "#" in line)
+        if UNBOUNDED_MARK not in text:
+            return None
+        return text.split(UNBOUNDED_MARK, 1)[1].replace(" # ", " ").strip() or None
+
+    unmarked: list[tuple[int, str]] = []
+    accepted: list[tuple[int, str]] = []
+
+    def judge(node: ast.expr | ast.stmt) -> None:
+        reason = marked(node)
+        if reason:
+            accepted.append((node.lineno, reason))
+        else:
+            unmarked.append((node.lineno, lines[node.lineno - 1].strip()))
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and any(k.arg == "shield" for k in node.keywords):
+            if _has_deadline(node):
+                continue
+            statement = statement_of(node)
+            if isinstance(statement, ast.With | ast.AsyncWith) and any(
+                _has_deadline(item.context_expr) for item in statement.items
+            ):
+                continue
+            judge(node)
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if not (isinstance(target, ast.Attribute) and target.attr == "shield"):
+                    continue
+                scope = target.value
+                bounded = isinstance(scope, ast.Name) and any(
+                    isinstance(outer, ast.With | ast.AsyncWith)
+                    and any(
+                        _has_deadline(item.context_expr)
+                        and isinstance(item.optional_vars, ast.Name)
+                        and item.optional_vars.id == scope.id
+                        for item in outer.items
+                    )
+                    for outer in enclosing(node)
+                )
+                if not bounded:
+                    judge(node)
+    return unmarked, accepted
+
+
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+
+
+def test_every_shield_has_a_deadline_or_says_why_not() -> None:
+    """A shield without a deadline lets a stuck peer hold the caller, cancelled or not,
+    for ever: bound it (``trio.move_on_after(t, shield=True)``, with a named constant and
+    a row in docs/reference/limits.md) or mark it ``# unbounded shield: <why>``."""
+    unmarked: list[str] = []
+    accepted: list[str] = []
+    for path in SOURCES:
+        found, marked = _shields(path.read_text())
+        name = path.relative_to(PACKAGE.parent)
+        unmarked += [f"{name}:{line}: {code}" for line, code in found]
+        accepted += [f"{name}:{line}: {why}" for line, why in marked]
+    assert not unmarked, "shields without a deadline:\n" + "\n".join(unmarked)
+    # The accepted ones, for the record (pytest -rP shows them).
+    print("unbounded shields, and why:\n" + "\n".join(accepted))
+    assert any("_tasks/_sqlite.py" in entry for entry in accepted)
+
+
+BOUNDED_SHIELDS = [
+    "with trio.move_on_after(5, shield=True):\n    pass\n",
+    "with trio.fail_at(t, shield=True):\n    pass\n",
+    "with trio.CancelScope(shield=True, deadline=t):\n    pass\n",
+    "with trio.CancelScope(shield=True, relative_deadline=5):\n    pass\n",
+    "with trio.CancelScope(shield=True), trio.move_on_after(5):\n    pass\n",
+    "with trio.move_on_after(5) as cleanup:\n    cleanup.shield = True\n",
+    "# unbounded shield: a thread that cannot be cancelled\nwith trio.CancelScope(shield=True):\n"
+    "    pass\n",
+    "scope = trio.CancelScope(shield=True)  # unbounded shield: cancelled below\n",
+]
+UNBOUNDED_SHIELDS = [
+    "with trio.CancelScope(shield=True):\n    pass\n",
+    "scope = trio.CancelScope(shield=True)\n",
+    "with trio.CancelScope() as scope:\n    scope.shield = True\n",
+    "with trio.move_on_after(5):\n    with trio.CancelScope() as inner:\n"
+    "        inner.shield = True\n",
+    "with trio.move_on_after(5) as outer:\n    other.shield = True\n",
+    "# unbounded shield:\nwith trio.CancelScope(shield=True):\n    pass\n",  # no reason
+    "# unbounded shield: too far above\n\nwith trio.CancelScope(shield=True):\n    pass\n",
+]
+
+
+@pytest.mark.parametrize("source", BOUNDED_SHIELDS)
+def test_the_shield_check_accepts_a_deadline_or_a_reason(source: str) -> None:
+    assert _shields(source)[0] == []
+
+
+@pytest.mark.parametrize("source", UNBOUNDED_SHIELDS)
+def test_the_shield_check_refuses_a_shield_without_either(source: str) -> None:
+    assert len(_shields(source)[0]) == 1

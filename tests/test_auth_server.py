@@ -316,6 +316,78 @@ async def test_well_signed_tokens_with_any_claims_never_crash_the_server(
         assert r.status_code == 401, (r.status_code, r.text)
 
 
+# -- the principal's claims --------------------------------------------------------------
+
+
+async def test_by_default_a_token_without_sub_speaks_for_its_client_id_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    issuer = FakeIssuer()
+    token = issuer.token(sub=None, client_id="robot-7")
+    with caplog.at_level(logging.DEBUG, logger="trio_mcp.auth"):
+        async with protected(issuer) as (client, _):
+            r = await call(client, "whoami", headers=bearer(token))
+            assert r.json()["result"]["content"][0]["text"] == "robot-7"
+            r = await call(client, "whoami", headers=bearer(issuer.token(sub="alice")))
+            assert r.json()["result"]["content"][0]["text"] == "alice"
+    fallbacks = [
+        (r.levelno, r.getMessage())
+        for r in caplog.records
+        if r.name == "trio_mcp.auth" and "its principal is" in r.getMessage()
+    ]
+    assert fallbacks == [
+        (logging.DEBUG, "the token has no 'sub' claim; its principal is its 'client_id' claim")
+    ]
+    assert token not in caplog.text and token.split(".")[1] not in caplog.text
+
+
+async def test_principal_claims_sub_alone_refuses_a_token_without_sub() -> None:
+    issuer = FakeIssuer()
+    async with issuer.http_client() as http:
+        verifier = JwtVerifier(ISSUER, http_client=http, principal_claims=("sub",))
+        async with protected(issuer, verifier=verifier) as (client, ran):
+            r = await call(client, "whoami", headers=bearer(issuer.token(sub=None, client_id="x")))
+            assert r.status_code == 401
+            assert "the token names no subject (none of ['sub'])" in challenge(r)
+            r = await call(client, "whoami", headers=bearer(issuer.token(sub="alice")))
+            assert r.json()["result"]["content"][0]["text"] == "alice"
+            assert ran == ["whoami"]
+
+
+async def test_introspection_takes_the_principal_from_the_claims_it_is_told() -> None:
+    issuer = FakeIssuer()
+    issuer.introspection = {
+        "robot": {"active": True, "client_id": "robot-7", "aud": RESOURCE, "iss": ISSUER},
+        "user": {"active": True, "sub": "carol", "username": "c", "aud": RESOURCE},
+    }
+    async with issuer.http_client() as http:
+        for claims, robot, user in [
+            ((), "robot-7", "carol"),  # the default
+            (("sub",), None, "carol"),
+            (("username", "sub"), None, "c"),
+        ]:
+            options = {"principal_claims": claims} if claims else {}
+            verifier = IntrospectionVerifier(f"{ISSUER}/introspect", http_client=http, **options)
+            async with protected(issuer, verifier=verifier) as (client, _):
+                for token, expected in (("robot", robot), ("user", user)):
+                    r = await call(client, "whoami", headers=bearer(token))
+                    if expected is None:
+                        assert r.status_code == 401, (claims, token)
+                    else:
+                        assert r.json()["result"]["content"][0]["text"] == expected
+
+
+@pytest.mark.parametrize(
+    ("claims", "error"),
+    [("sub", TypeError), (["sub", 1], TypeError), ((), ValueError), (("sub", "sub"), ValueError)],
+)
+def test_principal_claims_are_checked(claims: Any, error: type[Exception]) -> None:
+    with pytest.raises(error, match=r"principal_claims must (be a sequence|name at least)"):
+        JwtVerifier(ISSUER, principal_claims=claims)
+    with pytest.raises(error, match=r"principal_claims must (be a sequence|name at least)"):
+        IntrospectionVerifier(f"{ISSUER}/introspect", principal_claims=claims)
+
+
 # -- scopes ------------------------------------------------------------------------------
 
 

@@ -70,6 +70,9 @@ log = logging.getLogger("trio_mcp.websocket")
 #: The close code of a connection whose access token expired (policy violation).
 EXPIRED_CLOSE_CODE: Final = 1008
 EXPIRED_REASON: Final = "the access token expired"
+#: Seconds that closing the client's auth flow may take once the handshake is done or
+#: given up, shielded from cancellation (an ``httpx.Auth`` flow may await in its cleanup).
+AUTH_FLOW_CLOSE_TIMEOUT: Final = 5.0
 
 
 def http_equivalent(url: str) -> str:
@@ -199,7 +202,8 @@ async def authorized_handshake(
     handshake: each attempt sends the headers of the flow's request; a handshake the
     server rejects (:exc:`trio_websocket.ConnectionRejected`) is the flow's response, and
     the flow's next request is the next attempt. Blocks while the flow does (discovery,
-    token requests, a user's login); cancelling it closes the flow.
+    token requests, a user's login); cancelling it closes the flow (shielded, for at most
+    :data:`AUTH_FLOW_CLOSE_TIMEOUT` seconds).
 
     Raises:
         trio_websocket.ConnectionRejected: the flow gave up (its last refusal).
@@ -235,5 +239,7 @@ async def authorized_handshake(
                 raise
             await connection.aclose()  # the flow wants another attempt
     finally:
-        with trio.CancelScope(shield=True):
+        with trio.move_on_after(AUTH_FLOW_CLOSE_TIMEOUT, shield=True) as bounded:
             await flow.aclose()
+        if bounded.cancelled_caught:
+            log.warning("the auth flow took more than %s s to close", AUTH_FLOW_CLOSE_TIMEOUT)

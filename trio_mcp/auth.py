@@ -18,6 +18,7 @@ from ._auth._client._errors import (
     AuthorizationError as AuthorizationError,
     CallbackError as CallbackError,
     DiscoveryError as DiscoveryError,
+    InsecureTokenStore as InsecureTokenStore,
     RegistrationError as RegistrationError,
     TokenRequestError as TokenRequestError,
 )
@@ -59,6 +60,7 @@ from ._auth._resource_server import (
     ProtectedResource as ProtectedResource,
 )
 from ._auth._verifier import (
+    DEFAULT_PRINCIPAL_CLAIMS as DEFAULT_PRINCIPAL_CLAIMS,
     AccessToken as AccessToken,
     InvalidToken as InvalidToken,
     TokenVerifier as TokenVerifier,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -11,7 +11,14 @@ import httpx
 
 from ._fetch import JsonFetcher, warn_if_insecure
 from ._jwt import MAX_TOKEN_LENGTH, check_lifetime
-from ._verifier import AccessToken, InvalidToken, VerifierUnavailable, claims_token
+from ._verifier import (
+    DEFAULT_PRINCIPAL_CLAIMS,
+    AccessToken,
+    InvalidToken,
+    VerifierUnavailable,
+    claims_token,
+    principal_claims_option,
+)
 
 __all__ = ["IntrospectionVerifier"]
 
@@ -35,6 +42,11 @@ class IntrospectionVerifier:
         leeway: seconds of clock skew allowed.
         http_client: the httpx client for the calls (by default one per call).
         fetch_timeout: seconds a call may take.
+        principal_claims: the claims the principal is taken from, the first one present
+            (a non-empty string) winning: by default ``("sub", "client_id")``, so a
+            token without ``sub`` (a client acting on its own behalf) speaks for its
+            client id; ``("sub",)`` refuses such tokens. See
+            :data:`~trio_mcp.auth.DEFAULT_PRINCIPAL_CLAIMS`.
         clock: the time now, in seconds since the epoch (for tests).
     """
 
@@ -49,12 +61,14 @@ class IntrospectionVerifier:
         http_client: httpx.AsyncClient | None = None,
         fetch_timeout: float = 10.0,
         clock: Callable[[], float] = time.time,
+        principal_claims: Sequence[str] = DEFAULT_PRINCIPAL_CLAIMS,
     ) -> None:
         warn_if_insecure(endpoint)
         self.endpoint = endpoint
         self.issuer = issuer
         self.leeway = leeway
         self.clock = clock
+        self.principal_claims = principal_claims_option(principal_claims)
         self._auth: httpx.Auth | None = None
         if client_id is not None:
             # RFC 6749 section 2.3.1: each part form-encoded before Basic encoding.
@@ -89,4 +103,4 @@ class IntrospectionVerifier:
             raise InvalidToken("the token was issued by another authorization server")
         if claims.get("exp") is not None:
             check_lifetime(claims, self.clock(), self.leeway)
-        return claims_token(claims)
+        return claims_token(claims, principal_claims=self.principal_claims)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import httpx
@@ -14,7 +14,13 @@ import orjson
 from . import _lazy
 from ._fetch import JsonFetcher, warn_if_insecure
 from ._jwks import KEY_TYPES, JwksCache
-from ._verifier import AccessToken, InvalidToken, claims_token
+from ._verifier import (
+    DEFAULT_PRINCIPAL_CLAIMS,
+    AccessToken,
+    InvalidToken,
+    claims_token,
+    principal_claims_option,
+)
 
 __all__ = ["DEFAULT_ALGORITHMS", "JwtVerifier", "decode_segment", "split_jws"]
 
@@ -120,6 +126,11 @@ class JwtVerifier:
         max_keys: the most keys kept from the set.
         http_client: the httpx client for fetches (by default one per fetch).
         fetch_timeout: seconds a fetch may take.
+        principal_claims: the claims the principal is taken from, the first one present
+            (a non-empty string) winning: by default ``("sub", "client_id")``, so a
+            token without ``sub`` (a client acting on its own behalf) speaks for its
+            client id; ``("sub",)`` refuses such tokens. See
+            :data:`~trio_mcp.auth.DEFAULT_PRINCIPAL_CLAIMS`.
         clock: the time now, in seconds since the epoch (for tests).
 
     Raises:
@@ -140,6 +151,7 @@ class JwtVerifier:
         http_client: httpx.AsyncClient | None = None,
         fetch_timeout: float = 10.0,
         clock: Callable[[], float] = time.time,
+        principal_claims: Sequence[str] = DEFAULT_PRINCIPAL_CLAIMS,
     ) -> None:
         refused = [a for a in algorithms if a not in KEY_TYPES]
         if refused:
@@ -155,6 +167,7 @@ class JwtVerifier:
         )
         self.leeway = leeway
         self.clock = clock
+        self.principal_claims = principal_claims_option(principal_claims)
         self.keys = JwksCache(
             issuer,
             jwks_uri=jwks_uri,
@@ -193,7 +206,7 @@ class JwtVerifier:
             raise InvalidToken("the token's 'kid' is not a string")
         key = await self.keys.key_for(kid, alg)
         check_signature(token, key, alg)
-        return claims_token(claims)
+        return claims_token(claims, principal_claims=self.principal_claims)
 
 
 def _media_type(typ: str) -> str:

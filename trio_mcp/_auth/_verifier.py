@@ -8,7 +8,8 @@ so nothing a handler can reach could pass it on to another service.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 
 import attrs
@@ -17,8 +18,11 @@ import attrs
 #: MCP endpoint (the token itself never does).
 ACCESS_TOKEN_KEY: Final = "trio_mcp.access_token"
 
+log = logging.getLogger("trio_mcp.auth")
+
 __all__ = [
     "ACCESS_TOKEN_KEY",
+    "DEFAULT_PRINCIPAL_CLAIMS",
     "AccessToken",
     "InvalidToken",
     "TokenVerifier",
@@ -49,8 +53,10 @@ class AccessToken:
     """A verified access token, without the token itself.
 
     Attributes:
-        subject: who the token speaks for (the ``sub`` claim; for a client acting on its
-            own behalf, its client id). It becomes the request's principal.
+        subject: who the token speaks for: the first of the verifier's
+            ``principal_claims`` the token carries (by default the ``sub`` claim, else,
+            for a client acting on its own behalf, its ``client_id``). It becomes the
+            request's principal.
         scopes: the scopes granted.
         audience: the resources the token was issued for (``aud``).
         issuer: the authorization server that issued it (``iss``).
@@ -104,20 +110,63 @@ def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
     return frozenset()
 
 
-def claims_token(claims: Mapping[str, Any], *, subject_fallback: str | None = None) -> AccessToken:
-    """An :class:`AccessToken` from checked claims (JWT or introspection).
+#: The claims a verifier takes the principal from by default, in order: the subject,
+#: else (a client acting on its own behalf, whose token may carry no ``sub``) its client id.
+DEFAULT_PRINCIPAL_CLAIMS: Final = ("sub", "client_id")
+
+
+def principal_claims_option(principal_claims: Sequence[str]) -> tuple[str, ...]:
+    """``principal_claims`` checked: a non-empty sequence of distinct claim names.
 
     Raises:
-        InvalidToken: no subject can be had.
+        TypeError: a single string (it would read as one claim per character) or a
+            sequence of something else than strings.
+        ValueError: an empty sequence, an empty name or a repeated one.
     """
-    subject = claims.get("sub")
+    if isinstance(principal_claims, str) or not all(
+        isinstance(claim, str) for claim in principal_claims
+    ):
+        raise TypeError(
+            f"principal_claims must be a sequence of claim names, such as ('sub',), "
+            f"not {principal_claims!r}"
+        )
+    claims = tuple(principal_claims)
+    if not claims or not all(claims) or len(set(claims)) != len(claims):
+        raise ValueError(
+            f"principal_claims must name at least one claim, each once: {principal_claims!r}"
+        )
+    return claims
+
+
+def claims_token(
+    claims: Mapping[str, Any], *, principal_claims: Sequence[str] = DEFAULT_PRINCIPAL_CLAIMS
+) -> AccessToken:
+    """An :class:`AccessToken` from checked claims (JWT or introspection).
+
+    Its subject (the principal) is the first of ``principal_claims`` that the claims
+    hold as a non-empty string. Taking it from another claim than the first is logged
+    at debug level (naming the claims, never the token or their values).
+
+    Raises:
+        InvalidToken: none of ``principal_claims`` names a subject.
+    """
+    subject = None
+    for claim in principal_claims:
+        value = claims.get(claim)
+        if isinstance(value, str) and value:
+            subject = value
+            if claim != principal_claims[0]:
+                log.debug(
+                    "the token has no %r claim; its principal is its %r claim",
+                    principal_claims[0],
+                    claim,
+                )
+            break
+    if subject is None:
+        raise InvalidToken(f"the token names no subject (none of {list(principal_claims)})")
     client_id = claims.get("client_id")
     if not isinstance(client_id, str):
         client_id = None
-    if not isinstance(subject, str) or not subject:
-        subject = client_id or subject_fallback
-    if not subject:
-        raise InvalidToken("the token names no subject")
     aud = claims.get("aud")
     audience: tuple[str, ...]
     if isinstance(aud, str):

@@ -78,6 +78,8 @@ async def connect_stdio_client(
     try:
         return await connect_client(nursery, stream, **client_options)
     except BaseException:
+        # unbounded shield: the process stream's shutdown ladder bounds it
+        # (2 * grace + kill_timeout)
         with trio.CancelScope(shield=True):
             await stream.aclose()
         raise

@@ -149,6 +149,8 @@ class HttpConnection(Connection):
         close the HTTP client. Shielded; idempotent."""
         self._closing = True
         self._done.set()
+        # unbounded shield: waits for the runner to cancel its tasks and send its
+        # DELETE (at most 2 s); it sets _stopped before its HTTP client closes
         with trio.CancelScope(shield=True):
             await self._stopped.wait()
 

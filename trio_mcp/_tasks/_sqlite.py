@@ -168,6 +168,8 @@ async def open_sqlite_task_store(
         await store._run(store._fail_orphans)
         yield store
     finally:
+        # unbounded shield: SQLite's close (a WAL checkpoint) runs in a thread that cannot
+        # be cancelled, and the lock file must stay locked until it is done
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(db.close)
         os.close(lock)

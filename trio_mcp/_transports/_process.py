@@ -200,6 +200,7 @@ class ProcessMessageStream(MessageStream):
         sees the cancellation). Idempotent.
         """
         self._stop_requested.set()
+        # unbounded shield: waits for the ladder, which bounds itself (2 * grace + kill_timeout)
         with trio.CancelScope(shield=True):
             await self._stopped.wait()
         await trio.lowlevel.checkpoint_if_cancelled()
@@ -312,9 +313,12 @@ async def _run_process_stream(
             # while the ladder runs, even under cancellation (shielded): a child blocked
             # writing to a full pipe could not exit. Both are cancelled explicitly below,
             # once the ladder is done.
+            # unbounded shield: cancelled below, once the ladder is done
             stderr_scope = trio.CancelScope(shield=True)
+            # unbounded shield: cancelled below, once the ladder is done
             stdout_scope = trio.CancelScope(shield=True)
             # The writer too: it writes what is queued until the ladder closes stdin.
+            # unbounded shield: cancelled below, once the ladder is done
             writer_scope = trio.CancelScope(shield=True)
             nursery.start_soon(_run_in, stderr_scope, partial(drain.run, process.stderr))
             nursery.start_soon(_run_in, writer_scope, lines._write_loop)
@@ -322,6 +326,8 @@ async def _run_process_stream(
                 task_status.started(stream)
                 await stream._stop_requested.wait()
             finally:
+                # unbounded shield: each step of the ladder has its deadline (grace,
+                # kill_timeout, exit_wait)
                 with trio.CancelScope(shield=True):
                     if not stream._stop_requested.is_set():
                         # Cancelled from outside, with the tasks that use the stream (a
@@ -349,6 +355,7 @@ async def _run_process_stream(
         try:
             # Shielded: under an outer cancellation each aclose_forcefully would raise
             # Cancelled and skip the next one.
+            # unbounded shield: aclose_forcefully does not wait for the peer
             with trio.CancelScope(shield=True):
                 for pipe in (process.stdin, process.stdout, process.stderr):
                     await trio.aclose_forcefully(pipe)

@@ -12,6 +12,7 @@ __all__ = [
     "AuthorizationError",
     "CallbackError",
     "DiscoveryError",
+    "InsecureTokenStore",
     "RegistrationError",
     "TokenRequestError",
 ]
@@ -28,6 +29,13 @@ class DiscoveryError(AuthorizationError):
 
 class RegistrationError(AuthorizationError):
     """The client has no usable client ID for the authorization server."""
+
+
+class InsecureTokenStore(AuthorizationError, PermissionError):
+    """A :class:`~trio_mcp.auth.FileTokenStore` refused its directory or a token file:
+    others could read or change it, it belongs to another user, or a link stands in
+    place of a token file. The message names the path, its mode or owner, and the fix.
+    Also a :exc:`PermissionError`."""
 
 
 class CallbackError(AuthorizationError):

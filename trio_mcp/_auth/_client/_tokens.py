@@ -8,8 +8,12 @@ so a token is only ever looked up for the resource and issuer it was issued for.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import os
+import stat
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,6 +21,8 @@ from typing import Any, Protocol
 import attrs
 import orjson
 import trio
+
+from ._errors import InsecureTokenStore
 
 __all__ = ["FileTokenStore", "MemoryTokenStore", "TokenKey", "TokenStore", "Tokens"]
 
@@ -128,11 +134,25 @@ class MemoryTokenStore:
 
 
 class FileTokenStore:
-    """Tokens in a directory, one JSON file per issuer and resource, each created with
-    mode 0600 (the directory 0700), for command-line programs that log in once.
+    """Tokens in a directory, one JSON file per issuer and resource, for command-line
+    programs that log in once.
 
     The file name is a hash of the key, so neither the issuer nor the resource shows in
-    a directory listing. A file that cannot be read back is treated as absent.
+    a directory listing. The store treats its files the way ssh treats its keys:
+
+    - the directory is created with mode 0700; an existing one must belong to this user
+      and be writable by no one else (a shared or world-writable directory would let
+      another user swap the files), else :exc:`~trio_mcp.auth.InsecureTokenStore` names
+      it and says how to fix it;
+    - a token file must be a regular file of this user that no one else can read or
+      write (its mode at most 0600), and a symbolic link is never followed: else
+      :exc:`~trio_mcp.auth.InsecureTokenStore` names the file and its mode;
+    - a save writes a new temporary file with a unique name, created exclusively with
+      mode 0600 and without following links, then renames it over the token file, so a
+      link planted at either name is replaced, never written through.
+
+    A missing file, or one that cannot be parsed, reads as no tokens. Each method runs
+    its file system calls in a worker thread and blocks until they are done.
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
@@ -143,28 +163,110 @@ class FileTokenStore:
         return self.directory / f"{digest}.json"
 
     async def load(self, key: TokenKey) -> Tokens | None:
+        """The stored tokens for ``key``, or ``None``. Raises
+        :exc:`~trio_mcp.auth.InsecureTokenStore` for a directory or file that others could
+        change or read (see the class)."""
+        data = await trio.to_thread.run_sync(self._read, self.path(key))
+        if data is None:
+            return None
         try:
-            data = await trio.Path(self.path(key)).read_bytes()
             return Tokens.from_json(orjson.loads(data))
-        except (OSError, ValueError):
+        except ValueError:  # orjson.JSONDecodeError is a ValueError
             return None
 
     async def save(self, key: TokenKey, tokens: Tokens) -> None:
+        """Store ``tokens`` for ``key``, replacing what was there. Raises
+        :exc:`~trio_mcp.auth.InsecureTokenStore` for a directory that others could change
+        (see the class)."""
         await trio.to_thread.run_sync(self._write, self.path(key), orjson.dumps(tokens.to_json()))
 
-    def _write(self, path: Path, data: bytes) -> None:
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        temporary = path.with_suffix(".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    async def delete(self, key: TokenKey) -> None:
+        """Forget the tokens for ``key`` (removes the file, or a link in its place)."""
+        await trio.to_thread.run_sync(self._remove, self.path(key))
+
+    def _read(self, path: Path) -> bytes | None:
+        if not self._check_directory(create=False):
+            return None
         try:
-            os.fchmod(fd, 0o600)
-            os.write(fd, data)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InsecureTokenStore(
+                    f"token file {path} is a symbolic link; remove it (tokens are stored "
+                    "as regular files only)"
+                ) from None
+            raise
+        try:
+            _check_private_file(path, os.fstat(fd))
+            with os.fdopen(fd, "rb", closefd=False) as file:
+                return file.read()
         finally:
             os.close(fd)
-        os.replace(temporary, path)
 
-    async def delete(self, key: TokenKey) -> None:
+    def _write(self, path: Path, data: bytes) -> None:
+        self._check_directory(create=True)
+        # mkstemp: O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600, a name no one can guess.
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
         try:
-            await trio.Path(self.path(key)).unlink()
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(temporary, path)  # replaces a link at ``path``, never follows it
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+            raise
+
+    def _remove(self, path: Path) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # unlink removes a link itself, never its target
+
+    def _check_directory(self, *, create: bool) -> bool:
+        """Whether the directory exists (made with mode 0700 when ``create``); raises
+        :exc:`~trio_mcp.auth.InsecureTokenStore` if it is not this user's alone."""
+        directory = self.directory
+        if create:
+            try:
+                directory.mkdir(mode=0o700, parents=True)
+            except FileExistsError:
+                pass
+        try:
+            info = os.stat(directory)
         except FileNotFoundError:
-            pass
+            return False
+        if not stat.S_ISDIR(info.st_mode):
+            raise InsecureTokenStore(f"token store {directory} is not a directory")
+        mode = stat.S_IMODE(info.st_mode)
+        if info.st_uid != os.geteuid():
+            raise InsecureTokenStore(
+                f"token store directory {directory} belongs to user {info.st_uid}, not to "
+                f"this user ({os.geteuid()}); use a directory of your own"
+            )
+        if mode & 0o022:
+            raise InsecureTokenStore(
+                f"token store directory {directory} has mode {mode:04o}: others can write "
+                f"to it; run `chmod 700 {directory}` or use a directory of your own"
+            )
+        return True
+
+
+def _check_private_file(path: Path, info: os.stat_result) -> None:
+    """Raise :exc:`~trio_mcp.auth.InsecureTokenStore` unless ``info`` is a regular file of
+    this user that no one else can read or write."""
+    mode = stat.S_IMODE(info.st_mode)
+    if not stat.S_ISREG(info.st_mode):
+        raise InsecureTokenStore(f"token file {path} is not a regular file")
+    if info.st_uid != os.geteuid():
+        raise InsecureTokenStore(
+            f"token file {path} belongs to user {info.st_uid}, not to this user "
+            f"({os.geteuid()}); remove it"
+        )
+    if mode & 0o077:
+        raise InsecureTokenStore(
+            f"token file {path} has mode {mode:04o}: others can read or write it; "
+            f"run `chmod 600 {path}` (or remove it) and log in again if it may have leaked"
+        )

@@ -19,6 +19,7 @@ from ..._errors import McpError
 from ..._protocol._era import EraCache
 from ..._util import open_nursery_unwrapped
 from ..._versions import LEGACY_VERSIONS
+from ._exchange import close_http_client
 from ._stream import HttpClientStream, HttpClientStreamOptions
 
 __all__ = [
@@ -92,8 +93,7 @@ async def connect_http_stream(
         await nursery.start(stream.run)
     except BaseException:
         if owns:
-            with trio.CancelScope(shield=True):
-                await http.aclose()
+            await close_http_client(http)  # shielded, bounded
         raise
     if transport == "sse":
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import aclosing
-from typing import Any, Literal, TypedDict
+from typing import Any, Final, Literal, TypedDict
 
 import httpx
 import trio
@@ -22,7 +22,13 @@ from ..._transports._stream import MessageStream, Received
 from ..._types._base import Error, RequestId
 from ._bodies import BodyTooLarge, Cursor, UnexpectedBody, read_body, read_messages
 
-__all__ = ["ExchangeStream", "HttpClientStreamOptions", "Mode"]
+__all__ = [
+    "HTTP_CLIENT_CLOSE_TIMEOUT",
+    "ExchangeStream",
+    "HttpClientStreamOptions",
+    "Mode",
+    "close_http_client",
+]
 
 log = logging.getLogger("trio_mcp.http.client")
 
@@ -38,6 +44,23 @@ UNREACHABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtoc
 #: The ``data`` of the error that answers a request which never reached the server: a host
 #: counts these to notice a server that went away (see :class:`~trio_mcp.host.Host`).
 UNREACHABLE_DATA = {"unreachable": True}
+#: Seconds that closing an HTTP client the stream made may take, shielded from
+#: cancellation: httpx closes its pooled connections, and a server that stopped reading
+#: could hold a close (a TLS ``close_notify`` that cannot be written) for ever.
+HTTP_CLIENT_CLOSE_TIMEOUT: Final = 2.0
+
+
+async def close_http_client(http: httpx.AsyncClient) -> None:
+    """Close ``http``, shielded from cancellation, for at most
+    :data:`HTTP_CLIENT_CLOSE_TIMEOUT` seconds; past that its connections are abandoned (the
+    garbage collector closes them) and a warning is logged."""
+    with trio.move_on_after(HTTP_CLIENT_CLOSE_TIMEOUT, shield=True) as bounded:
+        await http.aclose()
+    if bounded.cancelled_caught:
+        log.warning(
+            "closing the HTTP client took more than %s s; its connections were abandoned",
+            HTTP_CLIENT_CLOSE_TIMEOUT,
+        )
 
 
 class Exchange:
@@ -131,7 +154,8 @@ class ExchangeStream(MessageStream):
         When the runner is cancelled from outside (the nursery it runs in, as when a host
         is left), the stream is closed as by :meth:`aclose`, in the same order: the DELETE
         that ends the session goes out first (shielded, at most ``close_timeout`` seconds),
-        then the HTTP client closes. Later sends raise :exc:`trio.ClosedResourceError`."""
+        then the HTTP client closes (shielded, at most :data:`HTTP_CLIENT_CLOSE_TIMEOUT`
+        seconds). Later sends raise :exc:`trio.ClosedResourceError`."""
         try:
             with self._run_scope:
                 async with trio.open_nursery() as tasks:
@@ -142,23 +166,22 @@ class ExchangeStream(MessageStream):
             self._tasks = None
             self._closed = True
             self._incoming_send.close()  # a receiver sees the end, not silence
-            with trio.CancelScope(shield=True):
-                await self._goodbye_once()
-                if self._owns_http:
-                    await self._http.aclose()
+            await self._goodbye_once()  # shielded, bounded
+            if self._owns_http:
+                await close_http_client(self._http)
 
     async def _goodbye_once(self) -> None:
         """Run :meth:`_say_goodbye` once, whichever of :meth:`aclose` and the runner's end
-        comes first; the other waits for it (bounded by ``close_timeout``). Shielded."""
-        with trio.CancelScope(shield=True):
+        comes first; the other waits for it. Shielded from cancellation, for at most
+        ``close_timeout`` seconds."""
+        with trio.move_on_after(self.close_timeout, shield=True):
             if self._goodbye is not None:
                 await self._goodbye.wait()
                 return
             self._goodbye = trio.Event()
             try:
                 if not self._http.is_closed:  # a client of the caller's, closed already
-                    with trio.move_on_after(self.close_timeout):
-                        await self._say_goodbye()
+                    await self._say_goodbye()
             finally:
                 self._goodbye.set()
 
