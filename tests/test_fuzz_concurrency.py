@@ -26,8 +26,12 @@ from pathlib import Path
 
 import attrs
 import pytest
+import trio
 
+from trio_mcp._fuzz._probe import Catalogue
+from trio_mcp._fuzz._report import Progress
 from trio_mcp._fuzz._runner import DEFAULT_TIME_BUDGET, FuzzSettings
+from trio_mcp._fuzz._runtime import BudgetExhausted, Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = ROOT / "tests" / "fuzz_targets"
@@ -191,3 +195,41 @@ def test_a_hang_on_a_substring_is_caught_and_replays(runs: dict[str, Run]) -> No
     assert replay.returncode == 1, replay.stdout + replay.stderr
     assert "FAILED request-answered [MUST]: hang: no answer to tools/call" in replay.stdout
     assert "recorded violation request-answered: reproduced" in replay.stdout
+
+
+def _spent_runtime() -> Runtime:
+    """A Runtime whose time budget ran out already (nothing of it is opened)."""
+
+    class NoOpener:
+        transport = "stdio"
+
+    return Runtime(
+        opener=NoOpener(),  # type: ignore[arg-type]
+        catalogue=Catalogue(eras={}),
+        progress=Progress(None),
+        strict=False,
+        per_run=False,
+        budget_end=time.monotonic() - 1,
+        shrink_budget=0,
+        max_message_size=1 << 20,
+    )
+
+
+def test_a_run_cut_by_its_budget_says_so_even_when_hypothesis_keeps_the_exception() -> None:
+    # Hypothesis does not always let BudgetExhausted back out: raised while it shrinks or
+    # replays an example, it may be reported as another failure or as flakiness, or
+    # swallowed. The report must still say the budget ended the run (it said "done").
+    runtime = _spent_runtime()
+
+    def test_that_swallows() -> None:
+        with pytest.raises(BudgetExhausted):
+            runtime.call(trio.lowlevel.checkpoint)
+
+    runtime.run_test(test_that_swallows)
+    assert runtime.stopped == "time budget"
+
+
+def test_a_run_that_ends_by_itself_is_done() -> None:
+    runtime = _spent_runtime()
+    runtime.run_test(lambda: None)
+    assert runtime.stopped == "done"

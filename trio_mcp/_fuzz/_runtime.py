@@ -174,13 +174,21 @@ class Runtime:
         (and :exc:`BudgetExhausted` raised) if the budget runs out while it runs."""
         left = self.budget_end - time.monotonic()
         if left <= 0:
-            raise BudgetExhausted
+            raise self._exhausted()
         return trio.from_thread.run(self._within_budget, left, fn, *args)
 
     async def _within_budget(self, left: float, fn: Callable[..., Any], *args: Any) -> Any:
         with trio.move_on_after(left) as self._call_scope:
             return await fn(*args)
-        raise BudgetExhausted
+        raise self._exhausted()
+
+    def _exhausted(self) -> BudgetExhausted:
+        """The budget ran out: say so in the report now, where it is raised. Whether the
+        exception comes back out of Hypothesis is not ours to decide: raised while it
+        shrinks or replays, Hypothesis may report it as another failure, or as flaky, or
+        end the run without it, and the run would then claim it was done."""
+        self.stopped = self.stop_reason
+        return BudgetExhausted()
 
     def stop(self) -> None:
         """(Trio) End the run now, keeping what it found: the call in progress is cancelled
