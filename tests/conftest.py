@@ -25,6 +25,25 @@ SCHEMA_FILES = {
 }
 
 
+#: Set to 1 (CI does) to make missing spec schemas an error of the whole run: without them
+#: 50-odd checks skip and the tests generated from the schemas' definitions are not even
+#: collected, which would let a green run hide that nothing was checked against the spec.
+REQUIRE_SPEC = "TRIO_MCP_REQUIRE_SPEC"
+
+
+def missing_schemas() -> list[str]:
+    """The schema files of :data:`SCHEMA_FILES` that are not in :data:`SPEC_DIR`."""
+    return [name for name in SCHEMA_FILES.values() if not (SPEC_DIR / name).is_file()]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get(REQUIRE_SPEC) == "1" and (missing := missing_schemas()):
+        raise pytest.UsageError(
+            f"{REQUIRE_SPEC}=1 but the spec schemas {', '.join(missing)} are not in "
+            f"{SPEC_DIR} (put them there or point TRIO_MCP_SPEC_DIR at them)"
+        )
+
+
 def load_schema(version: str) -> dict[str, Any] | None:
     path = SPEC_DIR / SCHEMA_FILES[version]
     if not path.exists():
