@@ -278,6 +278,26 @@ def test_progress_only_for_live_tokens_and_always_increasing() -> None:
     assert h.failed() == ["progress-token-active", "progress-token-active"]
 
 
+def test_a_token_given_again_lives_until_its_latest_request_is_answered() -> None:
+    # The fuzzer's own calls may (before issue 26's fix, did) give a token still in use to
+    # a second request. Answering the first must not end the second's token: its progress
+    # is no server bug ("progress for token ..., whose request was already answered").
+    h = Harness()
+    h.handshake()
+    progress = {"jsonrpc": "2.0", "method": "notifications/progress"}
+    h.send(request(1, "tools/call", {"name": "t", "_meta": {"progressToken": "H"}}))
+    h.send(request(2, "tools/call", {"name": "t", "_meta": {"progressToken": "H"}}))
+    assert h.checker.progress_token_active("H")
+    h.receive(result(1, {"content": []}))
+    assert h.checker.progress_token_active("H")
+    h.receive({**progress, "params": {"progressToken": "H", "progress": 1}})
+    assert h.failed() == []
+    h.receive(result(2, {"content": []}))
+    assert not h.checker.progress_token_active("H")
+    h.receive({**progress, "params": {"progressToken": "H", "progress": 2}})
+    assert h.failed() == ["progress-token-active"]
+
+
 def test_a_modern_server_sends_no_requests_and_a_legacy_one_only_what_was_negotiated() -> None:
     h = Harness("modern")
     owed = h.receive(request("s1", "ping"))

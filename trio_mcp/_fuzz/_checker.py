@@ -390,9 +390,10 @@ class Checker:
             self._answered[id] = pending
             while len(self._answered) > _ANSWERED_MEMORY:
                 self._answered.popitem(last=False)
-            if pending.progress_token is not None:
-                self._tokens.pop(pending.progress_token, None)
-                self._finished_tokens[pending.progress_token] = None
+            token = pending.progress_token
+            if token is not None and self._tokens.get(token) is pending:
+                del self._tokens[token]
+                self._finished_tokens[token] = None
                 while len(self._finished_tokens) > _ANSWERED_MEMORY:
                     self._finished_tokens.popitem(last=False)
         if (
@@ -777,6 +778,10 @@ class Checker:
                     f"{'; '.join(problems)}",
                     seq,
                 )
+
+    def progress_token_active(self, token: str | int) -> bool:
+        """Whether a request still waiting for its answer carries ``token``."""
+        return token in self._tokens
 
     def _progress(self, params: dict[str, Any], seq: int, now: float) -> None:
         token = params.get("progressToken")

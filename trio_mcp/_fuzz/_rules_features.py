@@ -95,7 +95,10 @@ class FeatureRules(MachineBase):
             token = data.draw(
                 st.one_of(st.integers(0, 2**31), st.text(min_size=1, max_size=8)), label="token"
             )
-            meta["progressToken"] = token
+            # Unique among the requests in flight, as a client must keep it (the answer to
+            # an earlier call with this token may not have come yet: a tool left in flight).
+            if not self._link().progress_token_active(token):
+                meta["progressToken"] = token
         if self.era == "modern" and data.draw(st.booleans(), label="log level"):
             meta[LOG_LEVEL] = data.draw(st.sampled_from(LOGGING_LEVELS), label="level")
         self.request_in_flight("tools/call", params, expect=expect, **meta)

@@ -102,6 +102,12 @@ class Link:
         if findings:
             self.runtime.record(self, findings)
 
+    def progress_token_active(self, token: str | int) -> bool:
+        """Whether a request still waiting for its answer carries ``token``: a client must
+        not give two active requests one token (the server could not tell their progress
+        apart), so the machine does not send it again until that request is answered."""
+        return self.runtime.call_sync(self.connection.checker.progress_token_active, token)
+
     def answer(self, id: Any) -> Any:
         def get() -> Any:
             answer = self.connection.checker.answers.get(id)
