@@ -301,6 +301,11 @@ class _ConnectionHandler:
                 )
                 protocol = session.connection
                 stream.busy = lambda: protocol.in_flight > 0 or protocol.outstanding > 0
+        except Exception:
+            # Our bug, not the peer's: this connection ends (its nursery closed it), and the
+            # error stops here. Raised on, it would end trio-websocket's server and with it
+            # every other connection.
+            log.exception("a WebSocket connection failed")
         finally:
             self.active -= 1
 

@@ -173,9 +173,16 @@ class AuthorizedStream(MessageStream):
                 return received
 
     async def _refused(self, request: rpc.Request) -> bool:
-        """Whether ``request`` needs scopes the token lacks (then the refusal was sent)."""
-        needed = self.server.scopes_needed(request.method, request.params)
-        refusal = self.auth.refuse_scopes(self.token, needed)
+        """Whether ``request`` needs scopes the token lacks (then the refusal was sent). A
+        check that fails (our bug) answers that request -32603, and the connection goes on."""
+        try:
+            needed = self.server.scopes_needed(request.method, request.params)
+            refusal = self.auth.refuse_scopes(self.token, needed)
+        except Exception:
+            log.exception("checking the scopes of a %s request failed", request.method)
+            error = Error(code=ErrorCode.INTERNAL_ERROR, message="Internal error")
+            await self.stream.send(rpc.ErrorResponse(request.id, error), related=request.id)
+            return True
         if refusal is None:
             return False
         data = {"httpStatus": refusal.status, "wwwAuthenticate": ", ".join(refusal.challenges)}

@@ -569,21 +569,26 @@ class Server:
         its own)."""
         if not isinstance(params, dict):
             return frozenset()
+        # Only a string can name anything: a name of another type (a list, an object: a
+        # peer's choice) is no key to look up, and the request then fails its validation
+        # with -32602 like any other malformed one, after this check.
         if method == "completion/complete":
             ref = params.get("ref")
             if not isinstance(ref, dict):
                 return frozenset()
             if ref.get("type") == "ref/prompt":
                 return self.scopes_needed("prompts/get", {"name": ref.get("name")})
+            uri = ref.get("uri")
             for template in self._templates:
-                if template.template.uri_template == ref.get("uri"):
+                if isinstance(uri, str) and template.template.uri_template == uri:
                     return template.scopes
             return frozenset()
+        name = params.get("name")
         if method == "tools/call":
-            tool = self._tools.get(params.get("name"))  # type: ignore[arg-type]
+            tool = self._tools.get(name) if isinstance(name, str) else None
             return tool.scopes if tool is not None else frozenset()
         if method == "prompts/get":
-            prompt = self._prompts.get(params.get("name"))  # type: ignore[arg-type]
+            prompt = self._prompts.get(name) if isinstance(name, str) else None
             return prompt.scopes if prompt is not None else frozenset()
         if method in ("resources/read", "resources/subscribe"):
             uri = params.get("uri")

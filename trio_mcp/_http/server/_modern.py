@@ -437,7 +437,8 @@ class ModernEndpoint:
     def _check_param_headers(
         self, headers: dict[str, str], params: dict[str, Any]
     ) -> McpError | None:
-        spec = self.server._tools.get(params.get("name"))  # type: ignore[arg-type]
+        name = name_source("tools/call", params)  # a string, or None
+        spec = self.server.tools.get(name) if name is not None else None
         if spec is None:
             return None  # the call fails on its own
         arguments = params.get("arguments")
