@@ -22,6 +22,7 @@ The server prints ``tasks server on http://HOST:PORT/mcp`` once it listens.
 from __future__ import annotations
 
 import argparse
+import sys
 from functools import partial
 
 import trio
@@ -64,7 +65,13 @@ def main() -> None:
             port = await nursery.start(partial(serve, server, args.host, args.port))
             print(f"tasks server on http://{args.host}:{port}/mcp", flush=True)
 
-    trio.run(run)
+    failed: BaseException | None = None
+    try:
+        trio.run(run)
+    except* RuntimeError as group:  # the store cannot be opened, say
+        failed = group.exceptions[0]
+    if failed is not None:
+        sys.exit(f"tasks_server.py: {failed}")  # one line, and exit status 1
 
 
 if __name__ == "__main__":

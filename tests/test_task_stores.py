@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -335,3 +336,54 @@ async def test_a_failed_lease_renewal_is_logged_and_tried_again(
         with trio.fail_after(5):
             await tried_again.wait()
     assert "could not renew the task worker's lease" in caplog.text
+
+
+# -- the SQLite file's mode and opening errors (issue 21, failure 9; failure 2's start) ----
+
+
+async def test_the_sqlite_task_file_and_its_wal_are_private(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    old = os.umask(0o022)  # a usual umask: files would be 0644
+    try:
+        async with open_sqlite_task_store(path) as store:
+            await store.create(store.new_record(owner="alice", ttl_ms=60_000))
+            modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()}
+    finally:
+        os.umask(old)
+    assert modes["tasks.db"] == 0o600
+    assert modes["tasks.db-wal"] == 0o600
+    assert modes["tasks.db.lock"] == 0o600
+
+
+async def test_an_existing_task_file_others_can_read_is_made_private(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    path.touch(mode=0o644)
+    path.chmod(0o644)
+    async with open_sqlite_task_store(path):
+        pass
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+async def test_a_corrupt_task_file_is_refused_with_its_name_and_the_reason(tmp_path: Path) -> None:
+    path = tmp_path / "tasks.db"
+    path.write_bytes(b"this is not a database, just bytes " * 200)
+    with pytest.raises(RuntimeError) as refused:
+        async with open_sqlite_task_store(path):
+            pass
+    message = str(refused.value)
+    assert f"cannot open the SQLite task store {path}" in message
+    assert "not a database" in message
+    # And the lock is released: a good file opens afterwards in the same process.
+    path.unlink()
+    async with open_sqlite_task_store(path):
+        pass
+
+
+async def test_a_symbolic_link_as_task_file_is_refused(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.db"
+    target.write_bytes(b"")
+    path = tmp_path / "tasks.db"
+    path.symlink_to(target)
+    with pytest.raises(RuntimeError, match="cannot open the SQLite task store"):
+        async with open_sqlite_task_store(path):
+            pass

@@ -14,6 +14,7 @@ those are recorded ``failed`` with :data:`~trio_mcp.tasks.RUNNER_GONE`.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import sqlite3
 import time
@@ -30,6 +31,7 @@ from ._store import ORPHANED, TaskStore
 __all__ = ["SqliteTaskStore", "open_sqlite_task_store"]
 
 T = TypeVar("T")
+log = logging.getLogger("trio_mcp.tasks")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
@@ -124,6 +126,19 @@ class SqliteTaskStore(TaskStore):
         return len(rows)
 
 
+def _make_private(path: Path) -> None:
+    """Create the task file readable and writable by its owner alone (0600): task results
+    are whatever the tools returned. An existing file that others may read is made so too.
+    SQLite gives the ``-wal`` and ``-shm`` files it creates the database file's mode."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        if os.fstat(fd).st_mode & 0o077:
+            log.warning("the task file %s could be read by other users: made it 0600", path)
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+
+
 @asynccontextmanager
 async def open_sqlite_task_store(
     path: str | os.PathLike[str],
@@ -144,8 +159,13 @@ async def open_sqlite_task_store(
             lose the last commits on power loss, for several times the write rate.
         clock: wall-clock seconds since the epoch.
 
+    The file is created 0600 (an existing one that others could read is made 0600), so
+    that task results are the owner's alone.
+
     Raises:
-        RuntimeError: another process has the file open as a task store.
+        RuntimeError: another process has the file open as a task store, or the file
+            cannot be opened as one (not a database, unreadable, a symbolic link): the
+            message names the file and the reason.
     """
     path = Path(path)
 
@@ -156,10 +176,19 @@ async def open_sqlite_task_store(
         except BlockingIOError:
             os.close(lock)
             raise RuntimeError(f"another process uses {path} as its task store") from None
-        db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute(f"PRAGMA synchronous={synchronous}")
-        db.executescript(_SCHEMA)
+        try:
+            _make_private(path)
+            db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(f"PRAGMA synchronous={synchronous}")
+                db.executescript(_SCHEMA)
+            except BaseException:
+                db.close()
+                raise
+        except (sqlite3.Error, OSError) as exc:
+            os.close(lock)
+            raise RuntimeError(f"cannot open the SQLite task store {path}: {exc}") from exc
         return lock, db
 
     lock, db = await trio.to_thread.run_sync(open_locked)

@@ -261,9 +261,21 @@ class McpAsgiApp:
             await receive()
             await send({"type": "lifespan.shutdown.complete"})
             return
-        async with self.running():
-            await send({"type": "lifespan.startup.complete"})
-            await receive()  # lifespan.shutdown
+        started = False
+        try:
+            async with self.running():
+                started = True
+                await send({"type": "lifespan.startup.complete"})
+                await receive()  # lifespan.shutdown
+        except Exception as exc:
+            if started:
+                raise
+            # What serving needs could not be had (a task store that cannot be opened, say):
+            # the server must not start and run on without it, answering 503 for ever. The
+            # ASGI server stops with this message (Hypercorn raises it out of its serve).
+            log.error("the app cannot start: %s", exc)
+            await send({"type": "lifespan.startup.failed", "message": str(exc)})
+            return
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _http(self, http: HttpRequest) -> None:

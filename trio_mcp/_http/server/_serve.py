@@ -65,6 +65,10 @@ async def serve(
             has one; ``fd://N`` shares a listening socket between worker processes).
         app_options: :func:`asgi_app`'s options.
 
+    Raises:
+        RuntimeError: the app cannot start (say, its task store cannot be opened); the
+            message names what and why. Nothing was bound.
+
     Resource handling: Hypercorn's nurseries (connections, lifespan) and the app's
     session manager all live inside this call. Shutdown first ends the long-lived
     streams and stops accepting connections; requests in flight then have
@@ -98,7 +102,10 @@ async def serve(
         log.info("shutting down (deadline %s s)", graceful_timeout)
         app.begin_shutdown(grace=graceful_timeout)
 
-    async with trio.open_nursery() as nursery:
+    # The app runs (sessions, tasks, their store) around Hypercorn rather than in its
+    # lifespan: what cannot start (a task store that cannot be opened) is raised from this
+    # call, before the port is bound, instead of a lifespan failure inside Hypercorn.
+    async with app.running(), trio.open_nursery() as nursery:
         binds: list[str] = await nursery.start(
             partial(hypercorn_serve, app, config, shutdown_trigger=trigger, mode="asgi")  # type: ignore[arg-type]
         )
