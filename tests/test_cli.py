@@ -427,3 +427,14 @@ def test_auth_options_apply_to_urls_only_and_the_secret_comes_from_the_environme
     code = cli_main(["list-tools", "--url", "http://127.0.0.1:9/mcp", "--client-credentials", "me"])
     assert code == 1
     assert "TRIO_MCP_CLIENT_SECRET" in capsys.readouterr().err
+
+
+def test_get_prompt_takes_key_value_arguments_before_and_after_the_options() -> None:
+    # Prompts work like tools (issue 22): KEY=VALUE pairs, here on both sides of --stdio.
+    run = cli("get-prompt", "code_review", "language=rust", "--stdio", EVERYTHING, "code=fn x()")
+    assert run.returncode == 0, run.stderr
+    assert "user: Review this rust:" in run.stdout
+    assert "fn x()" in run.stdout
+    bad = cli("get-prompt", "code_review", "language", "--stdio", EVERYTHING)
+    assert bad.returncode != 0
+    assert "a prompt argument is KEY=VALUE, not 'language'" in bad.stderr
