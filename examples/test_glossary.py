@@ -47,7 +47,7 @@ async def test_define(version: str) -> None:
         assert client.protocol_version == version
         result = await client.call_tool("define", {"term": "Nursery"})
         missing = await client.call_tool("define", {"term": "event loop"})
-    assert result.is_error is None
+    assert result.is_error is False
     assert result.content == [TextContent(text=GLOSSARY["nursery"])]
     assert missing.is_error is True
 

@@ -438,3 +438,19 @@ def test_get_prompt_takes_key_value_arguments_before_and_after_the_options() -> 
     bad = cli("get-prompt", "code_review", "language", "--stdio", EVERYTHING)
     assert bad.returncode != 0
     assert "a prompt argument is KEY=VALUE, not 'language'" in bad.stderr
+
+
+def test_call_tool_json_prints_what_a_2025_11_25_server_sent() -> None:
+    # No "resultType": that revision has none, and the server did not send one (issue 22).
+    run = cli(
+        "call-tool", "add", "a=1", "b=2", "--json", "--protocol-version", "2025-11-25",
+        "--stdio", EVERYTHING,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    printed = json.loads(run.stdout)
+    assert "resultType" not in printed
+    assert printed["structuredContent"] == {"result": 3}
+    modern = json.loads(
+        cli("call-tool", "add", "a=1", "b=2", "--json", "--stdio", EVERYTHING).stdout
+    )
+    assert modern["resultType"] == "complete"

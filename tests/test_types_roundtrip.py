@@ -18,6 +18,7 @@ from hypothesis import given, settings, strategies as st
 
 from trio_mcp import types as t
 from trio_mcp._types import _converter
+from trio_mcp._types._base import OMIT_IF_DEFAULT
 from trio_mcp._types._converter import _merged, _present_in, _resolve
 from trio_mcp._versions import SUPPORTED_VERSIONS
 from trio_mcp.testing import meta_objects, strategy_for
@@ -101,7 +102,8 @@ def check_round_trip(value: Any, version: str | None) -> None:
 
 def _expected_keys(value: Any, version: str | None) -> set[str]:
     """The attributes ``version`` has, less those left ``None`` (unless the revision
-    requires them: then their ``__wire_defaults__`` are written)."""
+    requires them: then their ``__wire_defaults__`` are written) and those at their default
+    that are marked to be left out then (``OMIT_IF_DEFAULT``)."""
     cls = type(value)
     required = set(_merged(cls, "__wire_defaults__")) if version is not None else set()
     return {
@@ -109,6 +111,7 @@ def _expected_keys(value: Any, version: str | None) -> set[str]:
         for a in attrs.fields(cls)
         if _present_in(cls, a.name, version)
         and (a.name in required or not (a.default is None and getattr(value, a.name) is None))
+        and not (a.metadata.get(OMIT_IF_DEFAULT) and getattr(value, a.name) == a.default)
     }
 
 
@@ -422,3 +425,12 @@ def test_the_method_table_names_each_request_and_notification_class() -> None:
     for method, spec in t.METHODS.items():
         assert attrs.fields_dict(spec.model)["method"].default == method
         assert spec.model(**_required_args(spec.model)).method == method
+
+
+def test_is_error_reads_false_when_left_out_and_is_left_out_when_false() -> None:
+    # The spec's default for isError is false (issue 22): not None.
+    assert t.structure({"content": []}, t.CallToolResult).is_error is False
+    assert t.structure({"content": [], "isError": True}, t.CallToolResult).is_error is True
+    assert "isError" not in t.unstructure(t.CallToolResult(content=[]))
+    assert "isError" not in t.unstructure(t.CallToolResult(content=[], is_error=False))
+    assert t.unstructure(t.CallToolResult(content=[], is_error=True))["isError"] is True

@@ -173,8 +173,9 @@ def _json_object(text: str, what: str) -> dict[str, Any]:
 async def _list_tools(args: argparse.Namespace) -> int:
     async with open_target(args) as client:
         tools = await client.list_tools() if client.server_capabilities.tools else []
+        version = client.protocol_version
     if args.json:
-        print_json(tools)
+        print_json(tools, version)
         return 0
     for tool in tools:
         print(f"{tool.name}({_parameters(tool)})  {one_line(tool.description)}".rstrip())
@@ -196,8 +197,9 @@ async def _list_resources(args: argparse.Namespace) -> int:
         templates = (
             await client.list_resource_templates() if client.server_capabilities.resources else []
         )
+        version = client.protocol_version
     if args.json:
-        print_json({"resources": resources, "resourceTemplates": templates})
+        print_json({"resources": resources, "resourceTemplates": templates}, version)
         return 0
     for resource in resources:
         print(f"{resource.uri}  {resource.name}  {resource.mime_type or ''}".rstrip())
@@ -209,8 +211,9 @@ async def _list_resources(args: argparse.Namespace) -> int:
 async def _list_prompts(args: argparse.Namespace) -> int:
     async with open_target(args) as client:
         prompts = await client.list_prompts() if client.server_capabilities.prompts else []
+        version = client.protocol_version
     if args.json:
-        print_json(prompts)
+        print_json(prompts, version)
         return 0
     for prompt in prompts:
         names = ", ".join(a.name + ("" if a.required else "?") for a in prompt.arguments or [])
@@ -255,8 +258,9 @@ async def _call_tool(args: argparse.Namespace) -> int:
             result = await client.call_tool(args.name, arguments, on_progress=reporter.progress)
         finally:
             reporter.finish()
+        version = client.protocol_version
     if args.json:
-        print_json(result)
+        print_json(result, version)
     else:
         for block in result.content:
             print(describe_block(block))
@@ -307,8 +311,9 @@ async def _complete(args: argparse.Namespace) -> int:
         if client.server_capabilities.completions is None:
             raise CliError("the server does not offer completion")
         completion = await client.complete(reference, name, value, context=context)
+        version = client.protocol_version
     if args.json:
-        print_json(completion)
+        print_json(completion, version)
         return 0
     for candidate in completion.values:
         print(candidate)
@@ -320,8 +325,9 @@ async def _complete(args: argparse.Namespace) -> int:
 async def _read_resource(args: argparse.Namespace) -> int:
     async with open_target(args) as client:
         result = await client.read_resource(args.uri)
+        version = client.protocol_version
     if args.json:
-        print_json(result)
+        print_json(result, version)
         return 0
     for contents in result.contents:
         if isinstance(contents, TextResourceContents):
@@ -338,8 +344,9 @@ async def _get_prompt(args: argparse.Namespace) -> int:
     arguments.update(parse_pairs(args.pairs, "a prompt argument"))
     async with open_target(args) as client:
         result = await client.get_prompt(args.name, arguments)
+        version = client.protocol_version
     if args.json:
-        print_json(result)
+        print_json(result, version)
         return 0
     for message in result.messages:
         print(f"{message.role}: {describe_block(message.content)}")

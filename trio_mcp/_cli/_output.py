@@ -10,8 +10,11 @@ import orjson
 from .._types._converter import unstructure
 
 
-def print_json(value: Any) -> None:
-    sys.stdout.write(orjson.dumps(unstructure(value), option=orjson.OPT_INDENT_2).decode() + "\n")
+def print_json(value: Any, version: str | None = None) -> None:
+    """Print ``value`` as JSON; what a server sent is written as its revision has it
+    (``version``: the negotiated one), so a field that revision lacks is not added."""
+    data = unstructure(value, version)
+    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
 def describe_block(block: Any) -> str:

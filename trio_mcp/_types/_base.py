@@ -7,7 +7,9 @@ Conventions (the converter in :mod:`._converter` relies on them):
   ``meta`` which is ``_meta`` everywhere, and the names listed in a class's
   ``__wire_names__``.
 * An optional attribute defaults to ``None`` and is left off the wire when it
-  is ``None``; every other attribute is always written.
+  is ``None``; every other attribute is always written, except one whose field
+  metadata sets :data:`OMIT_IF_DEFAULT` (a flag whose spec default is ``false``:
+  read as ``False`` when absent, left off the wire when ``False``).
 * ``__since__`` maps attribute names to the first revision that has them, and
   ``__until__`` to the last; when we write for a peer on another revision, the
   attribute is left out. Both are merged along the class hierarchy.
@@ -25,6 +27,8 @@ from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 
 import attrs
 
+#: Field metadata key: leave the attribute off the wire when it has its default value.
+OMIT_IF_DEFAULT = "trio_mcp.omit_if_default"
 #: A JSON-RPC request id. MCP forbids ``null`` ids and fractional numbers.
 RequestId: TypeAlias = str | int
 #: A progress token chosen by the requester.

@@ -323,7 +323,8 @@ def _unstructure_overrides(cls: type, version: str | None) -> dict[str, Any]:
             overrides[a.name] = override(omit=True)
         else:
             overrides[a.name] = override(
-                rename=wire_name(cls, a.name), omit_if_default=a.default is None
+                rename=wire_name(cls, a.name),
+                omit_if_default=a.default is None or bool(a.metadata.get(_base.OMIT_IF_DEFAULT)),
             )
     return overrides
 

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal
 import attrs
 
 from ._base import (
+    OMIT_IF_DEFAULT,
     CacheablePaginatedResult,
     Icon,
     InputResponses,
@@ -107,11 +108,12 @@ class CallToolRequestParams(RequestParams):
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class CallToolResult(Result):
     """A tool's answer. ``is_error`` marks a failure the model should see, not a protocol
-    error."""
+    error; ``False`` where the server left ``isError`` out (the spec's default), and left
+    out on the wire when ``False``."""
 
     content: list[ContentBlock]
     structured_content: Any = None
-    is_error: bool | None = None
+    is_error: bool = attrs.field(default=False, metadata={OMIT_IF_DEFAULT: True})
 
     __since__: ClassVar[Mapping[str, str]] = {"structured_content": "2025-06-18"}
 
