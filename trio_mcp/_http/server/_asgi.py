@@ -273,7 +273,7 @@ class McpAsgiApp:
             # What serving needs could not be had (a task store that cannot be opened, say):
             # the server must not start and run on without it, answering 503 for ever. The
             # ASGI server stops with this message (Hypercorn raises it out of its serve).
-            log.error("the app cannot start: %s", exc)
+            log.error("the app cannot start: %s", exc)  # noqa: TRY400 - its message says all
             await send({"type": "lifespan.startup.failed", "message": str(exc)})
             return
         await send({"type": "lifespan.shutdown.complete"})
