@@ -750,7 +750,7 @@ async def complete_id(value: str, context: dict[str, str]) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--port", type=int, default=3001)
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args()

@@ -65,7 +65,7 @@ def protect(port: int, issuer: str) -> ProtectedResource:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--issuer", required=True, help="the authorization server's issuer URL")
     args = parser.parse_args()

@@ -8,6 +8,8 @@ Run it: ``python examples/serve_http.py``
 
 from __future__ import annotations
 
+import argparse
+
 import trio
 
 from trio_mcp import McpError
@@ -82,4 +84,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " ")).parse_args()
     trio.run(main)

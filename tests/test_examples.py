@@ -397,3 +397,32 @@ async def test_everything_server(version: str, everything: Any, autojump_clock: 
         assert set(seen) == {Change("tools"), Change("updated", "counter://value")}
         if version == MODERN:
             assert settings.ttl_ms == 5_000
+
+
+#: The examples that take a command line (they parse it with argparse).
+WITH_OPTIONS = sorted(
+    path.stem for path in EXAMPLES.glob("*.py") if "argparse.ArgumentParser(" in path.read_text()
+)
+
+
+def test_the_examples_with_options_include_the_servers_users_start() -> None:
+    assert {"serve_http", "tasks_server", "protected_server", "echo_server"} <= set(WITH_OPTIONS)
+
+
+@pytest.mark.parametrize("name", WITH_OPTIONS)
+def test_example_help_says_what_it_is_and_starts_nothing(name: str) -> None:
+    # --help used to run serve_http's demo, and cut the other descriptions mid-sentence.
+    run = subprocess.run(
+        [sys.executable, str(EXAMPLES / f"{name}.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("usage: "), run.stdout
+    assert run.stderr == ""
+    # The description: the paragraphs between the usage line(s) and the options.
+    paragraphs = run.stdout.split("\n\n")
+    description = " ".join(paragraphs[1].split())
+    assert description.endswith("."), description
