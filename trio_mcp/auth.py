@@ -12,6 +12,11 @@ your own), with DPoP proofs when tokens are DPoP-bound (:class:`DpopVerifier`).
 Needs the ``auth`` extra.
 """
 
+from ._extras import require_extra
+
+# DPoP and private_key_jwt import joserfc when used: httpx is what importing needs.
+require_extra("auth", "trio_mcp.auth", "httpx")
+
 from ._auth._client._challenge import Challenge as Challenge, parse_challenges as parse_challenges
 from ._auth._client._client_auth import ClientInfo as ClientInfo
 from ._auth._client._errors import (

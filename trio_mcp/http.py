@@ -2,6 +2,10 @@
 2024-11-05 HTTP+SSE transport. The server is an ASGI app served with Hypercorn's Trio
 worker; the client runs on httpx."""
 
+from ._extras import require_extra
+
+require_extra("http", "trio_mcp.http")
+
 from ._http.client._connect import (
     DEFAULT_TIMEOUT as DEFAULT_TIMEOUT,
     HttpClientOptions as HttpClientOptions,

@@ -1,5 +1,9 @@
 """MCP over WebSocket: one JSON-RPC message per text frame, subprotocol ``mcp``."""
 
+from ._extras import require_extra
+
+require_extra("http", "trio_mcp.websocket", "trio_websocket", "httpx")
+
 from ._websocket import (
     SUBPROTOCOL as SUBPROTOCOL,
     WebSocketClientOptions as WebSocketClientOptions,

@@ -22,6 +22,7 @@ import trio
 
 from .._client._client import Client
 from .._errors import ConnectionClosed, McpError
+from .._extras import MissingExtra
 from .._fuzz._runner import FuzzError
 from .._types._base import LOGGING_LEVELS
 from .._types._content import TextResourceContents
@@ -388,7 +389,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return trio.run(_run, args)
-    except (CliError, FuzzError) as exc:
+    except (CliError, FuzzError, MissingExtra) as exc:
         message = str(exc)
     except ConnectionClosed as exc:
         message = _closed(exc)

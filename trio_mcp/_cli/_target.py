@@ -22,6 +22,7 @@ import trio
 from .._client._client import Client
 from .._client._options import ClientOptions
 from .._client._stdio import open_stdio_client
+from .._extras import require_extra
 from . import _lazy
 from ._errors import CliError
 
@@ -194,6 +195,7 @@ async def open_target(
     if target.protocol_version:
         client_options["protocol_version"] = target.protocol_version
     if target.url is not None:
+        require_extra("http", "--url", "httpx", "httpx_sse")
         async with (
             _authorization(args) as auth,
             _lazy.open_http_client(
