@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -454,3 +455,38 @@ def test_call_tool_json_prints_what_a_2025_11_25_server_sent() -> None:
         cli("call-tool", "add", "a=1", "b=2", "--json", "--stdio", EVERYTHING).stdout
     )
     assert modern["resultType"] == "complete"
+
+
+async def test_ws_urls_work_in_every_connecting_command() -> None:
+    # --url ws://... used to go to the HTTP client: "HTTP 400 ... not an MCP endpoint".
+    from trio_mcp._everything_server import server as everything
+    from trio_mcp.websocket import serve_websocket
+
+    async def run(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return await trio.run_process(
+            [sys.executable, "-m", "trio_mcp", *args],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            env=ENV,
+        )
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(partial(serve_websocket, everything, port=0))
+            url = f"ws://127.0.0.1:{port}/mcp"
+            listed = await run("list-tools", "--url", url)
+            assert listed.returncode == 0, listed.stderr
+            assert b"add(a, b?)" in listed.stdout
+            called = await run("call-tool", "add", "a=2", "b=3", "--json", "--url", url)
+            assert called.returncode == 0, called.stderr
+            assert json.loads(called.stdout)["structuredContent"] == {"result": 5}
+            prompt = await run("get-prompt", "code_review", "code=x", "--url", url)
+            assert prompt.returncode == 0, prompt.stderr
+            info = await run("info", "--url", url, "--protocol-version", "2025-11-25")
+            assert info.returncode == 0, info.stderr
+            assert b"2025-11-25" in info.stdout
+            fuzz = await run("fuzz", "--url", url)
+            assert fuzz.returncode != 0
+            assert b"not WebSocket" in fuzz.stderr
+            nursery.cancel_scope.cancel()

@@ -23,6 +23,7 @@ from .._fuzz._steps import iter_sent_lines, load_steps
 from .._fuzz._target import HttpTarget, StdioTarget, Target
 from .._util import open_nursery_unwrapped
 from .._versions import SUPPORTED_VERSIONS
+from ._errors import CliError
 from ._target import add_server_options, parse_env, parse_headers
 
 __all__ = ["add_fuzz_commands", "run_fuzz", "run_replay"]
@@ -177,6 +178,11 @@ def _target(
 ) -> Target:
     """Raises :exc:`CliError` for a malformed ``--header`` or ``--env``."""
     if args.url:
+        if args.url.lower().startswith(("ws://", "wss://")):
+            raise CliError(
+                "the fuzzer drives servers over stdio and HTTP, not WebSocket: fuzz the same "
+                "server over --stdio or an http:// URL"
+            )
         return HttpTarget(url=args.url, headers=parse_headers(args.header))
     env = parse_env(args.env)
     return StdioTarget(command=args.stdio, env=env or None, cwd=args.cwd, process=process)

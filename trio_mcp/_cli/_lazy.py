@@ -15,6 +15,7 @@ from .._lazy import on_first_use
 if TYPE_CHECKING:
     import webbrowser
     from .._http.client._connect import open_http_client
+    from .._websocket import open_websocket_client
     from .._types._completion import PromptReference, ResourceTemplateReference
     from .._types._roots import Root
     from ..auth import AuthorizationCode, ClientCredentials, ClientInfo, FileTokenStore, OAuth
@@ -27,6 +28,7 @@ if not TYPE_CHECKING:
         """
         import webbrowser
         from .._http.client._connect import open_http_client
+        from .._websocket import open_websocket_client
         from .._types._completion import PromptReference, ResourceTemplateReference
         from .._types._roots import Root
         from ..auth import AuthorizationCode, ClientCredentials, ClientInfo, FileTokenStore, OAuth

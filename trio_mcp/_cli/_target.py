@@ -49,7 +49,9 @@ CLIENT_SECRET_VARIABLE = "TRIO_MCP_CLIENT_SECRET"
 def add_target_options(parser: argparse.ArgumentParser, *, required: bool = True) -> None:
     """The options of every command that connects to a server."""
     add_server_options(
-        parser, required=required, url_help="connect to a Streamable HTTP (or HTTP+SSE) server"
+        parser,
+        required=required,
+        url_help="connect to a Streamable HTTP (or HTTP+SSE) server, or a WebSocket one (ws://, wss://)",
     )
     parser.add_argument(
         "--protocol-version", metavar="V", help="speak this revision (no era detection)"
@@ -194,6 +196,16 @@ async def open_target(
     target = Target.from_args(args)
     if target.protocol_version:
         client_options["protocol_version"] = target.protocol_version
+    if target.url is not None and target.url.lower().startswith(("ws://", "wss://")):
+        require_extra("http", "--url ws://", "trio_websocket", "httpx")
+        async with (
+            _authorization(args) as auth,
+            _lazy.open_websocket_client(
+                target.url, headers=target.headers or None, auth=auth, **client_options
+            ) as client,
+        ):
+            yield client
+        return
     if target.url is not None:
         require_extra("http", "--url", "httpx", "httpx_sse")
         async with (
