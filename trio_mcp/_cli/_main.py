@@ -92,7 +92,13 @@ def _parser() -> argparse.ArgumentParser:
     prompt = commands.add_parser("get-prompt", help="get a prompt")
     prompt.add_argument("name")
     prompt.add_argument(
-        "--args", default="{}", metavar="JSON", help="the arguments, a JSON object of strings"
+        "pairs", nargs="*", metavar="KEY=VALUE", help="an argument (prompt arguments are strings)"
+    )
+    prompt.add_argument(
+        "--args",
+        default="{}",
+        metavar="JSON",
+        help="the arguments, a JSON object of strings (KEY=VALUE pairs are added to it)",
     )
     add_target_options(prompt)
 
@@ -324,6 +330,7 @@ async def _get_prompt(args: argparse.Namespace) -> int:
     arguments = _json_object(args.args, "--args")
     if not all(isinstance(v, str) for v in arguments.values()):
         raise CliError("prompt arguments are strings: --args must map names to strings")
+    arguments.update(parse_pairs(args.pairs, "a prompt argument"))
     async with open_target(args) as client:
         result = await client.get_prompt(args.name, arguments)
     if args.json:
@@ -363,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:
         # KEY=VALUE pairs may also come after the options (argparse takes positionals
         # in one run only).
-        if args.command == "call-tool" and all(_is_pair(item) for item in extra):
+        if args.command in ("call-tool", "get-prompt") and all(_is_pair(item) for item in extra):
             args.pairs.extend(extra)
         else:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
