@@ -1,8 +1,8 @@
 """What the ``trio-mcp`` command loads only for the subcommand or option that needs it: the
-HTTP client (``--url``), the OAuth flows and a browser (``--auth``, ``--client-credentials``),
-and the completion and roots models (``complete``, ``demo``). ``trio-mcp --help`` and a stdio
-``list`` load none of them (see "What importing loads" in ``docs/reference/layout.md``). Code
-here writes ``_lazy.Name``."""
+HTTP and WebSocket clients (``--url``), the OAuth flows and a browser (``--auth``,
+``--client-credentials``), and the completion and roots models (``complete``, ``demo``).
+``trio-mcp --help`` and a stdio ``list`` load none of them (see "What importing loads" in
+``docs/reference/layout.md``). Code here writes ``_lazy.Name``."""
 
 from __future__ import annotations
 
@@ -14,12 +14,14 @@ from .._lazy import on_first_use
 # isort: off
 if TYPE_CHECKING:
     import webbrowser
+    import httpx
+    import trio_websocket
     from .._http.client._connect import open_http_client
-    from .._websocket import open_websocket_client
     from .._types._completion import PromptReference, ResourceTemplateReference
     from .._types._roots import Root
     from ..auth import AuthorizationCode, ClientCredentials, ClientInfo, FileTokenStore, OAuth
     from ..auth import open_loopback_redirect
+    from .._websocket import open_websocket_client
 # isort: on
 
 if not TYPE_CHECKING:
@@ -27,11 +29,13 @@ if not TYPE_CHECKING:
         globals(),
         """
         import webbrowser
+        import httpx
+        import trio_websocket
         from .._http.client._connect import open_http_client
-        from .._websocket import open_websocket_client
         from .._types._completion import PromptReference, ResourceTemplateReference
         from .._types._roots import Root
         from ..auth import AuthorizationCode, ClientCredentials, ClientInfo, FileTokenStore, OAuth
         from ..auth import open_loopback_redirect
+        from .._websocket import open_websocket_client
         """,
     )

@@ -98,7 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     prompt.add_argument("name")
     prompt.add_argument(
-        "pairs", nargs="*", metavar="KEY=VALUE", help="an argument (the value is a string)"
+        "pairs", nargs="*", metavar="KEY=VALUE", help="an argument (prompt arguments are strings)"
     )
     prompt.add_argument(
         "--args",
@@ -383,7 +383,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:
         # KEY=VALUE pairs may also come after the options (argparse takes positionals
         # in one run only).
-        if args.command in ("call-tool", "get-prompt") and all(_is_pair(i) for i in extra):
+        if args.command in ("call-tool", "get-prompt") and all(_is_pair(item) for item in extra):
             args.pairs.extend(extra)
         else:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")

@@ -22,8 +22,10 @@ import trio
 from .._client._client import Client
 from .._client._options import ClientOptions
 from .._client._stdio import open_stdio_client
+from .._errors import McpError
 from .._extras import require_extra
 from . import _lazy
+from ._authorization_hint import authorization_hint
 from ._errors import CliError
 
 __all__ = [
@@ -38,6 +40,27 @@ __all__ = [
 #: An HTTP header name (RFC 9110 token).
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _ENV_NAME = re.compile(r"[^=\0]+")
+#: Headers the HTTP transport writes itself (framing, the connection, the MCP headers, what
+#: it accepts and sends), lowercase: ``--header`` cannot set them.
+TRANSPORT_HEADERS = frozenset(
+    {
+        "accept",
+        "connection",
+        "content-length",
+        "content-type",
+        "host",
+        "keep-alive",
+        "last-event-id",
+        "mcp-method",
+        "mcp-name",
+        "mcp-protocol-version",
+        "mcp-session-id",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
 
 if TYPE_CHECKING:
     from .._auth._client._oauth import OAuth
@@ -51,7 +74,8 @@ def add_target_options(parser: argparse.ArgumentParser, *, required: bool = True
     add_server_options(
         parser,
         required=required,
-        url_help="connect to a Streamable HTTP (or HTTP+SSE) server, or a WebSocket one (ws://, wss://)",
+        url_help="connect to a Streamable HTTP (or HTTP+SSE) server, or to a WebSocket "
+        "server (a ws:// or wss:// URL)",
     )
     parser.add_argument(
         "--protocol-version", metavar="V", help="speak this revision (no era detection)"
@@ -175,7 +199,10 @@ def parse_env(items: Sequence[str]) -> dict[str, str]:
 
 
 def parse_headers(items: Sequence[str]) -> dict[str, str]:
-    """``NAME: VALUE`` items as a mapping (surrounding spaces of the value dropped)."""
+    """``NAME: VALUE`` items as a mapping (surrounding spaces of the value dropped).
+
+    A header in :data:`TRANSPORT_HEADERS` (or an ``Mcp-Param-*`` one) is refused: the
+    transport writes those, and a second value would break the request or the session."""
     headers = {}
     for item in items:
         name, colon, value = item.partition(":")
@@ -183,6 +210,13 @@ def parse_headers(items: Sequence[str]) -> dict[str, str]:
             raise CliError(f"--header expects 'NAME: VALUE', not {item!r}")
         if "\r" in value or "\n" in value:
             raise CliError(f"--header {name.strip()}: a value cannot span lines")
+        if name.strip().lower() in TRANSPORT_HEADERS or name.strip().lower().startswith(
+            "mcp-param-"
+        ):
+            raise CliError(
+                f"--header {name.strip()}: the transport sets this header itself; "
+                "it cannot be given"
+            )
         headers[name.strip()] = value.strip()
     return headers
 
@@ -196,10 +230,11 @@ async def open_target(
     target = Target.from_args(args)
     if target.protocol_version:
         client_options["protocol_version"] = target.protocol_version
-    if target.url is not None and target.url.lower().startswith(("ws://", "wss://")):
+    if target.url is not None and is_websocket(target.url):
         require_extra("http", "--url ws://", "trio_websocket", "httpx")
         async with (
             _authorization(args) as auth,
+            _websocket_refusals(target.url),
             _lazy.open_websocket_client(
                 target.url, headers=target.headers or None, auth=auth, **client_options
             ) as client,
@@ -208,13 +243,19 @@ async def open_target(
         return
     if target.url is not None:
         require_extra("http", "--url", "httpx", "httpx_sse")
-        async with (
-            _authorization(args) as auth,
-            _lazy.open_http_client(
-                target.url, headers=target.headers or None, auth=auth, **client_options
-            ) as client,
-        ):
-            yield client
+        async with _authorization(args) as auth:
+            try:
+                async with _lazy.open_http_client(
+                    target.url, headers=target.headers or None, auth=auth, **client_options
+                ) as client:
+                    yield client
+            except McpError as exc:
+                if auth is not None:
+                    raise
+                hint = await authorization_hint(target.url, target.headers)
+                if hint is None:
+                    raise
+                raise CliError(f"{exc.message}: {hint}") from None
         return
     assert target.command is not None
     async with open_stdio_client(
@@ -226,6 +267,37 @@ async def open_target(
         **client_options,
     ) as client:
         yield client
+
+
+def is_websocket(url: str) -> bool:
+    """Whether ``url`` names a WebSocket server (``ws://`` or ``wss://``)."""
+    return url.partition(":")[0].lower() in ("ws", "wss")
+
+
+@asynccontextmanager
+async def _websocket_refusals(url: str) -> AsyncIterator[None]:
+    """A refused WebSocket handshake, as one line naming the URL and the status."""
+    try:
+        yield
+    except _lazy.trio_websocket.ConnectionRejected as exc:
+        hint = None
+        if exc.status_code == 401:
+            hint = await authorization_hint(
+                "http" + url[2:], {}, challenge=_header(exc.headers, b"www-authenticate")
+            )
+        raise CliError(
+            f"{url} refused the WebSocket connection: HTTP {exc.status_code}"
+            + (f": {hint}" if hint else "")
+        ) from None
+    except _lazy.trio_websocket.HandshakeError as exc:
+        raise CliError(f"cannot open a WebSocket to {url}: {exc!r}") from None
+
+
+def _header(headers: Sequence[tuple[bytes, bytes]] | None, name: bytes) -> str | None:
+    for key, value in headers or ():
+        if key.lower() == name:
+            return value.decode("latin-1")
+    return None
 
 
 @asynccontextmanager
