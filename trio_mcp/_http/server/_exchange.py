@@ -7,7 +7,8 @@ Everything here speaks plain ASGI 3 (``scope``, ``receive``, ``send``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, Final, TypeAlias
 
 import orjson
@@ -246,6 +247,14 @@ class ResponseWriter:
     write at once; each write blocks while the client is not reading
     (backpressure through the socket, no buffer of our own).
 
+    Inside :meth:`handing_over` (which the exchange's own task enters), every write,
+    whichever task makes it, is *done* by a task of that block: the writing task hands
+    the ASGI messages over and waits until they were sent. Cancelling the writing task
+    (a session that ends cancels its engine) then stops its wait, never a write under
+    way: an ASGI server cut in the middle of a ``send`` (Hypercorn: between the end of
+    a response and the recycling of its keep-alive connection) leaves the connection
+    neither answered nor reusable.
+
     Args:
         send: the ASGI ``send``.
         json_ok, sse_ok: what the client accepts.
@@ -255,8 +264,11 @@ class ResponseWriter:
 
     __slots__ = (
         "_asgi_send",
+        "_ended",
         "_headers",
         "_lock",
+        "_outbox",
+        "_started",
         "gone",
         "json_ok",
         "preamble",
@@ -277,29 +289,103 @@ class ResponseWriter:
         self.sse_ok = sse_ok
         self._headers = list(headers)
         self._lock: trio.Lock | None = None
-        #: "new", "sse" (streaming) or "done".
+        #: "new", "sse" (streaming) or "done" (as the writers decided; what was sent is
+        #: in _started and _ended).
         self.state = "new"
-        #: The server failed a write: the client is gone, and later writes do nothing.
+        #: The server failed a write, or the client left: later writes do nothing.
         self.gone = False
         self.preamble: Callable[[], Awaitable[bytes]] | None = None
+        #: Where writes are handed over while handing_over() runs (None: written directly).
+        self._outbox: trio.MemorySendChannel[_Parcel] | None = None
+        self._started = False  # the response's start was sent
+        self._ended = False  # its last body message was sent
 
     @property
     def started(self) -> bool:
         return self.state != "new"
 
-    async def _send(self, message: MutableMapping[str, Any]) -> None:
+    @property
+    def ended(self) -> bool:
+        """Whether the last message of the response was sent (or the client is gone)."""
+        return self._ended or self.gone
+
+    @asynccontextmanager
+    async def handing_over(
+        self, *, unanswered: tuple[int, bytes] | None = None
+    ) -> AsyncIterator[None]:
+        """For the block, a task of the block does every write (see the class notes); the
+        exchange's own task enters it, so that only the exchange's cancel scopes (the ASGI
+        server's) reach a write.
+
+        Leaving takes no more writes (later ones, from any task, do nothing), waits for
+        the one under way, and completes the response: a started one ends; one that
+        never started is answered ``unanswered`` (a status and a JSON body), if given.
+        Blocks on leaving while a write under way waits for the client to read."""
+        send, receive = trio.open_memory_channel[_Parcel](0)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._pump, receive)
+            self._outbox = send
+            try:
+                yield
+            finally:
+                send.close()  # the pump ends after the write it took, if any
+        if self.ended:
+            await trio.lowlevel.checkpoint()
+        elif self._started:
+            await self._send_now({"type": "http.response.body", "body": b"", "more_body": False})
+        elif unanswered is not None:
+            status, body = unanswered
+            head = [*JSON_HEADERS, (b"content-length", b"%d" % len(body)), *self._headers]
+            await self._send_now(self._start(status, head))
+            await self._send_now({"type": "http.response.body", "body": body})
+        self.state = "done"
+
+    async def _pump(self, receive: trio.MemoryReceiveChannel[_Parcel]) -> None:
+        async with receive:
+            async for messages, sent in receive:
+                try:
+                    for message in messages:
+                        await self._send_now(message)
+                finally:
+                    sent.set()
+
+    async def _send(self, *messages: MutableMapping[str, Any]) -> None:
+        """Send ``messages`` (all or none of them: see the class notes)."""
+        outbox = self._outbox
+        if outbox is None:
+            for message in messages:
+                await self._send_now(message)
+            return
+        if self.gone:
+            await trio.lowlevel.checkpoint()
+            return
+        sent = trio.Event()
+        try:
+            await outbox.send((messages, sent))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return  # the exchange is over: nothing more goes out
+        await sent.wait()  # a cancellation stops the wait, not the write
+
+    async def _send_now(self, message: MutableMapping[str, Any]) -> None:
         # Writes also come from other tasks than the exchange's (a session's handlers), so
         # a failed write must not raise into them: it means the client is gone (ASGI
         # servers raise OSError for that, and Hypercorn sometimes a RuntimeError).
         if self.gone:
             await trio.lowlevel.checkpoint()
             return
+        if message["type"] == "http.response.start":
+            self._started = True
+        elif not message.get("more_body", False):
+            self._ended = True
         try:
             await self._asgi_send(message)
         except Exception as exc:  # noqa: BLE001 - any failed write: the client is gone
             self.gone = True
             self.state = "done"
             log.debug("a write failed (the client is gone): %r", exc)
+
+    def _start(self, status: int, headers: list[Header]) -> MutableMapping[str, Any]:
+        return {"type": "http.response.start", "status": status, "headers": headers}
 
     async def json(self, data: bytes, status: int = 200, *, headers: Sequence[Header] = ()) -> None:
         """Send the whole answer as JSON (only before anything else was sent), with
@@ -309,8 +395,7 @@ class ResponseWriter:
         self.state = "done"
         # With a length the server sends no chunked framing (one write fewer).
         head = [*JSON_HEADERS, (b"content-length", b"%d" % len(data)), *self._headers, *headers]
-        await self._send({"type": "http.response.start", "status": status, "headers": head})
-        await self._send({"type": "http.response.body", "body": data})
+        await self._send(self._start(status, head), {"type": "http.response.body", "body": data})
 
     async def nothing(self, status: int = 202) -> None:
         """End the exchange with an empty answer (only before anything else was sent)."""
@@ -318,8 +403,7 @@ class ResponseWriter:
             raise RuntimeError("the response has already started")
         self.state = "done"
         head = [(b"content-length", b"0"), *self._headers]
-        await self._send({"type": "http.response.start", "status": status, "headers": head})
-        await self._send({"type": "http.response.body", "body": b""})
+        await self._send(self._start(status, head), {"type": "http.response.body", "body": b""})
 
     def _get_lock(self) -> trio.Lock:
         if self._lock is None:
@@ -335,11 +419,14 @@ class ResponseWriter:
         if self.state != "new":
             return
         self.state = "sse"
-        await self._send(
-            {"type": "http.response.start", "status": 200, "headers": SSE_HEADERS + self._headers}
-        )
-        if self.preamble is not None:
-            await self._write(await self.preamble())
+        start = self._start(200, SSE_HEADERS + self._headers)
+        if self.preamble is None:
+            await self._send(start)
+        else:
+            chunk = await self.preamble()
+            await self._send(
+                start, {"type": "http.response.body", "body": chunk, "more_body": True}
+            )
 
     async def event(self, data: bytes, event_id: str | None = None) -> None:
         """Write one message as an SSE event (starting the stream if needed)."""
@@ -382,6 +469,10 @@ class ResponseWriter:
 
     async def _write(self, chunk: bytes) -> None:
         await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+
+#: ASGI messages handed over to be sent together, and the event set once they were.
+_Parcel: TypeAlias = tuple[tuple[MutableMapping[str, Any], ...], trio.Event]
 
 
 async def cancel_on_disconnect(

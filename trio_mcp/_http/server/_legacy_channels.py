@@ -154,9 +154,9 @@ class Channel:
                 if writer is not None:
                     await writer.event(data, event_id)
             if last:
-                self.let_go()
                 if writer is not None:
                     await writer.close()  # (a JSON answer is complete already)
+                self.let_go()  # (after the writes: letting go ends the exchange)
             return writer is not None
         finally:
             self.lock.release()
@@ -181,12 +181,12 @@ class Channel:
         try:
             self.finished = True
             writer = self.writer
-            self.let_go()
             if writer is not None:
                 if writer.state == "new":
                     writer.preamble = None
                     await writer.open_sse()
                 await writer.close()
+            self.let_go()  # (after the writes: letting go ends the exchange)
         finally:
             self.lock.release()
 

@@ -31,7 +31,7 @@ from ..._types._base import Error
 from .._headers import LAST_EVENT_ID, MCP_SESSION_ID
 from ._callers import CallerCaps
 from ._event_store import EventStore
-from ._exchange import HttpRequest, ResponseWriter, keep_alive
+from ._exchange import HttpRequest, ResponseWriter, error_body, keep_alive
 from ._legacy_channels import Channel, replay as replay_events
 from ._legacy_session import SESSION_END_TIMEOUT, LegacySession, SessionClosed
 from ._sse import priming_event
@@ -299,22 +299,23 @@ class SessionManager:
             return
         writer = ResponseWriter(http.send, json_ok=http.accepts_json, sse_ok=http.accepts_sse)
         self._prime(session, channel, writer)
-        channel.attach(writer)
-        try:
-            for message in messages:
-                await session.deliver(message)
-        except SessionClosed:
-            channel.let_go()
-            if writer.state == "new":
-                await _session_gone(http)
-            await writer.close()
-            return
-        # Wait for the end of the exchange: the response completes (the channel finished,
-        # closed early, or the session ended: the server then reports the exchange over
-        # as a disconnect), or the client leaves. Waiting here needs no task of its own.
-        # At the shutdown deadline, what is still unanswered is answered with an error
-        # (see _answer_at_deadline), which completes the response.
-        await http.wait_disconnect()
+        # The session's engine writes the answers, but hands the writes over to this
+        # exchange (see ResponseWriter.handing_over): a session that ends cancels its
+        # engine, never a write under way, and this task completes the response (a
+        # session that ended before answering: 404).
+        async with writer.handing_over(unanswered=(404, _SESSION_ENDED)):
+            released = channel.attach(writer)
+            try:
+                for message in messages:
+                    await session.deliver(message)
+            except SessionClosed:
+                channel.let_go()
+            else:
+                # Wait for the end of the exchange: the channel lets the response go (it
+                # finished, closed early, or the session ended), or the client leaves.
+                # At the shutdown deadline, what is still unanswered is answered with an
+                # error (see _answer_at_deadline), which finishes the channel.
+                await _until_released(http, writer, released)
         # If the client left early, what follows waits in the store (legacy: no cancel).
         await channel.release(writer)
 
@@ -379,11 +380,14 @@ class SessionManager:
             await writer.close()
             await store.discard(replay.stream_id)
             return
-        released = await channel.resume(writer, replay.events)
+        async with writer.handing_over():
+            released = await channel.resume(writer, replay.events)
+            if released is not None:
+                await self._carry(http, channel, writer, released)
         if released is None:
             await session._forget(channel)
             return
-        await self._carry(http, channel, writer, released)
+        await channel.release(writer)
 
     async def _standalone(self, http: HttpRequest, session: LegacySession) -> None:
         channel = session._standalone()
@@ -402,22 +406,25 @@ class SessionManager:
         await session.ensure_running()
         writer = ResponseWriter(http.send, json_ok=False)
         self._prime(session, channel, writer)
-        # The event comes from attach(), not from the channel after a wait: the session
-        # may end (and let the writer go) while the stream opens.
-        released = channel.attach(writer)
-        await writer.open_sse()
-        await self._carry(http, channel, writer, released)
+        async with writer.handing_over():
+            # The event comes from attach(), not from the channel after a wait: the
+            # session may end (and let the writer go) while the stream opens.
+            released = channel.attach(writer)
+            await writer.open_sse()
+            await self._carry(http, channel, writer, released)
+        await channel.release(writer)
 
     async def _carry(
         self, http: HttpRequest, channel: Channel, writer: ResponseWriter, released: trio.Event
     ) -> None:
+        """Carry ``channel``'s events on ``writer`` (inside its ``handing_over`` block)
+        until the channel lets it go or the client leaves, with keep-alive comments."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_detach_on_disconnect, http, channel, writer, nursery.cancel_scope)
             nursery.start_soon(keep_alive, writer, self.keepalive_interval)
             await released.wait()
             nursery.cancel_scope.cancel()
         await writer.close()
-        await channel.release(writer)
 
     async def delete(self, http: HttpRequest, session: LegacySession) -> None:
         """End ``session`` at the client's request."""
@@ -432,6 +439,27 @@ async def _detach_on_disconnect(
     if channel.writer is writer:
         channel.let_go()
     scope.cancel()
+
+
+async def _until_released(http: HttpRequest, writer: ResponseWriter, released: trio.Event) -> None:
+    """Block until ``released`` is set or the client leaves (then nothing more is written
+    to ``writer``). ASGI servers also report a disconnect once the response is complete."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_gone_on_disconnect, http, writer, nursery.cancel_scope)
+        await released.wait()
+        nursery.cancel_scope.cancel()
+
+
+async def _gone_on_disconnect(
+    http: HttpRequest, writer: ResponseWriter, scope: trio.CancelScope
+) -> None:
+    await http.wait_disconnect()
+    if not writer.ended:
+        writer.gone = True  # the client left before the end of its response
+    scope.cancel()
+
+
+_SESSION_ENDED: Final = error_body(None, ErrorCode.INVALID_REQUEST, "Session not found (it ended)")
 
 
 async def _session_gone(http: HttpRequest) -> None:
