@@ -21,6 +21,7 @@ from ._sse import KEEPALIVE, message_event
 
 __all__ = [
     "Disconnected",
+    "Header",
     "cancel_on_disconnect",
     "keep_alive",
     "HttpRequest",

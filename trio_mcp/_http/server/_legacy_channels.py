@@ -13,12 +13,13 @@ carries the rest.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 
 import trio
 
 from ..._types._base import RequestId
 from ._event_store import EventStore
-from ._exchange import ResponseWriter
+from ._exchange import Header, ResponseWriter
 
 __all__ = ["Channel", "replay"]
 
@@ -116,9 +117,19 @@ class Channel:
             self.released.set()
             self.released = None
 
-    async def emit(self, data: bytes, *, answer: bool = False, last: bool = False) -> bool:
+    async def emit(
+        self,
+        data: bytes,
+        *,
+        answer: bool = False,
+        last: bool = False,
+        status: int = 200,
+        headers: Sequence[Header] = (),
+    ) -> bool:
         """Send one message on the channel: ``answer`` says it answers a request, ``last``
-        that it answers the last pending one, which ends the channel.
+        that it answers the last pending one, which ends the channel. ``status`` and
+        ``headers`` are those of a JSON response that carries this answer alone (an SSE
+        stream has started with 200 already).
 
         Returns whether a response carried it (else it is only in the store, if any).
         Blocks while the client reads slowly (and, with a shared event store, while the
@@ -136,15 +147,13 @@ class Channel:
                 if answer:
                     self.collected.append(data)
                 if last:
-                    body = (
-                        self.collected[0]
-                        if len(self.collected) == 1
-                        else b"[" + b",".join(self.collected) + b"]"
-                    )
-                    await writer.json(body)
+                    if len(self.collected) == 1:
+                        await writer.json(self.collected[0], status, headers=headers)
+                    else:
+                        await writer.json(b"[" + b",".join(self.collected) + b"]")
             elif writer is not None and writer.state == "new" and last and writer.json_ok:
                 # The exchange's only message is its answer: plain JSON.
-                await writer.json(data)
+                await writer.json(data, status, headers=headers)
             else:
                 event_id = None
                 if writer is not None and writer.state == "new":

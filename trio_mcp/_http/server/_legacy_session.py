@@ -25,6 +25,7 @@ for resumption.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 import trio
@@ -36,6 +37,7 @@ from ..._server._dispatch import Dispatcher
 from ..._session._engine import Session, connect_session
 from ..._transports._stream import MessageStream, Received
 from ..._types._base import RequestId
+from ._exchange import Header
 from ._legacy_channels import Channel
 
 if TYPE_CHECKING:
@@ -307,8 +309,16 @@ class LegacySession:
 
     # -- routing what the engine sends ------------------------------------------------------
 
-    async def route(self, message: rpc.Message, related: RequestId | None) -> None:
-        """Send one message to the channel it belongs to (see the module notes)."""
+    async def route(
+        self,
+        message: rpc.Message,
+        related: RequestId | None,
+        *,
+        status: int = 200,
+        headers: Sequence[Header] = (),
+    ) -> None:
+        """Send one message to the channel it belongs to (see the module notes); an answer
+        that goes out alone as JSON has ``status`` and ``headers``."""
         kind = type(message)
         answer = kind is rpc.ResultResponse or kind is rpc.ErrorResponse
         if answer and related is None:
@@ -331,7 +341,9 @@ class LegacySession:
             del self.routes[related]  # type: ignore[arg-type]
             channel.pending.discard(related)
             last = not channel.pending
-        delivered = await channel.emit(rpc.dumps(message), answer=answer, last=last)
+        delivered = await channel.emit(
+            rpc.dumps(message), answer=answer, last=last, status=status, headers=headers
+        )
         if last and (delivered or channel.store is None):
             await self._forget(channel)
         elif last:

@@ -56,6 +56,15 @@ _CANNOT_RESUME: Final = (
 )
 #: What a request still unanswered at the shutdown deadline is answered.
 SHUTTING_DOWN: Final = "Service Unavailable: the server is shutting down"
+#: Seconds a client answered :data:`SHUTTING_DOWN` is told to wait (another instance, or
+#: this one restarted, may serve it then).
+SHUTDOWN_RETRY_AFTER: Final = 5
+#: The headers of a JSON answer :data:`SHUTTING_DOWN` (status 503): when to try again,
+#: and that the connection closes with the server.
+_SHUTDOWN_HEADERS: Final = (
+    (b"retry-after", b"%d" % SHUTDOWN_RETRY_AFTER),
+    (b"connection", b"close"),
+)
 #: Seconds a client refused a session is told to wait.
 SESSIONS_RETRY_AFTER: Final = 5
 
@@ -161,14 +170,20 @@ class SessionManager:
 
     async def _answer_at_deadline(self, scope: trio.CancelScope) -> None:
         """At the shutdown deadline, answer every request still unanswered with an error
-        saying the server is shutting down (the last answer of a POST ends its response)."""
+        saying the server is shutting down (the last answer of a POST ends its response):
+        503 with ``Retry-After`` as JSON, or the last event of an SSE stream."""
         with scope:
             await trio.sleep_forever()
         error = Error(code=ErrorCode.INTERNAL_ERROR, message=SHUTTING_DOWN)
         for session in list(self.sessions.values()):
             for request_id, channel in list(session.routes.items()):
                 if session.routes.get(request_id) is channel:
-                    await session.route(rpc.ErrorResponse(request_id, error), request_id)
+                    await session.route(
+                        rpc.ErrorResponse(request_id, error),
+                        request_id,
+                        status=503,
+                        headers=_SHUTDOWN_HEADERS,
+                    )
         for session in self.sessions.values():
             if session.standalone is not None:
                 session.standalone.let_go()
