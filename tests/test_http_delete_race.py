@@ -12,19 +12,20 @@ body; the request task waits for a disconnect that never comes, holding its slot
 
 from __future__ import annotations
 
+import json
 from collections.abc import MutableMapping
 from functools import partial
 from typing import Any
 
 import httpx
 import trio
-from http_support import initialize
+from http_support import initialize, parse_sse
 from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 
-from trio_mcp import Server
+from trio_mcp import Context, Server
 from trio_mcp._http.server._exchange import Receive, Scope, Send
-from trio_mcp.http import McpAsgiApp
+from trio_mcp.http import McpAsgiApp, open_asgi_app
 
 MARK = b"answer-being-written"
 #: How many races: more than the cap on requests in flight, so that a slot leaked by each
@@ -145,3 +146,43 @@ async def test_a_delete_during_an_answers_write_neither_cuts_it_nor_leaks_a_slot
             stop.set()
     assert statuses == [200] * ROUNDS  # never a 429: every round gave its slot back
     assert app.requests_per_caller.counts == {}
+
+
+async def test_a_batch_with_a_self_answered_request_beside_a_streaming_one_is_answered(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """The engine hands its writes to the POST's task; a batch's ``ping`` is answered by
+    the delivering task while the engine may wait, holding the stream, for its writes to
+    be taken: the batch is delivered beside the writes, so neither waits for the other."""
+    server = race_server()
+
+    @server.tool()
+    async def chatty(ctx: Context) -> str:
+        """Report progress without a pause, then answer."""
+        for step in range(5):
+            await ctx.report_progress(step, 5)
+        return "done"
+
+    async with open_asgi_app(server) as app:
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client:
+            headers = await initialize(client, "/mcp", version="2025-03-26")
+            batch = [
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {"name": "chatty", "_meta": {"progressToken": "p"}},
+                },
+                # (time for the tool to write while the batch is still being delivered)
+                *[{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}] * 20,
+                {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+            ]
+            with trio.fail_after(5):
+                response = await client.post("/mcp", json=batch, headers=headers)
+    assert response.status_code == 200
+    events = [json.loads(e.data) for e in parse_sse(response.text) if e.data]
+    answers = {e["id"]: e for e in events if "id" in e}
+    assert answers[2] == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert answers[1]["result"]["content"][0]["text"] == "done"
+    assert sum(e.get("method") == "notifications/progress" for e in events) == 5

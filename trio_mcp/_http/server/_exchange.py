@@ -7,8 +7,7 @@ Everything here speaks plain ASGI 3 (``scope``, ``receive``, ``send``).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any, Final, TypeAlias
 
 import orjson
@@ -248,28 +247,37 @@ class ResponseWriter:
     write at once; each write blocks while the client is not reading
     (backpressure through the socket, no buffer of our own).
 
-    Inside :meth:`handing_over` (which the exchange's own task enters), every write,
-    whichever task makes it, is *done* by a task of that block: the writing task hands
-    the ASGI messages over and waits until they were sent. Cancelling the writing task
-    (a session that ends cancels its engine) then stops its wait, never a write under
-    way: an ASGI server cut in the middle of a ``send`` (Hypercorn: between the end of
-    a response and the recycling of its keep-alive connection) leaves the connection
-    neither answered nor reusable.
+    A writer made with ``owned=True`` is written only by the task that made it (the
+    exchange's own task): a write from any other task (a session's engine) is handed
+    over to it, and it does the write in :meth:`carry`. Cancelling the other task (a
+    session that ends cancels its engine) then stops at most its hand-over, never a
+    write under way: an ASGI server cut in the middle of a ``send`` (Hypercorn: between
+    the end of a response and the recycling of its keep-alive connection) leaves the
+    connection neither answered nor reusable, and the exchange's task waiting for ever.
+    One hand-over waits at most (a second blocks until it is taken), and the exchange's
+    task needs no helper: it waits for the client's disconnect, and a hand-over
+    interrupts that wait (memory-channel receives are cancelled atomically).
 
     Args:
         send: the ASGI ``send``.
         json_ok, sse_ok: what the client accepts.
         headers: extra response headers (a session id).
+        owned: hand other tasks' writes over to the task making the writer.
         preamble: written first on an SSE stream (a priming event).
     """
 
     __slots__ = (
         "_asgi_send",
+        "_closed",
         "_ended",
         "_headers",
         "_lock",
-        "_outbox",
+        "_owner",
+        "_pending",
+        "_space",
         "_started",
+        "_stopped",
+        "_wake",
         "gone",
         "json_ok",
         "preamble",
@@ -284,6 +292,7 @@ class ResponseWriter:
         json_ok: bool = True,
         sse_ok: bool = True,
         headers: Sequence[Header] = (),
+        owned: bool = False,
     ) -> None:
         self._asgi_send = send
         self.json_ok = json_ok
@@ -296,10 +305,15 @@ class ResponseWriter:
         #: The server failed a write, or the client left: later writes do nothing.
         self.gone = False
         self.preamble: Callable[[], Awaitable[bytes]] | None = None
-        #: Where writes are handed over while handing_over() runs (None: written directly).
-        self._outbox: trio.MemorySendChannel[_Parcel] | None = None
         self._started = False  # the response's start was sent
         self._ended = False  # its last body message was sent
+        #: The task that does every write (owned writers), else None.
+        self._owner = trio.lowlevel.current_task() if owned else None
+        self._pending: _Parcel | None = None  # handed over, not yet taken
+        self._space: trio.Event | None = None  # set when _pending is taken
+        self._wake: trio.CancelScope | None = None  # the owner's wait in carry()
+        self._stopped = False  # stop() was called
+        self._closed = False  # carry() returned: later writes do nothing
 
     @property
     def started(self) -> bool:
@@ -310,67 +324,99 @@ class ResponseWriter:
         """Whether the last message of the response was sent (or the client is gone)."""
         return self._ended or self.gone
 
-    @asynccontextmanager
-    async def handing_over(
-        self, *, unanswered: tuple[int, bytes] | None = None
-    ) -> AsyncIterator[None]:
-        """For the block, a task of the block does every write (see the class notes); the
-        exchange's own task enters it, so that only the exchange's cancel scopes (the ASGI
-        server's) reach a write.
+    async def carry(
+        self,
+        wait_disconnect: Callable[[], Awaitable[None]],
+        *,
+        unanswered: tuple[int, bytes] | None = None,
+    ) -> None:
+        """Do the writes other tasks hand over (an owned writer, in the task that made it)
+        until the response is complete, the client leaves (``wait_disconnect`` returns;
+        then later writes do nothing), or :meth:`stop` is called: then the response is
+        completed here (a started one ends; one that never started is answered
+        ``unanswered``, a status and a JSON body, if given).
 
-        Leaving takes no more writes (later ones, from any task, do nothing), waits for
-        the one under way, and completes the response: a started one ends; one that
-        never started is answered ``unanswered`` (a status and a JSON body), if given.
-        Blocks on leaving while a write under way waits for the client to read."""
-        send, receive = trio.open_memory_channel[_Parcel](0)
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._pump, receive)
-            self._outbox = send
-            try:
-                yield
-            finally:
-                send.close()  # the pump ends after the write it took, if any
-        if self.ended:
-            await trio.lowlevel.checkpoint()
-        elif self._started:
+        Blocks while a write waits for the client to read. Cancelling it leaves the
+        response as it is (later writes do nothing)."""
+        try:
+            while True:
+                await self._take()
+                if self.ended:
+                    return
+                if self._stopped:
+                    await self._complete(unanswered)
+                    return
+                with trio.CancelScope() as wake:
+                    self._wake = wake
+                    if self._pending is not None:
+                        wake.cancel()  # (handed over during the write above)
+                    await wait_disconnect()
+                self._wake = None
+                if not wake.cancelled_caught:
+                    self.gone = not self._ended  # the client left first
+                    return
+        finally:
+            self._closed = True
+            self._wake = None
+            self._pending = None
+            if self._space is not None:
+                self._space.set()
+
+    def stop(self) -> None:
+        """Take no more writes: :meth:`carry` does the one handed over, if any, then
+        completes the response. Idempotent; does nothing to a writer that is not owned."""
+        self._stopped = True
+        if self._wake is not None:
+            self._wake.cancel()
+
+    async def _complete(self, unanswered: tuple[int, bytes] | None) -> None:
+        self.state = "done"
+        if self._started:
             await self._send_now({"type": "http.response.body", "body": b"", "more_body": False})
         elif unanswered is not None:
             status, body = unanswered
             head = [*JSON_HEADERS, (b"content-length", b"%d" % len(body)), *self._headers]
             await self._send_now(self._start(status, head))
             await self._send_now({"type": "http.response.body", "body": body})
-        self.state = "done"
+        else:
+            await trio.lowlevel.checkpoint()
 
-    async def _pump(self, receive: trio.MemoryReceiveChannel[_Parcel]) -> None:
-        async with receive:
-            async for messages, sent in receive:
-                try:
-                    for message in messages:
-                        await self._send_now(message)
-                finally:
-                    sent.set()
+    async def _take(self) -> None:
+        """Do the write handed over, if any (the owner's task)."""
+        messages = self._pending
+        if messages is None:
+            return
+        self._pending = None
+        if self._space is not None:
+            self._space.set()
+            self._space = None
+        for message in messages:
+            await self._send_now(message)
 
     async def _send(self, *messages: MutableMapping[str, Any]) -> None:
         """Send ``messages`` (all or none of them: see the class notes)."""
-        outbox = self._outbox
-        if outbox is None:
+        owner = self._owner
+        if owner is None or trio.lowlevel.current_task() is owner:
+            await self._take()  # (first what was handed over before)
             for message in messages:
                 await self._send_now(message)
             return
-        if self.gone:
+        while self._pending is not None and not self._closed:
+            if self._space is None:
+                self._space = trio.Event()
+            await self._space.wait()
+        if self._closed or self._stopped or self.gone:
             await trio.lowlevel.checkpoint()
             return
-        sent = trio.Event()
-        try:
-            await outbox.send((messages, sent))
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            return  # the exchange is over: nothing more goes out
-        await sent.wait()  # a cancellation stops the wait, not the write
+        await trio.lowlevel.checkpoint_if_cancelled()  # (a cancelled hand-over hands nothing)
+        self._pending = messages
+        if self._wake is not None:
+            self._wake.cancel()
 
     async def _send_now(self, message: MutableMapping[str, Any]) -> None:
-        # Writes also come from other tasks than the exchange's (a session's handlers), so
-        # a failed write must not raise into them: it means the client is gone (ASGI
-        # servers raise OSError for that, and Hypercorn sometimes a RuntimeError).
+        # A failed write must not raise into the writer (a session's handler, say): it
+        # means the client is gone (ASGI servers raise OSError for that, and Hypercorn
+        # sometimes a RuntimeError).
         if self.gone:
             await trio.lowlevel.checkpoint()
             return
@@ -472,8 +518,8 @@ class ResponseWriter:
         await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
 
 
-#: ASGI messages handed over to be sent together, and the event set once they were.
-_Parcel: TypeAlias = tuple[tuple[MutableMapping[str, Any], ...], trio.Event]
+#: ASGI messages handed over to be sent together.
+_Parcel: TypeAlias = tuple[MutableMapping[str, Any], ...]
 
 
 async def cancel_on_disconnect(

@@ -111,7 +111,10 @@ class Channel:
         return released
 
     def let_go(self) -> None:
-        """Stop using the current writer (its client went away, or it is being ended)."""
+        """Stop using the current writer (its client went away, or it is being ended): its
+        exchange completes the response (see :meth:`ResponseWriter.carry`)."""
+        if self.writer is not None:
+            self.writer.stop()
         self.writer = None
         if self.released is not None:
             self.released.set()

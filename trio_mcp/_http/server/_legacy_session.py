@@ -397,7 +397,7 @@ class LegacySession:
 
         The responses let go are completed by their own exchanges' tasks (a POST still
         unanswered gets ``404``, a stream its end), never here: the engine hands its
-        writes over to those tasks (see :meth:`ResponseWriter.handing_over`), so
+        writes over to those tasks (see :meth:`ResponseWriter.carry`), so
         cancelling it cuts no write under way, and a client that does not read holds
         only its own exchange.
 

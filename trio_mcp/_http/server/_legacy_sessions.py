@@ -19,6 +19,7 @@ import logging
 import math
 import re
 import secrets
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 import trio
@@ -312,25 +313,29 @@ class SessionManager:
                 id=ids[0],
             )
             return
-        writer = ResponseWriter(http.send, json_ok=http.accepts_json, sse_ok=http.accepts_sse)
+        # The session's engine writes the answers, but hands the writes over to this task
+        # (an owned writer): a session that ends cancels its engine, never a write under
+        # way, and this task completes the response (the session ended unanswered: 404).
+        writer = ResponseWriter(
+            http.send, json_ok=http.accepts_json, sse_ok=http.accepts_sse, owned=True
+        )
         self._prime(session, channel, writer)
-        # The session's engine writes the answers, but hands the writes over to this
-        # exchange (see ResponseWriter.handing_over): a session that ends cancels its
-        # engine, never a write under way, and this task completes the response (a
-        # session that ended before answering: 404).
-        async with writer.handing_over(unanswered=(404, _SESSION_ENDED)):
-            released = channel.attach(writer)
-            try:
-                for message in messages:
-                    await session.deliver(message)
-            except SessionClosed:
-                channel.let_go()
-            else:
-                # Wait for the end of the exchange: the channel lets the response go (it
-                # finished, closed early, or the session ended), or the client leaves.
-                # At the shutdown deadline, what is still unanswered is answered with an
-                # error (see _answer_at_deadline), which finishes the channel.
-                await _until_released(http, writer, released)
+        channel.attach(writer)
+        # Until the end of the exchange: the response completes (the channel finished,
+        # closed early, or the session ended and let it go), or the client leaves. At the
+        # shutdown deadline, what is still unanswered is answered with an error (see
+        # _answer_at_deadline), which completes the response.
+        carry = partial(writer.carry, http.wait_disconnect, unanswered=(404, _SESSION_ENDED))
+        if len(messages) == 1:
+            await _deliver(session, channel, messages)
+            await carry()
+        else:
+            # A batch is delivered beside the writes: its self-answered requests (ping)
+            # are written while the engine may wait, holding the channel, for this task
+            # to take its writes.
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_deliver, session, channel, messages)
+                await carry()
         # If the client left early, what follows waits in the store (legacy: no cancel).
         await channel.release(writer)
 
@@ -387,7 +392,7 @@ class SessionManager:
                 410, ErrorCode.INVALID_REQUEST, _CANNOT_RESUME, data={"lastEventId": last_event_id}
             )
             return
-        writer = ResponseWriter(http.send, json_ok=False)
+        writer = ResponseWriter(http.send, json_ok=False, owned=True)
         channel = session.channels.get(replay.stream_id)
         if channel is None:
             # It finished while no client carried it: the store has the rest, to the end.
@@ -395,14 +400,10 @@ class SessionManager:
             await writer.close()
             await store.discard(replay.stream_id)
             return
-        async with writer.handing_over():
-            released = await channel.resume(writer, replay.events)
-            if released is not None:
-                await self._carry(http, channel, writer, released)
-        if released is None:
-            await session._forget(channel)
+        if await channel.resume(writer, replay.events) is None:
+            await session._forget(channel)  # (the replay was all of it)
             return
-        await channel.release(writer)
+        await self._carry(http, channel, writer)
 
     async def _standalone(self, http: HttpRequest, session: LegacySession) -> None:
         channel = session._standalone()
@@ -419,27 +420,28 @@ class SessionManager:
             )
             return
         await session.ensure_running()
-        writer = ResponseWriter(http.send, json_ok=False)
+        writer = ResponseWriter(http.send, json_ok=False, owned=True)
         self._prime(session, channel, writer)
-        async with writer.handing_over():
-            # The event comes from attach(), not from the channel after a wait: the
-            # session may end (and let the writer go) while the stream opens.
-            released = channel.attach(writer)
-            await writer.open_sse()
-            await self._carry(http, channel, writer, released)
-        await channel.release(writer)
+        # Opened before it is attached, so that nothing is handed over meanwhile (the
+        # engine would wait for this task, holding the writer, while it opens).
+        await writer.open_sse()
+        if session.closed or channel.writer is not None:
+            await writer.close()  # it ended, or another stream took it, meanwhile
+            return
+        channel.attach(writer)
+        await self._carry(http, channel, writer)
 
-    async def _carry(
-        self, http: HttpRequest, channel: Channel, writer: ResponseWriter, released: trio.Event
-    ) -> None:
-        """Carry ``channel``'s events on ``writer`` (inside its ``handing_over`` block)
-        until the channel lets it go or the client leaves, with keep-alive comments."""
+    async def _carry(self, http: HttpRequest, channel: Channel, writer: ResponseWriter) -> None:
+        """Carry ``channel``'s events on ``writer`` (owned by this task), with keep-alive
+        comments, until the channel lets it go (then the stream ends) or the client
+        leaves (then the channel lets it go)."""
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_detach_on_disconnect, http, channel, writer, nursery.cancel_scope)
             nursery.start_soon(keep_alive, writer, self.keepalive_interval)
-            await released.wait()
+            await writer.carry(http.wait_disconnect)
             nursery.cancel_scope.cancel()
-        await writer.close()
+        if channel.writer is writer:
+            channel.let_go()
+        await channel.release(writer)
 
     async def delete(self, http: HttpRequest, session: LegacySession) -> None:
         """End ``session`` at the client's request."""
@@ -447,31 +449,14 @@ class SessionManager:
         await http.respond(200)
 
 
-async def _detach_on_disconnect(
-    http: HttpRequest, channel: Channel, writer: ResponseWriter, scope: trio.CancelScope
-) -> None:
-    await http.wait_disconnect()
-    if channel.writer is writer:
+async def _deliver(session: LegacySession, channel: Channel, messages: list[Received]) -> None:
+    """Deliver a POST's ``messages`` to ``session``; if it ended, let the POST's response
+    go (its exchange answers 404)."""
+    try:
+        for message in messages:
+            await session.deliver(message)
+    except SessionClosed:
         channel.let_go()
-    scope.cancel()
-
-
-async def _until_released(http: HttpRequest, writer: ResponseWriter, released: trio.Event) -> None:
-    """Block until ``released`` is set or the client leaves (then nothing more is written
-    to ``writer``). ASGI servers also report a disconnect once the response is complete."""
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_gone_on_disconnect, http, writer, nursery.cancel_scope)
-        await released.wait()
-        nursery.cancel_scope.cancel()
-
-
-async def _gone_on_disconnect(
-    http: HttpRequest, writer: ResponseWriter, scope: trio.CancelScope
-) -> None:
-    await http.wait_disconnect()
-    if not writer.ended:
-        writer.gone = True  # the client left before the end of its response
-    scope.cancel()
 
 
 _SESSION_ENDED: Final = error_body(None, ErrorCode.INVALID_REQUEST, "Session not found (it ended)")
