@@ -365,6 +365,8 @@ class ResponseWriter:
     def stop(self) -> None:
         """Take no more writes: :meth:`carry` does the one handed over, if any, then
         completes the response. Idempotent; does nothing to a writer that is not owned."""
+        if self._owner is None:
+            return
         self._stopped = True
         if self._wake is not None:
             self._wake.cancel()
