@@ -8,12 +8,14 @@ counted 4,177 listen overflows and the last answer came after 7.9 s (SYN retrans
 
 from __future__ import annotations
 
+import json
 import sys
 from functools import partial
 from pathlib import Path
 
 import pytest
 import trio
+from http_support import modern_body, modern_headers
 from hypercorn.config import Config
 
 from trio_mcp import Server
@@ -69,6 +71,71 @@ async def test_a_burst_of_connections_is_answered_without_overflow() -> None:
     assert statuses == [b"HTTP/1.1 404 "] * BURST
     if before is not None and after is not None:
         assert after - before == 0  # (the whole namespace's count: nothing else was dropped)
+
+
+async def call(
+    port: int, id: int, answers: list[tuple[bytes, bool]], refusals: int, release: trio.Event
+) -> None:
+    """One connection: a stateless ``tools/call`` of ``wait``; records the status line of
+    the answer and whether it carried ``Retry-After``, and sets ``release`` at the
+    ``refusals``-th answer."""
+    body = json.dumps(modern_body(id, "tools/call", {"name": "wait", "arguments": {}}))
+    head = "".join(f"{k}: {v}\r\n" for k, v in modern_headers("tools/call", "wait").items())
+    request = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n{head}"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n{body}"
+    )
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    async with stream:
+        await stream.send_all(request.encode())
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = await stream.receive_some(4096)
+            if not chunk:
+                break
+            answer += chunk
+    status, _, headers = answer.partition(b"\r\n")
+    answers.append((status, b"\r\nretry-after:" in b"\r\n" + headers.lower()))
+    if len(answers) == refusals:
+        release.set()
+
+
+async def test_a_burst_past_every_slot_is_answered_503_with_retry_after_not_reset() -> None:
+    """1,000 calls at once to a server with 8 handler slots (and 8 waiting): the ones that
+    find no slot are answered 503 with ``Retry-After`` at once, the others when their
+    handler ends; no connection goes unanswered."""
+    server = Server("busy")
+    answers: list[tuple[bytes, bool]] = []
+    slots = 16  # 8 running and as many waiting
+    release = trio.Event()
+
+    @server.tool()
+    async def wait() -> str:
+        """Wait until every refusal was answered."""
+        await release.wait()
+        return "done"
+
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(
+            partial(
+                serve,
+                server,
+                port=0,
+                session_options={"max_concurrent_requests": 8},
+                max_requests_per_principal=BURST,  # (every call comes from one address)
+            )
+        )
+        # Bounded: about 1.5 s here; with Hypercorn's backlog of 100, about 8 s.
+        with trio.fail_after(6):
+            async with trio.open_nursery() as burst:
+                for id in range(BURST):
+                    burst.start_soon(call, port, id, answers, BURST - slots, release)
+        nursery.cancel_scope.cancel()
+    statuses = sorted(status for status, _ in answers)
+    assert len(statuses) == BURST
+    assert statuses.count(b"HTTP/1.1 200 ") == slots
+    refused = [retry for status, retry in answers if status == b"HTTP/1.1 503 "]
+    assert len(refused) == BURST - slots and all(refused)
 
 
 async def test_the_backlog_is_an_option_of_serve_set_on_hypercorns_config() -> None:
