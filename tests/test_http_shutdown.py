@@ -140,6 +140,43 @@ async def test_legacy_requests_unanswered_at_the_deadline_get_an_error_event(
     assert any(e.get("method") == "notifications/progress" for e in events)
 
 
+async def test_legacy_json_requests_unanswered_at_the_deadline_get_503_with_retry_after(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """Legacy Streamable HTTP, an answer that goes out as JSON: 503 and ``Retry-After``
+    (as in the stateless era and as the limits page says), not 200 with the error."""
+    server, probe = make_server()
+    answers: list[httpx.Response] = []
+    async with open_asgi_app(server) as app:
+        transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+        async with (
+            httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as client,
+            trio.open_nursery() as nursery,
+        ):
+            headers = await initialize(client, "/mcp")
+
+            async def call() -> None:
+                body = {
+                    "jsonrpc": "2.0",
+                    "id": 4,
+                    "method": "tools/call",
+                    "params": {"name": "block"},
+                }
+                answers.append(await client.post("/mcp", json=body, headers=headers))
+
+            nursery.start_soon(call)
+            await probe.started.wait()
+            app.begin_shutdown(grace=1.0)
+    (answer,) = answers
+    assert answer.status_code == 503
+    assert answer.headers["retry-after"] == "5"
+    assert answer.json() == {
+        "jsonrpc": "2.0",
+        "id": 4,
+        "error": {"code": -32603, "message": SHUTTING_DOWN},
+    }
+
+
 async def test_http_sse_requests_running_at_the_deadline_get_an_error_event() -> None:
     """The 2024-11-05 HTTP+SSE transport: a request still running at the shutdown deadline
     is cancelled and answered with the error on the session's event stream (not cut off)."""

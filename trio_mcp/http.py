@@ -26,6 +26,7 @@ from ._http.server._asgi import (
     asgi_app as asgi_app,
     open_asgi_app as open_asgi_app,
 )
+from ._http.server._callers import PeerPrefixes as PeerPrefixes
 from ._http.server._event_store import (
     EventStore as EventStore,
     MemoryEventStore as MemoryEventStore,

@@ -71,7 +71,7 @@ from ..._session._options import SessionSettings
 from ..._transports._stream import Received
 from ..._versions import LEGACY_VERSIONS, allows_batches
 from .._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
-from ._callers import CallerCaps, caller_of
+from ._callers import PEER_PREFIXES_KEY, CallerCaps, PeerPrefixes, caller_of
 from ._event_store import EventStore, MemoryEventStore
 from ._exchange import Disconnected, HttpRequest, Receive, Scope, Send, TooLarge, error_body
 from ._legacy_sessions import SessionManager
@@ -124,7 +124,14 @@ class McpAsgiApp:
         principal: Callable[[Scope], str | None] | None = None,
         auth: ProtectedResource | None = None,
         tool_rate_limit: RateLimit | None = None,
+        peer_prefixes: PeerPrefixes | None = None,
     ) -> None:
+        if peer_prefixes is not None and not isinstance(peer_prefixes, PeerPrefixes):
+            raise TypeError(
+                f"peer_prefixes must be a PeerPrefixes, not {type(peer_prefixes).__name__}"
+            )
+        #: How peers without a principal are grouped into callers (see :mod:`._callers`).
+        self.peer_prefixes = peer_prefixes if peer_prefixes is not None else PeerPrefixes()
         self.server = server
         self.auth = auth
         if auth is not None and principal is None:
@@ -238,6 +245,7 @@ class McpAsgiApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
+            scope[PEER_PREFIXES_KEY] = self.peer_prefixes  # (read by caller_of)
             try:
                 await self._http(HttpRequest(scope, receive, send))
             except Exception:
@@ -535,6 +543,7 @@ class AppOptions(TypedDict, total=False):
     principal: Callable[[Scope], str | None] | None
     auth: ProtectedResource | None
     tool_rate_limit: RateLimit | None
+    peer_prefixes: PeerPrefixes | None
 
 
 def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
@@ -606,6 +615,10 @@ def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
             its sessions and stateless requests (by default the server's own
             ``Server(tool_rate_limit=...)``, else none). See the how-to "Serve over
             HTTP" for when to switch it on.
+        peer_prefixes: how a peer with no principal is named as a caller, for the caps
+            and the rate limit above: by its network, the leading bits of its address
+            (:class:`PeerPrefixes`: each IPv4 address, each IPv6 ``/64`` by default,
+            since one IPv6 host usually holds a whole ``/64``).
     """
     return McpAsgiApp(server, **options)
 

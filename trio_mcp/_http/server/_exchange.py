@@ -20,6 +20,7 @@ from ._sse import KEEPALIVE, message_event
 
 __all__ = [
     "Disconnected",
+    "Header",
     "cancel_on_disconnect",
     "keep_alive",
     "HttpRequest",
@@ -246,17 +247,37 @@ class ResponseWriter:
     write at once; each write blocks while the client is not reading
     (backpressure through the socket, no buffer of our own).
 
+    A writer made with ``owned=True`` is written only by the task that made it (the
+    exchange's own task): a write from any other task (a session's engine) is handed
+    over to it, and it does the write in :meth:`carry`. Cancelling the other task (a
+    session that ends cancels its engine) then stops at most its hand-over, never a
+    write under way: an ASGI server cut in the middle of a ``send`` (Hypercorn: between
+    the end of a response and the recycling of its keep-alive connection) leaves the
+    connection neither answered nor reusable, and the exchange's task waiting for ever.
+    One hand-over waits at most (a second blocks until it is taken), and the exchange's
+    task needs no helper: it waits for the client's disconnect, and a hand-over
+    interrupts that wait (memory-channel receives are cancelled atomically).
+
     Args:
         send: the ASGI ``send``.
         json_ok, sse_ok: what the client accepts.
         headers: extra response headers (a session id).
+        owned: hand other tasks' writes over to the task making the writer.
         preamble: written first on an SSE stream (a priming event).
     """
 
     __slots__ = (
         "_asgi_send",
+        "_closed",
+        "_ended",
         "_headers",
         "_lock",
+        "_owner",
+        "_pending",
+        "_space",
+        "_started",
+        "_stopped",
+        "_wake",
         "gone",
         "json_ok",
         "preamble",
@@ -271,35 +292,149 @@ class ResponseWriter:
         json_ok: bool = True,
         sse_ok: bool = True,
         headers: Sequence[Header] = (),
+        owned: bool = False,
     ) -> None:
         self._asgi_send = send
         self.json_ok = json_ok
         self.sse_ok = sse_ok
         self._headers = list(headers)
         self._lock: trio.Lock | None = None
-        #: "new", "sse" (streaming) or "done".
+        #: "new", "sse" (streaming) or "done" (as the writers decided; what was sent is
+        #: in _started and _ended).
         self.state = "new"
-        #: The server failed a write: the client is gone, and later writes do nothing.
+        #: The server failed a write, or the client left: later writes do nothing.
         self.gone = False
         self.preamble: Callable[[], Awaitable[bytes]] | None = None
+        self._started = False  # the response's start was sent
+        self._ended = False  # its last body message was sent
+        #: The task that does every write (owned writers), else None.
+        self._owner = trio.lowlevel.current_task() if owned else None
+        self._pending: _Parcel | None = None  # handed over, not yet taken
+        self._space: trio.Event | None = None  # set when _pending is taken
+        self._wake: trio.CancelScope | None = None  # the owner's wait in carry()
+        self._stopped = False  # stop() was called
+        self._closed = False  # carry() returned: later writes do nothing
 
     @property
     def started(self) -> bool:
         return self.state != "new"
 
-    async def _send(self, message: MutableMapping[str, Any]) -> None:
-        # Writes also come from other tasks than the exchange's (a session's handlers), so
-        # a failed write must not raise into them: it means the client is gone (ASGI
-        # servers raise OSError for that, and Hypercorn sometimes a RuntimeError).
+    @property
+    def ended(self) -> bool:
+        """Whether the last message of the response was sent (or the client is gone)."""
+        return self._ended or self.gone
+
+    async def carry(
+        self,
+        wait_disconnect: Callable[[], Awaitable[None]],
+        *,
+        unanswered: tuple[int, bytes] | None = None,
+    ) -> None:
+        """Do the writes other tasks hand over (an owned writer, in the task that made it)
+        until the response is complete, the client leaves (``wait_disconnect`` returns;
+        then later writes do nothing), or :meth:`stop` is called: then the response is
+        completed here (a started one ends; one that never started is answered
+        ``unanswered``, a status and a JSON body, if given).
+
+        Blocks while a write waits for the client to read. Cancelling it leaves the
+        response as it is (later writes do nothing)."""
+        try:
+            while True:
+                await self._take()
+                if self.ended:
+                    return
+                if self._stopped:
+                    await self._complete(unanswered)
+                    return
+                with trio.CancelScope() as wake:
+                    self._wake = wake
+                    if self._pending is not None:
+                        wake.cancel()  # (handed over during the write above)
+                    await wait_disconnect()
+                self._wake = None
+                if not wake.cancelled_caught:
+                    self.gone = not self._ended  # the client left first
+                    return
+        finally:
+            self._closed = True
+            self._wake = None
+            self._pending = None
+            if self._space is not None:
+                self._space.set()
+
+    def stop(self) -> None:
+        """Take no more writes: :meth:`carry` does the one handed over, if any, then
+        completes the response. Idempotent; does nothing to a writer that is not owned."""
+        if self._owner is None:
+            return
+        self._stopped = True
+        if self._wake is not None:
+            self._wake.cancel()
+
+    async def _complete(self, unanswered: tuple[int, bytes] | None) -> None:
+        self.state = "done"
+        if self._started:
+            await self._send_now({"type": "http.response.body", "body": b"", "more_body": False})
+        elif unanswered is not None:
+            status, body = unanswered
+            head = [*JSON_HEADERS, (b"content-length", b"%d" % len(body)), *self._headers]
+            await self._send_now(self._start(status, head))
+            await self._send_now({"type": "http.response.body", "body": body})
+        else:
+            await trio.lowlevel.checkpoint()
+
+    async def _take(self) -> None:
+        """Do the write handed over, if any (the owner's task)."""
+        messages = self._pending
+        if messages is None:
+            return
+        self._pending = None
+        if self._space is not None:
+            self._space.set()
+            self._space = None
+        for message in messages:
+            await self._send_now(message)
+
+    async def _send(self, *messages: MutableMapping[str, Any]) -> None:
+        """Send ``messages`` (all or none of them: see the class notes)."""
+        owner = self._owner
+        if owner is None or trio.lowlevel.current_task() is owner:
+            await self._take()  # (first what was handed over before)
+            for message in messages:
+                await self._send_now(message)
+            return
+        while self._pending is not None and not self._closed:
+            if self._space is None:
+                self._space = trio.Event()
+            await self._space.wait()
+        if self._closed or self._stopped or self.gone:
+            await trio.lowlevel.checkpoint()
+            return
+        await trio.lowlevel.checkpoint_if_cancelled()  # (a cancelled hand-over hands nothing)
+        self._pending = messages
+        if self._wake is not None:
+            self._wake.cancel()
+
+    async def _send_now(self, message: MutableMapping[str, Any]) -> None:
+        # A failed write must not raise into the writer (a session's handler, say): it
+        # means the client is gone (ASGI servers raise OSError for that, and Hypercorn
+        # sometimes a RuntimeError).
         if self.gone:
             await trio.lowlevel.checkpoint()
             return
+        if message["type"] == "http.response.start":
+            self._started = True
+        elif not message.get("more_body", False):
+            self._ended = True
         try:
             await self._asgi_send(message)
         except Exception as exc:  # noqa: BLE001 - any failed write: the client is gone
             self.gone = True
             self.state = "done"
             log.debug("a write failed (the client is gone): %r", exc)
+
+    def _start(self, status: int, headers: list[Header]) -> MutableMapping[str, Any]:
+        return {"type": "http.response.start", "status": status, "headers": headers}
 
     async def json(self, data: bytes, status: int = 200, *, headers: Sequence[Header] = ()) -> None:
         """Send the whole answer as JSON (only before anything else was sent), with
@@ -309,8 +444,7 @@ class ResponseWriter:
         self.state = "done"
         # With a length the server sends no chunked framing (one write fewer).
         head = [*JSON_HEADERS, (b"content-length", b"%d" % len(data)), *self._headers, *headers]
-        await self._send({"type": "http.response.start", "status": status, "headers": head})
-        await self._send({"type": "http.response.body", "body": data})
+        await self._send(self._start(status, head), {"type": "http.response.body", "body": data})
 
     async def nothing(self, status: int = 202) -> None:
         """End the exchange with an empty answer (only before anything else was sent)."""
@@ -318,8 +452,7 @@ class ResponseWriter:
             raise RuntimeError("the response has already started")
         self.state = "done"
         head = [(b"content-length", b"0"), *self._headers]
-        await self._send({"type": "http.response.start", "status": status, "headers": head})
-        await self._send({"type": "http.response.body", "body": b""})
+        await self._send(self._start(status, head), {"type": "http.response.body", "body": b""})
 
     def _get_lock(self) -> trio.Lock:
         if self._lock is None:
@@ -335,11 +468,14 @@ class ResponseWriter:
         if self.state != "new":
             return
         self.state = "sse"
-        await self._send(
-            {"type": "http.response.start", "status": 200, "headers": SSE_HEADERS + self._headers}
-        )
-        if self.preamble is not None:
-            await self._write(await self.preamble())
+        start = self._start(200, SSE_HEADERS + self._headers)
+        if self.preamble is None:
+            await self._send(start)
+        else:
+            chunk = await self.preamble()
+            await self._send(
+                start, {"type": "http.response.body", "body": chunk, "more_body": True}
+            )
 
     async def event(self, data: bytes, event_id: str | None = None) -> None:
         """Write one message as an SSE event (starting the stream if needed)."""
@@ -382,6 +518,10 @@ class ResponseWriter:
 
     async def _write(self, chunk: bytes) -> None:
         await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
+
+
+#: ASGI messages handed over to be sent together.
+_Parcel: TypeAlias = tuple[MutableMapping[str, Any], ...]
 
 
 async def cancel_on_disconnect(

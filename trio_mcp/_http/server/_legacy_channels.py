@@ -13,12 +13,13 @@ carries the rest.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 
 import trio
 
 from ..._types._base import RequestId
 from ._event_store import EventStore
-from ._exchange import ResponseWriter
+from ._exchange import Header, ResponseWriter
 
 __all__ = ["Channel", "replay"]
 
@@ -110,15 +111,28 @@ class Channel:
         return released
 
     def let_go(self) -> None:
-        """Stop using the current writer (its client went away, or it is being ended)."""
+        """Stop using the current writer (its client went away, or it is being ended): its
+        exchange completes the response (see :meth:`ResponseWriter.carry`)."""
+        if self.writer is not None:
+            self.writer.stop()
         self.writer = None
         if self.released is not None:
             self.released.set()
             self.released = None
 
-    async def emit(self, data: bytes, *, answer: bool = False, last: bool = False) -> bool:
+    async def emit(
+        self,
+        data: bytes,
+        *,
+        answer: bool = False,
+        last: bool = False,
+        status: int = 200,
+        headers: Sequence[Header] = (),
+    ) -> bool:
         """Send one message on the channel: ``answer`` says it answers a request, ``last``
-        that it answers the last pending one, which ends the channel.
+        that it answers the last pending one, which ends the channel. ``status`` and
+        ``headers`` are those of a JSON response that carries this answer alone (an SSE
+        stream has started with 200 already).
 
         Returns whether a response carried it (else it is only in the store, if any).
         Blocks while the client reads slowly (and, with a shared event store, while the
@@ -136,15 +150,13 @@ class Channel:
                 if answer:
                     self.collected.append(data)
                 if last:
-                    body = (
-                        self.collected[0]
-                        if len(self.collected) == 1
-                        else b"[" + b",".join(self.collected) + b"]"
-                    )
-                    await writer.json(body)
+                    if len(self.collected) == 1:
+                        await writer.json(self.collected[0], status, headers=headers)
+                    else:
+                        await writer.json(b"[" + b",".join(self.collected) + b"]")
             elif writer is not None and writer.state == "new" and last and writer.json_ok:
                 # The exchange's only message is its answer: plain JSON.
-                await writer.json(data)
+                await writer.json(data, status, headers=headers)
             else:
                 event_id = None
                 if writer is not None and writer.state == "new":
@@ -154,9 +166,9 @@ class Channel:
                 if writer is not None:
                     await writer.event(data, event_id)
             if last:
-                self.let_go()
                 if writer is not None:
                     await writer.close()  # (a JSON answer is complete already)
+                self.let_go()  # (after the writes: letting go ends the exchange)
             return writer is not None
         finally:
             self.lock.release()
@@ -181,12 +193,12 @@ class Channel:
         try:
             self.finished = True
             writer = self.writer
-            self.let_go()
             if writer is not None:
                 if writer.state == "new":
                     writer.preamble = None
                     await writer.open_sse()
                 await writer.close()
+            self.let_go()  # (after the writes: letting go ends the exchange)
         finally:
             self.lock.release()
 

@@ -25,19 +25,19 @@ for resumption.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
 import trio
 
 from ... import _jsonrpc as rpc
-from ..._errors import ErrorCode
 from ..._protocol._connection import Connection
 from ..._protocol._events import NotificationReceived, Reply
 from ..._server._dispatch import Dispatcher
 from ..._session._engine import Session, connect_session
 from ..._transports._stream import MessageStream, Received
 from ..._types._base import RequestId
-from ._exchange import error_body
+from ._exchange import Header
 from ._legacy_channels import Channel
 
 if TYPE_CHECKING:
@@ -48,11 +48,9 @@ __all__ = ["LegacySession", "SessionClosed", "close_sse_stream"]
 
 log = logging.getLogger("trio_mcp.http")
 
-_ENDED: Final = "Session not found (it ended)"
-#: Seconds that ending a session (``DELETE``, idle expiry, shutdown) may spend completing
-#: the responses it still has open and discarding its events: a client that does not read,
-#: or an event store that does not answer, cannot hold the end (which is shielded from
-#: cancellation) any longer. At shutdown every session shares one such deadline.
+#: Seconds that ending a session (``DELETE``, idle expiry, shutdown) may spend discarding
+#: its events: an event store that does not answer cannot hold the end (which is shielded
+#: from cancellation) any longer. At shutdown every session shares one such deadline.
 SESSION_END_TIMEOUT: Final = 5.0
 #: Requests the protocol connection answers by itself, with no handler.
 SELF_ANSWERED: Final = frozenset({"initialize", "ping", "logging/setLevel"})
@@ -311,8 +309,16 @@ class LegacySession:
 
     # -- routing what the engine sends ------------------------------------------------------
 
-    async def route(self, message: rpc.Message, related: RequestId | None) -> None:
-        """Send one message to the channel it belongs to (see the module notes)."""
+    async def route(
+        self,
+        message: rpc.Message,
+        related: RequestId | None,
+        *,
+        status: int = 200,
+        headers: Sequence[Header] = (),
+    ) -> None:
+        """Send one message to the channel it belongs to (see the module notes); an answer
+        that goes out alone as JSON has ``status`` and ``headers``."""
         kind = type(message)
         answer = kind is rpc.ResultResponse or kind is rpc.ErrorResponse
         if answer and related is None:
@@ -335,7 +341,9 @@ class LegacySession:
             del self.routes[related]  # type: ignore[arg-type]
             channel.pending.discard(related)
             last = not channel.pending
-        delivered = await channel.emit(rpc.dumps(message), answer=answer, last=last)
+        delivered = await channel.emit(
+            rpc.dumps(message), answer=answer, last=last, status=status, headers=headers
+        )
         if last and (delivered or channel.store is None):
             await self._forget(channel)
         elif last:
@@ -387,10 +395,15 @@ class LegacySession:
         """End the session: cancel its engine, let go of its responses, discard its events,
         and remove it from the manager. Idempotent.
 
-        Blocks, shielded from cancellation, while the responses still open are completed
-        and the events discarded, until ``deadline`` (Trio time) at the latest: by default
-        :data:`SESSION_END_TIMEOUT` seconds from now. What is left then is dropped (a
-        client that does not read sees its response cut by the server)."""
+        The responses let go are completed by their own exchanges' tasks (a POST still
+        unanswered gets ``404``, a stream its end), never here: the engine hands its
+        writes over to those tasks (see :meth:`ResponseWriter.carry`), so
+        cancelling it cuts no write under way, and a client that does not read holds
+        only its own exchange.
+
+        Blocks, shielded from cancellation, while the events are discarded, until
+        ``deadline`` (Trio time) at the latest: by default :data:`SESSION_END_TIMEOUT`
+        seconds from now."""
         if self.closed:
             await trio.lowlevel.checkpoint()
             return
@@ -407,26 +420,21 @@ class LegacySession:
         self.routes.clear()
         self.channels.clear()
         self.standalone = None
-        writers = [c.writer for c in channels if c.writer is not None]
         for channel in channels:
             channel.finished = True
-            channel.let_go()
+            channel.let_go()  # (its exchange completes the response)
         store = self.manager.store
         if deadline is None:
             deadline = trio.current_time() + SESSION_END_TIMEOUT
         with trio.move_on_at(deadline, shield=True) as bounded:
-            for writer in writers:
-                # Complete the responses still open: their exchanges end with them.
-                if writer.state == "new":
-                    await writer.json(error_body(None, ErrorCode.INVALID_REQUEST, _ENDED), 404)
-                else:
-                    await writer.close()
             if store is not None:
                 await store.discard_session(self.id)
+            else:
+                await trio.lowlevel.checkpoint()
         if bounded.cancelled_caught:
             log.warning(
-                "session %s: ending it took too long (a client not reading, or the event "
-                "store not answering); the rest was dropped",
+                "session %s: discarding its events took too long (the event store is not "
+                "answering); the rest was left to the store's bounds",
                 self.id[:6],
             )
         self.connection.close()

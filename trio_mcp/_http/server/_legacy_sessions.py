@@ -19,6 +19,7 @@ import logging
 import math
 import re
 import secrets
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 import trio
@@ -31,7 +32,7 @@ from ..._types._base import Error
 from .._headers import LAST_EVENT_ID, MCP_SESSION_ID
 from ._callers import CallerCaps
 from ._event_store import EventStore
-from ._exchange import HttpRequest, ResponseWriter, keep_alive
+from ._exchange import HttpRequest, ResponseWriter, error_body, keep_alive
 from ._legacy_channels import Channel, replay as replay_events
 from ._legacy_session import SESSION_END_TIMEOUT, LegacySession, SessionClosed
 from ._sse import priming_event
@@ -56,6 +57,15 @@ _CANNOT_RESUME: Final = (
 )
 #: What a request still unanswered at the shutdown deadline is answered.
 SHUTTING_DOWN: Final = "Service Unavailable: the server is shutting down"
+#: Seconds a client answered :data:`SHUTTING_DOWN` is told to wait (another instance, or
+#: this one restarted, may serve it then).
+SHUTDOWN_RETRY_AFTER: Final = 5
+#: The headers of a JSON answer :data:`SHUTTING_DOWN` (status 503): when to try again,
+#: and that the connection closes with the server.
+_SHUTDOWN_HEADERS: Final = (
+    (b"retry-after", b"%d" % SHUTDOWN_RETRY_AFTER),
+    (b"connection", b"close"),
+)
 #: Seconds a client refused a session is told to wait.
 SESSIONS_RETRY_AFTER: Final = 5
 
@@ -161,14 +171,20 @@ class SessionManager:
 
     async def _answer_at_deadline(self, scope: trio.CancelScope) -> None:
         """At the shutdown deadline, answer every request still unanswered with an error
-        saying the server is shutting down (the last answer of a POST ends its response)."""
+        saying the server is shutting down (the last answer of a POST ends its response):
+        503 with ``Retry-After`` as JSON, or the last event of an SSE stream."""
         with scope:
             await trio.sleep_forever()
         error = Error(code=ErrorCode.INTERNAL_ERROR, message=SHUTTING_DOWN)
         for session in list(self.sessions.values()):
             for request_id, channel in list(session.routes.items()):
                 if session.routes.get(request_id) is channel:
-                    await session.route(rpc.ErrorResponse(request_id, error), request_id)
+                    await session.route(
+                        rpc.ErrorResponse(request_id, error),
+                        request_id,
+                        status=503,
+                        headers=_SHUTDOWN_HEADERS,
+                    )
         for session in self.sessions.values():
             if session.standalone is not None:
                 session.standalone.let_go()
@@ -297,24 +313,29 @@ class SessionManager:
                 id=ids[0],
             )
             return
-        writer = ResponseWriter(http.send, json_ok=http.accepts_json, sse_ok=http.accepts_sse)
+        # The session's engine writes the answers, but hands the writes over to this task
+        # (an owned writer): a session that ends cancels its engine, never a write under
+        # way, and this task completes the response (the session ended unanswered: 404).
+        writer = ResponseWriter(
+            http.send, json_ok=http.accepts_json, sse_ok=http.accepts_sse, owned=True
+        )
         self._prime(session, channel, writer)
         channel.attach(writer)
-        try:
-            for message in messages:
-                await session.deliver(message)
-        except SessionClosed:
-            channel.let_go()
-            if writer.state == "new":
-                await _session_gone(http)
-            await writer.close()
-            return
-        # Wait for the end of the exchange: the response completes (the channel finished,
-        # closed early, or the session ended: the server then reports the exchange over
-        # as a disconnect), or the client leaves. Waiting here needs no task of its own.
-        # At the shutdown deadline, what is still unanswered is answered with an error
-        # (see _answer_at_deadline), which completes the response.
-        await http.wait_disconnect()
+        # Until the end of the exchange: the response completes (the channel finished,
+        # closed early, or the session ended and let it go), or the client leaves. At the
+        # shutdown deadline, what is still unanswered is answered with an error (see
+        # _answer_at_deadline), which completes the response.
+        carry = partial(writer.carry, http.wait_disconnect, unanswered=(404, _SESSION_ENDED))
+        if len(messages) == 1:
+            await _deliver(session, channel, messages)
+            await carry()
+        else:
+            # A batch is delivered beside the writes: its self-answered requests (ping)
+            # are written while the engine may wait, holding the channel, for this task
+            # to take its writes.
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_deliver, session, channel, messages)
+                await carry()
         # If the client left early, what follows waits in the store (legacy: no cancel).
         await channel.release(writer)
 
@@ -371,7 +392,7 @@ class SessionManager:
                 410, ErrorCode.INVALID_REQUEST, _CANNOT_RESUME, data={"lastEventId": last_event_id}
             )
             return
-        writer = ResponseWriter(http.send, json_ok=False)
+        writer = ResponseWriter(http.send, json_ok=False, owned=True)
         channel = session.channels.get(replay.stream_id)
         if channel is None:
             # It finished while no client carried it: the store has the rest, to the end.
@@ -379,11 +400,10 @@ class SessionManager:
             await writer.close()
             await store.discard(replay.stream_id)
             return
-        released = await channel.resume(writer, replay.events)
-        if released is None:
-            await session._forget(channel)
+        if await channel.resume(writer, replay.events) is None:
+            await session._forget(channel)  # (the replay was all of it)
             return
-        await self._carry(http, channel, writer, released)
+        await self._carry(http, channel, writer)
 
     async def _standalone(self, http: HttpRequest, session: LegacySession) -> None:
         channel = session._standalone()
@@ -400,23 +420,27 @@ class SessionManager:
             )
             return
         await session.ensure_running()
-        writer = ResponseWriter(http.send, json_ok=False)
+        writer = ResponseWriter(http.send, json_ok=False, owned=True)
         self._prime(session, channel, writer)
-        # The event comes from attach(), not from the channel after a wait: the session
-        # may end (and let the writer go) while the stream opens.
-        released = channel.attach(writer)
+        # Opened before it is attached, so that nothing is handed over meanwhile (the
+        # engine would wait for this task, holding the writer, while it opens).
         await writer.open_sse()
-        await self._carry(http, channel, writer, released)
+        if session.closed or channel.writer is not None:
+            await writer.close()  # it ended, or another stream took it, meanwhile
+            return
+        channel.attach(writer)
+        await self._carry(http, channel, writer)
 
-    async def _carry(
-        self, http: HttpRequest, channel: Channel, writer: ResponseWriter, released: trio.Event
-    ) -> None:
+    async def _carry(self, http: HttpRequest, channel: Channel, writer: ResponseWriter) -> None:
+        """Carry ``channel``'s events on ``writer`` (owned by this task), with keep-alive
+        comments, until the channel lets it go (then the stream ends) or the client
+        leaves (then the channel lets it go)."""
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_detach_on_disconnect, http, channel, writer, nursery.cancel_scope)
             nursery.start_soon(keep_alive, writer, self.keepalive_interval)
-            await released.wait()
+            await writer.carry(http.wait_disconnect)
             nursery.cancel_scope.cancel()
-        await writer.close()
+        if channel.writer is writer:
+            channel.let_go()
         await channel.release(writer)
 
     async def delete(self, http: HttpRequest, session: LegacySession) -> None:
@@ -425,13 +449,17 @@ class SessionManager:
         await http.respond(200)
 
 
-async def _detach_on_disconnect(
-    http: HttpRequest, channel: Channel, writer: ResponseWriter, scope: trio.CancelScope
-) -> None:
-    await http.wait_disconnect()
-    if channel.writer is writer:
+async def _deliver(session: LegacySession, channel: Channel, messages: list[Received]) -> None:
+    """Deliver a POST's ``messages`` to ``session``; if it ended, let the POST's response
+    go (its exchange answers 404)."""
+    try:
+        for message in messages:
+            await session.deliver(message)
+    except SessionClosed:
         channel.let_go()
-    scope.cancel()
+
+
+_SESSION_ENDED: Final = error_body(None, ErrorCode.INVALID_REQUEST, "Session not found (it ended)")
 
 
 async def _session_gone(http: HttpRequest) -> None:
