@@ -165,7 +165,7 @@ class DpopVerifier:
         if not isinstance(alg, str) or alg not in self.algorithms:
             raise _invalid(f"the DPoP proof's algorithm {alg!r} is not accepted")
         key = _public_key(header.get("jwk"), alg)
-        check_signature_or_refuse(proof, key, alg)
+        check_signature_or_refuse(proof, key, alg, header)
         if key.thumbprint() != jkt:
             raise _invalid("the DPoP proof is signed with another key than the token is bound to")
         jti = claims.get("jti")
@@ -229,8 +229,8 @@ def _public_key(value: Any, alg: str) -> Any:
     return key
 
 
-def check_signature_or_refuse(proof: str, key: Any, alg: str) -> None:
+def check_signature_or_refuse(proof: str, key: Any, alg: str, header: dict[str, Any]) -> None:
     try:
-        check_signature(proof, key, alg)
+        check_signature(proof, key, alg, header)
     except InvalidToken:
         raise _invalid("the DPoP proof's signature does not verify") from None

@@ -112,6 +112,14 @@ class JwksCache:
         """How many keys are cached, and how many times the set was fetched."""
         return {"keys": len(self._keys or ()), "fetches": self._generation}
 
+    def fresh_generation(self) -> int | None:
+        """Which key set is cached (it changes with every fetch), or ``None`` when there is
+        none yet or it is older than ``max_age`` (the next :meth:`key_for` fetches it
+        again). What was checked against a generation holds while it stays the same."""
+        if self._keys is None or self.clock() - self._fetched_at > self.max_age:
+            return None
+        return self._generation
+
     async def key_for(self, kid: str | None, alg: str) -> PublicKey:
         """The key that checks a token signed with ``alg`` under ``kid``.
 
