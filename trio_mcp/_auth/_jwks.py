@@ -127,6 +127,18 @@ class JwksCache:
             InvalidToken: no key of the issuer fits.
             VerifierUnavailable: the keys could not be fetched.
         """
+        key, _ = await self.key_and_generation(kid, alg)
+        return key
+
+    async def key_and_generation(self, kid: str | None, alg: str) -> tuple[PublicKey, int]:
+        """:meth:`key_for`, and the generation of the key set the key was found in (what a
+        check made with it holds for, see :meth:`fresh_generation`). Blocks while the keys
+        are fetched; always a checkpoint.
+
+        Raises:
+            InvalidToken: no key of the issuer fits.
+            VerifierUnavailable: the keys could not be fetched.
+        """
         if self._keys is None or self.clock() - self._fetched_at > self.max_age:
             await self._refresh(self._generation)
         key = self._find(kid, alg)
@@ -136,8 +148,9 @@ class JwksCache:
             key = self._find(kid, alg)
         if key is None:
             raise InvalidToken("no signing key of the issuer matches the token")
+        generation = self._generation
         await trio.lowlevel.checkpoint()
-        return key
+        return key, generation
 
     def _find(self, kid: str | None, alg: str) -> PublicKey | None:
         fitting = [k for k in self._keys or () if key_fits(k, alg)]

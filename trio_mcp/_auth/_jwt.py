@@ -254,21 +254,16 @@ class JwtVerifier:
         kid = header.get("kid")
         if kid is not None and not isinstance(kid, str):
             raise InvalidToken("the token's 'kid' is not a string")
-        # The key set as it was before the lookup: if the lookup fetches the keys again,
-        # the token is remembered under the set before, so its next request is checked in
-        # full against the new one.
-        generation = self.keys.fresh_generation()
-        key = await self.keys.key_for(kid, alg)
+        key, generation = await self.keys.key_and_generation(kid, alg)
         check_signature(token, key, alg, header)
         verified = claims_token(claims, principal_claims=self.principal_claims)
-        if generation is not None:
-            self.verified.put(
-                cache_key,
-                verified,
-                valid_from=_valid_from(claims, self.leeway),
-                valid_until=float(claims["exp"]) + self.leeway,
-                generation=generation,
-            )
+        self.verified.put(
+            cache_key,
+            verified,
+            valid_from=_valid_from(claims, self.leeway),
+            valid_until=float(claims["exp"]) + self.leeway,
+            generation=generation,
+        )
         return verified
 
 
