@@ -6,6 +6,7 @@ cache keeps at most its bound, and a token that differs in any character is neve
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -14,9 +15,16 @@ import httpx
 import pytest
 import trio
 from auth_support.issuer import ISSUER, RESOURCE, DpopKey, FakeIssuer
+from joserfc import jws
 
 from trio_mcp._auth import _jwt
-from trio_mcp.auth import DpopVerifier, InvalidToken, JwtVerifier, ProtectedResource
+from trio_mcp.auth import (
+    DpopRefused,
+    DpopVerifier,
+    InvalidToken,
+    JwtVerifier,
+    ProtectedResource,
+)
 
 
 class Clock:
@@ -172,10 +180,12 @@ async def test_a_token_differing_in_any_part_is_never_a_hit(
     token = issuer.token()
     await verifier.verify(token)
     parts = token.split(".")
-    # The same prefix, one character changed at the end of a part (the header, the claims
-    # or the signature), and the token with something appended.
-    last = parts[where][-1]
-    parts[where] = parts[where][:-1] + ("A" if last != "A" else "B")
+    # The same prefix, one character changed inside a part (the header, the claims or the
+    # signature; not the last one, whose low bits base64 ignores), and the token with
+    # something appended.
+    middle = len(parts[where]) // 2
+    changed = "A" if parts[where][middle] != "A" else "B"
+    parts[where] = parts[where][:middle] + changed + parts[where][middle + 1 :]
     for tampered in (".".join(parts), token + "A"):
         with pytest.raises(InvalidToken):
             await verifier.verify(tampered)
@@ -240,3 +250,24 @@ async def test_a_dpop_bound_token_remembered_still_needs_a_fresh_proof_of_its_ke
         await authenticate(key.proof("POST", RESOURCE, token, key=DpopKey().key))
     # The access token was checked in full once; each proof was checked on its own.
     assert checks.count(token) == 1
+
+
+def test_proof_keys_are_imported_once_each_and_kept_within_their_bound() -> None:
+    verifier = DpopVerifier(proof_keys=1)
+    token = "token"
+    one, two = DpopKey(), DpopKey()
+    for key in (one, two, one, one):
+        proof = key.proof("POST", RESOURCE, token)
+        verifier.check(proof, method="POST", url=RESOURCE, access_token=token, jkt=key.jkt)
+    assert len(verifier._keys) == 1
+    # A jwk naming another algorithm is another key, and refused as unfit, cached or not.
+    header_jwk = one.key.as_dict(private=False) | {"alg": "ES384"}
+    claims = {"jti": "x", "htm": "POST", "htu": RESOURCE, "iat": int(time.time())}
+    proof = jws.serialize_compact(
+        {"typ": "dpop+jwt", "alg": "ES256", "jwk": header_jwk}, json.dumps(claims), one.key
+    )
+    with pytest.raises(DpopRefused, match="does not fit"):
+        verifier.check(proof, method="POST", url=RESOURCE, access_token=token, jkt=one.jkt)
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="proof_keys"):
+            DpopVerifier(proof_keys=bad)  # type: ignore[arg-type]
