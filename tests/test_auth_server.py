@@ -903,7 +903,7 @@ def test_without_the_auth_extra_http_and_auth_import_and_verifying_says_what_to_
         "import trio_mcp.http, trio_mcp.auth  # both import (a bearer client needs no JOSE)\n"
         "from trio_mcp._auth._jwt import check_signature\n"
         "try:\n"
-        "    check_signature('a.b.c', None, 'RS256')\n"
+        "    check_signature('a.b.c', None, 'RS256', {})\n"
         "except ImportError as exc:\n"
         "    print(exc)\n"
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import subprocess
 import sys
 import textwrap
@@ -19,7 +20,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAZY_MODULES = sorted((ROOT / "trio_mcp").rglob("_lazy.py"))
+#: The ``_lazy`` modules, and ``trio_mcp/__init__.py``, whose client names load on first use.
+LAZY_MODULES = [*sorted((ROOT / "trio_mcp").rglob("_lazy.py")), ROOT / "trio_mcp/__init__.py"]
 
 #: Loaded on first use of their feature, never by ``import trio_mcp`` nor by serving or
 #: calling tools.
@@ -70,6 +72,57 @@ def test_the_echo_server_loads_no_feature_module() -> None:
         """
     )
     assert loaded.strip() == "[]"
+
+
+def test_a_server_loads_no_client_module() -> None:
+    """``import trio_mcp.server``, and a stdio server that answers a call, never import the
+    client: ``trio_mcp``'s client names load on first use."""
+    script = """
+        import atexit, sys
+        import trio_mcp.server
+
+        def client_modules():
+            print(sorted(m for m in sys.modules if m.startswith("trio_mcp._client")), flush=True)
+
+        client_modules()
+        atexit.register(client_modules)
+        sys.path.insert(0, "examples")
+        import echo_server
+
+        trio_mcp.run(echo_server.server)
+        """
+    calls = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hi"}},
+        },
+    ]
+    run = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        input="".join(json.dumps(call) + "\n" for call in calls),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    imported, initialized, called, at_exit = run.stdout.strip().splitlines()
+    assert imported == "[]"
+    assert json.loads(called)["result"]["content"] == [{"type": "text", "text": "hi"}]
+    assert at_exit == "[]"
 
 
 def test_serving_and_calling_tools_loads_no_feature_module() -> None:
@@ -338,7 +391,7 @@ def test_each_lazy_module_loads_what_it_declares(path: Path) -> None:
     handed to ``on_first_use``), and every name resolves to the object its import names."""
     typed, loaded = _typed_and_loaded(path)
     assert typed and typed == loaded
-    name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
     lazy = importlib.import_module(name)
     for module, attribute in sorted(loaded):
         if not attribute:

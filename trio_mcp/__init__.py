@@ -4,17 +4,14 @@ The pieces most programs need are here; the rest live in the public modules
 ``types``, ``jsonrpc``, ``protocol``, ``session``, ``transports``, ``server``,
 ``client``, ``host``, ``http`` (Streamable HTTP, HTTP+SSE; the ``http`` extra),
 ``websocket``, ``testing`` (the ``testing`` extra) and ``pytest_plugin``.
+
+The client's names load on first use, so a server program (``import trio_mcp.server``,
+``trio_mcp.run``) never imports the client.
 """
 
-from ._client._client import (
-    Client as Client,
-    connect_client as connect_client,
-    open_client as open_client,
-)
-from ._client._stdio import (
-    connect_stdio_client as connect_stdio_client,
-    open_stdio_client as open_stdio_client,
-)
+from typing import TYPE_CHECKING
+
+from . import _lazy
 from ._errors import (
     ConnectionClosed as ConnectionClosed,
     ErrorCode as ErrorCode,
@@ -30,3 +27,21 @@ from ._server._server import Server as Server
 from ._server._stdio import run as run
 from ._server._tools import ToolError as ToolError
 from ._version import __version__ as __version__
+
+# The same statements as the text handed to on_first_use below, one a line.
+# isort: off
+if TYPE_CHECKING:
+    from ._client._client import Client as Client, connect_client as connect_client
+    from ._client._client import open_client as open_client
+    from ._client._stdio import connect_stdio_client as connect_stdio_client
+    from ._client._stdio import open_stdio_client as open_stdio_client
+# isort: on
+
+if not TYPE_CHECKING:
+    __getattr__ = _lazy.on_first_use(
+        globals(),
+        """
+        from ._client._client import Client, connect_client, open_client
+        from ._client._stdio import connect_stdio_client, open_stdio_client
+        """,
+    )

@@ -11,6 +11,7 @@ a timestamp with a keyed MAC, accepted for ``nonce_lifetime`` seconds.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import logging
@@ -19,8 +20,10 @@ import struct
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlsplit, urlunsplit
+
+import orjson
 
 from . import _lazy
 from ._jwks import KEY_TYPES, key_fits
@@ -32,6 +35,8 @@ __all__ = ["DpopRefused", "DpopVerifier", "access_token_hash", "normalize_htu"]
 log = logging.getLogger("trio_mcp.auth")
 
 _MAX_JTI_LENGTH = 256
+#: How many clients' public keys a :class:`DpopVerifier` keeps imported by default.
+DEFAULT_PROOF_KEYS: Final = 256
 
 
 class DpopRefused(Exception):
@@ -54,10 +59,11 @@ def access_token_hash(token: str) -> str:
     return _b64(hashlib.sha256(token.encode("ascii")).digest())
 
 
+@functools.lru_cache(maxsize=256)
 def normalize_htu(url: str) -> str:
     """``url`` as proofs' ``htu`` values are compared (RFC 9449 section 4.3): without query
     and fragment, scheme and host in lower case, default ports dropped, an empty path
-    as ``/``."""
+    as ``/``. The last 256 answers are kept (a server's own URLs are few)."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
@@ -85,10 +91,14 @@ class DpopVerifier:
         nonce_lifetime: seconds a nonce is accepted (default 300).
         nonce_key: the MAC key of nonces; give every process of a fleet the same one
             (by default a random one per verifier).
+        proof_keys: how many clients' public keys are kept imported (default 256), so
+            that a client's proofs, signed with the same key every time, do not import it
+            again; the least recently used one is forgotten.
         clock: the time now, in seconds since the epoch (for tests).
 
     Raises:
-        ValueError: an algorithm that is not an asymmetric signature algorithm.
+        ValueError: an algorithm that is not an asymmetric signature algorithm, or a
+            cache size below 1.
     """
 
     def __init__(
@@ -100,6 +110,7 @@ class DpopVerifier:
         require_nonce: bool = False,
         nonce_lifetime: float = 300.0,
         nonce_key: bytes | None = None,
+        proof_keys: int = DEFAULT_PROOF_KEYS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         refused = [a for a in algorithms if a not in KEY_TYPES]
@@ -107,6 +118,11 @@ class DpopVerifier:
             raise ValueError(f"not accepted as DPoP proof algorithms: {refused}")
         if replay_cache_size < 1:
             raise ValueError("replay_cache_size must be at least 1")
+        if isinstance(proof_keys, bool) or not isinstance(proof_keys, int) or proof_keys < 1:
+            raise ValueError(f"proof_keys must be a whole number, at least 1, not {proof_keys!r}")
+        self.proof_keys = proof_keys
+        #: A proof's ``jwk`` (canonical JSON) -> the imported key and its thumbprint.
+        self._keys: OrderedDict[bytes, tuple[Any, str]] = OrderedDict()
         self.algorithms = frozenset(algorithms)
         self.max_age = max_age
         self.replay_cache_size = replay_cache_size
@@ -164,9 +180,9 @@ class DpopVerifier:
         alg = header.get("alg")
         if not isinstance(alg, str) or alg not in self.algorithms:
             raise _invalid(f"the DPoP proof's algorithm {alg!r} is not accepted")
-        key = _public_key(header.get("jwk"), alg)
-        check_signature_or_refuse(proof, key, alg)
-        if key.thumbprint() != jkt:
+        key, thumbprint = self._public_key(header.get("jwk"), alg)
+        check_signature_or_refuse(proof, key, alg, header)
+        if thumbprint != jkt:
             raise _invalid("the DPoP proof is signed with another key than the token is bound to")
         jti = claims.get("jti")
         if not isinstance(jti, str) or not jti or len(jti) > _MAX_JTI_LENGTH:
@@ -193,6 +209,27 @@ class DpopVerifier:
                 "use_dpop_nonce", "a fresh server nonce is required", nonce=self.new_nonce()
             )
         self._remember(f"{jkt}:{jti}", float(iat) + self.max_age, now)
+
+    def _public_key(self, value: object, alg: str) -> tuple[Any, str]:
+        """The key a proof's ``jwk`` header names, fit for ``alg``, and its thumbprint:
+        imported once per key (the last ``proof_keys`` are kept, by their exact JSON)."""
+        try:
+            known = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            known = None
+        entry = self._keys.get(known) if known is not None else None
+        if entry is None:
+            key = _public_key(value, alg)
+            entry = (key, key.thumbprint())
+            if known is not None:
+                self._keys[known] = entry
+                if len(self._keys) > self.proof_keys:
+                    self._keys.popitem(last=False)
+        else:
+            self._keys.move_to_end(known)  # type: ignore[arg-type]
+            if not key_fits(entry[0], alg):
+                raise _invalid("the DPoP proof's jwk does not fit its algorithm")
+        return entry
 
     def _remember(self, jti: str, forget_at: float, now: float) -> None:
         seen = self._seen
@@ -229,8 +266,8 @@ def _public_key(value: Any, alg: str) -> Any:
     return key
 
 
-def check_signature_or_refuse(proof: str, key: Any, alg: str) -> None:
+def check_signature_or_refuse(proof: str, key: Any, alg: str, header: dict[str, Any]) -> None:
     try:
-        check_signature(proof, key, alg)
+        check_signature(proof, key, alg, header)
     except InvalidToken:
         raise _invalid("the DPoP proof's signature does not verify") from None

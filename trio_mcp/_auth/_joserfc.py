@@ -8,9 +8,10 @@ from __future__ import annotations
 try:
     from joserfc import jwk, jws, jwt
     from joserfc.errors import JoseError
+    from joserfc.jws import JWSRegistry
 except ImportError as exc:
     raise ImportError(
         "trio_mcp.auth needs joserfc and cryptography for this: pip install 'trio-mcp[auth]'"
     ) from exc
 
-__all__ = ["JoseError", "jwk", "jws", "jwt"]
+__all__ = ["JWSRegistry", "JoseError", "jwk", "jws", "jwt"]

@@ -112,8 +112,28 @@ class JwksCache:
         """How many keys are cached, and how many times the set was fetched."""
         return {"keys": len(self._keys or ()), "fetches": self._generation}
 
+    def fresh_generation(self) -> int | None:
+        """Which key set is cached (it changes with every fetch), or ``None`` when there is
+        none yet or it is older than ``max_age`` (the next :meth:`key_for` fetches it
+        again). What was checked against a generation holds while it stays the same."""
+        if self._keys is None or self.clock() - self._fetched_at > self.max_age:
+            return None
+        return self._generation
+
     async def key_for(self, kid: str | None, alg: str) -> PublicKey:
         """The key that checks a token signed with ``alg`` under ``kid``.
+
+        Raises:
+            InvalidToken: no key of the issuer fits.
+            VerifierUnavailable: the keys could not be fetched.
+        """
+        key, _ = await self.key_and_generation(kid, alg)
+        return key
+
+    async def key_and_generation(self, kid: str | None, alg: str) -> tuple[PublicKey, int]:
+        """:meth:`key_for`, and the generation of the key set the key was found in (what a
+        check made with it holds for, see :meth:`fresh_generation`). Blocks while the keys
+        are fetched; always a checkpoint.
 
         Raises:
             InvalidToken: no key of the issuer fits.
@@ -128,8 +148,9 @@ class JwksCache:
             key = self._find(kid, alg)
         if key is None:
             raise InvalidToken("no signing key of the issuer matches the token")
+        generation = self._generation
         await trio.lowlevel.checkpoint()
-        return key
+        return key, generation
 
     def _find(self, kid: str | None, alg: str) -> PublicKey | None:
         fitting = [k for k in self._keys or () if key_fits(k, alg)]

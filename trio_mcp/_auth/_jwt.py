@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
+import math
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import httpx
 import orjson
+import trio
 
 from . import _lazy
 from ._fetch import JsonFetcher, warn_if_insecure
 from ._jwks import KEY_TYPES, JwksCache
+from ._token_cache import DEFAULT_VERIFIED_TOKENS, VerifiedTokenCache
 from ._verifier import (
     DEFAULT_PRINCIPAL_CLAIMS,
     AccessToken,
@@ -65,14 +69,33 @@ def split_jws(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return header, claims
 
 
-def check_signature(token: str, key: Any, alg: str) -> None:
-    """Raises :class:`InvalidToken` unless ``token`` is signed by ``key`` with ``alg``."""
+def check_signature(token: str, key: Any, alg: str, header: Mapping[str, Any]) -> None:
+    """Raises :class:`InvalidToken` unless ``token``, whose protected header
+    (:func:`split_jws`) is ``header``, is signed by ``key`` with ``alg``.
+
+    The checks are joserfc's, those ``jws.deserialize_compact`` makes (the header's
+    parameters, strictly; the key fits ``alg``; the signature verifies), called one by one
+    so that the token is not decoded a second time. ``alg`` must be one the caller accepts
+    (never ``none``).
+    """
+    algorithms = _lazy.JWSRegistry.algorithms  # (before the try: no joserfc, ImportError)
+    signing_input, _, signature = token.rpartition(".")
     try:
-        _lazy.jws.deserialize_compact(token, key, algorithms=[alg])
-    except _lazy.JoseError:
-        raise InvalidToken("the token's signature does not verify") from None
-    except Exception:  # noqa: BLE001 (whatever else fails to decode, it does not verify)
-        raise InvalidToken("the token's signature does not verify") from None
+        _header_registry().check_header(dict(header))
+        model = algorithms[alg]
+        model.check_key(key)
+        valid = model.verify(signing_input.encode("ascii"), decode_segment(signature), key)
+    except Exception:  # noqa: BLE001 (whatever fails to decode or fit, it does not verify)
+        valid = False
+    if not valid:
+        raise InvalidToken("the token's signature does not verify")
+
+
+@functools.cache
+def _header_registry() -> Any:
+    """joserfc's registry of JWS header parameters, strict as ``deserialize_compact``'s:
+    a parameter it does not know, or of the wrong type, is refused."""
+    return _lazy.JWSRegistry()
 
 
 def _number(claims: dict[str, Any], name: str) -> float | None:
@@ -131,10 +154,18 @@ class JwtVerifier:
             token without ``sub`` (a client acting on its own behalf) speaks for its
             client id; ``("sub",)`` refuses such tokens. See
             :data:`~trio_mcp.auth.DEFAULT_PRINCIPAL_CLAIMS`.
+        verified_tokens: how many verified tokens are remembered (by their SHA-256, never
+            the token), so that a client sending the same token again is not checked in
+            full again (default 1,024; ``0`` remembers none). A remembered token answers
+            only within its lifetime (it is refused on expiry exactly as without the
+            cache) and while the issuer's key set is the one it was checked against
+            (fetching the keys again, on rotation or after ``jwks_max_age``, forgets them
+            all); :meth:`forget` drops one, or all, when you learn of a revocation.
         clock: the time now, in seconds since the epoch (for tests).
 
     Raises:
-        ValueError: an algorithm that is not an asymmetric signature algorithm.
+        ValueError: an algorithm that is not an asymmetric signature algorithm, or a
+            negative ``verified_tokens``.
     """
 
     def __init__(
@@ -152,6 +183,7 @@ class JwtVerifier:
         fetch_timeout: float = 10.0,
         clock: Callable[[], float] = time.time,
         principal_claims: Sequence[str] = DEFAULT_PRINCIPAL_CLAIMS,
+        verified_tokens: int = DEFAULT_VERIFIED_TOKENS,
     ) -> None:
         refused = [a for a in algorithms if a not in KEY_TYPES]
         if refused:
@@ -168,6 +200,7 @@ class JwtVerifier:
         self.leeway = leeway
         self.clock = clock
         self.principal_claims = principal_claims_option(principal_claims)
+        self.verified = VerifiedTokenCache(verified_tokens)
         self.keys = JwksCache(
             issuer,
             jwks_uri=jwks_uri,
@@ -181,13 +214,30 @@ class JwtVerifier:
     def __repr__(self) -> str:
         return f"<JwtVerifier for {self.issuer!r}>"
 
+    def forget(self, token: str | None = None) -> None:
+        """Forget that ``token`` (or every token) was verified: its next request is checked
+        in full. For revocations you learn of (the token itself is not kept)."""
+        self.verified.forget(None if token is None else self.verified.key(token))
+
     async def verify(self, token: str) -> AccessToken:
         """Check ``token``; may fetch the issuer's keys (see the class notes).
+
+        A token verified before (see ``verified_tokens``) is answered from memory: then
+        this is only a cancellation point (:func:`trio.lowlevel.checkpoint_if_cancelled`).
 
         Raises:
             InvalidToken: the token is not acceptable.
             VerifierUnavailable: the issuer's keys could not be fetched.
         """
+        if len(token) > MAX_TOKEN_LENGTH:
+            raise InvalidToken("the token is not a compact JWS")
+        cache_key = self.verified.key(token)
+        known = self.verified.get(
+            cache_key, now=self.clock(), generation=self.keys.fresh_generation()
+        )
+        if known is not None:
+            await trio.lowlevel.checkpoint_if_cancelled()
+            return known
         header, claims = split_jws(token)
         alg = header.get("alg")
         if not isinstance(alg, str) or alg not in self.algorithms:
@@ -204,9 +254,24 @@ class JwtVerifier:
         kid = header.get("kid")
         if kid is not None and not isinstance(kid, str):
             raise InvalidToken("the token's 'kid' is not a string")
-        key = await self.keys.key_for(kid, alg)
-        check_signature(token, key, alg)
-        return claims_token(claims, principal_claims=self.principal_claims)
+        key, generation = await self.keys.key_and_generation(kid, alg)
+        check_signature(token, key, alg, header)
+        verified = claims_token(claims, principal_claims=self.principal_claims)
+        self.verified.put(
+            cache_key,
+            verified,
+            valid_from=_valid_from(claims, self.leeway),
+            valid_until=float(claims["exp"]) + self.leeway,
+            generation=generation,
+        )
+        return verified
+
+
+def _valid_from(claims: Mapping[str, Any], leeway: float) -> float:
+    """From when :func:`check_lifetime` accepts ``claims``: neither ``nbf`` nor ``iat``
+    more than ``leeway`` ahead (``-inf`` without either)."""
+    starts = [float(claims[name]) for name in ("nbf", "iat") if claims.get(name) is not None]
+    return max(starts, default=-math.inf) - leeway
 
 
 def _media_type(typ: str) -> str:

@@ -14,7 +14,7 @@ from .._lazy import on_first_use
 # isort: off
 if TYPE_CHECKING:
     from ._client._dpop_proof import DPoPKey
-    from ._joserfc import JoseError, jwk, jws, jwt
+    from ._joserfc import JWSRegistry, JoseError, jwk, jws, jwt
 # isort: on
 
 if not TYPE_CHECKING:
@@ -22,6 +22,6 @@ if not TYPE_CHECKING:
         globals(),
         """
         from ._client._dpop_proof import DPoPKey
-        from ._joserfc import JoseError, jwk, jws, jwt
+        from ._joserfc import JWSRegistry, JoseError, jwk, jws, jwt
         """,
     )

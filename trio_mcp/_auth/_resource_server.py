@@ -335,7 +335,9 @@ class ProtectedResource:
             log.warning("could not check an access token: %s", exc)
             description = "the access token cannot be checked now"
             raise AuthRefusal(503, description, challenges=[]) from None
-        if not any(same_resource(aud, self.resource) for aud in verified.audience):
+        if not any(
+            aud == self.resource or same_resource(aud, self.resource) for aud in verified.audience
+        ):
             raise self._refuse(401, "invalid_token", "the token was issued for another resource")
         if scheme == "bearer":
             if verified.jkt is not None:
