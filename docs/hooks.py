@@ -61,9 +61,12 @@ def reexports(module: str) -> list[str]:
     """The names public module ``module`` re-exports, in source order."""
     path = PACKAGE / ("__init__.py" if module == "trio_mcp" else f"{module.split('.')[1]}.py")
     names = []
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.ImportFrom):
-            names.extend(alias.asname or alias.name for alias in node.names)
+    body = ast.parse(path.read_text()).body
+    # Names loaded on first use are imported under ``if TYPE_CHECKING:`` (see _lazy.py).
+    lazy = [n for node in body if isinstance(node, ast.If) for n in node.body]
+    for node in body + lazy:
+        if isinstance(node, ast.ImportFrom) and node.level > 0:  # ours, not typing's
+            names.extend(a.asname or a.name for a in node.names if not a.name.startswith("_"))
     return names
 
 
