@@ -184,6 +184,7 @@ class Server:
         #: run as a task is first added (then the defaults: an in-memory store).
         self.tasks = tasks
         self._secret = secret or os.urandom(32)
+        self._secret_drawn = not secret
         if len(self._secret) < 16:  # checked now, though the sealer is built on first use
             raise ValueError("the requestState secret must be at least 16 bytes")
         self._request_state_ttl = request_state_ttl
@@ -203,6 +204,14 @@ class Server:
     @property
     def name(self) -> str:
         return self.info.name
+
+    def _share_drawn_secret(self, secret: bytes) -> None:
+        """Seal with ``secret`` instead of the key this process drew, unless one was given:
+        what ``serve(workers=N)`` does in each worker, so that every worker opens the
+        ``requestState`` another sealed."""
+        if self._secret_drawn:
+            self._secret = secret
+            self._request_state_sealer = None
 
     @property
     def _sealer(self) -> RequestStateSealer:
