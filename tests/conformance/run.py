@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run the official MCP conformance suite against trio_mcp (stdlib only).
+"""Run the official MCP conformance suite against trio_mcp's fixtures.
 
     python tests/conformance/run.py server            # every server scenario, both spec versions
     python tests/conformance/run.py client            # every client scenario
@@ -46,7 +46,6 @@ import concurrent.futures
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -57,55 +56,20 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-HARNESS_VERSION = "0.2.0-alpha.12"
+from trio_mcp._cli._harness import (
+    HARNESS_VERSION,
+    HarnessUnavailable,
+    default_home,
+    install_harness,
+)
+
 SPEC_VERSIONS = ("2025-11-25", "2026-07-28")
 ROOT = Path(__file__).resolve().parents[2]
-HOME = Path(
-    os.environ.get("TRIO_MCP_CONFORMANCE_HOME", Path.home() / ".cache" / "trio-mcp-conformance")
-)
 #: Scenario name prefixes not run (none: every server scenario runs, tasks-* included, and
 #: every client one, auth/* included; the harness lists no server-side auth/* scenario, and
 #: the server's authorization is tested against oidc-provider in tests/test_auth_oidc.py).
 SERVER_SKIP_PREFIXES: tuple[str, ...] = ()
 CLIENT_SKIP_PREFIXES: tuple[str, ...] = ()
-
-
-class InstallError(Exception):
-    pass
-
-
-def install() -> tuple[str, str]:
-    """The node binary and the harness entry point, installing them if needed."""
-    harness = HOME / "node_modules" / "@modelcontextprotocol" / "conformance"
-    node = HOME / "node_modules" / ".bin" / "node"
-    installed = harness / "package.json"
-    if (
-        installed.exists()
-        and json.loads(installed.read_text())["version"] == HARNESS_VERSION
-        and node.exists()
-    ):
-        return str(node), str(harness / "dist" / "index.js")
-    npm = shutil.which("npm")
-    if npm is None:
-        raise InstallError("npm is not installed")
-    HOME.mkdir(parents=True, exist_ok=True)
-    command = [
-        npm,
-        "install",
-        "--no-audit",
-        "--no-fund",
-        "--prefix",
-        str(HOME),
-        "node@22",
-        f"@modelcontextprotocol/conformance@{HARNESS_VERSION}",
-    ]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        raise InstallError("npm install timed out") from None
-    if done.returncode != 0 or not node.exists():
-        raise InstallError(f"npm install failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    return str(node), str(harness / "dist" / "index.js")
 
 
 EXTENSION = "extension"
@@ -358,11 +322,10 @@ def main() -> int:
             parser.error(f"--set takes requirements=REV or suite=NAME, not {wanted!r}")
 
     try:
-        node, entry = install()
-    except InstallError as exc:
+        harness = install_harness(default_home())
+    except HarnessUnavailable as exc:
         print(f"conformance: cannot install the harness: {exc}", file=sys.stderr)
         return 4
-    harness = [node, entry]
     versions = args.spec_version or list(SPEC_VERSIONS)
     modes = ["server", "client"] if args.mode == "all" else [args.mode]
     out = args.output or Path(tempfile.mkdtemp(prefix="trio-mcp-conformance-"))

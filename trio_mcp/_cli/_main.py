@@ -30,6 +30,7 @@ from .._types._tools import Tool
 from .._version import __version__
 from . import _lazy
 from ._arguments import parse_pairs, typed_arguments
+from ._conformance import add_conformance_command, run_conformance
 from ._demo import run_demo
 from ._errors import CliError
 from ._fuzz import add_fuzz_commands, run_fuzz, run_replay
@@ -154,6 +155,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
 
     add_fuzz_commands(commands)
+    add_conformance_command(commands)
     return parser
 
 
@@ -367,6 +369,7 @@ COMMANDS: dict[str, Command] = {
     "demo": run_demo,
     "fuzz": run_fuzz,
     "replay": run_replay,
+    "conformance": run_conformance,
 }
 
 
@@ -379,7 +382,15 @@ async def _run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (also used as the console script)."""
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command: list[str] = []
+    if "--" in argv and "conformance" in argv[: argv.index("--")]:
+        # `conformance client [options] -- CMD ARGS...`: the client's own command line.
+        command = argv[argv.index("--") + 1 :]
+        argv = argv[: argv.index("--")]
     args, extra = parser.parse_known_args(argv)
+    if command:
+        args.target.extend(command)
     if extra:
         # KEY=VALUE pairs may also come after the options (argparse takes positionals
         # in one run only).
