@@ -17,6 +17,8 @@ from typing import Literal
 import attrs
 import trio
 
+from ._pinning import shown
+
 __all__ = ["DEFAULT_AUDIT_BUFFER", "Audit", "AuditEvent", "AuditKind"]
 
 #: How many audit events a host keeps for its reader by default.
@@ -28,8 +30,9 @@ AuditKind = Literal[
     "consent",  # a consent hook decided ("allow", "deny", "rewrite")
     "restart",  # a server is being restarted
     "tool_changed",  # a tool's definition differs from the approved one
-    "tool_refused",  # a tool listed with a duplicate name or an over-long description
-    "tool_approved",  # a changed tool was approved again
+    "tool_added",  # a tool appeared after its server's tools were first listed
+    "tool_refused",  # a tool listed blocked by policy, twice, too long or badly named
+    "tool_approved",  # a changed or added tool was approved
 ]
 
 
@@ -77,12 +80,13 @@ class Audit:
         outcome: str | None = None,
         reason: str | None = None,
     ) -> AuditEvent:
-        """Record an event; never blocks."""
+        """Record an event; never blocks. A subject longer than 200 characters is cut (a
+        server's tool names are the server's to choose), marked with its length."""
         event = AuditEvent(
             time=trio.current_time(),
             kind=kind,
             server=server,
-            subject=subject,
+            subject=None if subject is None else shown(subject),
             outcome=outcome,
             reason=reason,
         )

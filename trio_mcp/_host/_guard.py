@@ -42,7 +42,7 @@ from ._consent import (
     ToolCallRequest,
     ToolChange,
 )
-from ._pinning import definition
+from ._pinning import definition, digest, shown
 from ._policy import RateLimiter
 
 if TYPE_CHECKING:
@@ -54,6 +54,14 @@ __all__ = ["USER_REJECTED", "Guard"]
 
 #: The error code the spec gives for a sampling request the user rejected.
 USER_REJECTED = -1
+
+
+#: Why a tool is refused whatever its approval (see :mod:`._pinning`).
+_REFUSED_FOR_WHAT_THEY_ARE: dict[str, str] = {
+    "duplicate": "its server lists two tools of that name",
+    "too_long": "the text it offers a model is longer than the host's max_description",
+    "bad_name": "its name breaks the spec's rules for tool names",
+}
 
 
 def refusal(reason: str) -> CallToolResult:
@@ -125,7 +133,7 @@ class Guard:
     ) -> CallToolResult:
         host = self.host
         claimants = self.claimants(name)
-        if len(claimants) > 1:
+        if len({state.name for state, _ in claimants}) > 1:
             servers = ", ".join(repr(state.name) for state, _ in claimants)
             reason = f"{name} is refused: servers {servers} both offer a tool of that name"
             for state, tool in claimants:
@@ -134,26 +142,36 @@ class Guard:
         state, tool = claimants[0] if claimants else self.find_tool(name)
         server, policy = state.name, state.config.policy
         if not policy.allows_tool(tool.name):
-            return self._refuse(server, tool.name, f"{name} is blocked by the host's policy")
+            return self._refuse(server, tool.name, f"{shown(name)} is blocked by the host's policy")
         status = host.pins.status(server, tool.name)
-        if status in ("duplicate", "too_long"):
-            why = (
-                "another tool has its name"
-                if status == "duplicate"
-                else "its description is too long"
+        if status in _REFUSED_FOR_WHAT_THEY_ARE:
+            return self._refuse(
+                server, tool.name, f"{shown(name)} is refused: {_REFUSED_FOR_WHAT_THEY_ARE[status]}"
             )
-            return self._refuse(server, tool.name, f"{name} is refused: {why}")
-        if status == "changed":
-            approved = host.pins.approved(server, tool.name) or {}
+        if status in ("changed", "new"):
+            current = host.pins.current(server, tool.name) or definition(tool)
             change = ToolChange(
-                server=server, name=tool.name, approved=approved, current=definition(tool)
+                server=server,
+                name=tool.name,
+                approved=host.pins.approved(server, tool.name),
+                current=current,
+                digest=digest(current),
             )
             decision = self._decided(server, tool.name, await host.consent.tool_changed(change))
             if isinstance(decision, Deny):
+                what = "was added since its server's tools were approved"
+                if not change.is_new:
+                    what = "changed since it was approved"
+                return self._refuse(server, tool.name, f"{name} {what}: {decision.reason}")
+            # The approval names the definition the hook saw: if the server changed the
+            # tool again meanwhile, the new definition is not approved by it.
+            if not host.pins.approve(server, tool.name, change.digest):
                 return self._refuse(
-                    server, tool.name, f"{name} changed since it was approved: {decision.reason}"
+                    server,
+                    tool.name,
+                    f"{name} changed again while its approval was asked: the definition "
+                    "approved is no longer the one its server lists, so it is asked about again",
                 )
-            host.pins.approve(server, tool)
             host.audit.record("tool_approved", server, tool.name, "allow", "tool_changed hook")
         if policy.rate_limit is not None:
             limiter = self._limiters.get(server)
@@ -162,7 +180,11 @@ class Guard:
             if not limiter.take(trio.current_time()):
                 return self._refuse(server, tool.name, f"{server} is over its rate limit")
         request = ToolCallRequest(
-            server=server, name=name, tool=tool, arguments=dict(arguments or {})
+            server=server,
+            name=name,
+            tool=tool,
+            arguments=dict(arguments or {}),
+            trusted=policy.trusts_tool(tool.name),
         )
         decision = self._decided(server, tool.name, await host.consent.tool_call(request))
         if isinstance(decision, Deny):

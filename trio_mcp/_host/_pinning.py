@@ -1,30 +1,65 @@
 """Tool pinning: the definition of each tool as approved, so a server cannot change a
-tool's description or schema after the user approved it without the host noticing.
+tool, or add one, after the user approved its tools without the host noticing.
 
-A tool's definition is pinned the first time the host lists it (trust on first use);
-pins outlive restarts of the server, and last as long as the host. Each tools/list is
-compared with the pins: a tool whose definition differs is ``"changed"`` and refused
-until approved again (:meth:`Pins.approve`).
+A server's tools are pinned the first time the host lists them (trust on first use); pins
+outlive restarts of the server, and last as long as the host. Each later tools/list is
+compared with the pins: a tool whose definition differs is ``"changed"``, and a tool that
+was not in the first listing is ``"new"``: both are refused until approved
+(:meth:`Pins.approve`), which names the definition approved by its digest
+(:func:`digest`), so that a server that changes a tool again while its approval is asked
+is asked about again.
+
+A tool is also refused, whatever its approval, when its server lists its name twice
+(``"duplicate"``), when the text it offers a model is longer than ``max_description``
+characters in all (``"too_long"``: the title, the description, the annotations' title and
+every ``title`` and ``description`` inside its schemas), or when its name breaks the
+spec's rules for tool names (``"bad_name"``: 1 to 128 characters of ``A-Z a-z 0-9 _ - .``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
+import orjson
 
 from .._types._tools import Tool
 
-__all__ = ["DEFAULT_MAX_DESCRIPTION", "Pins", "ToolStatus", "definition"]
+__all__ = [
+    "DEFAULT_MAX_DESCRIPTION",
+    "Pins",
+    "ToolStatus",
+    "definition",
+    "digest",
+    "model_text_length",
+    "shown",
+]
 
-#: The longest tool description (in characters) a host accepts by default; a longer one
-#: is refused (room for instructions hidden from the user).
+#: The most characters of text a tool may offer a model (title, description, annotations'
+#: title, the titles and descriptions in its schemas, together) that a host accepts by
+#: default; more is refused (room for instructions hidden from the user).
 DEFAULT_MAX_DESCRIPTION = 8192
+#: The longest name written to logs and audit events; a longer one is cut, marked.
+MAX_SHOWN_NAME = 200
 
-#: A tool's standing: approved, changed since approved, listed twice by its server,
-#: described at too great a length, or colliding with another server's namespaced name.
-ToolStatus = Literal["approved", "changed", "duplicate", "too_long", "collision"]
+#: A tool's standing: approved, changed since approved, added after the first listing,
+#: listed twice by its server, offering too much text, named against the spec's rules, or
+#: colliding with another server's namespaced name.
+ToolStatus = Literal["approved", "changed", "new", "duplicate", "too_long", "bad_name", "collision"]
+
+#: The spec's tool names (2025-11-25, "Tool names"): 1 to 128 of these characters.
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+
+
+def shown(name: str) -> str:
+    """``name`` as logs and audit events show it: cut at :data:`MAX_SHOWN_NAME`
+    characters, with a marker that says how long it was."""
+    if len(name) <= MAX_SHOWN_NAME:
+        return name
+    return f"{name[:MAX_SHOWN_NAME]}...[{len(name)} characters]"
 
 
 def definition(tool: Tool) -> dict[str, Any]:
@@ -49,6 +84,35 @@ def definition(tool: Tool) -> dict[str, Any]:
     }
 
 
+def digest(current: Mapping[str, Any]) -> str:
+    """The SHA-256 (hex) of a tool's definition (see :func:`definition`), as JSON with
+    sorted keys: what an approval names."""
+    return hashlib.sha256(orjson.dumps(current, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def _schema_texts(schema: Any) -> Iterator[str]:
+    if isinstance(schema, Mapping):
+        for key, value in schema.items():
+            if key in ("title", "description") and isinstance(value, str):
+                yield value
+            else:
+                yield from _schema_texts(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from _schema_texts(item)
+
+
+def model_text_length(tool: Tool) -> int:
+    """The characters of text ``tool`` offers a model: its title and description, its
+    annotations' title, and every ``title`` and ``description`` in its schemas."""
+    texts = [tool.title or "", tool.description or ""]
+    if tool.annotations is not None:
+        texts.append(tool.annotations.title or "")
+    texts.extend(_schema_texts(tool.input_schema))
+    texts.extend(_schema_texts(tool.output_schema))
+    return sum(len(text) for text in texts)
+
+
 @attrs.define
 class Pins:
     """The approved definitions of one host's tools, by server then tool name.
@@ -59,12 +123,16 @@ class Pins:
 
     max_description: int = DEFAULT_MAX_DESCRIPTION
     _approved: dict[tuple[str, str], dict[str, Any]] = attrs.Factory(dict)
+    _current: dict[tuple[str, str], dict[str, Any]] = attrs.Factory(dict)
     _status: dict[tuple[str, str], ToolStatus] = attrs.Factory(dict)
+    _listed: set[str] = attrs.Factory(set)
 
     def review(self, server: str, tools: Sequence[Tool]) -> list[tuple[str, ToolStatus]]:
-        """Compare a fresh tools/list of ``server`` with the pins; pin tools seen for the
-        first time. Returns the tools whose status is not ``"approved"`` and is new
-        (for the audit)."""
+        """Compare a fresh tools/list of ``server`` with the pins; on the server's first
+        listing, pin its tools. Returns the tools whose status is not ``"approved"`` and
+        is new (for the audit)."""
+        first = server not in self._listed
+        self._listed.add(server)
         counts: dict[str, int] = {}
         for tool in tools:
             counts[tool.name] = counts.get(tool.name, 0) + 1
@@ -72,14 +140,19 @@ class Pins:
         for tool in tools:
             key = (server, tool.name)
             status: ToolStatus
-            current = definition(tool)
-            if counts[tool.name] > 1:
+            current = self._current[key] = definition(tool)
+            if not _TOOL_NAME.fullmatch(tool.name):
+                status = "bad_name"
+            elif counts[tool.name] > 1:
                 status = "duplicate"
-            elif len(tool.description or "") > self.max_description:
+            elif model_text_length(tool) > self.max_description:
                 status = "too_long"
             elif key not in self._approved:
-                self._approved[key] = current
-                status = "approved"
+                if first:
+                    self._approved[key] = current
+                    status = "approved"
+                else:
+                    status = "new"
             elif self._approved[key] != current:
                 status = "changed"
             else:
@@ -96,7 +169,22 @@ class Pins:
         """The approved definition of ``server``'s tool ``name``, if any."""
         return self._approved.get((server, name))
 
-    def approve(self, server: str, tool: Tool) -> None:
-        """Approve ``tool``'s current definition (after a change)."""
-        self._approved[(server, tool.name)] = definition(tool)
-        self._status[(server, tool.name)] = "approved"
+    def current(self, server: str, name: str) -> Mapping[str, Any] | None:
+        """The definition of ``server``'s tool ``name`` in its latest listing, if any."""
+        return self._current.get((server, name))
+
+    def approve(self, server: str, name: str, approved_digest: str) -> bool:
+        """Approve the definition of ``server``'s tool ``name`` whose :func:`digest` is
+        ``approved_digest``, if that is the definition its server lists now. Returns
+        whether it was: a tool that changed again (or a digest of another definition)
+        stays refused, to be approved as it is now. Tools refused for what they are
+        (``"duplicate"``, ``"too_long"``, ``"bad_name"``) cannot be approved."""
+        key = (server, name)
+        current = self._current.get(key)
+        if current is None or digest(current) != approved_digest:
+            return False
+        if self._status.get(key) not in ("approved", "changed", "new"):
+            return False
+        self._approved[key] = current
+        self._status[key] = "approved"
+        return True

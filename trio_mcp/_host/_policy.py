@@ -4,6 +4,7 @@ capabilities it is offered, and how long and how often its tools may be called."
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from typing import Any
@@ -42,14 +43,20 @@ class ServerPolicy:
     consent hooks allow.
 
     Tool names in the patterns are the server's own (``forecast``, not
-    ``weather__forecast``); patterns are shell globs (``read_*``, ``*``), matched case
-    sensitively.
+    ``weather__forecast``); patterns are shell globs (``read_*``, ``*``), matched without
+    regard to case or Unicode compatibility forms (both sides NFKC-normalised and
+    case-folded), so ``export_*`` blocks ``Export_all`` and its fullwidth spelling too.
     """
 
     #: Only tools matching one of these are offered and callable (``None``: every tool).
     allowed_tools: tuple[str, ...] | None = attrs.field(default=None, converter=_patterns)
     #: Tools matching one of these are hidden and refused, even if allowed above.
     blocked_tools: tuple[str, ...] = attrs.field(default=(), converter=_patterns)
+    #: Tools matching one of these are called without asking by the default consent
+    #: (which otherwise asks for every tool not annotated read-only): the user's grant, for
+    #: servers whose tools carry no annotations. A ``tool_call`` hook of your own sees it
+    #: as :attr:`ToolCallRequest.trusted <trio_mcp.host.ToolCallRequest.trusted>`.
+    trusted_tools: tuple[str, ...] = attrs.field(default=(), converter=_patterns)
     #: The roots this server sees (``roots/list``), and only it. ``None``: the
     #: ``roots`` handler of the host's ``client_options``, if any.
     roots: tuple[Root, ...] | None = attrs.field(default=None, converter=_roots)
@@ -67,11 +74,22 @@ class ServerPolicy:
 
     def allows_tool(self, name: str) -> bool:
         """Whether the tool ``name`` (the server's own name) may be offered and called."""
-        if any(fnmatchcase(name, pattern) for pattern in self.blocked_tools):
+        if _matches(name, self.blocked_tools):
             return False
-        if self.allowed_tools is None:
-            return True
-        return any(fnmatchcase(name, pattern) for pattern in self.allowed_tools)
+        return self.allowed_tools is None or _matches(name, self.allowed_tools)
+
+    def trusts_tool(self, name: str) -> bool:
+        """Whether the user granted calls to the tool ``name`` without asking."""
+        return _matches(name, self.trusted_tools)
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    folded = _folded(name)
+    return any(fnmatchcase(folded, _folded(pattern)) for pattern in patterns)
 
 
 class RateLimiter:
@@ -97,10 +115,11 @@ class RateLimiter:
 
 
 def parse_policy(entry: Mapping[str, Any]) -> ServerPolicy:
-    """The policy of an ``mcpServers`` entry: ``allowedTools``, ``blockedTools`` (lists of
-    globs), ``roots`` (URIs, or ``{"uri", "name"}`` objects), ``sampling`` and
-    ``elicitation`` (booleans), ``timeout`` (seconds), ``rateLimit`` (calls a second) and
-    ``burst``; all optional, each checked strictly (see :func:`~trio_mcp.host.parse_config`).
+    """The policy of an ``mcpServers`` entry: ``allowedTools``, ``blockedTools``,
+    ``trustedTools`` (lists of globs), ``roots`` (URIs, or ``{"uri", "name"}`` objects),
+    ``sampling`` and ``elicitation`` (booleans), ``timeout`` (seconds), ``rateLimit``
+    (calls a second) and ``burst``; all optional, each checked strictly (see
+    :func:`~trio_mcp.host.parse_config`).
 
     Raises:
         ConfigError: a key of the wrong type or out of range (named in the message).
@@ -110,6 +129,7 @@ def parse_policy(entry: Mapping[str, Any]) -> ServerPolicy:
     return ServerPolicy(
         allowed_tools=entry.get("allowedTools"),
         blocked_tools=entry.get("blockedTools", ()),
+        trusted_tools=entry.get("trustedTools", ()),
         roots=None
         if roots is None
         else [
