@@ -419,6 +419,11 @@ async def main(url: str) -> int:
 
 if __name__ == "__main__":
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), stream=sys.stderr)
-    if len(sys.argv) != 2:
-        sys.exit(f"usage: {sys.argv[0]} URL")
-    sys.exit(trio.run(main, sys.argv[1]))
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="The fixture client of the official MCP conformance suite: runs the "
+        "scenario named by MCP_CONFORMANCE_SCENARIO against the harness's mock server."
+    )
+    parser.add_argument("url", help="the mock server's MCP endpoint")
+    sys.exit(trio.run(main, parser.parse_args().url))

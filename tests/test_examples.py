@@ -406,7 +406,25 @@ WITH_OPTIONS = sorted(
 
 
 def test_the_examples_with_options_include_the_servers_users_start() -> None:
-    assert {"serve_http", "tasks_server", "protected_server", "echo_server"} <= set(WITH_OPTIONS)
+    assert {
+        "serve_http",
+        "tasks_server",
+        "protected_server",
+        "echo_server",
+        "first_server",
+        "everything_server",
+        "conformance_client",
+    } <= set(WITH_OPTIONS)
+
+
+def test_every_example_that_reads_its_command_line_parses_it_with_argparse() -> None:
+    """So that each has a ``--help`` (tested below) instead of an IndexError or a demo run:
+    the others take no arguments at all (``sys.argv`` only as the program's own path)."""
+    for path in EXAMPLES.glob("*.py"):
+        source = path.read_text()
+        reads = [line for line in source.splitlines() if "sys.argv" in line]
+        if path.stem not in WITH_OPTIONS:
+            assert reads == [], (path.name, reads)
 
 
 @pytest.mark.parametrize("name", WITH_OPTIONS)

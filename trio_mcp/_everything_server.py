@@ -227,8 +227,20 @@ async def until_signalled() -> None:
             return
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["--http"]:
-        trio.run(serve_http, int(sys.argv[2]))
-    else:
+def main() -> None:
+    """Over stdio without arguments; ``--http PORT`` serves Streamable HTTP."""
+    if len(sys.argv) == 1:
         trio_mcp.run(server)
+        return
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="The everything server: a little of every MCP feature, over stdio "
+        "without arguments, or over Streamable HTTP on 127.0.0.1 with --http."
+    )
+    parser.add_argument("--http", type=int, required=True, metavar="PORT", help="the port")
+    trio.run(serve_http, parser.parse_args().http)
+
+
+if __name__ == "__main__":
+    main()

@@ -256,7 +256,7 @@ class Host:
 
     def approve_tool(self, name: str, approved_digest: str) -> None:
         """Approve the definition of ``server__tool`` whose digest is ``approved_digest``
-        (:attr:`ToolChange.digest <trio_mcp.host.ToolChange.digest>`, from
+        (``ToolChange.digest``, from
         :meth:`tool_change` or the ``tool_changed`` hook), after it changed or was added.
 
         Raises:
