@@ -189,7 +189,10 @@ class Client:
 
         ``as_task``: let the server run the call as a task (the tasks extension,
         2026-07-28): this waits for the task's result, polling, and cancelling the wait
-        cancels the task. See :meth:`open_tool_task` to detach from it instead.
+        cancels the task. See :meth:`open_tool_task` to detach from it instead. A task's
+        progress is its status message: ``on_progress`` gets each new one seen while
+        polling (its numbers when it reads ``N/TOTAL: text``, as trio_mcp servers write
+        ``ctx.report_progress``; else a count), the token being the task id.
 
         Raises:
             McpError: a protocol error (unknown tool, ...).
@@ -254,7 +257,7 @@ class Client:
                 )
         else:
             answer = self._write(await self.call_tool(name, arguments, on_progress=on_progress))
-        task = ToolTask(self, answer)
+        task = ToolTask(self, answer, on_progress)
         async with self._owning(task):
             yield task
 

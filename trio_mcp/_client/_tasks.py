@@ -10,6 +10,7 @@ a call answered at once gives a handle that is already done.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Final
 
 import trio
@@ -18,9 +19,11 @@ from .._errors import ErrorCode, McpError, ProtocolError
 from .._protocol._envelope import CLIENT_CAPABILITIES
 from .._types._converter import converter_for
 from .._types._mrtr import InputRequiredResult
+from .._types._notifications import ProgressNotificationParams
 from .._types._tools import CallToolResult
 
 if TYPE_CHECKING:
+    from .._session._outbound import ProgressCallback
     from ._client import Client
 
 __all__ = ["TASKS_EXTENSION", "TaskCancelled", "ToolTask"]
@@ -31,6 +34,11 @@ DEFAULT_POLL_INTERVAL: Final = 0.5
 #: How long a ``tasks/cancel`` sent on the way out may take.
 CANCEL_TIMEOUT: Final = 5.0
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+#: A status message that says how far a task is: ``3``, ``3/10``, ``3/10: indexing``.
+_PROGRESS: Final = re.compile(
+    r"(?P<progress>\d+(?:\.\d+)?)(?:/(?P<total>\d+(?:\.\d+)?))?(?:: (?P<message>.*))?",
+    re.DOTALL,
+)
 
 
 class TaskCancelled(McpError):
@@ -62,8 +70,15 @@ class ToolTask:
         status_message: the last ``statusMessage`` seen (progress, while working).
     """
 
-    def __init__(self, client: Client, answer: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        client: Client,
+        answer: dict[str, Any],
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
         self._client = client
+        self._on_progress = on_progress
+        self._progress: float | None = None
         self._answered: set[str] = set()
         self._outcome: CallToolResult | McpError | None = None
         self.detached = False
@@ -108,7 +123,10 @@ class ToolTask:
         task = await self._request("tasks/get", {"taskId": self.task_id})
         if task.get("taskId") != self.task_id:
             raise ProtocolError(f"tasks/get for {self.task_id!r} answered another task")
+        before = self.status_message
         self._seen(task)
+        if self.status_message is not None and self.status_message != before:
+            await self._report(self.status_message)
         status = self.status
         if status == "completed":
             result = task.get("result")
@@ -159,6 +177,35 @@ class ToolTask:
         await self._request("tasks/cancel", {"taskId": self.task_id})
 
     # -- inside -----------------------------------------------------------------------------
+
+    async def _report(self, message: str) -> None:
+        """Hand a new ``statusMessage`` to ``on_progress``: a task has no request to send
+        progress notifications for, so its progress is its status message. One that reads
+        ``N``, ``N/TOTAL`` or either followed by ``: text`` (what trio_mcp servers write for
+        ``ctx.report_progress``) gives the numbers; any other counts the messages seen."""
+        if self._on_progress is None or self.task_id is None:
+            await trio.lowlevel.checkpoint()
+            return
+        found = _PROGRESS.fullmatch(message)
+        if found:
+            progress = float(found["progress"])
+            total = float(found["total"]) if found["total"] is not None else None
+            text = found["message"]
+        else:
+            progress = (self._progress or 0) + 1
+            total, text = None, message
+        if self._progress is not None and progress <= self._progress:
+            await trio.lowlevel.checkpoint()
+            return  # progress only grows
+        self._progress = progress
+        update = ProgressNotificationParams(
+            progress_token=self.task_id, progress=progress, total=total, message=text
+        )
+        outcome = self._on_progress(update)
+        if outcome is not None:
+            await outcome
+        else:
+            await trio.lowlevel.checkpoint()
 
     _interval = DEFAULT_POLL_INTERVAL
 

@@ -104,7 +104,8 @@ class TaskUpdate:
     <trio_mcp.tasks.TaskStore.update>` only while the task is not terminal.
 
     Moving to ``completed`` sets ``result``, to ``failed`` sets ``error``, to
-    ``input_required`` sets ``input_requests``; the other payloads are cleared.
+    ``input_required`` sets ``input_requests``; the other payloads are cleared. A change to a
+    terminal status without a ``status_message`` keeps the last one (how far the task got).
     """
 
     status: TaskStatus
@@ -125,7 +126,10 @@ class TaskUpdate:
             record,
             status=self.status,
             updated_at=max(now, record.updated_at),
-            status_message=self.status_message,
+            # A task that ends keeps its last message unless the change says another.
+            status_message=self.status_message
+            if self.status_message is not None or self.status not in TERMINAL
+            else record.status_message,
             result=self.result if self.status == "completed" else None,
             error=self.error if self.status == "failed" else None,
             input_requests=self.input_requests if self.status == "input_required" else None,
