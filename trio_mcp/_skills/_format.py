@@ -1,0 +1,184 @@
+"""What a skill's server and its host agree on: the extension's identifier, the Agent
+Skills naming rules, the ``SKILL.md`` frontmatter, digests and the per-skill limits.
+
+No I/O here: both sides call these on bytes they already hold.
+
+The frontmatter reader understands the YAML that Agent Skills frontmatter uses:
+``key: scalar`` lines (plain, single- or double-quoted scalars; ``true``/``false``,
+``null`` and numbers as YAML's core schema reads them) and one level of nesting
+(``metadata:`` followed by indented ``key: scalar`` lines). Anything else (lists,
+block scalars, anchors, flow collections, deeper nesting) is refused with the line
+that was not understood, rather than read differently from a YAML library: on the
+server a skill that cannot be read is not served, and on the host a frontmatter that
+cannot be compared fails verification.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+
+__all__ = [
+    "DESCRIPTION_MAX",
+    "EXTENSION",
+    "MAX_SKILL_BYTES",
+    "MAX_SKILL_FILES",
+    "NAME_MAX",
+    "FrontmatterValue",
+    "Scalar",
+    "SkillFormatError",
+    "check_frontmatter",
+    "check_name",
+    "digest",
+    "read_frontmatter",
+]
+
+#: The extension's identifier in ``capabilities.extensions``.
+EXTENSION = "io.modelcontextprotocol/skills"
+#: The SEP's per-skill limits: files (``SKILL.md`` included) and total bytes.
+MAX_SKILL_FILES = 512
+MAX_SKILL_BYTES = 16 * 1024 * 1024
+#: The Agent Skills limits on ``name`` and ``description`` (characters).
+NAME_MAX = 64
+DESCRIPTION_MAX = 1024
+
+#: A frontmatter scalar, as JSON has it.
+Scalar = str | int | float | bool | None
+#: A frontmatter value: a scalar, or (one level down) a mapping of scalars.
+FrontmatterValue = Scalar | dict[str, Scalar]
+
+_NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
+_BLOCK = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
+_NUMBER = re.compile(r"[-+]?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+
+
+class SkillFormatError(ValueError):
+    """A skill that breaks a rule of the Agent Skills format or of the extension: the
+    message names the file or field and the rule."""
+
+
+def digest(data: bytes) -> str:
+    """The extension's digest of a file's raw bytes: ``sha256:`` and 64 lowercase hex."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def check_name(name: object, *, where: str = "name") -> str:
+    """Check a skill name against the Agent Skills rules and return it.
+
+    Raises:
+        SkillFormatError: naming the rule broken (1 to 64 characters; lowercase
+            letters, digits and hyphens only; no hyphen first, last or doubled).
+    """
+    if not isinstance(name, str):
+        raise SkillFormatError(f"{where}: a skill name is a string, got {type(name).__name__}")
+    if not 1 <= len(name) <= NAME_MAX:
+        raise SkillFormatError(
+            f"{where}: a skill name has 1 to {NAME_MAX} characters, {name!r:.80} has {len(name)}"
+        )
+    if _NAME.fullmatch(name) is None:
+        if name.startswith("-") or name.endswith("-"):
+            rule = "must not start or end with a hyphen"
+        elif "--" in name:
+            rule = "must not contain two hyphens in a row"
+        else:
+            rule = "may hold only lowercase letters, digits and hyphens"
+        raise SkillFormatError(f"{where}: a skill name {rule}, got {name!r}")
+    return name
+
+
+def check_frontmatter(frontmatter: Mapping[str, object], *, directory: str) -> None:
+    """Check the fields the Agent Skills format requires of a ``SKILL.md``: a valid
+    ``name`` equal to the skill's ``directory`` (its last path segment) and a
+    ``description`` of 1 to 1024 characters.
+
+    Raises:
+        SkillFormatError: naming the field and the rule.
+    """
+    name = check_name(frontmatter.get("name"), where="frontmatter name")
+    if name != directory:
+        raise SkillFormatError(
+            f"frontmatter name {name!r} must equal the skill's directory name {directory!r}"
+        )
+    description = frontmatter.get("description")
+    if not isinstance(description, str) or not 1 <= len(description) <= DESCRIPTION_MAX:
+        raise SkillFormatError(
+            f"frontmatter description must be a string of 1 to {DESCRIPTION_MAX} characters"
+        )
+
+
+def read_frontmatter(markdown: str) -> dict[str, FrontmatterValue]:
+    """The YAML frontmatter at the top of a ``SKILL.md``, as JSON-compatible values.
+
+    Raises:
+        SkillFormatError: there is none, or a line is not of the form this reader
+            understands (see the module's docstring); the message quotes the line.
+    """
+    match = _BLOCK.match(markdown)
+    if match is None:
+        raise SkillFormatError("SKILL.md must begin with YAML frontmatter between --- lines")
+    fields: dict[str, FrontmatterValue] = {}
+    nested: dict[str, Scalar] | None = None
+    for line in match.group(1).splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        indented = line[0] in " \t"
+        key, value = _key_value(line.strip(), line)
+        if indented:
+            if nested is None:
+                raise SkillFormatError(f"frontmatter: unexpected indentation in {line!r}")
+            if value is None:
+                raise SkillFormatError(f"frontmatter: nesting deeper than one level in {line!r}")
+            if key in nested:
+                raise SkillFormatError(f"frontmatter: key {key!r} appears twice")
+            nested[key] = _scalar(value, line)
+            continue
+        if key in fields:
+            raise SkillFormatError(f"frontmatter: key {key!r} appears twice")
+        if value is None:
+            nested = {}
+            fields[key] = nested
+        else:
+            nested = None
+            fields[key] = _scalar(value, line)
+    return fields
+
+
+def _key_value(text: str, line: str) -> tuple[str, str | None]:
+    """``key`` and its value text, or ``None`` for a ``key:`` that opens a mapping."""
+    if text.startswith(("- ", '"', "'", "?", "[", "{")):
+        raise SkillFormatError(f"frontmatter: not a 'key: value' line: {line!r}")
+    key, colon, rest = text.partition(":")
+    if not colon or not key or key != key.strip() or (rest and rest[0] not in " \t"):
+        raise SkillFormatError(f"frontmatter: not a 'key: value' line: {line!r}")
+    rest = rest.strip()
+    return key, (rest or None)
+
+
+def _scalar(value: str, line: str) -> Scalar:
+    if value.startswith('"'):
+        try:
+            text = json.loads(value)  # a JSON string is a YAML double-quoted scalar
+        except ValueError:
+            text = None
+        if not isinstance(text, str):
+            raise SkillFormatError(f"frontmatter: double-quoted value not understood: {line!r}")
+        return text
+    if value.startswith("'"):
+        if len(value) < 2 or not value.endswith("'") or "'" in value[1:-1].replace("''", ""):
+            raise SkillFormatError(f"frontmatter: single-quoted value not understood: {line!r}")
+        return value[1:-1].replace("''", "'")
+    if value[0] in "[]{}|>&*!%@`#," or ": " in value or " #" in value or value.endswith(":"):
+        raise SkillFormatError(
+            f"frontmatter: value not understood (quote it, or use flat 'key: value' "
+            f"lines): {line!r}"
+        )
+    if value in ("null", "Null", "NULL", "~"):
+        return None
+    if value in ("true", "True", "TRUE", "false", "False", "FALSE"):
+        return value.lower() == "true"
+    if _NUMBER.fullmatch(value):
+        number: int | float = json.loads(value.lstrip("+"))
+        return number
+    return value

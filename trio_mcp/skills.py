@@ -1,0 +1,22 @@
+"""The Skills extension (SEP-2640, ``io.modelcontextprotocol/skills``).
+
+Server side: :meth:`Server.add_skills <trio_mcp.Server.add_skills>` serves a directory
+of ``SKILL.md`` folders or :class:`Skill` objects. Client side: :func:`list_skills` and
+:func:`get_skill` fetch entries (no file is read), :func:`load_skill` and
+:func:`read_skill_file` read files and verify them against the entry before use.
+"""
+
+from ._skills._catalog import (
+    Skill as Skill,
+    SkillFile as SkillFile,
+    skills_from_directory as skills_from_directory,
+)
+from ._skills._format import (
+    EXTENSION as EXTENSION,
+    MAX_SKILL_BYTES as MAX_SKILL_BYTES,
+    MAX_SKILL_FILES as MAX_SKILL_FILES,
+    SkillFormatError as SkillFormatError,
+    check_name as check_name,
+    digest as digest,
+    read_frontmatter as read_frontmatter,
+)
