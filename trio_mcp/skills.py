@@ -11,6 +11,17 @@ from ._skills._catalog import (
     SkillFile as SkillFile,
     skills_from_directory as skills_from_directory,
 )
+from ._skills._fetching import (
+    MAX_LISTED_SKILLS as MAX_LISTED_SKILLS,
+    SkillEntry as SkillEntry,
+    SkillResource as SkillResource,
+    SkillVerificationError as SkillVerificationError,
+    get_skill as get_skill,
+    list_skills as list_skills,
+    list_skills_page as list_skills_page,
+    load_skill as load_skill,
+    read_skill_file as read_skill_file,
+)
 from ._skills._format import (
     EXTENSION as EXTENSION,
     MAX_SKILL_BYTES as MAX_SKILL_BYTES,
