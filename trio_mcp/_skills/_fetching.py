@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from .._errors import ErrorCode, McpError, ProtocolError
-from .._types._resources import BlobResourceContents, TextResourceContents
+from .._types._content import BlobResourceContents, TextResourceContents
 from ._format import (
     EXTENSION,
     MAX_SKILL_BYTES,
