@@ -1,0 +1,356 @@
+"""The Skills extension (SEP-2640), server side and format: skills built from files and
+folders (every refusal names its rule), and the answers to ``skills/list``, ``skills/get``
+and ``resources/directory/read`` in both eras."""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trio_mcp import ErrorCode, McpError, Server
+from trio_mcp.skills import (
+    EXTENSION,
+    MAX_SKILL_BYTES,
+    MAX_SKILL_FILES,
+    Skill,
+    SkillFormatError,
+    check_name,
+    digest,
+    read_frontmatter,
+    skills_from_directory,
+)
+from trio_mcp.testing import connect
+
+MODERN = "2026-07-28"
+LEGACY = "2025-11-25"
+
+
+def skill_md(name: str, description: str = "Does a thing.", extra: str = "") -> str:
+    return f"---\nname: {name}\ndescription: {description}\n{extra}---\n\n# {name}\n"
+
+
+def make(path: str = "demo", **files: str | bytes) -> Skill:
+    name = path.rsplit("/", 1)[-1]
+    return Skill.from_files(path, {"SKILL.md": skill_md(name), **files})
+
+
+# -- names and frontmatter -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [
+        ("", "1 to 64 characters"),
+        ("a" * 65, "1 to 64 characters"),
+        ("PDF", "only lowercase letters, digits and hyphens"),
+        ("pdf_tools", "only lowercase letters, digits and hyphens"),
+        ("-pdf", "must not start or end with a hyphen"),
+        ("pdf-", "must not start or end with a hyphen"),
+        ("pdf--tools", "must not contain two hyphens in a row"),
+    ],
+)
+def test_a_name_against_the_rules_is_refused_naming_the_rule(name: str, rule: str) -> None:
+    with pytest.raises(SkillFormatError, match=rule):
+        check_name(name)
+    if name:
+        with pytest.raises(SkillFormatError, match=rule):
+            make(f"acme/{name}")  # the path's last segment is the name
+
+
+def test_names_within_the_rules_pass() -> None:
+    for name in ("a", "pdf-processing", "v2", "a" * 64):
+        assert check_name(name) == name
+
+
+def test_the_frontmatter_name_must_be_the_directory_name() -> None:
+    with pytest.raises(SkillFormatError, match="must equal the skill's directory name 'demo'"):
+        Skill.from_files("demo", {"SKILL.md": skill_md("other")})
+
+
+def test_the_frontmatter_reads_as_yaml_would() -> None:
+    text = (
+        "---\n"
+        "name: pdf\n"
+        "description: 'It''s: quoted'\n"
+        'license: "Apache-2.0"\n'
+        "draft: false\n"
+        "weight: 3\n"
+        "ratio: 1.5\n"
+        "owner: ~\n"
+        "# a comment\n"
+        "metadata:\n"
+        '  version: "2.1.0"\n'
+        "  io.modelcontextprotocol/x: plain words\n"
+        "---\n"
+        "body\n"
+    )
+    assert read_frontmatter(text) == {
+        "name": "pdf",
+        "description": "It's: quoted",
+        "license": "Apache-2.0",
+        "draft": False,
+        "weight": 3,
+        "ratio": 1.5,
+        "owner": None,
+        "metadata": {"version": "2.1.0", "io.modelcontextprotocol/x": "plain words"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("head", "what"),
+    [
+        ("tags:\n  - a\n", "not a 'key: value' line"),
+        ("text: |\n  block\n", "value not understood"),
+        ("text: [a, b]\n", "value not understood"),
+        ("text: a: b\n", "value not understood"),
+        ("m:\n  inner:\n    deep: 1\n", "nesting deeper than one level"),
+        ("  indented: 1\n", "unexpected indentation"),
+        ("name: a\nname: b\n", "appears twice"),
+    ],
+)
+def test_frontmatter_this_reader_does_not_understand_is_refused(head: str, what: str) -> None:
+    with pytest.raises(SkillFormatError, match=what):
+        read_frontmatter(f"---\n{head}---\n")
+
+
+def test_a_skill_md_without_frontmatter_or_description_is_refused() -> None:
+    with pytest.raises(SkillFormatError, match="must begin with YAML frontmatter"):
+        Skill.from_files("demo", {"SKILL.md": "# no frontmatter\n"})
+    with pytest.raises(SkillFormatError, match="description must be a string of 1 to 1024"):
+        Skill.from_files("demo", {"SKILL.md": "---\nname: demo\n---\n"})
+    with pytest.raises(SkillFormatError, match=r"has no SKILL\.md"):
+        Skill.from_files("demo", {"README.md": "hi"})
+
+
+# -- limits and paths ------------------------------------------------------------------------
+
+
+def test_a_skill_over_the_file_limit_is_refused() -> None:
+    files = {f"f{i}.txt": "x" for i in range(MAX_SKILL_FILES)}  # + SKILL.md: 513
+    with pytest.raises(SkillFormatError, match="513 files, more than the limit of 512"):
+        make(**files)
+    del files["f0.txt"]
+    assert len(make(**files).files) == MAX_SKILL_FILES
+
+
+def test_a_skill_over_the_size_limit_is_refused() -> None:
+    head = len(skill_md("demo").encode())
+    with pytest.raises(SkillFormatError, match="more than the limit of 16777216 bytes"):
+        make(**{"big.bin": bytes(MAX_SKILL_BYTES - head + 1)})
+    assert make(**{"big.bin": bytes(MAX_SKILL_BYTES - head)}).size == MAX_SKILL_BYTES
+
+
+def test_the_limits_can_be_lowered() -> None:
+    with pytest.raises(SkillFormatError, match="more than the limit of 2 files"):
+        Skill.from_files("demo", {"SKILL.md": skill_md("demo"), "a": "", "b": ""}, max_files=2)
+    with pytest.raises(SkillFormatError, match="more than the limit of 10 bytes"):
+        Skill.from_files("demo", {"SKILL.md": skill_md("demo")}, max_bytes=10)
+
+
+@pytest.mark.parametrize("path", ["../x.md", "a/../../x.md", "/etc/passwd", "a//b", "a?b"])
+def test_file_paths_that_leave_the_skill_are_refused(path: str) -> None:
+    with pytest.raises(SkillFormatError, match=re.escape(f"file path {path!r} must be relative")):
+        make(**{path: "x"})
+
+
+# -- folders ----------------------------------------------------------------------------------
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+
+
+def test_skills_from_a_directory(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "pdf/SKILL.md": skill_md("pdf"),
+            "pdf/templates/a.md": "A\n",
+            "pdf/.hidden": "left out",
+            "acme/billing/refunds/SKILL.md": skill_md("refunds"),
+            "acme/billing/refunds/nested/SKILL.md": skill_md("nested"),
+            "notes.txt": "not in a skill",
+        },
+    )
+    skills = {s.path: s for s in skills_from_directory(tmp_path)}
+    assert set(skills) == {"pdf", "acme/billing/refunds", "acme/billing/refunds/nested"}
+    assert [f.path for f in skills["pdf"].files] == ["SKILL.md", "templates/a.md"]
+    # A nested skill's files are supporting files of the enclosing one too.
+    assert [f.path for f in skills["acme/billing/refunds"].files] == [
+        "SKILL.md",
+        "nested/SKILL.md",
+    ]
+    assert skills["pdf"].files[1].digest == digest(b"A\n")
+    assert skills["pdf"].files[1].mime_type == "text/markdown"
+    prefixed = skills_from_directory(tmp_path / "acme", prefix="team")
+    assert {s.uri for s in prefixed} == {
+        "skill://team/billing/refunds/SKILL.md",
+        "skill://team/billing/refunds/nested/SKILL.md",
+    }
+
+
+def test_a_link_out_of_the_directory_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, {"skills/pdf/SKILL.md": skill_md("pdf"), "secret.txt": "secret"})
+    os.symlink(tmp_path / "secret.txt", tmp_path / "skills" / "pdf" / "leak.txt")
+    with pytest.raises(SkillFormatError, match=r"leak\.txt leads outside"):
+        skills_from_directory(tmp_path / "skills")
+
+
+def test_a_directory_without_skills_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(SkillFormatError, match="holds no skill"):
+        skills_from_directory(tmp_path)
+    write(tmp_path, {"SKILL.md": skill_md("x")})
+    with pytest.raises(SkillFormatError, match="is itself a skill"):
+        skills_from_directory(tmp_path)
+
+
+def test_a_folder_whose_name_breaks_the_rules_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, {"My_Skill/SKILL.md": skill_md("my-skill")})
+    with pytest.raises(SkillFormatError, match="only lowercase letters, digits and hyphens"):
+        skills_from_directory(tmp_path)
+
+
+# -- serving ---------------------------------------------------------------------------------
+
+
+def skills_server(**options: Any) -> Server:
+    server = Server("skills", cache_ttl_ms=60_000, cache_scope="private", **options)
+    server.add_skills(
+        [
+            make("pdf", **{"templates/a.md": "A\n", "templates/regional/eu.md": "EU\n"}),
+            make("acme/refunds", **{"logo.png": b"\x89PNG\xff"}),
+            make("git"),
+        ]
+    )
+    return server
+
+
+async def test_the_extension_is_declared_with_directory_read() -> None:
+    async with connect(skills_server(), protocol_version=MODERN) as client:
+        assert client.server_capabilities.extensions == {EXTENSION: {"directoryRead": True}}
+        assert client.server_capabilities.resources is not None
+    server = Server("s")
+    server.add_skills(make("pdf"), directory_read=False)
+    async with connect(server, protocol_version=MODERN) as client:
+        assert client.server_capabilities.extensions == {EXTENSION: {}}
+        with pytest.raises(McpError) as error:
+            await client.session.send_request("resources/directory/read", {"uri": "skill://pdf"})
+        assert error.value.code == ErrorCode.METHOD_NOT_FOUND
+
+
+async def test_skills_list_pages_whole_entries_with_cache_hints() -> None:
+    server = skills_server(page_size=2)
+    async with connect(server, protocol_version=MODERN) as client:
+        first = await client.session.send_request("skills/list", {})
+        assert [s["uri"] for s in first["skills"]] == [
+            "skill://pdf/SKILL.md",
+            "skill://acme/refunds/SKILL.md",
+        ]
+        assert first["ttlMs"] == 60_000
+        assert first["cacheScope"] == "private"
+        second = await client.session.send_request("skills/list", {"cursor": first["nextCursor"]})
+        assert [s["uri"] for s in second["skills"]] == ["skill://git/SKILL.md"]
+        assert "nextCursor" not in second
+        with pytest.raises(McpError) as error:
+            await client.session.send_request("skills/list", {"cursor": "nonsense"})
+        assert error.value.code == ErrorCode.INVALID_PARAMS
+
+
+async def test_every_listed_digest_and_size_is_that_of_the_bytes_served() -> None:
+    async with connect(skills_server(), protocol_version=MODERN) as client:
+        listing = await client.session.send_request("skills/list", {})
+        for entry in listing["skills"]:
+            assert entry["resources"][0]["uri"] == entry["uri"]  # SKILL.md first
+            for item in entry["resources"]:
+                content = (await client.read_resource(item["uri"])).contents[0]
+                raw = (
+                    content.text.encode()
+                    if hasattr(content, "text")
+                    else base64.b64decode(content.blob)
+                )
+                assert (len(raw), digest(raw)) == (item["size"], item["digest"])
+        resources = {r.uri: r for r in await client.list_resources()}
+        manifest = resources["skill://pdf/SKILL.md"]
+        assert (manifest.name, manifest.description) == ("pdf", "Does a thing.")
+
+
+async def test_skills_get_answers_for_every_skill_and_refuses_others() -> None:
+    async with connect(skills_server(), protocol_version=MODERN) as client:
+        got = await client.session.send_request("skills/get", {"uri": "skill://git/SKILL.md"})
+        assert got["skill"]["frontmatter"] == {"name": "git", "description": "Does a thing."}
+        assert (got["ttlMs"], got["cacheScope"], got["resultType"]) == (
+            60_000,
+            "private",
+            "complete",
+        )
+        for params in ({"uri": "skill://nope/SKILL.md"}, {"uri": 5}, {}):
+            with pytest.raises(McpError) as error:
+                await client.session.send_request("skills/get", params)
+            assert error.value.code == ErrorCode.INVALID_PARAMS
+
+
+async def test_directory_reads_list_direct_children() -> None:
+    async with connect(skills_server(page_size=1), protocol_version=MODERN) as client:
+
+        async def children(uri: str) -> list[dict[str, Any]]:
+            found: list[dict[str, Any]] = []
+            params: dict[str, Any] = {"uri": uri}
+            while True:
+                page = await client.session.send_request("resources/directory/read", params)
+                found += page["resources"]
+                if "nextCursor" not in page:
+                    return found
+                params = {"uri": uri, "cursor": page["nextCursor"]}
+
+        assert await children("skill://pdf/templates") == [
+            {
+                "uri": "skill://pdf/templates/a.md",
+                "name": "a.md",
+                "mimeType": "text/markdown",
+                "size": 2,
+            },
+            {
+                "uri": "skill://pdf/templates/regional",
+                "name": "regional",
+                "mimeType": "inode/directory",
+            },
+        ]
+        assert [c["uri"] for c in await children("skill://acme")] == ["skill://acme/refunds"]
+        assert [c["name"] for c in await children("skill://acme/refunds")] == [
+            "SKILL.md",
+            "logo.png",
+        ]
+        for uri, message in [
+            ("skill://pdf/SKILL.md", "is not a directory resource"),
+            ("skill://pdf/missing", "No directory resource"),
+            ("skill://pdf/", "No directory resource"),  # no trailing slash
+        ]:
+            with pytest.raises(McpError, match=message) as error:
+                await client.session.send_request("resources/directory/read", {"uri": uri})
+            assert error.value.code == ErrorCode.INVALID_PARAMS
+
+
+def test_a_skill_is_served_once() -> None:
+    server = skills_server()
+    with pytest.raises(ValueError, match=re.escape("served at skill://pdf/SKILL.md already")):
+        server.add_skills(make("pdf"))
+    with pytest.raises(ValueError, match="directory_read was set"):
+        server.add_skills(make("other"), directory_read=False)
+
+
+async def test_in_the_initialize_era_skill_files_are_plain_resources() -> None:
+    # The extension is defined from 2026-07-28: an older peer is not told of it, and reads
+    # the files as ordinary resources.
+    async with connect(skills_server(), protocol_version=LEGACY) as client:
+        assert client.server_capabilities.extensions is None
+        text = (await client.read_resource("skill://git/SKILL.md")).contents[0]
+        assert text.text == skill_md("git")  # type: ignore[union-attr]
+        listing = await client.session.send_request("skills/list", {})
+        assert "ttlMs" not in listing  # no cache hints before 2026-07-28
