@@ -35,6 +35,7 @@ from ._errors import CliError
 from ._fuzz import add_fuzz_commands, run_fuzz, run_replay
 from ._output import describe_block, one_line, print_json
 from ._report import Reporter
+from ._skills import SKILL_COMMANDS, add_skill_commands
 from ._target import add_target_options, open_target
 
 Command = Callable[[argparse.Namespace], Awaitable[int]]
@@ -154,6 +155,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
 
     add_fuzz_commands(commands)
+    add_skill_commands(commands)
     return parser
 
 
@@ -367,6 +369,7 @@ COMMANDS: dict[str, Command] = {
     "demo": run_demo,
     "fuzz": run_fuzz,
     "replay": run_replay,
+    **SKILL_COMMANDS,
 }
 
 
