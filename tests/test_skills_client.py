@@ -13,6 +13,7 @@ import pytest
 from trio_mcp import Context, ErrorCode, McpError, ProtocolError, Server
 from trio_mcp.skills import (
     EXTENSION,
+    Skill,
     SkillEntry,
     SkillVerificationError,
     digest,
@@ -260,8 +261,6 @@ async def test_a_server_without_the_extension_is_not_asked() -> None:
 
 async def test_our_server_and_client_agree() -> None:
     # Every file of every skill our server serves verifies, blobs included.
-    from trio_mcp.skills import Skill
-
     server = Server("ours")
     server.add_skills(
         Skill.from_files(

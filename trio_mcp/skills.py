@@ -3,7 +3,9 @@
 Server side: :meth:`Server.add_skills <trio_mcp.Server.add_skills>` serves a directory
 of ``SKILL.md`` folders or :class:`Skill` objects. Client side: :func:`list_skills` and
 :func:`get_skill` fetch entries (no file is read), :func:`load_skill` and
-:func:`read_skill_file` read files and verify them against the entry before use.
+:func:`read_skill_file` read files and verify them against the entry before use. In a
+host: :func:`host_skills` gives the skills each server's policy allows, :func:`skill_catalog`
+what the model sees of them, :func:`load_hosted_skill` loads one from its own server.
 """
 
 from ._skills._catalog import (
@@ -30,4 +32,12 @@ from ._skills._format import (
     check_name as check_name,
     digest as digest,
     read_frontmatter as read_frontmatter,
+)
+from ._skills._hosting import (
+    HostedSkill as HostedSkill,
+    HostedSkills as HostedSkills,
+    host_skills as host_skills,
+    load_hosted_skill as load_hosted_skill,
+    read_hosted_skill_file as read_hosted_skill_file,
+    skill_catalog as skill_catalog,
 )

@@ -50,6 +50,11 @@ class ServerPolicy:
     allowed_tools: tuple[str, ...] | None = attrs.field(default=None, converter=_patterns)
     #: Tools matching one of these are hidden and refused, even if allowed above.
     blocked_tools: tuple[str, ...] = attrs.field(default=(), converter=_patterns)
+    #: Only skills whose name or ``SKILL.md`` URI matches one of these are handed to the
+    #: model (``None``: every skill; see :func:`trio_mcp.skills.host_skills`).
+    allowed_skills: tuple[str, ...] | None = attrs.field(default=None, converter=_patterns)
+    #: Skills matching one of these are never handed to the model, even if allowed above.
+    blocked_skills: tuple[str, ...] = attrs.field(default=(), converter=_patterns)
     #: The roots this server sees (``roots/list``), and only it. ``None``: the
     #: ``roots`` handler of the host's ``client_options``, if any.
     roots: tuple[Root, ...] | None = attrs.field(default=None, converter=_roots)
@@ -72,6 +77,15 @@ class ServerPolicy:
         if self.allowed_tools is None:
             return True
         return any(fnmatchcase(name, pattern) for pattern in self.allowed_tools)
+
+    def allows_skill(self, name: str, uri: str) -> bool:
+        """Whether the skill ``name`` at ``uri`` (its ``SKILL.md``) may reach the model: a
+        pattern matches the name or the URI."""
+        if any(fnmatchcase(name, p) or fnmatchcase(uri, p) for p in self.blocked_skills):
+            return False
+        if self.allowed_skills is None:
+            return True
+        return any(fnmatchcase(name, p) or fnmatchcase(uri, p) for p in self.allowed_skills)
 
 
 class RateLimiter:
@@ -97,10 +111,11 @@ class RateLimiter:
 
 
 def parse_policy(entry: Mapping[str, Any]) -> ServerPolicy:
-    """The policy of an ``mcpServers`` entry: ``allowedTools``, ``blockedTools`` (lists of
-    globs), ``roots`` (URIs, or ``{"uri", "name"}`` objects), ``sampling`` and
-    ``elicitation`` (booleans), ``timeout`` (seconds), ``rateLimit`` (calls a second) and
-    ``burst``; all optional, each checked strictly (see :func:`~trio_mcp.host.parse_config`).
+    """The policy of an ``mcpServers`` entry: ``allowedTools``, ``blockedTools``,
+    ``allowedSkills``, ``blockedSkills`` (lists of globs), ``roots`` (URIs, or
+    ``{"uri", "name"}`` objects), ``sampling`` and ``elicitation`` (booleans), ``timeout``
+    (seconds), ``rateLimit`` (calls a second) and ``burst``; all optional, each checked
+    strictly (see :func:`~trio_mcp.host.parse_config`).
 
     Raises:
         ConfigError: a key of the wrong type or out of range (named in the message).
@@ -110,6 +125,8 @@ def parse_policy(entry: Mapping[str, Any]) -> ServerPolicy:
     return ServerPolicy(
         allowed_tools=entry.get("allowedTools"),
         blocked_tools=entry.get("blockedTools", ()),
+        allowed_skills=entry.get("allowedSkills"),
+        blocked_skills=entry.get("blockedSkills", ()),
         roots=None
         if roots is None
         else [
