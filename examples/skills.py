@@ -13,11 +13,16 @@ from pathlib import Path
 import trio
 
 from trio_mcp import Server
+from trio_mcp.client import ClientOptions
+from trio_mcp.host import InProcessServerConfig, ServerPolicy, open_host
 from trio_mcp.skills import (
     SkillVerificationError,
+    host_skills,
     list_skills,
+    load_hosted_skill,
     load_skill,
     read_skill_file,
+    skill_catalog,
 )
 from trio_mcp.testing import connect
 
@@ -54,5 +59,21 @@ async def main() -> None:
             print("refused:", error)
 
 
+async def in_a_host() -> None:
+    # The policy says which skills reach the model (globs over names or URIs).
+    policy = ServerPolicy(blocked_skills=["skill://acme/*"])
+    servers = {"docs": InProcessServerConfig(server=server, policy=policy)}
+    options = ClientOptions(protocol_version="2026-07-28")
+    async with open_host(servers, client_options=options) as host:
+        await host.wait_settled()
+        found = await host_skills(host)
+        for item in skill_catalog(found.skills):
+            print(f"for the model: {item['name']} from {item['server']}: {item['description']}")
+        # The model asks for one: loaded from its own server, verified.
+        text = await load_hosted_skill(host, found.skills[0])
+        print("host loaded", found.skills[0].key, len(text), "characters")
+
+
 if __name__ == "__main__":
     trio.run(main)
+    trio.run(in_a_host)  # (the tampered checklist is never read: SKILL.md alone is loaded)

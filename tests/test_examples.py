@@ -71,6 +71,8 @@ EXPECTED: dict[str, list[str]] = {
         "read skill://code-review/references/checklist.md -> # Review checklist",
         "refused: skill://code-review/references/checklist.md: 18 bytes read, the entry "
         "lists 65",
+        "for the model: code-review from docs: Review a change using the team's checklist.",
+        "host loaded ('docs', 'skill://code-review/SKILL.md') 225 characters",
     ],
     "prompts.py": [
         "prompt code_review: Asks the model to review code. [('code', True), ('language', False)]",
