@@ -354,3 +354,15 @@ async def test_in_the_initialize_era_skill_files_are_plain_resources() -> None:
         assert text.text == skill_md("git")  # type: ignore[union-attr]
         listing = await client.session.send_request("skills/list", {})
         assert "ttlMs" not in listing  # no cache hints before 2026-07-28
+
+
+async def test_the_everything_server_shows_a_skill() -> None:
+    from trio_mcp._everything_server import server as everything
+    from trio_mcp.skills import list_skills, load_skill, read_skill_file
+
+    async with connect(everything, protocol_version=MODERN) as client:
+        (entry,) = await list_skills(client)
+        assert (entry.uri, entry.name) == ("skill://greeting/SKILL.md", "greeting")
+        assert "greetings://{language}/{name}" in await load_skill(client, entry)
+        languages = "skill://greeting/languages.md"
+        assert await read_skill_file(client, entry, languages) == b"en, fr\n"
