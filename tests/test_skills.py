@@ -102,6 +102,41 @@ def test_the_frontmatter_reads_as_yaml_would() -> None:
 
 
 @pytest.mark.parametrize(
+    ("value", "read"),
+    [
+        ("12", 12),
+        ("-007", -7),
+        ("0o17", 15),
+        ("0x1F", 31),
+        (".5", 0.5),
+        ("1e3", 1000.0),
+        ("yes", "yes"),  # YAML 1.2: a string (not YAML 1.1's boolean)
+        ("2024-01-01", "2024-01-01"),  # a string, not a date
+        ("TRUE", True),
+        ("Null", None),
+    ],
+)
+def test_plain_scalars_read_as_yaml_1_2_core_schema(value: str, read: object) -> None:
+    result = read_frontmatter(f"---\nx: {value}\n---\n")["x"]
+    assert result == read
+    assert type(result) is type(read)
+
+
+def test_the_agent_skills_optional_fields_are_checked() -> None:
+    long = "c" * 501
+    with pytest.raises(SkillFormatError, match="compatibility must be a string of 1 to 500"):
+        make_with("compatibility: " + long + "\n")
+    with pytest.raises(SkillFormatError, match="metadata must be a mapping"):
+        make_with("metadata: 1\n")
+    with pytest.raises(SkillFormatError, match="has no JSON form"):
+        make_with("weight: .inf\n")
+
+
+def make_with(extra: str) -> Skill:
+    return Skill.from_files("demo", {"SKILL.md": skill_md("demo", extra=extra)})
+
+
+@pytest.mark.parametrize(
     ("head", "what"),
     [
         ("tags:\n  - a\n", "not a 'key: value' line"),

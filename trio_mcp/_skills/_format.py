@@ -5,7 +5,8 @@ No I/O here: both sides call these on bytes they already hold.
 
 The frontmatter reader understands the YAML that Agent Skills frontmatter uses:
 ``key: scalar`` lines (plain, single- or double-quoted scalars; ``true``/``false``,
-``null`` and numbers as YAML's core schema reads them) and one level of nesting
+``null`` and numbers as YAML 1.2's core schema reads them, so ``yes`` and ``2024-01-01``
+stay strings) and one level of nesting
 (``metadata:`` followed by indented ``key: scalar`` lines). Anything else (lists,
 block scalars, anchors, flow collections, deeper nesting) is refused with the line
 that was not understood, rather than read differently from a YAML library: on the
@@ -21,6 +22,7 @@ import re
 from collections.abc import Mapping
 
 __all__ = [
+    "COMPATIBILITY_MAX",
     "DESCRIPTION_MAX",
     "EXTENSION",
     "MAX_SKILL_BYTES",
@@ -43,6 +45,7 @@ MAX_SKILL_BYTES = 16 * 1024 * 1024
 #: The Agent Skills limits on ``name`` and ``description`` (characters).
 NAME_MAX = 64
 DESCRIPTION_MAX = 1024
+COMPATIBILITY_MAX = 500
 
 #: A frontmatter scalar, as JSON has it.
 Scalar = str | int | float | bool | None
@@ -51,7 +54,12 @@ FrontmatterValue = Scalar | dict[str, Scalar]
 
 _NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _BLOCK = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
-_NUMBER = re.compile(r"[-+]?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+# YAML 1.2's core schema (what YAML libraries of other languages read): ints, floats.
+_INT = re.compile(r"[-+]?[0-9]+")
+_OCTAL = re.compile(r"0o[0-7]+")
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_NOT_JSON = re.compile(r"[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
 
 
 class SkillFormatError(ValueError):
@@ -90,8 +98,9 @@ def check_name(name: object, *, where: str = "name") -> str:
 
 def check_frontmatter(frontmatter: Mapping[str, object], *, directory: str) -> None:
     """Check the fields the Agent Skills format requires of a ``SKILL.md``: a valid
-    ``name`` equal to the skill's ``directory`` (its last path segment) and a
-    ``description`` of 1 to 1024 characters.
+    ``name`` equal to the skill's ``directory`` (its last path segment), a
+    ``description`` of 1 to 1024 characters, and when present a ``compatibility`` of 1 to
+    500 characters and a ``metadata`` mapping.
 
     Raises:
         SkillFormatError: naming the field and the rule.
@@ -106,6 +115,16 @@ def check_frontmatter(frontmatter: Mapping[str, object], *, directory: str) -> N
         raise SkillFormatError(
             f"frontmatter description must be a string of 1 to {DESCRIPTION_MAX} characters"
         )
+    compatibility = frontmatter.get("compatibility")
+    if compatibility is not None and (
+        not isinstance(compatibility, str) or not 1 <= len(compatibility) <= COMPATIBILITY_MAX
+    ):
+        raise SkillFormatError(
+            f"frontmatter compatibility must be a string of 1 to {COMPATIBILITY_MAX} characters"
+        )
+    metadata = frontmatter.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise SkillFormatError("frontmatter metadata must be a mapping of keys to values")
 
 
 def read_frontmatter(markdown: str) -> dict[str, FrontmatterValue]:
@@ -178,7 +197,14 @@ def _scalar(value: str, line: str) -> Scalar:
         return None
     if value in ("true", "True", "TRUE", "false", "False", "FALSE"):
         return value.lower() == "true"
-    if _NUMBER.fullmatch(value):
-        number: int | float = json.loads(value.lstrip("+"))
-        return number
+    if _INT.fullmatch(value):
+        return int(value)
+    if _OCTAL.fullmatch(value):
+        return int(value[2:], 8)
+    if _HEX.fullmatch(value):
+        return int(value[2:], 16)
+    if _FLOAT.fullmatch(value):
+        return float(value)
+    if _NOT_JSON.fullmatch(value):
+        raise SkillFormatError(f"frontmatter: {value} has no JSON form (quote it): {line!r}")
     return value
