@@ -4,6 +4,7 @@ and ``resources/directory/read`` in both eras."""
 
 from __future__ import annotations
 
+import ast
 import base64
 import os
 import re
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import trio_mcp
 from trio_mcp import ErrorCode, McpError, Server
 from trio_mcp.skills import (
     EXTENSION,
@@ -21,7 +23,10 @@ from trio_mcp.skills import (
     SkillFormatError,
     check_name,
     digest,
+    list_skills,
+    load_skill,
     read_frontmatter,
+    read_skill_file,
     skills_from_directory,
 )
 from trio_mcp.testing import connect
@@ -393,7 +398,6 @@ async def test_in_the_initialize_era_skill_files_are_plain_resources() -> None:
 
 async def test_the_everything_server_shows_a_skill() -> None:
     from trio_mcp._everything_server import server as everything
-    from trio_mcp.skills import list_skills, load_skill, read_skill_file
 
     async with connect(everything, protocol_version=MODERN) as client:
         (entry,) = await list_skills(client)
@@ -401,3 +405,28 @@ async def test_the_everything_server_shows_a_skill() -> None:
         assert "greetings://{language}/{name}" in await load_skill(client, entry)
         languages = "skill://greeting/languages.md"
         assert await read_skill_file(client, entry, languages) == b"en, fr\n"
+
+
+@pytest.mark.parametrize(
+    ("module", "forbidden"),
+    [
+        ("_format", ("_server", "_client", "_host", "_session", "trio")),
+        ("_catalog", ("_server", "_client", "_host", "_session", "trio")),
+        ("_serving", ("_client", "_host")),
+        ("_fetching", ("_server", "_host")),
+        ("_hosting", ("_server",)),
+    ],
+)
+def test_each_side_of_the_extension_imports_only_its_own(
+    module: str, forbidden: tuple[str, ...]
+) -> None:
+    # As tests/test_architecture.py does for the layers: the server's half never loads the
+    # client, the client's never the server, and the format is pure (no Trio).
+    path = Path(trio_mcp.__file__).parent / "_skills" / f"{module}.py"
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            top = node.module.split(".")[0]
+            assert top not in forbidden, f"_skills/{module}.py imports {node.module}"
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                assert alias.name.split(".")[0] not in forbidden, alias.name
