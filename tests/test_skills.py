@@ -243,6 +243,14 @@ def test_a_link_out_of_the_directory_is_refused(tmp_path: Path) -> None:
         skills_from_directory(tmp_path / "skills")
 
 
+def test_a_folder_over_the_limits_is_refused(tmp_path: Path) -> None:
+    write(tmp_path, {"pdf/SKILL.md": skill_md("pdf"), "pdf/a.txt": "a" * 100, "pdf/b.txt": "b"})
+    with pytest.raises(SkillFormatError, match="3 files, more than the limit of 2"):
+        skills_from_directory(tmp_path, max_files=2)
+    with pytest.raises(SkillFormatError, match=r"more than the limit of 120 bytes .* 'a\.txt'"):
+        skills_from_directory(tmp_path, max_bytes=120)
+
+
 def test_a_directory_without_skills_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SkillFormatError, match="holds no skill"):
         skills_from_directory(tmp_path)

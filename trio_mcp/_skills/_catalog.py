@@ -46,10 +46,11 @@ class SkillFile:
     path: str
     data: bytes
     mime_type: str
+    #: ``sha256:`` and the hex SHA-256 of :attr:`data` (computed once).
+    digest: str = attrs.field(init=False)
 
-    @property
-    def digest(self) -> str:
-        """``sha256:`` and the hex SHA-256 of :attr:`data`."""
+    @digest.default
+    def _digest(self) -> str:
         return digest(self.data)
 
     def content(self) -> str | bytes:
@@ -175,9 +176,11 @@ def skills_from_directory(
     """Every skill under ``root``: each directory holding a ``SKILL.md`` is a skill whose
     path is the directory's path relative to ``root`` (after ``prefix``, if given), and
     whose files are every file under that directory (a nested skill's files too, as
-    the extension says). Names starting with a dot are left out; a symbolic link is
-    followed only when it stays inside ``root``. Reads every file now (blocking: call it
-    before serving, as you would build any other configuration).
+    the extension says). Names starting with a dot are left out; a symbolic link to a file
+    is followed only when it stays inside ``root``, and links to directories are not
+    followed. The limits are checked from the files' sizes before any is read; then every
+    file is read now (blocking: call it before serving, as you would build any other
+    configuration).
 
     Raises:
         SkillFormatError: a skill breaks a rule (naming the skill, file and rule), a
@@ -217,6 +220,26 @@ def _files_under(directory: Path) -> list[str]:
             if not name.startswith("."):
                 found.append((Path(here) / name).relative_to(directory).as_posix())
     return found
+
+
+def _check_sizes(
+    directory: Path, names: list[str], path: str, max_files: int, max_bytes: int
+) -> None:
+    """The limits, from the file system, before anything is read (a huge file is refused,
+    not loaded)."""
+    if len(names) > max_files:
+        raise SkillFormatError(
+            f"skill {path!r} has {len(names)} files, more than the limit of {max_files} "
+            "files per skill (SKILL.md included)"
+        )
+    total = 0
+    for name in names:
+        total += (directory / name).stat().st_size
+        if total > max_bytes:
+            raise SkillFormatError(
+                f"skill {path!r} holds more than the limit of {max_bytes} bytes per skill "
+                f"(reached at {name!r})"
+            )
 
 
 def _read_inside(base: Path, file: Path) -> bytes:
