@@ -389,8 +389,29 @@ def test_a_skill_is_served_once() -> None:
     server = skills_server()
     with pytest.raises(ValueError, match=re.escape("served at skill://pdf/SKILL.md already")):
         server.add_skills(make("pdf"))
+    mine = server.resource("skill://mine/SKILL.md")(lambda: "mine")
+    with pytest.raises(ValueError, match=re.escape("skill://mine/SKILL.md is a resource")):
+        server.add_skills(make("mine"))
+    assert server.resources["skill://mine/SKILL.md"].fn is mine  # left alone
     with pytest.raises(ValueError, match="directory_read was set"):
         server.add_skills(make("other"), directory_read=False)
+
+
+async def test_a_nested_skill_may_be_added_after_its_enclosing_one() -> None:
+    server = Server("s")
+    server.add_skills(make("outer", **{"inner/SKILL.md": skill_md("inner")}))
+    server.add_skills(make("outer/inner"))
+    async with connect(server, protocol_version=MODERN) as client:
+        listing = await client.session.send_request("skills/list", {})
+        assert [s["uri"] for s in listing["skills"]] == [
+            "skill://outer/SKILL.md",
+            "skill://outer/inner/SKILL.md",
+        ]
+        outer = listing["skills"][0]["resources"]
+        assert [r["uri"] for r in outer] == [
+            "skill://outer/SKILL.md",
+            "skill://outer/inner/SKILL.md",
+        ]
 
 
 async def test_in_the_initialize_era_skill_files_are_plain_resources() -> None:

@@ -41,6 +41,8 @@ class ServedSkills:
         self._server = server
         self.directory_read = directory_read
         self._skills: dict[str, Skill] = {}
+        #: The URIs of every skill file served (a nested skill's are its enclosing one's).
+        self._file_uris: set[str] = set()
         #: Directory URI -> its direct children as wire ``Resource`` objects, by URI.
         self._directories: dict[str, dict[str, dict[str, Any]]] = {}
         server.method("skills/list")(self.list_skills)
@@ -57,7 +59,9 @@ class ServedSkills:
         """Serve ``skills`` too: each file becomes a resource of the server.
 
         Raises:
-            ValueError: a skill with the same ``SKILL.md`` URI is served already.
+            ValueError: a skill with the same ``SKILL.md`` URI is served already, or one
+                of its files has the URI of a resource the server has already (nothing is
+                added then).
         """
         skills = list(skills)
         seen = set(self._skills)
@@ -65,6 +69,10 @@ class ServedSkills:
             if skill.uri in seen:
                 raise ValueError(f"a skill is served at {skill.uri} already")
             seen.add(skill.uri)
+            for file in skill.files:
+                uri = skill.file_uri(file.path)
+                if uri in self._server.resources and uri not in self._file_uris:
+                    raise ValueError(f"{uri} is a resource of the server already")
         for skill in skills:
             self._skills[skill.uri] = skill
             for file in skill.files:
@@ -78,6 +86,7 @@ class ServedSkills:
                     size=len(file.data),
                 )
                 self._server.add_resource(ResourceSpec(resource, file.content, None))
+                self._file_uris.add(resource.uri)
                 self._add_to_tree(skill, file.path, file.mime_type, len(file.data))
 
     def _add_to_tree(self, skill: Skill, path: str, mime_type: str, size: int) -> None:
