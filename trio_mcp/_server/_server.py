@@ -104,7 +104,8 @@ class Server:
             value is that extension's settings object (``{}`` for none). They are
             declared as ``capabilities.extensions``, which only 2026-07-28 and later
             define: peers on older revisions are not sent them. Answer the
-            extension's methods with :meth:`method`.
+            extension's methods with :meth:`method` (:meth:`add_skills` declares and
+            answers the Skills extension itself).
         page_size: items per page of every list.
         cache_ttl_ms, cache_scope: the caching hints of modern list and read
             results (2026-07-28); 0 means "immediately stale". A resource may set
