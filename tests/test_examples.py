@@ -69,8 +69,7 @@ EXPECTED: dict[str, list[str]] = {
         "(skill://code-review/SKILL.md)",
         "loaded skill://code-review/SKILL.md -> # Code review",
         "read skill://code-review/references/checklist.md -> # Review checklist",
-        "refused: skill://code-review/references/checklist.md: 18 bytes read, the entry "
-        "lists 65",
+        "refused: skill://code-review/references/checklist.md: 18 bytes read, the entry lists 65",
         "for the model: code-review from docs: Review a change using the team's checklist.",
         "host loaded ('docs', 'skill://code-review/SKILL.md') 225 characters",
     ],
