@@ -13,7 +13,8 @@ import pytest
 import trio
 
 from trio_mcp import open_stdio_client
-from trio_mcp.skills import get_skill, list_skills, load_skill, read_skill_file
+from trio_mcp.http import open_http_client
+from trio_mcp.skills import EXTENSION, get_skill, list_skills, load_skill, read_skill_file
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = [sys.executable, str(ROOT / "examples" / "skills_server.py")]
@@ -46,6 +47,40 @@ async def test_a_skills_server_process_and_our_client() -> None:
                 await read_skill_file(client, review, checklist)
                 == (ROOT / "examples/skills/code-review/references/checklist.md").read_bytes()
             )
+
+
+async def test_the_everything_server_over_http_and_our_client() -> None:
+    """A real process serving Streamable HTTP: its skill listed and loaded, verified, in
+    the 2026-07-28 era; an initialize-era client is not told of the extension."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, str(ROOT / "examples" / "everything_server.py"), "--http", "0"],
+        stderr=subprocess.PIPE,
+        env=ENV,
+        cwd=ROOT,
+    )
+    try:
+        assert process.stderr is not None
+        seen = b""
+        with trio.fail_after(30):
+            while b"everything server on " not in seen or not seen.endswith(b"\n"):
+                chunk = await process.stderr.receive_some()
+                assert chunk, f"the server exited: {seen!r}"
+                seen += chunk
+        url = seen.decode().split("everything server on ", 1)[1].split()[0]
+        with trio.fail_after(30):
+            async with open_http_client(url, protocol_version="2026-07-28") as client:
+                (entry,) = await list_skills(client)
+                assert entry.uri == "skill://greeting/SKILL.md"
+                assert "name: greeting" in await load_skill(client, entry)
+            async with open_http_client(url, protocol_version="2025-11-25") as client:
+                assert EXTENSION not in (client.server_capabilities.extensions or {})
+    finally:
+        process.terminate()
+        with trio.move_on_after(30):
+            await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
