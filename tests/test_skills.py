@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml  # type: ignore[import-untyped]  # PyYAML: mkdocs's, in the test extra
 
 import trio_mcp
 from trio_mcp import ErrorCode, McpError, Server
@@ -107,6 +108,24 @@ def test_the_frontmatter_reads_as_yaml_would() -> None:
 
 
 @pytest.mark.parametrize(
+    "head",
+    [
+        "description: |\n  line one\n  line two\nlicense: MIT\n",
+        "description: >\n  folded one\n  folded two\n\n  a paragraph\n",
+        "description: >-\n  x\n  y\n",
+        "description: |+\n  x\n\n\nnext: 1\n",
+        "description: |-\n  x\n    deeper\n  back\n",
+        "description: |\n\n  after a blank line\n",
+        'metadata:\n  a: 1\n  b: "two"\nname: n\n',
+        "metadata:\nname: n\n",  # an empty value is null
+        "a: 'It''s'\nb: \"tab\\there\"\nc: plain words, with commas\n",
+    ],
+)
+def test_the_frontmatter_reads_as_a_yaml_library_reads_it(head: str) -> None:
+    assert read_frontmatter(f"---\n{head}---\n") == yaml.safe_load(head)
+
+
+@pytest.mark.parametrize(
     ("value", "read"),
     [
         ("12", 12),
@@ -145,10 +164,12 @@ def make_with(extra: str) -> Skill:
     ("head", "what"),
     [
         ("tags:\n  - a\n", "not a 'key: value' line"),
-        ("text: |\n  block\n", "value not understood"),
+        ("text: &anchor x\n", "value not understood"),
         ("text: [a, b]\n", "value not understood"),
         ("text: a: b\n", "value not understood"),
         ("m:\n  inner:\n    deep: 1\n", "nesting deeper than one level"),
+        ("m:\n  a: 1\n   b: 2\n", "inconsistent indentation"),
+        ("d: >\n  a\n    b\n", "folded"),
         ("  indented: 1\n", "unexpected indentation"),
         ("name: a\nname: b\n", "appears twice"),
     ],

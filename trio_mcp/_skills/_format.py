@@ -6,9 +6,9 @@ No I/O here: both sides call these on bytes they already hold.
 The frontmatter reader understands the YAML that Agent Skills frontmatter uses:
 ``key: scalar`` lines (plain, single- or double-quoted scalars; ``true``/``false``,
 ``null`` and numbers as YAML 1.2's core schema reads them, so ``yes`` and ``2024-01-01``
-stay strings) and one level of nesting
+stay strings), ``|`` and ``>`` block scalars at the top level, and one level of nesting
 (``metadata:`` followed by indented ``key: scalar`` lines). Anything else (lists,
-block scalars, anchors, flow collections, deeper nesting) is refused with the line
+anchors, flow collections, deeper nesting) is refused with the line
 that was not understood, rather than read differently from a YAML library: on the
 server a skill that cannot be read is not served, and on the host a frontmatter that
 cannot be compared fails verification.
@@ -59,6 +59,7 @@ _INT = re.compile(r"[-+]?[0-9]+")
 _OCTAL = re.compile(r"0o[0-7]+")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+_BLOCK_SCALAR = re.compile(r"([|>])([-+]?)")
 _NOT_JSON = re.compile(r"[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
 
 
@@ -137,31 +138,111 @@ def read_frontmatter(markdown: str) -> dict[str, FrontmatterValue]:
     match = _BLOCK.match(markdown)
     if match is None:
         raise SkillFormatError("SKILL.md must begin with YAML frontmatter between --- lines")
+    lines = match.group(1).splitlines()
     fields: dict[str, FrontmatterValue] = {}
-    nested: dict[str, Scalar] | None = None
-    for line in match.group(1).splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        if _blank(line):
             continue
-        indented = line[0] in " \t"
+        if line[0] in " \t":
+            raise SkillFormatError(f"frontmatter: unexpected indentation in {line!r}")
         key, value = _key_value(line.strip(), line)
-        if indented:
-            if nested is None:
-                raise SkillFormatError(f"frontmatter: unexpected indentation in {line!r}")
-            if value is None:
-                raise SkillFormatError(f"frontmatter: nesting deeper than one level in {line!r}")
-            if key in nested:
-                raise SkillFormatError(f"frontmatter: key {key!r} appears twice")
-            nested[key] = _scalar(value, line)
-            continue
         if key in fields:
             raise SkillFormatError(f"frontmatter: key {key!r} appears twice")
-        if value is None:
-            nested = {}
-            fields[key] = nested
+        block = _BLOCK_SCALAR.fullmatch(value or "")
+        if block is not None:
+            fields[key], index = _block_scalar(lines, index, block.group(1), block.group(2), line)
+        elif value is None:
+            fields[key], index = _mapping(lines, index)
         else:
-            nested = None
             fields[key] = _scalar(value, line)
     return fields
+
+
+def _blank(line: str) -> bool:
+    return not line.strip() or line.lstrip().startswith("#")
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _mapping(lines: list[str], index: int) -> tuple[dict[str, Scalar] | None, int]:
+    """The indented ``key: scalar`` lines from ``index`` (``None`` if there are none, as
+    YAML reads an empty value), and the index after them."""
+    mapping: dict[str, Scalar] = {}
+    indent = 0
+    while index < len(lines) and (_blank(lines[index]) or lines[index][0] in " \t"):
+        line = lines[index]
+        index += 1
+        if _blank(line):
+            continue
+        if "\t" in line[: _indent(line) + 1]:
+            raise SkillFormatError(f"frontmatter: a tab in indentation: {line!r}")
+        indent = indent or _indent(line)
+        if _indent(line) != indent:
+            raise SkillFormatError(f"frontmatter: inconsistent indentation in {line!r}")
+        key, value = _key_value(line.strip(), line)
+        if value is None or _BLOCK_SCALAR.fullmatch(value):
+            raise SkillFormatError(f"frontmatter: nesting deeper than one level in {line!r}")
+        if key in mapping:
+            raise SkillFormatError(f"frontmatter: key {key!r} appears twice")
+        mapping[key] = _scalar(value, line)
+    return (mapping or None), index
+
+
+def _block_scalar(
+    lines: list[str], index: int, style: str, chomping: str, opening: str
+) -> tuple[str, int]:
+    """A ``|`` (literal) or ``>`` (folded) block scalar whose lines start at ``index``, with
+    its chomping (``-`` strip, ``+`` keep, none: one final newline), and the index after
+    it. A folded scalar with lines indented deeper than its first is refused (YAML keeps
+    those lines apart, which this reader does not)."""
+    body: list[str] = []
+    indent = 0
+    while index < len(lines) and (not lines[index].strip() or lines[index][0] in " \t"):
+        line = lines[index]
+        index += 1
+        if not line.strip():
+            body.append("")
+            continue
+        if "\t" in line[: _indent(line) + 1]:
+            raise SkillFormatError(f"frontmatter: a tab in indentation: {line!r}")
+        indent = indent or _indent(line)
+        if _indent(line) < indent:
+            raise SkillFormatError(f"frontmatter: inconsistent indentation in {line!r}")
+        if style == ">" and _indent(line) > indent:
+            raise SkillFormatError(
+                f"frontmatter: a folded (>) value with deeper indented lines is not "
+                f"understood (use |): {line!r}"
+            )
+        body.append(line[indent:])
+    trailing = 0
+    while body and not body[-1]:
+        body.pop()
+        trailing += 1
+    if style == "|":
+        text = "\n".join(body)
+    else:
+        text = ""
+        for position, part in enumerate(body):
+            if position == 0:
+                text = part
+            elif part == "":
+                text += "\n"
+            elif body[position - 1] == "":
+                text += part
+            else:
+                text += " " + part
+    if not body:
+        return ("\n" * trailing if chomping == "+" else ""), index
+    if chomping == "-":
+        return text, index
+    if chomping == "+":
+        return text + "\n" * (1 + trailing), index
+    return text + "\n", index
 
 
 def _key_value(text: str, line: str) -> tuple[str, str | None]:
