@@ -4,6 +4,7 @@ stdio, our client listing and loading its skills, and the ``trio-mcp list-skills
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -113,6 +114,15 @@ def test_list_skills_and_get_skill() -> None:
         "get-skill", "skill://release-notes/SKILL.md", "--file", "templates/notes.md", *STDIO
     )
     assert template.stdout == "## Added\n\n## Fixed\n"
+    entry = json.loads(cli("get-skill", "skill://release-notes/SKILL.md", "--json", *STDIO).stdout)
+    assert entry["frontmatter"]["name"] == "release-notes"
+    assert [r["uri"] for r in entry["resources"]] == [
+        "skill://release-notes/SKILL.md",
+        "skill://release-notes/templates/notes.md",
+    ]
+    assert json.loads(cli("list-skills", "--json", *STDIO).stdout)[1] == json.loads(
+        cli("get-skill", "skill://code-review/SKILL.md", "--json", *STDIO).stdout
+    )
     unknown = cli("get-skill", "skill://nope/SKILL.md", *STDIO)
     assert (unknown.returncode, unknown.stderr) == (
         1,

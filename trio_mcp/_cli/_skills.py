@@ -3,8 +3,8 @@
 ``list-skills`` prints each skill's URI, name and description (reading no skill file);
 ``get-skill URI`` fetches the entry with ``skills/get`` and prints the skill's
 ``SKILL.md`` (or, with ``--file``, one supporting file) after verifying it against the
-entry. A file that fails verification is not printed: the command says which file and
-why, and exits 1.
+entry; with ``--json``, the entry alone. A file that fails verification is not printed:
+the command says which file and why, and exits 1.
 """
 
 from __future__ import annotations
@@ -83,6 +83,9 @@ async def _list_skills(args: argparse.Namespace) -> int:
 async def _get_skill(args: argparse.Namespace) -> int:
     async with open_target(args) as client:
         entry = await get_skill(client, args.uri)
+        if args.json:  # the entry alone: no file is read
+            _print_json(_wire(entry))
+            return 0
         try:
             if args.file is None:
                 data = (await load_skill(client, entry)).encode("utf-8")
@@ -93,9 +96,6 @@ async def _get_skill(args: argparse.Namespace) -> int:
                 data = await read_skill_file(client, entry, uri)
         except SkillVerificationError as error:
             raise CliError(f"not verified, not printed: {error}") from None
-    if args.json:
-        _print_json(_wire(entry))
-        return 0
     sys.stdout.buffer.write(data)
     sys.stdout.flush()
     return 0
