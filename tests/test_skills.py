@@ -480,3 +480,22 @@ def test_each_side_of_the_extension_imports_only_its_own(
         if isinstance(node, ast.Import):
             for alias in node.names:
                 assert alias.name.split(".")[0] not in forbidden, alias.name
+
+
+BAD_PARAMS = [{"uri": None}, {"uri": ["skill://pdf"]}, {"uri": "skill://pdf", "cursor": 3}, {}]
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [("skills/get", p) for p in BAD_PARAMS]
+    + [("resources/directory/read", p) for p in BAD_PARAMS]
+    + [("skills/list", {"cursor": 3}), ("skills/list", {"cursor": "not ours"})],
+)
+async def test_bad_params_get_invalid_params_and_the_session_goes_on(
+    method: str, params: dict[str, Any]
+) -> None:
+    async with connect(skills_server(), protocol_version=MODERN) as client:
+        with pytest.raises(McpError) as error:
+            await client.session.send_request(method, params)
+        assert error.value.code == ErrorCode.INVALID_PARAMS
+        assert (await client.session.send_request("skills/list", {}))["skills"]
