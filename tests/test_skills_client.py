@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from trio.testing import assert_checkpoints
 
 from trio_mcp import Context, ErrorCode, McpError, ProtocolError, Server
 from trio_mcp.skills import (
@@ -276,3 +277,21 @@ async def test_our_server_and_client_agree() -> None:
         assert isinstance(entry, SkillEntry)
         await load_skill(client, entry)
         assert await read_skill_file(client, entry, "skill://pdf/logo.png") == b"\x89PNG\x00\xff"
+
+
+async def test_every_refusal_is_a_checkpoint() -> None:
+    # Refused before any request is sent, each call still checkpoints (Trio's rule).
+    many = entry_for(FILES)
+    many["resources"] = many["resources"] * 257
+    server = hand_made(FILES, [many])
+    async with connect(server, protocol_version=MODERN) as client:
+        (entry,) = await list_skills(client)
+        with assert_checkpoints(), pytest.raises(SkillVerificationError):
+            await load_skill(client, entry)
+        with assert_checkpoints(), pytest.raises(SkillVerificationError):
+            await read_skill_file(client, entry, "skill://pdf/unlisted.md")
+    async with connect(Server("plain", resources=True), protocol_version=MODERN) as client:
+        with assert_checkpoints(), pytest.raises(McpError):
+            await list_skills(client)
+        with assert_checkpoints(), pytest.raises(McpError):
+            await get_skill(client, URI)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from trio.testing import assert_checkpoints
 
 from trio_mcp import Server
 from trio_mcp.client import ClientOptions
@@ -105,7 +106,10 @@ async def test_the_host_hands_the_model_the_skills_the_policy_allows() -> None:
                 resources=(),
             ),
         )
-        with pytest.raises(PermissionError, match=r"does not allow skill skill://deploy/SKILL\.md"):
+        with (
+            assert_checkpoints(),
+            pytest.raises(PermissionError, match=r"does not allow skill skill://deploy/SKILL\.md"),
+        ):
             await load_hosted_skill(host, blocked)
 
 
@@ -118,6 +122,15 @@ def test_the_skill_policy_keys_are_parsed_strictly() -> None:
         parse_policy({"allowedSkills": "pdf"})
     with pytest.raises(ConfigError, match="blockedSkills"):
         parse_policy({"blockedSkills": [3]})
+
+
+async def test_a_host_without_skill_servers_lists_none_and_checkpoints() -> None:
+    servers = {"plain": InProcessServerConfig(server=Server("plain", tools=True))}
+    async with open_host(servers, client_options=MODERN) as host:
+        await host.wait_settled()
+        with assert_checkpoints():
+            found = await host_skills(host)
+        assert found.skills == []
 
 
 async def test_a_server_whose_listing_fails_is_reported_not_fatal() -> None:

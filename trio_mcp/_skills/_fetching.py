@@ -19,9 +19,10 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 import attrs
+import trio
 
 from .._errors import ErrorCode, McpError, ProtocolError
 from .._types._content import BlobResourceContents, TextResourceContents
@@ -162,19 +163,28 @@ def _resource(item: object, where: str) -> SkillResource:
     return SkillResource(uri=uri, digest=found, size=size)
 
 
-def _require_skills(client: Client) -> None:
+async def _refuse(error: Exception) -> NoReturn:
+    """Raise ``error`` after a checkpoint: a refusal made before any request is sent is
+    still a checkpoint, as every async function here is."""
+    await trio.lowlevel.checkpoint()
+    raise error
+
+
+async def _require_skills(client: Client) -> None:
     """Raises McpError (-32601) when the server has not declared the extension: a client
     sends the extension's methods only after seeing the declaration."""
     extensions = client.server_capabilities.extensions or {}
     if EXTENSION not in extensions:
-        raise McpError(
-            f"the server does not declare the {EXTENSION} extension"
-            + (
-                " (extensions are declared from protocol 2026-07-28)"
-                if client.era != "modern"
-                else ""
-            ),
-            code=ErrorCode.METHOD_NOT_FOUND,
+        await _refuse(
+            McpError(
+                f"the server does not declare the {EXTENSION} extension"
+                + (
+                    " (extensions are declared from protocol 2026-07-28)"
+                    if client.era != "modern"
+                    else ""
+                ),
+                code=ErrorCode.METHOD_NOT_FOUND,
+            )
         )
 
 
@@ -187,7 +197,7 @@ async def list_skills_page(
         McpError: the server does not declare the extension (-32601), or refused.
         ProtocolError: an entry is malformed (naming it and the field).
     """
-    _require_skills(client)
+    await _require_skills(client)
     result = await client.session.send_request(
         "skills/list", {"cursor": cursor} if cursor is not None else {}
     )
@@ -237,7 +247,7 @@ async def get_skill(client: Client, uri: str) -> SkillEntry:
             at ``uri`` (-32602).
         ProtocolError: the entry is malformed.
     """
-    _require_skills(client)
+    await _require_skills(client)
     result = await client.session.send_request("skills/get", {"uri": uri})
     if not isinstance(result, dict):
         raise ProtocolError("skills/get: the result is not an object")
@@ -261,9 +271,11 @@ async def read_skill_file(
     listed = entry.listed(uri)
     if entry.resources == "dynamic":
         if not allow_dynamic:
-            raise SkillVerificationError(uri, "the skill is dynamic (no digests to verify)")
+            await _refuse(
+                SkillVerificationError(uri, "the skill is dynamic (no digests to verify)")
+            )
     elif listed is None:
-        raise SkillVerificationError(uri, "not listed in the skill's entry")
+        await _refuse(SkillVerificationError(uri, "not listed in the skill's entry"))
     result = await client.read_resource(uri)
     if len(result.contents) != 1:
         raise SkillVerificationError(
@@ -314,20 +326,27 @@ async def load_skill(
         McpError: the read failed.
     """
     if not entry.uri.endswith(f"/{entry.name}/SKILL.md"):
-        raise SkillVerificationError(
-            entry.uri, f"the URI does not end in the skill's name ({entry.name!r}/SKILL.md)"
+        await _refuse(
+            SkillVerificationError(
+                entry.uri, f"the URI does not end in the skill's name ({entry.name!r}/SKILL.md)"
+            )
         )
     if entry.resources != "dynamic":
         if len(entry.resources) > max_files:
-            raise SkillVerificationError(
-                entry.uri,
-                f"the skill lists {len(entry.resources)} files, more than the limit of {max_files}",
+            await _refuse(
+                SkillVerificationError(
+                    entry.uri,
+                    f"the skill lists {len(entry.resources)} files, more than the limit of "
+                    f"{max_files}",
+                )
             )
         if (entry.size or 0) > max_bytes:
-            raise SkillVerificationError(
-                entry.uri,
-                f"the skill's files add up to {entry.size} bytes, more than the limit of "
-                f"{max_bytes}",
+            await _refuse(
+                SkillVerificationError(
+                    entry.uri,
+                    f"the skill's files add up to {entry.size} bytes, more than the limit of "
+                    f"{max_bytes}",
+                )
             )
     data = await read_skill_file(client, entry, entry.uri, allow_dynamic=allow_dynamic)
     if entry.resources == "dynamic" and len(data) > max_bytes:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import trio
 
 from .._errors import McpError
 from ._fetching import SkillEntry, list_skills, load_skill, read_skill_file
@@ -68,10 +69,12 @@ async def host_skills(host: Host) -> HostedSkills:
     """
     found: list[HostedSkill] = []
     failed: dict[str, McpError] = {}
+    asked = False
     for name, state in host.servers.items():
         client = state.client
         if client is None or EXTENSION not in (client.server_capabilities.extensions or {}):
             continue
+        asked = True
         try:
             entries = await list_skills(client)
         except McpError as error:  # ProtocolError included: a malformed listing
@@ -83,6 +86,8 @@ async def host_skills(host: Host) -> HostedSkills:
             for entry in entries
             if policy.allows_skill(entry.name, entry.uri)
         ]
+    if not asked:
+        await trio.lowlevel.checkpoint()  # every async function here is a checkpoint
     return HostedSkills(found, failed)
 
 
@@ -122,9 +127,10 @@ def _skill_path(uri: str) -> str:
     return path if separator and path != rest else uri
 
 
-def _allowed(host: Host, skill: HostedSkill) -> None:
+async def _allowed(host: Host, skill: HostedSkill) -> None:
     policy = host.servers[skill.server].config.policy
     if not policy.allows_skill(skill.entry.name, skill.entry.uri):
+        await trio.lowlevel.checkpoint()  # a refusal is a checkpoint too
         raise PermissionError(
             f"the policy of server {skill.server!r} does not allow skill {skill.entry.uri}"
         )
@@ -139,7 +145,7 @@ async def load_hosted_skill(host: Host, skill: HostedSkill, **options: Any) -> s
         KeyError: no such server; ConnectionClosed: it is not connected.
         SkillVerificationError: the file is not what the entry lists.
     """
-    _allowed(host, skill)
+    await _allowed(host, skill)
     return await load_skill(host.client(skill.server), skill.entry, **options)
 
 
@@ -152,5 +158,5 @@ async def read_hosted_skill_file(host: Host, skill: HostedSkill, uri: str) -> by
         PermissionError: the server's policy does not allow the skill.
         SkillVerificationError: the file is not listed, or not what the entry lists.
     """
-    _allowed(host, skill)
+    await _allowed(host, skill)
     return await read_skill_file(host.client(skill.server), skill.entry, uri)
