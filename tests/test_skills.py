@@ -20,7 +20,9 @@ from trio_mcp.skills import (
     EXTENSION,
     MAX_SKILL_BYTES,
     MAX_SKILL_FILES,
+    DynamicSkill,
     Skill,
+    SkillEntry,
     SkillFormatError,
     check_name,
     digest,
@@ -499,3 +501,80 @@ async def test_bad_params_get_invalid_params_and_the_session_goes_on(
             await client.session.send_request(method, params)
         assert error.value.code == ErrorCode.INVALID_PARAMS
         assert (await client.session.send_request("skills/list", {}))["skills"]
+
+
+# -- dynamic skills ----------------------------------------------------------------------------
+
+
+def report_skill(manifest: str | None = None) -> DynamicSkill:
+    reads = {"n": 0}
+
+    async def today() -> str:
+        reads["n"] += 1
+        return f"# Report {reads['n']}\n"
+
+    return DynamicSkill.from_readers(
+        "acme/daily",
+        {"name": "daily", "description": "Today's report."},
+        {
+            "SKILL.md": lambda: (
+                manifest
+                or "---\nname: daily\ndescription: Today's report.\n---\nRead data/today.md.\n"
+            ),
+            "data/today.md": today,
+        },
+    )
+
+
+async def test_a_dynamic_skill_is_generated_on_each_read() -> None:
+    server = Server("s")
+    server.add_skills(report_skill())
+    async with connect(server, protocol_version=MODERN) as client:
+        (entry,) = (await client.session.send_request("skills/list", {}))["skills"]
+        assert entry == {
+            "uri": "skill://acme/daily/SKILL.md",
+            "frontmatter": {"name": "daily", "description": "Today's report."},
+            "resources": "dynamic",
+        }
+        first = await client.session.send_request(
+            "resources/read", {"uri": "skill://acme/daily/data/today.md"}
+        )
+        second = await client.session.send_request(
+            "resources/read", {"uri": "skill://acme/daily/data/today.md"}
+        )
+        assert [first.contents[0].text, second.contents[0].text] == [
+            "# Report 1\n",
+            "# Report 2\n",
+        ]
+        listed = await client.session.send_request(
+            "resources/directory/read", {"uri": "skill://acme/daily/data"}
+        )
+        assert listed["resources"] == [
+            {
+                "uri": "skill://acme/daily/data/today.md",
+                "name": "today.md",
+                "mimeType": "text/markdown",
+            }
+        ]
+        parsed = SkillEntry.from_wire(entry)
+        assert "Read data/today.md." in await load_skill(client, parsed, allow_dynamic=True)
+
+
+async def test_a_dynamic_skill_md_without_its_frontmatter_is_not_served() -> None:
+    server = Server("s")
+    server.add_skills(report_skill("---\nname: daily\ndescription: Something else.\n---\n"))
+    async with connect(server, protocol_version=MODERN) as client:
+        with pytest.raises(McpError, match="does not carry the skill's frontmatter") as error:
+            await client.read_resource("skill://acme/daily/SKILL.md")
+        assert error.value.code == ErrorCode.INTERNAL_ERROR
+
+
+def test_a_dynamic_skill_is_checked_as_a_static_one() -> None:
+    with pytest.raises(SkillFormatError, match="must equal the skill's directory name"):
+        DynamicSkill.from_readers("x", {"name": "y", "description": "d"}, {"SKILL.md": str})
+    with pytest.raises(SkillFormatError, match=r"has no SKILL\.md reader"):
+        DynamicSkill.from_readers("x", {"name": "x", "description": "d"}, {"a.md": str})
+    with pytest.raises(SkillFormatError, match="more than the limit of 1 files"):
+        DynamicSkill.from_readers(
+            "x", {"name": "x", "description": "d"}, {"SKILL.md": str, "a": str}, max_files=1
+        )

@@ -9,6 +9,8 @@ what the model sees of them, :func:`load_hosted_skill` loads one from its own se
 """
 
 from ._skills._catalog import (
+    DynamicSkill as DynamicSkill,
+    FileReader as FileReader,
     Skill as Skill,
     SkillFile as SkillFile,
     skills_from_directory as skills_from_directory,

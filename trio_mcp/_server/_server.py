@@ -40,7 +40,7 @@ from ._task_settings import TASKS_EXTENSION, TaskSettings
 from ._tools import ToolOptions, ToolSpec
 
 if TYPE_CHECKING:
-    from .._skills._catalog import Skill
+    from .._skills._catalog import DynamicSkill, Skill
     from .._skills._serving import ServedSkills
     from ._completion import Completer, CompleterSpec
     from ._prompts import PromptOptions, PromptSpec
@@ -461,16 +461,17 @@ class Server:
 
     def add_skills(
         self,
-        skills: str | os.PathLike[str] | Skill | Iterable[Skill],
+        skills: str | os.PathLike[str] | Skill | DynamicSkill | Iterable[Skill | DynamicSkill],
         *,
         directory_read: bool = True,
     ) -> None:
         """Serve skills (the Skills extension, ``io.modelcontextprotocol/skills``): a
         directory of ``SKILL.md`` folders (read now, see
-        :func:`~trio_mcp.skills.skills_from_directory`), or :class:`~trio_mcp.skills.Skill`
-        objects. Declares the extension (with ``directoryRead`` as given the first time),
-        answers ``skills/list``, ``skills/get`` (and ``resources/directory/read``) and
-        offers each skill file as a resource. May be called again to add more skills.
+        :func:`~trio_mcp.skills.skills_from_directory`), :class:`~trio_mcp.skills.Skill`
+        objects, or :class:`~trio_mcp.skills.DynamicSkill` ones (generated content).
+        Declares the extension (with ``directoryRead`` as given the first time), answers
+        ``skills/list``, ``skills/get`` (and ``resources/directory/read``) and offers each
+        skill file as a resource. May be called again to add more skills.
 
         Raises:
             SkillFormatError: a skill breaks a rule of the format (naming it and the rule).

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import mimetypes
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -32,7 +32,14 @@ from ._format import (
     read_frontmatter,
 )
 
-__all__ = ["Skill", "SkillFile", "as_skills", "skills_from_directory"]
+__all__ = [
+    "DynamicSkill",
+    "FileReader",
+    "Skill",
+    "SkillFile",
+    "as_skills",
+    "skills_from_directory",
+]
 
 MANIFEST = "SKILL.md"
 _MIME_TYPES = {".md": "text/markdown", ".markdown": "text/markdown", ".py": "text/x-python"}
@@ -62,17 +69,12 @@ class SkillFile:
             return self.data
 
 
-@attrs.frozen
-class Skill:
-    """A skill a server serves: its path in the server's skill namespace (``refunds``,
-    or ``acme/billing/refunds`` with an organizational prefix), the frontmatter of its
-    ``SKILL.md`` and its files, ``SKILL.md`` first. Build one with :meth:`from_files` or
-    :func:`skills_from_directory`; both check every rule."""
+class _Addressed:
+    """Where a skill is: its name and URIs, from its ``path`` and ``scheme``."""
 
+    __slots__ = ()
     path: str
-    frontmatter: Mapping[str, FrontmatterValue]
-    files: tuple[SkillFile, ...]
-    scheme: str = "skill"
+    scheme: str
 
     @property
     def name(self) -> str:
@@ -92,6 +94,19 @@ class Skill:
     def file_uri(self, path: str) -> str:
         """The resource URI of the file at ``path`` (relative to the skill's root)."""
         return f"{self.root_uri}/{path}"
+
+
+@attrs.frozen
+class Skill(_Addressed):
+    """A skill a server serves: its path in the server's skill namespace (``refunds``,
+    or ``acme/billing/refunds`` with an organizational prefix), the frontmatter of its
+    ``SKILL.md`` and its files, ``SKILL.md`` first. Build one with :meth:`from_files` or
+    :func:`skills_from_directory`; both check every rule."""
+
+    path: str
+    frontmatter: Mapping[str, FrontmatterValue]
+    files: tuple[SkillFile, ...]
+    scheme: str = "skill"
 
     @property
     def size(self) -> int:
@@ -163,6 +178,75 @@ class Skill:
             raise SkillFormatError(f"{label}: {MANIFEST}: {error}") from None
         built.sort(key=lambda f: (f.path != MANIFEST, f.path))
         return cls(path=path, frontmatter=frontmatter, files=tuple(built), scheme=scheme)
+
+
+#: What produces a dynamic skill's file on each read: text, or bytes (a blob).
+FileReader = Callable[[], "str | bytes | Awaitable[str | bytes]"]
+
+
+@attrs.frozen
+class DynamicSkill(_Addressed):
+    """A skill whose content is generated on each read, so no digests can be published:
+    its entry says ``"resources": "dynamic"`` and hosts may decline it. Its files are
+    known by path (for directory reads); each read calls the file's reader. The
+    ``SKILL.md`` it generates must carry the declared frontmatter: one that does not is
+    not served (the read fails with -32603), since a host would refuse it anyway.
+    Build one with :meth:`from_readers`."""
+
+    path: str
+    frontmatter: Mapping[str, FrontmatterValue]
+    readers: Mapping[str, FileReader]
+    mime_types: Mapping[str, str]
+    scheme: str = "skill"
+
+    def entry(self) -> dict[str, Any]:
+        """The skill's entry: its ``SKILL.md`` URI, its frontmatter, ``"dynamic"``."""
+        return {"uri": self.uri, "frontmatter": dict(self.frontmatter), "resources": "dynamic"}
+
+    @classmethod
+    def from_readers(
+        cls,
+        path: str,
+        frontmatter: Mapping[str, FrontmatterValue],
+        readers: Mapping[str, FileReader],
+        *,
+        mime_types: Mapping[str, str] | None = None,
+        scheme: str = "skill",
+        max_files: int = MAX_SKILL_FILES,
+    ) -> DynamicSkill:
+        """A dynamic skill at ``path`` with ``frontmatter`` (checked as a ``SKILL.md``'s
+        is) and a reader for each file by relative path, ``SKILL.md`` among them.
+
+        Raises:
+            SkillFormatError: naming the rule broken.
+        """
+        _check_skill_path(path)
+        label = f"skill {path!r}"
+        if len(readers) > max_files:
+            raise SkillFormatError(
+                f"{label} has {len(readers)} files, more than the limit of {max_files} "
+                "files per skill (SKILL.md included)"
+            )
+        for relative in readers:
+            _check_file_path(relative, label)
+        if MANIFEST not in readers:
+            raise SkillFormatError(f"{label} has no {MANIFEST} reader")
+        try:
+            check_frontmatter(frontmatter, directory=path.rsplit("/", 1)[-1])
+        except SkillFormatError as error:
+            raise SkillFormatError(f"{label}: {error}") from None
+        types = {
+            relative: (mime_types or {}).get(relative) or _guess_mime_type(relative, b"")
+            for relative in readers
+        }
+        ordered = dict(sorted(readers.items(), key=lambda item: (item[0] != MANIFEST, item[0])))
+        return cls(
+            path=path,
+            frontmatter=dict(frontmatter),
+            readers=ordered,
+            mime_types=types,
+            scheme=scheme,
+        )
 
 
 def skills_from_directory(
@@ -291,14 +375,16 @@ def _guess_mime_type(path: str, data: bytes) -> str:
     return "text/plain"
 
 
-def as_skills(source: str | os.PathLike[str] | Skill | Iterable[Skill]) -> list[Skill]:
+def as_skills(
+    source: str | os.PathLike[str] | Skill | DynamicSkill | Iterable[Skill | DynamicSkill],
+) -> list[Skill | DynamicSkill]:
     """What :meth:`Server.add_skills` accepts, as a list of skills."""
-    if isinstance(source, Skill):
+    if isinstance(source, Skill | DynamicSkill):
         return [source]
     if isinstance(source, (str, os.PathLike)):
-        return skills_from_directory(source)
+        return list(skills_from_directory(source))
     skills = list(source)
     for skill in skills:
-        if not isinstance(skill, Skill):
+        if not isinstance(skill, Skill | DynamicSkill):
             raise TypeError(f"expected Skill objects or a directory, got {skill!r:.80}")
     return skills

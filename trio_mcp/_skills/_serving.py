@@ -10,7 +10,9 @@ is computed from what is held in memory.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import inspect
+from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ErrorCode, McpError
@@ -18,7 +20,8 @@ from .._server._context import Context
 from .._server._pagination import paginate
 from .._server._resources import ResourceSpec
 from .._types._resources import Resource
-from ._catalog import MANIFEST, Skill
+from ._catalog import MANIFEST, DynamicSkill, FileReader, Skill
+from ._format import SkillFormatError, read_frontmatter
 
 if TYPE_CHECKING:
     from .._server._server import Server
@@ -40,7 +43,7 @@ class ServedSkills:
     def __init__(self, server: Server, *, directory_read: bool) -> None:
         self._server = server
         self.directory_read = directory_read
-        self._skills: dict[str, Skill] = {}
+        self._skills: dict[str, Skill | DynamicSkill] = {}
         #: The URIs of every skill file served (a nested skill's are its enclosing one's).
         self._file_uris: set[str] = set()
         #: Directory URI -> its direct children as wire ``Resource`` objects, by URI.
@@ -51,11 +54,11 @@ class ServedSkills:
             server.method("resources/directory/read")(self.read_directory)
 
     @property
-    def skills(self) -> list[Skill]:
+    def skills(self) -> list[Skill | DynamicSkill]:
         """The skills served, in the order they were added."""
         return list(self._skills.values())
 
-    def add(self, skills: Iterable[Skill]) -> None:
+    def add(self, skills: Iterable[Skill | DynamicSkill]) -> None:
         """Serve ``skills`` too: each file becomes a resource of the server.
 
         Raises:
@@ -69,27 +72,29 @@ class ServedSkills:
             if skill.uri in seen:
                 raise ValueError(f"a skill is served at {skill.uri} already")
             seen.add(skill.uri)
-            for file in skill.files:
-                uri = skill.file_uri(file.path)
+            for path, *_ in _files_of(skill):
+                uri = skill.file_uri(path)
                 if uri in self._server.resources and uri not in self._file_uris:
                     raise ValueError(f"{uri} is a resource of the server already")
         for skill in skills:
             self._skills[skill.uri] = skill
-            for file in skill.files:
-                manifest = file.path == MANIFEST
+            for path, mime_type, size, reader in _files_of(skill):
+                manifest = path == MANIFEST
                 description = skill.frontmatter.get("description") if manifest else None
                 resource = Resource(
-                    uri=skill.file_uri(file.path),
-                    name=skill.name if manifest else file.path,
+                    uri=skill.file_uri(path),
+                    name=skill.name if manifest else path,
                     description=description if isinstance(description, str) else None,
-                    mime_type=file.mime_type,
-                    size=len(file.data),
+                    mime_type=mime_type,
+                    size=size,
                 )
-                self._server.add_resource(ResourceSpec(resource, file.content, None))
+                self._server.add_resource(ResourceSpec(resource, reader, None))
                 self._file_uris.add(resource.uri)
-                self._add_to_tree(skill, file.path, file.mime_type, len(file.data))
+                self._add_to_tree(skill, path, mime_type, size)
 
-    def _add_to_tree(self, skill: Skill, path: str, mime_type: str, size: int) -> None:
+    def _add_to_tree(
+        self, skill: Skill | DynamicSkill, path: str, mime_type: str, size: int | None
+    ) -> None:
         """File ``path`` of ``skill`` and every directory above it, up to the scheme root."""
         *folders, leaf = f"{skill.path}/{path}".split("/")
         parent = f"{skill.scheme}://{folders[0]}"
@@ -104,12 +109,10 @@ class ServedSkills:
             }
             parent = here
         uri = f"{parent}/{leaf}"
-        self._directories[parent][uri] = {
-            "uri": uri,
-            "name": leaf,
-            "mimeType": mime_type,
-            "size": size,
-        }
+        child: dict[str, Any] = {"uri": uri, "name": leaf, "mimeType": mime_type}
+        if size is not None:
+            child["size"] = size
+        self._directories[parent][uri] = child
 
     def _cacheable(self, ctx: Context, result: dict[str, Any]) -> dict[str, Any]:
         """``result`` with the caching hints 2026-07-28 results carry (the server's)."""
@@ -157,6 +160,45 @@ class ServedSkills:
         if following is not None:
             result["nextCursor"] = following
         return result
+
+
+def _files_of(
+    skill: Skill | DynamicSkill,
+) -> list[tuple[str, str, int | None, Callable[[], Awaitable[str | bytes] | str | bytes]]]:
+    """Each file of ``skill``: its path, MIME type, size (``None``: generated) and reader."""
+    if isinstance(skill, Skill):
+        return [(f.path, f.mime_type, len(f.data), f.content) for f in skill.files]
+    return [
+        (
+            path,
+            skill.mime_types[path],
+            None,
+            partial(_checked_manifest, skill, reader) if path == MANIFEST else reader,
+        )
+        for path, reader in skill.readers.items()
+    ]
+
+
+async def _checked_manifest(skill: DynamicSkill, reader: FileReader) -> str | bytes:
+    """A dynamic skill's generated ``SKILL.md``, served only when its frontmatter is the
+    declared one (a host would refuse any other).
+
+    Raises:
+        McpError: -32603 (an internal error: the skill's code is wrong).
+    """
+    value = reader()
+    content = await value if inspect.isawaitable(value) else value
+    try:
+        text = content.decode("utf-8") if isinstance(content, bytes) else content
+        matches = read_frontmatter(text) == dict(skill.frontmatter)
+    except (UnicodeDecodeError, SkillFormatError):
+        matches = False
+    if not matches:
+        raise McpError(
+            f"the generated SKILL.md of {skill.uri} does not carry the skill's frontmatter",
+            code=ErrorCode.INTERNAL_ERROR,
+        )
+    return content
 
 
 def _cursor(params: Any) -> str | None:
