@@ -62,6 +62,17 @@ EXPECTED: dict[str, list[str]] = {
         "left the block after 0.5 s; status now: cancelled",
         "result -> TaskCancelled",
     ],
+    "skills.py": [
+        "skill refunds: Process customer refund requests per company policy. "
+        "(skill://acme/refunds/SKILL.md)",
+        "skill code-review: Review a change using the team's checklist. "
+        "(skill://code-review/SKILL.md)",
+        "loaded skill://code-review/SKILL.md -> # Code review",
+        "read skill://code-review/references/checklist.md -> # Review checklist",
+        "refused: skill://code-review/references/checklist.md: 18 bytes read, the entry lists 65",
+        "for the model: code-review from docs: Review a change using the team's checklist.",
+        "host loaded ('docs', 'skill://code-review/SKILL.md') 225 characters",
+    ],
     "prompts.py": [
         "prompt code_review: Asks the model to review code. [('code', True), ('language', False)]",
         "code_review -> Please review this Python:",
@@ -264,6 +275,7 @@ TESTED_ELSEWHERE = {
     "protected_server.py",  # test_auth_oidc.py, against oidc-provider
     "first_server.py",  # first_client.py, first_http.py, host.py, test_glossary.py run it
     "tasks_server.py",  # test_tasks_restart.py (killed and restarted, SQLite and Redis)
+    "skills_server.py",  # test_skills_process.py (over stdio, and by the CLI)
 }
 
 

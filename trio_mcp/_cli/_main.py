@@ -36,6 +36,7 @@ from ._errors import CliError
 from ._fuzz import add_fuzz_commands, run_fuzz, run_replay
 from ._output import describe_block, one_line, print_json
 from ._report import Reporter
+from ._skills import SKILL_COMMANDS, add_skill_commands
 from ._target import add_target_options, open_target
 
 Command = Callable[[argparse.Namespace], Awaitable[int]]
@@ -156,6 +157,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_fuzz_commands(commands)
     add_conformance_command(commands)
+    add_skill_commands(commands)
     return parser
 
 
@@ -370,6 +372,7 @@ COMMANDS: dict[str, Command] = {
     "fuzz": run_fuzz,
     "replay": run_replay,
     "conformance": run_conformance,
+    **SKILL_COMMANDS,
 }
 
 

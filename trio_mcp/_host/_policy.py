@@ -57,6 +57,11 @@ class ServerPolicy:
     #: servers whose tools carry no annotations. A ``tool_call`` hook of your own sees it
     #: as :attr:`ToolCallRequest.trusted <trio_mcp.host.ToolCallRequest.trusted>`.
     trusted_tools: tuple[str, ...] = attrs.field(default=(), converter=_patterns)
+    #: Only skills whose name or ``SKILL.md`` URI matches one of these are handed to the
+    #: model (``None``: every skill; see :func:`trio_mcp.skills.host_skills`).
+    allowed_skills: tuple[str, ...] | None = attrs.field(default=None, converter=_patterns)
+    #: Skills matching one of these are never handed to the model, even if allowed above.
+    blocked_skills: tuple[str, ...] = attrs.field(default=(), converter=_patterns)
     #: The roots this server sees (``roots/list``), and only it. ``None``: the
     #: ``roots`` handler of the host's ``client_options``, if any.
     roots: tuple[Root, ...] | None = attrs.field(default=None, converter=_roots)
@@ -81,6 +86,15 @@ class ServerPolicy:
     def trusts_tool(self, name: str) -> bool:
         """Whether the user granted calls to the tool ``name`` without asking."""
         return _matches(name, self.trusted_tools)
+
+    def allows_skill(self, name: str, uri: str) -> bool:
+        """Whether the skill ``name`` at ``uri`` (its ``SKILL.md``) may reach the model: a
+        pattern matches the name or the URI."""
+        if _matches(name, self.blocked_skills) or _matches(uri, self.blocked_skills):
+            return False
+        if self.allowed_skills is None:
+            return True
+        return _matches(name, self.allowed_skills) or _matches(uri, self.allowed_skills)
 
 
 def _folded(text: str) -> str:
@@ -116,10 +130,10 @@ class RateLimiter:
 
 def parse_policy(entry: Mapping[str, Any]) -> ServerPolicy:
     """The policy of an ``mcpServers`` entry: ``allowedTools``, ``blockedTools``,
-    ``trustedTools`` (lists of globs), ``roots`` (URIs, or ``{"uri", "name"}`` objects),
-    ``sampling`` and ``elicitation`` (booleans), ``timeout`` (seconds), ``rateLimit``
-    (calls a second) and ``burst``; all optional, each checked strictly (see
-    :func:`~trio_mcp.host.parse_config`).
+    ``trustedTools``, ``allowedSkills``, ``blockedSkills`` (lists of globs), ``roots``
+    (URIs, or ``{"uri", "name"}`` objects), ``sampling`` and ``elicitation`` (booleans),
+    ``timeout`` (seconds), ``rateLimit`` (calls a second) and ``burst``; all optional, each
+    checked strictly (see :func:`~trio_mcp.host.parse_config`).
 
     Raises:
         ConfigError: a key of the wrong type or out of range (named in the message).
@@ -130,6 +144,8 @@ def parse_policy(entry: Mapping[str, Any]) -> ServerPolicy:
         allowed_tools=entry.get("allowedTools"),
         blocked_tools=entry.get("blockedTools", ()),
         trusted_tools=entry.get("trustedTools", ()),
+        allowed_skills=entry.get("allowedSkills"),
+        blocked_skills=entry.get("blockedSkills", ()),
         roots=None
         if roots is None
         else [
