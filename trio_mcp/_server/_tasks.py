@@ -70,6 +70,9 @@ STORE_RETRY_DELAY: Final = 0.1
 STORE_RETRY_MAX_DELAY: Final = 5.0
 #: The ``Retry-After`` of a request refused because the store fails, or the tasks are full.
 RETRY_AFTER: Final = 5
+#: Seconds between two reads of the running tasks' records in a shared store, where a
+#: ``tasks/cancel`` answered by another worker shows: the longest such a task runs on.
+CANCEL_POLL_INTERVAL: Final = 1.0
 
 #: The error recorded for tasks still running when the server stopped serving.
 SHUT_DOWN: Final[dict[str, Any]] = {
@@ -189,6 +192,8 @@ class TaskRunner:
         async with _store_for(settings.store) as store, trio.open_nursery() as nursery:
             runner = cls(nursery, store, settings, on_change)
             nursery.start_soon(runner._sweep)
+            if store.shared:
+                nursery.start_soon(runner._follow_cancellations)
             try:
                 yield runner
             finally:
@@ -225,6 +230,25 @@ class TaskRunner:
                 self._failed("deleting expired tasks", exc)
             else:
                 self._answered()
+
+    async def _follow_cancellations(self) -> None:
+        """In a store other workers share, a ``tasks/cancel`` may be answered by another
+        worker, which can only record it: every :data:`CANCEL_POLL_INTERVAL` seconds, read
+        the record of each task running here and cancel those recorded ``cancelled``. Runs
+        in the task nursery until it closes; a store that fails is read again next time."""
+        while True:
+            await trio.sleep(CANCEL_POLL_INTERVAL)
+            for task_id, running in list(self._running.items()):
+                if running.scope.cancel_called:
+                    continue
+                try:
+                    record = await self.store.get(task_id)
+                except Exception as exc:  # noqa: BLE001 - any store's failure; read next time
+                    self._failed("reading the running tasks", exc)
+                    break
+                if record is not None and record.status == "cancelled":
+                    log.info("task %s was cancelled through another worker", task_id)
+                    running.scope.cancel()
 
     def _failed(self, doing: str, error: BaseException) -> None:
         """Note a store failure: logged when an outage begins, not at every try."""
