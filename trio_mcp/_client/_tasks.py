@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .._session._outbound import ProgressCallback
     from ._client import Client
 
-__all__ = ["TASKS_EXTENSION", "TaskCancelled", "ToolTask"]
+__all__ = ["TASKS_EXTENSION", "TaskCancelled", "ToolTask", "core_tasks", "created_task"]
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 #: How long to wait between polls when the server suggests nothing.
@@ -57,6 +57,32 @@ def opt_in(client: Client, params: dict[str, Any]) -> dict[str, Any]:
     return {**params, "_meta": meta}
 
 
+def core_tasks(capabilities: Any) -> bool:
+    """Whether a 2025-11-25 server declares the core revision's tasks for ``tools/call``
+    (``capabilities.tasks.requests.tools.call``)."""
+    tasks = getattr(capabilities, "tasks", None)
+    requests = tasks.get("requests") if isinstance(tasks, dict) else None
+    tools = requests.get("tools") if isinstance(requests, dict) else None
+    return isinstance(tools, dict) and isinstance(tools.get("call"), dict)
+
+
+def created_task(answer: Any) -> dict[str, Any]:
+    """The answer to a 2025-11-25 task-augmented call, as :class:`ToolTask` reads answers:
+    a ``CreateTaskResult``'s task, or the result itself when the server ran the call at once.
+
+    Raises:
+        ProtocolError: neither.
+    """
+    if not isinstance(answer, dict):
+        raise ProtocolError("malformed answer to a task-augmented tools/call")
+    task = answer.get("task")
+    if isinstance(task, dict):
+        return {**task, "resultType": "task"}
+    if "content" in answer:
+        return answer  # run at once, as a server may for a tool whose tasks are optional
+    raise ProtocolError("a task-augmented tools/call was answered with neither a task nor a result")
+
+
 class ToolTask:
     """A tool call that the server may run as a task; made by
     :meth:`Client.open_tool_task <trio_mcp.Client.open_tool_task>` or
@@ -77,6 +103,9 @@ class ToolTask:
         on_progress: ProgressCallback | None = None,
     ) -> None:
         self._client = client
+        #: The tasks of the 2025-11-25 core (``tasks/result`` gives the outcome), not the
+        #: 2026-07-28 extension's (the outcome comes with ``tasks/get``).
+        self._core = client.era != "modern"
         self._on_progress = on_progress
         self._progress: float | None = None
         self._answered: set[str] = set()
@@ -127,6 +156,8 @@ class ToolTask:
         self._seen(task)
         if self.status_message is not None and self.status_message != before:
             await self._report(self.status_message)
+        if self._core:
+            return await self._poll_core(task)
         status = self.status
         if status == "completed":
             result = task.get("result")
@@ -147,6 +178,25 @@ class ToolTask:
             )
         elif status == "input_required":
             await self._answer(task.get("inputRequests"))
+        return status
+
+    async def _poll_core(self, task: dict[str, Any]) -> str:
+        """2025-11-25: the outcome of a task that ended, or that waits for input, comes from
+        ``tasks/result``, which blocks until the task ends; the server's requests meanwhile
+        (an elicitation the task needs) reach the client's handlers as any request does."""
+        status = self.status
+        if status in ("completed", "failed", "input_required"):
+            try:
+                payload = await self._request("tasks/result", {"taskId": self.task_id})
+            except McpError as error:  # the original request's error
+                self.status, self._outcome = "failed", error
+                return "failed"
+            self.status, self._outcome = "completed", self._read_result(payload)
+            return "completed"
+        if status == "cancelled":
+            self._outcome = TaskCancelled(
+                f"task {self.task_id} was cancelled", code=ErrorCode.INTERNAL_ERROR
+            )
         return status
 
     async def result(self) -> CallToolResult:
@@ -218,7 +268,7 @@ class ToolTask:
         self.status = status
         message = task.get("statusMessage")
         self.status_message = message if isinstance(message, str) else None
-        interval = task.get("pollIntervalMs")
+        interval = task.get("pollInterval" if self._core else "pollIntervalMs")
         if type(interval) is int and interval > 0:
             self._interval = interval / 1000
 
@@ -247,9 +297,9 @@ class ToolTask:
         await self._request("tasks/update", {"taskId": self.task_id, "inputResponses": responses})
 
     async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        answer = await self._client.session.send_request(
-            method, opt_in(self._client, params), model=dict
-        )
+        if not self._core:
+            params = opt_in(self._client, params)
+        answer = await self._client.session.send_request(method, params, model=dict)
         if not isinstance(answer, dict):
             raise ProtocolError(f"malformed answer to {method}")
         return answer
