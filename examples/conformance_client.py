@@ -302,7 +302,6 @@ async def main(url: str) -> int:
         elicitation=elicitation,
         sampling=sampling,
         roots=roots,
-        validate_output=False,
         auth=authorization(name, context),
     ) as client:
         print(f"{name}: {client.era} era, protocol {client.protocol_version}")
