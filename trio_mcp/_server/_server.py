@@ -299,6 +299,10 @@ class Server:
             extensions=self._extensions
             if self.tasks is None
             else {**(self._extensions or {}), TASKS_EXTENSION: {}},
+            # 2025-11-25's core tasks (the converter writes them for that revision only).
+            tasks=None
+            if self.tasks is None
+            else {"cancel": {}, "requests": {"tools": {"call": {}}}},
         )
 
     # -- tools ------------------------------------------------------------------------------

@@ -176,6 +176,8 @@ class TaskRunner:
         self._owned: dict[str, tuple[int, trio.CapacityLimiter]] = {}
         #: Whether the store failed at the last try (an outage is logged once).
         self._store_failing = False
+        #: Set (and replaced) each time this runner changes a record.
+        self._changed = trio.Event()
 
     @classmethod
     @asynccontextmanager
@@ -212,10 +214,14 @@ class TaskRunner:
                             )
 
     async def _update(self, task_id: str, change: TaskUpdate) -> TaskRecord | None:
-        """Change a task's record, and say so (status notifications)."""
+        """Change a task's record, and say so (status notifications, and whoever waits in
+        :meth:`outcome`)."""
         record = await self.store.update(task_id, change)
-        if record is not None and self.on_change is not None:
-            self.on_change(task_id)
+        if record is not None:
+            self._changed.set()
+            self._changed = trio.Event()
+            if self.on_change is not None:
+                self.on_change(task_id)
         return record
 
     async def _sweep(self) -> None:
@@ -394,6 +400,52 @@ class TaskRunner:
                     self._owned[running.owner] = (count - 1, limiter)
 
     # -- the tasks/* methods ----------------------------------------------------------------
+
+    async def own(self, task_id: object, owner: str | None) -> TaskRecord:
+        """The record of ``owner``'s task ``task_id``.
+
+        Raises:
+            McpError: -32602 for an id that is unknown, expired or another principal's
+                (the same answer for all three).
+            RetryLater: the store is not answering.
+        """
+        return await self._own(task_id, owner)
+
+    async def outcome(
+        self,
+        task_id: object,
+        owner: str | None,
+        ask: Callable[[Request[Any]], Awaitable[Any]],
+    ) -> dict[str, Any]:
+        """``tasks/result`` (2025-11-25): the result of the task's original request once it
+        ends. Blocks until then; a question the task asks meanwhile (it is
+        ``input_required``) is put to the client with ``ask`` (the ``tasks/result``
+        request's own channel) and its answer delivered to the task. Cancelling it stops
+        waiting; the task runs on.
+
+        Raises:
+            McpError: the task failed (its error), was cancelled, or is unknown.
+        """
+        record = await self._own(task_id, owner)
+        while not record.terminal:
+            running = self._running.get(record.task_id)
+            if record.status == "input_required" and running is not None:
+                for wire_key, (_, request) in list(running.input.remaining.items()):
+                    answer = await ask(request)
+                    running.input.take({wire_key: unstructure(answer)})
+            with trio.move_on_after(CANCEL_POLL_INTERVAL):  # a shared store's changes
+                await self._changed.wait()
+            record = await self._own(task_id, owner)
+        if record.status == "completed":
+            return dict(record.result or {})
+        if record.status == "failed":
+            error = record.error or {}
+            raise McpError(
+                str(error.get("message", "The task failed")),
+                code=int(error.get("code", ErrorCode.INTERNAL_ERROR)),
+                data=error.get("data"),
+            )
+        raise McpError(f"task {record.task_id} was cancelled", code=ErrorCode.INVALID_REQUEST)
 
     async def _own(self, task_id: object, owner: str | None) -> TaskRecord:
         if type(task_id) is not str:

@@ -85,6 +85,23 @@ class TaskRecord:
             task["inputRequests"] = self.input_requests or {}
         return task
 
+    def core_wire(self) -> dict[str, Any]:
+        """The task as the 2025-11-25 revision's ``Task`` (``tasks/get``, ``tasks/cancel``,
+        a ``CreateTaskResult``'s ``task``): its payload is not inlined (``tasks/result``
+        gives it)."""
+        task: dict[str, Any] = {
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": _iso(self.created_at),
+            "lastUpdatedAt": _iso(self.updated_at),
+            "ttl": self.ttl_ms,
+        }
+        if self.poll_interval_ms is not None:
+            task["pollInterval"] = self.poll_interval_ms
+        if self.status_message is not None:
+            task["statusMessage"] = self.status_message
+        return task
+
     def dumps(self) -> bytes:
         """The record as JSON bytes, for stores that keep bytes."""
         return orjson.dumps(attrs.asdict(self))
