@@ -82,3 +82,24 @@ async def test_a_failed_and_a_cancelled_core_task(autojump_clock: trio.abc.Clock
             await pair.client.call_tool("slow", {"seconds": 600}, as_task=True)
         await trio.sleep(1)  # the task/cancel sent on the way out has been handled
     assert events == ["task True", "cancelled"]
+
+
+async def test_over_legacy_http_the_app_runs_the_task() -> None:
+    """Legacy Streamable HTTP sessions run core tasks in the app's task nursery (they used
+    to answer a task-augmented call at once, without a task)."""
+    from http_support import running
+
+    from trio_mcp.http import asgi_app, open_http_client
+
+    events: list[str] = []
+    app = asgi_app(make_server(events))
+    async with (
+        running(app) as base,
+        open_http_client(f"{base}/mcp", protocol_version=CORE) as client,
+    ):
+        with trio.fail_after(20):
+            async with client.open_tool_task("slow", {"seconds": 0.1}) as task:
+                assert task.task_id is not None
+                result = await task.result()
+    assert result.content[0].text == "slept 0.1"  # type: ignore[union-attr]
+    assert events == ["task True"]

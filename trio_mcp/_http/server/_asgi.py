@@ -213,6 +213,7 @@ class McpAsgiApp:
                 keepalive_interval=self.keepalive_interval,
                 session_options=self.session_options,
             )
+            self.manager.tasks = tasks  # 2025-11-25 sessions run core tasks here too
             self.modern.watchers = nursery
             try:
                 yield self

@@ -266,6 +266,8 @@ class LegacySession:
                     caller=manager.callers.get(self.id),
                 )
                 dispatcher.subscribed_uris = self.subscribed_uris
+                # The app's tasks (2025-11-25's core tasks), which outlive the session.
+                dispatcher.tasks = manager.tasks
                 changes = trio.CancelScope()
                 async with trio.open_nursery() as nursery:
                     session = await connect_session(

@@ -40,6 +40,7 @@ from ._sse import priming_event
 if TYPE_CHECKING:
     from ..._server._rate_limit import RateLimiter
     from ..._server._server import Server
+    from ..._server._tasks import TaskRunner
 
 __all__ = ["SessionManager"]
 
@@ -96,6 +97,8 @@ class SessionManager:
     ) -> None:
         self.server = server
         self.nursery = nursery
+        #: The app's task runner (set by the app while it runs tasks), for the sessions.
+        self.tasks: TaskRunner | None = None
         self.store = store
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
