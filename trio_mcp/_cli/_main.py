@@ -30,6 +30,7 @@ from .._types._tools import Tool
 from .._version import __version__
 from . import _lazy
 from ._arguments import parse_pairs, typed_arguments
+from ._bridge import add_bridge_command, run_bridge
 from ._conformance import add_conformance_command, run_conformance
 from ._demo import run_demo
 from ._errors import CliError
@@ -157,6 +158,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_fuzz_commands(commands)
     add_conformance_command(commands)
+    add_bridge_command(commands)
     add_skill_commands(commands)
     return parser
 
@@ -372,6 +374,7 @@ COMMANDS: dict[str, Command] = {
     "fuzz": run_fuzz,
     "replay": run_replay,
     "conformance": run_conformance,
+    "bridge": run_bridge,
     **SKILL_COMMANDS,
 }
 
