@@ -20,7 +20,7 @@ from interop.conftest import (
     npm_server_everything,  # noqa: F401 - the fixture
 )
 
-from trio_mcp import open_stdio_client
+from trio_mcp import McpError, open_stdio_client
 from trio_mcp.http import open_http_client
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,6 +92,10 @@ async def test_a_stdio_server_over_streamable_http(bridged: tuple[str, Path], ve
                 on_progress=lambda update: progress.append((update.progress, update.message)),
             )
             assert counted.content[0].text == "counted 3"  # type: ignore[union-attr]
+            prompt = await client.get_prompt("greet", {"name": "Ada"})
+            assert prompt.messages[0].content.text == "Say hello to Ada."  # type: ignore[union-attr]
+            with pytest.raises(McpError):  # its arguments are the server behind's to check
+                await client.get_prompt("greet", {})
             read = await client.read_resource("note://hello")
             assert read.contents[0].text == "hello from the bridged server"  # type: ignore[union-attr]
             # Giving up on a call cancels it behind the bridge too.

@@ -50,6 +50,12 @@ def hello() -> str:
     return "hello from the bridged server"
 
 
+@server.prompt()
+def greet(name: str) -> str:
+    """Greet someone."""
+    return f"Say hello to {name}."
+
+
 async def serve_http() -> None:
     from trio_mcp.http import serve
 

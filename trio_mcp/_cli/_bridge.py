@@ -41,9 +41,9 @@ def add_bridge_command(commands: Any) -> None:
         description=(
             "Serve the MCP server that --stdio or --url names over the other transport: "
             "over Streamable HTTP with --serve-http PORT, else over this process's stdin "
-            "and stdout. Its tools (calls, progress, cancellation) and its resources are "
-            "forwarded; prompts, templates, completions and the server's own requests are "
-            "not."
+            "and stdout. Its tools (calls, progress, cancellation) its resources and its "
+            "prompts are forwarded; templates, completions and the server's own requests "
+            "are not."
         ),
     )
     add_target_options(parser)

@@ -4,11 +4,11 @@ in front of a server that speaks the other transport.
 
 What it forwards: the tools (each call, with its arguments as given, its progress back to
 the caller, and its cancellation: a caller that gives up cancels the call, so the client
-sends ``notifications/cancelled`` on), and the resources with fixed URIs (each read). The
-lists are read once, when the proxy is built. Not forwarded: prompts, resource templates,
-completions, subscriptions and list changes, and the requests a server makes of its client
-(sampling, elicitation, roots): the proxy's client declares none of them, so the server
-behind it knows not to ask.
+sends ``notifications/cancelled`` on), the resources with fixed URIs (each read) and the
+prompts (each get, its arguments as given). The lists are read once, when the proxy is
+built. Not forwarded: resource templates, completions, subscriptions and list changes, and
+the requests a server makes of its client (sampling, elicitation, roots): the proxy's
+client declares none of them, so the server behind it knows not to ask.
 """
 
 from __future__ import annotations
@@ -17,8 +17,11 @@ from typing import Any
 
 from .._client._client import Client
 from .._server._context import Context
+from .._server._prompts import PromptSpec
 from .._server._server import Server
+from .._server._signature import Signature
 from .._types._notifications import ProgressNotificationParams
+from .._types._prompts import GetPromptResult, Prompt
 from .._types._resources import Resource
 from .._types._tools import CallToolResult, Tool
 
@@ -36,7 +39,7 @@ async def proxy_server(client: Client) -> Server:
         instructions=client.instructions,
         tools=capabilities.tools is not None,
         resources=capabilities.resources is not None,
-        prompts=False,
+        prompts=capabilities.prompts is not None,
     )
     if capabilities.tools is not None:
         for tool in await client.list_tools():
@@ -44,6 +47,9 @@ async def proxy_server(client: Client) -> Server:
     if capabilities.resources is not None:
         for resource in await client.list_resources():
             _forward_resource(server, client, resource)
+    if capabilities.prompts is not None:
+        for prompt in await client.list_prompts():
+            _forward_prompt(server, client, prompt)
     return server
 
 
@@ -82,3 +88,13 @@ def _forward_resource(server: Server, client: Client, resource: Resource) -> Non
         description=resource.description or "",
         mime_type=resource.mime_type,
     )(read)
+
+
+def _forward_prompt(server: Server, client: Client, prompt: Prompt) -> None:
+    name = prompt.name
+
+    async def get(**arguments: str) -> GetPromptResult:
+        return await client.get_prompt(name, arguments)
+
+    # The prompt as the server behind lists it (its arguments, which are its to check).
+    server.add_prompt(PromptSpec(prompt, get, Signature.of(get, context_type=Context, typed=False)))
