@@ -218,7 +218,7 @@ def test_a_tool_error_result_exits_non_zero() -> None:
 def test_usage_errors_exit_2() -> None:
     run = cli("list-tools")
     assert run.returncode == 2
-    assert "one of the arguments --stdio --url is required" in run.stderr
+    assert "one of the arguments --stdio --url --config is required" in run.stderr
     run = cli("demo", "--json")  # the demo is a tour for people: no JSON
     assert run.returncode == 2
     assert "unrecognized arguments: --json" in run.stderr

@@ -24,7 +24,7 @@ from .._fuzz._target import HttpTarget, StdioTarget, Target
 from .._util import open_nursery_unwrapped
 from .._versions import SUPPORTED_VERSIONS
 from ._errors import CliError
-from ._target import add_server_options, parse_env, parse_headers
+from ._target import Target as ConnectingTarget, add_server_options, parse_env, parse_headers
 
 __all__ = ["add_fuzz_commands", "run_fuzz", "run_replay"]
 
@@ -173,6 +173,25 @@ def add_fuzz_commands(commands: Any) -> None:
     replay.set_defaults(timeout=0.0)
 
 
+def _from_config(args: argparse.Namespace) -> None:
+    """With ``--config``, set ``--stdio`` or ``--url`` (and ``--env``, ``--cwd``,
+    ``--header``) from the server it names, as every connecting command reads it."""
+    if getattr(args, "config", None) is None:
+        if getattr(args, "server", None) is not None:
+            raise CliError("--server names a server of a --config file")
+        return
+    chosen = ConnectingTarget.from_config(args)
+    args.config = args.server = None
+    if chosen.url is not None:
+        args.url, args.stdio, args.env = chosen.url, None, []
+        args.header = [f"{name}: {value}" for name, value in chosen.headers.items()]
+    else:
+        assert chosen.command is not None
+        args.stdio, args.url, args.header = shlex.join(chosen.command), None, []
+        args.env = [f"{name}={value}" for name, value in chosen.env.items()]
+        args.cwd = chosen.cwd
+
+
 def _target(
     args: argparse.Namespace, *, process: Literal["per-example", "per-run"] = "per-example"
 ) -> Target:
@@ -200,6 +219,7 @@ async def run_fuzz(args: argparse.Namespace) -> int:
     """``trio-mcp fuzz``: returns the exit status (``FuzzError`` is for the caller)."""
     if args.list_invariants:
         return _list_invariants()
+    _from_config(args)
     if not (args.stdio or args.url):
         print("trio-mcp: fuzz needs --stdio or --url", file=sys.stderr)
         return 2
@@ -288,6 +308,7 @@ async def run_replay(args: argparse.Namespace) -> int:
             sys.stdout.buffer.write(line + b"\n")
         sys.stdout.flush()
         return 0
+    _from_config(args)
     target = _target(args)
     result = await replay_reproduction(data, target, deadline=args.deadline, spec_dir=args.spec_dir)
     _, steps = load_steps(data)

@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Unpack
 
 import attrs
+import orjson
 import trio
 
 from .._client._client import Client
@@ -125,6 +126,17 @@ def add_server_options(parser: argparse.ArgumentParser, *, required: bool, url_h
         "--stdio", metavar="'CMD ARGS'", help="start the server with this command line"
     )
     target.add_argument("--url", help=url_help)
+    target.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a servers file (the mcpServers JSON that hosts read): the server --server "
+        "names in it",
+    )
+    parser.add_argument(
+        "--server",
+        metavar="NAME",
+        help="--config: which server of the file (needed when it has more than one)",
+    )
     parser.add_argument(
         "--env",
         action="append",
@@ -159,6 +171,10 @@ class Target:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Target:
         """Raises :exc:`CliError` for options that do not fit together or do not parse."""
+        if getattr(args, "config", None) is not None:
+            return cls.from_config(args)
+        if getattr(args, "server", None) is not None:
+            raise CliError("--server names a server of a --config file")
         if args.url is not None:
             if args.env or args.cwd is not None:
                 raise CliError("--env and --cwd are for a server started with --stdio")
@@ -184,6 +200,66 @@ class Target:
             cwd=args.cwd,
             protocol_version=args.protocol_version,
             shutdown_grace=args.shutdown_grace,
+        )
+
+    @classmethod
+    def from_config(cls, args: argparse.Namespace) -> Target:
+        """The server ``--server`` names in the ``--config`` file, read strictly by the
+        host's parser (an entry's policy keys are checked too, and ignored here). The
+        command line's ``--env`` and ``--header`` add to the entry's (and win).
+
+        Raises:
+            CliError: the file cannot be read or parsed (the message names the server and
+                the key), or ``--server`` names no server of it.
+        """
+        # Here: only --config loads the host's parser.
+        from .._host._config import HttpServerConfig, StdioServerConfig, parse_config
+        from .._host._config_keys import ConfigError
+
+        try:
+            with open(args.config, "rb") as file:
+                document = orjson.loads(file.read())
+        except OSError as exc:
+            raise CliError(f"--config {args.config}: {exc.strerror or exc}") from None
+        except orjson.JSONDecodeError as exc:
+            raise CliError(f"--config {args.config}: not JSON: {exc}") from None
+        if not isinstance(document, dict):
+            raise CliError(f"--config {args.config}: expected a JSON object")
+        try:
+            servers = parse_config(document)
+        except ConfigError as exc:
+            raise CliError(f"--config {args.config}: {exc}") from None
+        name = args.server
+        if name is None:
+            if len(servers) != 1:
+                raise CliError(
+                    f"--config {args.config} has {len(servers)} servers: name one with "
+                    f"--server ({', '.join(sorted(servers)) or 'none'})"
+                )
+            (name,) = servers
+        if name not in servers:
+            raise CliError(
+                f"--config {args.config} has no server {name!r} "
+                f"(it has {', '.join(sorted(servers)) or 'none'})"
+            )
+        entry = servers[name]
+        if isinstance(entry, HttpServerConfig):
+            if args.env or args.cwd is not None:
+                raise CliError(f"--env and --cwd are for a stdio server; {name!r} has a url")
+            return cls(
+                url=entry.url,
+                headers={**(entry.headers or {}), **parse_headers(args.header)},
+                protocol_version=getattr(args, "protocol_version", None),
+            )
+        assert isinstance(entry, StdioServerConfig)
+        if args.header:
+            raise CliError(f"--header is for a server with a url; {name!r} is started")
+        return cls(
+            command=tuple(entry.command),
+            env={**(entry.env or {}), **parse_env(args.env)},
+            cwd=args.cwd if args.cwd is not None else entry.cwd,
+            protocol_version=getattr(args, "protocol_version", None),
+            shutdown_grace=entry.grace,
         )
 
 
