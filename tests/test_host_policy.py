@@ -491,7 +491,7 @@ async def test_a_changed_tool_is_refused_until_approved_again(
         assert log == ["fetch"]
         kinds = [e.kind for e in host.audit.pending()]
         assert "tool_changed" in kinds
-        host.approve_tool("s__fetch")
+        host.approve_tool("s__fetch", host.tool_digest("s__fetch"))
         assert text(await host.call_tool("s__fetch")) == "page"
         assert log == ["fetch", "fetch"]
         # A restart does not forget what was approved.

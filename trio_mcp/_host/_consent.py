@@ -122,14 +122,24 @@ class ResourceReadRequest:
 
 @attrs.frozen(kw_only=True)
 class ToolChange:
-    """``server`` changed the definition of tool ``name`` after it was approved:
-    ``approved`` is the definition as approved, ``current`` the new one. Allowing
-    approves the new definition; until then calls to it are refused."""
+    """``server`` changed the definition of tool ``name`` after it was approved, or
+    offers a tool ``name`` that was not in its first listing (:attr:`new`; then
+    ``approved`` is empty): ``approved`` is the definition as approved, ``current`` the
+    new one and ``digest`` names ``current`` (see :meth:`Host.approve_tool
+    <trio_mcp.host.Host.approve_tool>`). Allowing approves ``current``, and only it: if
+    the server changed the tool again while the hook waited, the call is refused and
+    the next call asks again. Until then calls to it are refused."""
 
     server: str
     name: str
     approved: Mapping[str, Any]
     current: Mapping[str, Any]
+    digest: str
+
+    @property
+    def new(self) -> bool:
+        """The tool appeared after the server's first listing: nothing was approved."""
+        return not self.approved
 
 
 ToolCallHook: TypeAlias = Callable[[ToolCallRequest], Awaitable["Allow | Deny | Rewrite[Any]"]]
@@ -147,7 +157,12 @@ async def allow_read_only(request: ToolCallRequest) -> Allow | Deny:
     """The default tool-call hook: allow a tool whose annotations say it is read-only."""
     if request.read_only:
         return ALLOW
-    return Deny(f"calling {request.name} needs consent: it is not marked read-only")
+    return Deny(
+        f"calling {request.name} needs consent: it is not marked read-only (readOnlyHint); "
+        "grant it with open_host(consent=Consent(tool_call=hook)), a hook that asks the "
+        "user (or consent=allow_all() for servers you trust), and limit which of the "
+        "server's tools are offered with the policy key allowedTools"
+    )
 
 
 async def _deny_sampling(request: SamplingRequest) -> Deny:
@@ -159,6 +174,8 @@ async def _deny_elicitation(request: ElicitationRequest) -> Deny:
 
 
 async def _deny_change(change: ToolChange) -> Deny:
+    if change.new:
+        return Deny(f"tool {change.name!r} of {change.server!r} is new since it was approved")
     return Deny(f"tool {change.name!r} of {change.server!r} changed since it was approved")
 
 

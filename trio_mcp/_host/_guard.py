@@ -42,7 +42,7 @@ from ._consent import (
     ToolCallRequest,
     ToolChange,
 )
-from ._pinning import definition
+from ._pinning import definition, digest
 from ._policy import RateLimiter
 
 if TYPE_CHECKING:
@@ -89,13 +89,17 @@ class Guard:
         """Every connected server's tool whose namespaced name is ``name``: more than one
         is a collision (server names cannot hold the separator, but tool names can)."""
         host = self.host
-        return [
-            (state, tool)
-            for state in host.servers.values()
-            if state.client is not None and name.startswith(state.name + host.separator)
-            for tool in state.tools
-            if f"{state.name}{host.separator}{tool.name}" == name
-        ]
+        found: list[tuple[ServerState, Tool]] = []
+        for state in host.servers.values():
+            if state.client is None or not name.startswith(state.name + host.separator):
+                continue
+            for tool in state.tools:
+                if f"{state.name}{host.separator}{tool.name}" == name:
+                    # One per server: a server listing a name twice is a "duplicate" (its
+                    # pins say so), not a collision.
+                    found.append((state, tool))
+                    break
+        return found
 
     def find_tool(self, name: str) -> tuple[ServerState, Tool]:
         """The server and listed tool of ``server__tool``.
@@ -144,16 +148,28 @@ class Guard:
             )
             return self._refuse(server, tool.name, f"{name} is refused: {why}")
         if status == "changed":
-            approved = host.pins.approved(server, tool.name) or {}
+            current = definition(tool)
             change = ToolChange(
-                server=server, name=tool.name, approved=approved, current=definition(tool)
+                server=server,
+                name=tool.name,
+                approved=host.pins.approved(server, tool.name) or {},
+                current=current,
+                digest=digest(current),
             )
             decision = self._decided(server, tool.name, await host.consent.tool_changed(change))
+            what = (
+                "is new since the tools were approved"
+                if change.new
+                else "changed since it was approved"
+            )
             if isinstance(decision, Deny):
+                return self._refuse(server, tool.name, f"{name} {what}: {decision.reason}")
+            if not host.pins.approve(server, tool.name, change.digest):
+                # The server changed it again while the hook waited: what was approved
+                # is not what would be called.
                 return self._refuse(
-                    server, tool.name, f"{name} changed since it was approved: {decision.reason}"
+                    server, tool.name, f"{name} changed again while its change was approved"
                 )
-            host.pins.approve(server, tool)
             host.audit.record("tool_approved", server, tool.name, "allow", "tool_changed hook")
         if policy.rate_limit is not None:
             limiter = self._limiters.get(server)
@@ -170,6 +186,11 @@ class Guard:
         if isinstance(decision, Rewrite):
             arguments = decision.request
         client = host.client(server)  # it may have dropped while the hook waited
+        if host.pins.status(server, tool.name) != "approved":
+            # Its definition changed while the tool_call hook waited.
+            return self._refuse(
+                server, tool.name, f"{name} changed while the call was being approved"
+            )
         with trio.move_on_after(policy.timeout if policy.timeout is not None else float("inf")):
             try:
                 with host._watching(state, client):

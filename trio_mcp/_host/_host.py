@@ -65,7 +65,7 @@ from ._connect import open_server
 from ._consent import Consent
 from ._guard import Guard
 from ._model_tools import parse_tool_use, tool_definitions
-from ._pinning import DEFAULT_MAX_DESCRIPTION, Pins, ToolStatus
+from ._pinning import DEFAULT_MAX_DESCRIPTION, Pins, ToolStatus, definition, digest
 
 if TYPE_CHECKING:
     from .._session._outbound import ProgressCallback
@@ -230,14 +230,37 @@ class Host:
         server, _, tool = name.partition(self.separator)
         return self.pins.status(server, tool)
 
-    def approve_tool(self, name: str) -> None:
-        """Approve the current definition of ``server__tool`` (after it changed).
+    def tool_digest(self, name: str) -> str:
+        """The digest of the definition of ``server__tool`` as its server lists it now:
+        what :meth:`approve_tool` takes (show the user :func:`definition` of the tool
+        from :meth:`tools`, and keep this with it).
 
         Raises:
             McpError: (-32602) no connected server lists it.
         """
+        _, tool = self._guard.find_tool(name)
+        return digest(definition(tool))
+
+    def approve_tool(self, name: str, approved: str) -> None:
+        """Approve the definition of ``server__tool`` (after it changed, or appeared
+        after the first listing) whose digest is ``approved`` (from
+        :meth:`tool_digest` or :attr:`ToolChange.digest
+        <trio_mcp.host.ToolChange.digest>`).
+
+        Raises:
+            McpError: (-32602) no connected server lists it, or it lists another
+                definition now than the one approved (it changed again: nothing is
+                approved, look at it again).
+        """
         state, tool = self._guard.find_tool(name)
-        self.pins.approve(state.name, tool)
+        if not self.pins.approve(state.name, tool.name, approved):
+            self.audit.record(
+                "refused", state.name, tool.name, "deny", "approved definition is not current"
+            )
+            raise McpError(
+                f"{name} is listed with another definition than the one approved",
+                code=ErrorCode.INVALID_PARAMS,
+            )
         self.audit.record("tool_approved", state.name, tool.name, "allow", "approve_tool")
 
     def tool_definitions(self, style: ToolStyle = "anthropic") -> list[dict[str, Any]]:
@@ -646,9 +669,9 @@ class Host:
                 client.cache.invalidate_list(kind)
         if "tools" in kinds:
             state.tools = await client.list_tools() if caps.tools is not None else []
-            for tool_name, status in self.pins.review(state.name, state.tools):
+            for tool_name, status, why in self.pins.review(state.name, state.tools):
                 event: AuditKind = "tool_changed" if status == "changed" else "tool_refused"
-                self.audit.record(event, state.name, tool_name, "deny", status)
+                self.audit.record(event, state.name, tool_name, "deny", why)
         if "prompts" in kinds:
             state.prompts = await client.list_prompts() if caps.prompts is not None else []
         if "resources" in kinds and caps.resources is not None:

@@ -1,14 +1,19 @@
 """Tool pinning: the definition of each tool as approved, so a server cannot change a
 tool's description or schema after the user approved it without the host noticing.
 
-A tool's definition is pinned the first time the host lists it (trust on first use);
-pins outlive restarts of the server, and last as long as the host. Each tools/list is
-compared with the pins: a tool whose definition differs is ``"changed"`` and refused
-until approved again (:meth:`Pins.approve`).
+The tools of a server's first listing are pinned as they are (trust on first use); pins
+outlive restarts of the server, and last as long as the host. Each later tools/list is
+compared with the pins: a tool whose definition differs, or a tool that was not in the
+first listing (annotations from an untrusted server are hints, so a new tool is a change
+like any other), is ``"changed"`` and refused until approved again (:meth:`Pins.approve`).
+An approval names the definition it approves by its :func:`digest`: a tool that changed
+again while its approval was being asked for stays ``"changed"``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -16,13 +21,14 @@ import attrs
 
 from .._types._tools import Tool
 
-__all__ = ["DEFAULT_MAX_DESCRIPTION", "Pins", "ToolStatus", "definition"]
+__all__ = ["DEFAULT_MAX_DESCRIPTION", "Pins", "ToolStatus", "definition", "digest"]
 
 #: The longest tool description (in characters) a host accepts by default; a longer one
 #: is refused (room for instructions hidden from the user).
 DEFAULT_MAX_DESCRIPTION = 8192
 
-#: A tool's standing: approved, changed since approved, listed twice by its server,
+#: A tool's standing: approved, changed since approved (or new since the first listing),
+#: listed twice by its server,
 #: described at too great a length, or colliding with another server's namespaced name.
 ToolStatus = Literal["approved", "changed", "duplicate", "too_long", "collision"]
 
@@ -49,43 +55,58 @@ def definition(tool: Tool) -> dict[str, Any]:
     }
 
 
+def digest(current: Mapping[str, Any]) -> str:
+    """The SHA-256 (hex) of a tool :func:`definition`, as canonical JSON: what an
+    approval names."""
+    text = json.dumps(current, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 @attrs.define
 class Pins:
     """The approved definitions of one host's tools, by server then tool name.
 
-    Memory: one definition per tool ever listed (servers' lists are bounded by the
+    Memory: two definitions per tool ever listed (servers' lists are bounded by the
     client's page limits).
     """
 
     max_description: int = DEFAULT_MAX_DESCRIPTION
     _approved: dict[tuple[str, str], dict[str, Any]] = attrs.Factory(dict)
     _status: dict[tuple[str, str], ToolStatus] = attrs.Factory(dict)
+    _current: dict[tuple[str, str], dict[str, Any]] = attrs.Factory(dict)
+    _listed: set[str] = attrs.Factory(set)
 
-    def review(self, server: str, tools: Sequence[Tool]) -> list[tuple[str, ToolStatus]]:
-        """Compare a fresh tools/list of ``server`` with the pins; pin tools seen for the
-        first time. Returns the tools whose status is not ``"approved"`` and is new
-        (for the audit)."""
+    def review(self, server: str, tools: Sequence[Tool]) -> list[tuple[str, ToolStatus, str]]:
+        """Compare a fresh tools/list of ``server`` with the pins; on the server's first
+        listing, pin its tools. Returns the tools whose status is not ``"approved"`` and
+        is new, with why (``"new"`` for a tool absent from the pins), for the audit."""
+        first = server not in self._listed
+        self._listed.add(server)
         counts: dict[str, int] = {}
         for tool in tools:
             counts[tool.name] = counts.get(tool.name, 0) + 1
-        news: list[tuple[str, ToolStatus]] = []
+        news: list[tuple[str, ToolStatus, str]] = []
         for tool in tools:
             key = (server, tool.name)
             status: ToolStatus
             current = definition(tool)
+            self._current[key] = current
+            why: str = "changed"
             if counts[tool.name] > 1:
-                status = "duplicate"
+                status = why = "duplicate"
             elif len(tool.description or "") > self.max_description:
-                status = "too_long"
-            elif key not in self._approved:
+                status = why = "too_long"
+            elif key not in self._approved and first:
                 self._approved[key] = current
                 status = "approved"
+            elif key not in self._approved:
+                status, why = "changed", "new"
             elif self._approved[key] != current:
                 status = "changed"
             else:
                 status = "approved"
             if status != "approved" and self._status.get(key) != status:
-                news.append((tool.name, status))
+                news.append((tool.name, status, why))
             self._status[key] = status
         return news
 
@@ -93,10 +114,24 @@ class Pins:
         return self._status.get((server, name), "approved")
 
     def approved(self, server: str, name: str) -> Mapping[str, Any] | None:
-        """The approved definition of ``server``'s tool ``name``, if any."""
+        """The approved definition of ``server``'s tool ``name``, if any (``None``: a tool
+        that appeared after the first listing and was never approved)."""
         return self._approved.get((server, name))
 
-    def approve(self, server: str, tool: Tool) -> None:
-        """Approve ``tool``'s current definition (after a change)."""
-        self._approved[(server, tool.name)] = definition(tool)
-        self._status[(server, tool.name)] = "approved"
+    def current(self, server: str, name: str) -> Mapping[str, Any] | None:
+        """The definition of ``server``'s tool ``name`` as last listed, if any."""
+        return self._current.get((server, name))
+
+    def approve(self, server: str, name: str, approved: str) -> bool:
+        """Approve the definition of ``server``'s tool ``name`` whose :func:`digest` is
+        ``approved``. Returns whether it is the definition listed now (then the tool is
+        ``"approved"``); if the tool changed again since, nothing is approved and it
+        stays ``"changed"``."""
+        key = (server, name)
+        current = self._current.get(key)
+        if current is None or digest(current) != approved:
+            return False
+        self._approved[key] = current
+        if self._status.get(key) == "changed":
+            self._status[key] = "approved"
+        return True

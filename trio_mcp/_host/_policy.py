@@ -4,6 +4,7 @@ capabilities it is offered, and how long and how often its tools may be called."
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from typing import Any
@@ -14,6 +15,11 @@ from .._types._roots import Root
 from ._config_keys import check_policy
 
 __all__ = ["RateLimiter", "ServerPolicy", "parse_policy"]
+
+
+def _fold(text: str) -> str:
+    # NFKC then casefold: "Export_all", "EXPORT_ALL", fullwidth "export_all" match "export_*".
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def _not_a_string(value: object, what: str) -> None:
@@ -42,8 +48,9 @@ class ServerPolicy:
     consent hooks allow.
 
     Tool names in the patterns are the server's own (``forecast``, not
-    ``weather__forecast``); patterns are shell globs (``read_*``, ``*``), matched case
-    sensitively.
+    ``weather__forecast``); patterns are shell globs (``read_*``, ``*``), matched without
+    regard to case or Unicode compatibility forms (both sides NFKC-normalised and
+    casefolded), so ``export_*`` blocks ``Export_all``.
     """
 
     #: Only tools matching one of these are offered and callable (``None``: every tool).
@@ -67,11 +74,12 @@ class ServerPolicy:
 
     def allows_tool(self, name: str) -> bool:
         """Whether the tool ``name`` (the server's own name) may be offered and called."""
-        if any(fnmatchcase(name, pattern) for pattern in self.blocked_tools):
+        name = _fold(name)
+        if any(fnmatchcase(name, _fold(pattern)) for pattern in self.blocked_tools):
             return False
         if self.allowed_tools is None:
             return True
-        return any(fnmatchcase(name, pattern) for pattern in self.allowed_tools)
+        return any(fnmatchcase(name, _fold(pattern)) for pattern in self.allowed_tools)
 
 
 class RateLimiter:
