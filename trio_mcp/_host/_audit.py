@@ -17,10 +17,22 @@ from typing import Literal
 import attrs
 import trio
 
-__all__ = ["DEFAULT_AUDIT_BUFFER", "Audit", "AuditEvent", "AuditKind"]
+__all__ = ["DEFAULT_AUDIT_BUFFER", "LOGGED_NAME", "Audit", "AuditEvent", "AuditKind", "shorten"]
 
 #: How many audit events a host keeps for its reader by default.
 DEFAULT_AUDIT_BUFFER = 1024
+
+#: The most characters of a name (a tool's, a URI) an audit event or a log line carries;
+#: the rest is cut, with a marker saying how much (a server chooses its tools' names).
+LOGGED_NAME = 200
+
+
+def shorten(text: str, limit: int = LOGGED_NAME) -> str:
+    """``text`` cut to ``limit`` characters, with a marker saying how many were cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}...[{len(text) - limit} more characters]"
+
 
 AuditKind = Literal[
     "call",  # a tool call was sent (outcome "ok", "error" or "failed")
@@ -77,14 +89,15 @@ class Audit:
         outcome: str | None = None,
         reason: str | None = None,
     ) -> AuditEvent:
-        """Record an event; never blocks."""
+        """Record an event; never blocks. ``subject`` is cut to :data:`LOGGED_NAME`
+        characters and ``reason`` to four times that (both with a marker)."""
         event = AuditEvent(
             time=trio.current_time(),
             kind=kind,
             server=server,
-            subject=subject,
+            subject=None if subject is None else shorten(subject),
             outcome=outcome,
-            reason=reason,
+            reason=None if reason is None else shorten(reason, 4 * LOGGED_NAME),
         )
         if len(self._events) == self._events.maxlen:
             self.dropped += 1

@@ -140,12 +140,12 @@ class Guard:
         if not policy.allows_tool(tool.name):
             return self._refuse(server, tool.name, f"{name} is blocked by the host's policy")
         status = host.pins.status(server, tool.name)
-        if status in ("duplicate", "too_long"):
-            why = (
-                "another tool has its name"
-                if status == "duplicate"
-                else "its description is too long"
-            )
+        if status in ("duplicate", "too_long", "bad_name"):
+            why = {
+                "duplicate": "another tool has its name",
+                "too_long": "its description is too long (with its titles and schema texts)",
+                "bad_name": "its name breaks the spec's rule (1 to 128 of A-Za-z0-9_-.)",
+            }[status]
             return self._refuse(server, tool.name, f"{name} is refused: {why}")
         if status == "changed":
             current = definition(tool)

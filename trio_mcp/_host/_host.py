@@ -222,7 +222,9 @@ class Host:
     def tool_status(self, name: str) -> ToolStatus:
         """The pinning status of ``server__tool``: ``"approved"``, ``"changed"`` (refused
         until approved again), ``"duplicate"`` (its server lists two tools of that name),
-        ``"too_long"`` (its description is longer than ``max_description``) or
+        ``"too_long"`` (its description, titles and schema texts add up to more than
+        ``max_description`` characters), ``"bad_name"`` (its name breaks the spec's rule:
+        1 to 128 of ``A-Za-z0-9_-.``; an empty name, say) or
         ``"collision"`` (another server's tool has the same namespaced name, as
         ``a`` + ``__b`` and ``a_`` + ``_b`` do): all but ``"approved"`` are refused."""
         if len(self._guard.claimants(name)) > 1:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -23,14 +24,20 @@ from .._types._tools import Tool
 
 __all__ = ["DEFAULT_MAX_DESCRIPTION", "Pins", "ToolStatus", "definition", "digest"]
 
-#: The longest tool description (in characters) a host accepts by default; a longer one
-#: is refused (room for instructions hidden from the user).
+#: The most text (in characters) a host accepts by default in one tool's definition as
+#: offered to a model: its title, description, annotations' title and every ``title`` and
+#: ``description`` in its input and output schemas, added up. More is refused (room for
+#: instructions hidden from the user).
 DEFAULT_MAX_DESCRIPTION = 8192
 
+#: The spec's rule for tool names (as :mod:`trio_mcp.server` checks its own): 1 to 128 of
+#: ``A-Z a-z 0-9 _ - .``. A tool named otherwise (empty, say) is refused.
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
 #: A tool's standing: approved, changed since approved (or new since the first listing),
-#: listed twice by its server,
-#: described at too great a length, or colliding with another server's namespaced name.
-ToolStatus = Literal["approved", "changed", "duplicate", "too_long", "collision"]
+#: listed twice by its server, described at too great a length, named against the spec's
+#: rule, or colliding with another server's namespaced name.
+ToolStatus = Literal["approved", "changed", "duplicate", "too_long", "bad_name", "collision"]
 
 
 def definition(tool: Tool) -> dict[str, Any]:
@@ -53,6 +60,28 @@ def definition(tool: Tool) -> dict[str, Any]:
             "openWorldHint": annotations.open_world_hint,
         },
     }
+
+
+def offered_text(tool: Tool) -> int:
+    """How many characters of ``tool``'s definition a model is offered to read: its
+    title, description, annotations' title and every string ``title`` or
+    ``description`` in its input and output schemas (walked without recursion, so a deep
+    schema cannot overflow the stack)."""
+    total = len(tool.title or "") + len(tool.description or "")
+    if tool.annotations is not None:
+        total += len(tool.annotations.title or "")
+    stack: list[object] = [tool.input_schema, tool.output_schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                if key in ("title", "description") and isinstance(value, str):
+                    total += len(value)
+                else:
+                    stack.append(value)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return total
 
 
 def digest(current: Mapping[str, Any]) -> str:
@@ -92,9 +121,11 @@ class Pins:
             current = definition(tool)
             self._current[key] = current
             why: str = "changed"
-            if counts[tool.name] > 1:
+            if not _TOOL_NAME.fullmatch(tool.name):
+                status = why = "bad_name"
+            elif counts[tool.name] > 1:
                 status = why = "duplicate"
-            elif len(tool.description or "") > self.max_description:
+            elif offered_text(tool) > self.max_description:
                 status = why = "too_long"
             elif key not in self._approved and first:
                 self._approved[key] = current
