@@ -313,3 +313,32 @@ async def test_the_text_limit_covers_every_text_offered_to_a_model(autojump_cloc
             assert "description is too long (with its titles and schema texts)" in text(refused)
         assert text(await host.call_tool("s__short", {"query": "q"})) == "ok"
     assert log == ["short"]
+
+
+async def test_every_refusal_is_audited(autojump_clock: Any) -> None:
+    log: list[str] = []
+    server = Server("many", tools=True)
+    for name in ("export_all", "hidden", "write", "fetch"):
+        server.add_tool(lambda name=name: log.append(name) or name, name=name)
+    policy = ServerPolicy(allowed_tools=["export_*", "write", "fetch"], blocked_tools=["EXPORT_*"])
+
+    async def tool_call(request: Any) -> Allow | Any:
+        from trio_mcp.host import Deny
+
+        return Deny("the user declined") if request.tool.name == "write" else Allow()
+
+    async with open_host(
+        {"s": in_memory(server, policy)}, consent=Consent(tool_call=tool_call)
+    ) as host:
+        await host.wait_settled()
+        server.add_tool(lambda: "v2", name="fetch", description="Now different.")
+        with trio.fail_after(5):
+            while host.tool_status("s__fetch") != "changed":
+                await host.wait_changed()
+        host.audit.pending()
+        for name in ("export_all", "hidden", "write", "fetch"):
+            assert (await host.call_tool(f"s__{name}")).is_error
+        refused = [(e.subject, e.reason) for e in host.audit.pending() if e.kind == "refused"]
+        assert [subject for subject, _ in refused] == ["export_all", "hidden", "write", "fetch"]
+        assert all(reason for _, reason in refused)
+    assert log == []
