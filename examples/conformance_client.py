@@ -17,27 +17,23 @@ and the :class:`~trio_mcp.Client` it yields. The script exits 0 when the
 scenario ran, 1 otherwise.
 
 The ``sep-2640-client-*`` scenarios play a host of the Skills extension
-(SEP-2640, ``io.modelcontextprotocol/skills``), which trio_mcp has no built-in
-support for: ``skills/list`` goes through ``client.session.send_request``, and
-the host side (a registry built from the listing alone, and a loading path that
-verifies each file against its entry's size and digest, and SKILL.md's
-frontmatter against the entry's) is written out below.
+(SEP-2640, ``io.modelcontextprotocol/skills``) with :mod:`trio_mcp.skills`: a
+listing that reads no file, and a loading path that verifies each file against
+its entry's size and digest, and SKILL.md's frontmatter against the entry's.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
-import re
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
 
-from trio_mcp import Client, types
+from trio_mcp import Client, skills, types
 from trio_mcp.auth import (
     AuthorizationCode,
     ClientCredentials,
@@ -180,117 +176,15 @@ async def custom_headers(client: Client, context: dict[str, Any]) -> None:
 
 # -- skills (SEP-2640) ---------------------------------------------------------------------
 
-SKILLS = "io.modelcontextprotocol/skills"
-
-
-class Unverified(Exception):
-    """A skill file that does not match its entry: it must not be used."""
-
-
-async def skill_registry(client: Client) -> dict[str, dict[str, Any]]:
-    """The server's skill entries by URI, from ``skills/list`` alone (every page): no skill
-    file is read to build it."""
-    entries: dict[str, dict[str, Any]] = {}
-    cursor: str | None = None
-    while True:
-        result = await client.session.send_request(
-            "skills/list", {"cursor": cursor} if cursor else {}
-        )
-        for entry in result.get("skills", []):
-            entries[entry["uri"]] = entry
-        cursor = result.get("nextCursor")
-        if not cursor:
-            return entries
-
-
-async def read_verified(client: Client, entry: dict[str, Any], uri: str) -> str:
-    """Read one file of a skill and check it against the entry: only listed files, and
-    their exact size and SHA-256 digest.
-
-    Raises:
-        Unverified: the file is not listed, or its bytes are not the ones listed.
-    """
-    listed = {item["uri"]: item for item in entry.get("resources") or []}
-    if uri not in listed:
-        raise Unverified(f"{uri} is not listed in the skill's resources")
-    result = await client.read_resource(uri)
-    texts = [c.text for c in result.contents if isinstance(c, types.TextResourceContents)]
-    if len(texts) != 1:
-        raise Unverified(f"{uri}: expected one text content, got {len(result.contents)}")
-    raw = texts[0].encode()
-    size = listed[uri].get("size")
-    if size is not None and len(raw) != size:
-        raise Unverified(f"{uri}: {len(raw)} bytes, the entry lists {size}")
-    digest = "sha256:" + hashlib.sha256(raw).hexdigest()
-    if digest != listed[uri].get("digest"):
-        raise Unverified(f"{uri}: digest {digest}, the entry lists {listed[uri].get('digest')}")
-    return texts[0]
-
-
-FRONTMATTER = re.compile(r"\A\ufeff?---\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
-
-
-def frontmatter(markdown: str) -> dict[str, Any]:
-    """The YAML frontmatter of a SKILL.md, for the flat ``key: scalar`` form skills use.
-
-    Anything this small reader does not understand (nesting, lists, block scalars,
-    anchors) raises :class:`Unverified`: a frontmatter that cannot be compared fails
-    verification rather than passing it.
-    """
-    match = FRONTMATTER.match(markdown)
-    if match is None:
-        raise Unverified("SKILL.md has no frontmatter")
-    fields: dict[str, Any] = {}
-    for line in match.group(1).splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        key, colon, value = line.partition(":")
-        if not colon or key != key.strip() or not key or key in fields:
-            raise Unverified(f"frontmatter line not understood: {line!r}")
-        fields[key] = scalar(value.strip())
-    return fields
-
-
-def scalar(value: str) -> Any:
-    if value.startswith('"'):
-        try:
-            return json.loads(value)  # JSON strings are YAML double-quoted scalars
-        except ValueError:
-            raise Unverified(f"frontmatter value not understood: {value!r}") from None
-    if value.startswith("'") and value.endswith("'") and len(value) > 1:
-        return value[1:-1].replace("''", "'")
-    if value == "" or value[0] in "[]{}|>&*!%@`#'" or " #" in value:
-        raise Unverified(f"frontmatter value not understood: {value!r}")
-    if value in ("null", "~"):
-        return None
-    if value in ("true", "false"):
-        return value == "true"
-    if NUMBER.fullmatch(value):
-        return json.loads(value)
-    return value
-
-
-async def load_skill(client: Client, entry: dict[str, Any]) -> str:
-    """The host's skill-loading path: fetch SKILL.md now (not before), verified against the
-    entry, and refuse it unless its frontmatter is the entry's, field by field."""
-    if not isinstance(entry.get("resources"), list):
-        raise Unverified("the entry lists no resources, so nothing can be verified")
-    text = await read_verified(client, entry, entry["uri"])
-    if frontmatter(text) != entry.get("frontmatter"):
-        raise Unverified("SKILL.md's frontmatter differs from the entry's")
-    return text
-
 
 @scenario("sep-2640-client-no-prefetch")
 async def skill_catalogue(client: Client, context: dict[str, Any]) -> None:
-    """Connect and build the skill registry; the model asks for no skill, so no skill file
-    is fetched."""
-    if SKILLS not in (client.server_capabilities.extensions or {}):
+    """Connect and list the skills; the model asks for no skill, so no file is fetched."""
+    if skills.EXTENSION not in (client.server_capabilities.extensions or {}):
         print("the server offers no skills")
         return
-    for uri, entry in (await skill_registry(client)).items():
-        print("skill", entry["frontmatter"].get("name"), uri)
+    for entry in await skills.list_skills(client):
+        print("skill", entry.name, entry.uri)
 
 
 @scenario(
@@ -302,19 +196,19 @@ async def use_skills(client: Client, context: dict[str, Any]) -> None:
     """The model asks for every listed skill: load each through the verifying path, then
     read its supporting files (each verified too). A skill that fails verification is
     refused, and none of its other files is read."""
-    if SKILLS not in (client.server_capabilities.extensions or {}):
+    if skills.EXTENSION not in (client.server_capabilities.extensions or {}):
         print("the server offers no skills")
         return
-    for uri, entry in (await skill_registry(client)).items():
+    for entry in await skills.list_skills(client):
         try:
-            await load_skill(client, entry)
-            for item in entry["resources"]:
-                if item["uri"] != uri:
-                    await read_verified(client, entry, item["uri"])
-        except Unverified as exc:
-            print(f"refused skill {uri}: {exc}")
+            await skills.load_skill(client, entry)
+            for item in entry.resources if entry.resources != "dynamic" else ():
+                if item.uri != entry.uri:
+                    await skills.read_skill_file(client, entry, item.uri)
+        except skills.SkillVerificationError as exc:
+            print(f"refused skill {entry.uri}: {exc}")
         else:
-            print(f"loaded skill {uri}")
+            print(f"loaded skill {entry.uri}")
 
 
 # -- authorization (auth/*) ----------------------------------------------------------------
@@ -408,7 +302,6 @@ async def main(url: str) -> int:
         elicitation=elicitation,
         sampling=sampling,
         roots=roots,
-        validate_output=False,
         auth=authorization(name, context),
     ) as client:
         print(f"{name}: {client.era} era, protocol {client.protocol_version}")
@@ -419,6 +312,11 @@ async def main(url: str) -> int:
 
 if __name__ == "__main__":
     logging.basicConfig(level=os.environ.get("LOG_LEVEL", "INFO"), stream=sys.stderr)
-    if len(sys.argv) != 2:
-        sys.exit(f"usage: {sys.argv[0]} URL")
-    sys.exit(trio.run(main, sys.argv[1]))
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="The fixture client of the official MCP conformance suite: runs the "
+        "scenario named by MCP_CONFORMANCE_SCENARIO against the harness's mock server."
+    )
+    parser.add_argument("url", help="the mock server's MCP endpoint")
+    sys.exit(trio.run(main, parser.parse_args().url))

@@ -19,16 +19,12 @@ input-required result, and the client's retry runs the handler again with the
 answer (see :class:`trio_mcp.Context`).
 
 It also serves one skill under the Skills extension (SEP-2640,
-``io.modelcontextprotocol/skills``), which trio_mcp has no built-in support for:
-the server declares it with ``Server(extensions=...)``, the files are ordinary
-resources, and ``skills/list``, ``skills/get`` and ``resources/directory/read``
-are answered with :meth:`Server.method`.
+``io.modelcontextprotocol/skills``) with :meth:`Server.add_skills`.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 from functools import partial
 from typing import Annotated, Any
@@ -38,6 +34,7 @@ import trio
 from trio_mcp import Context, ErrorCode, McpError, MissingRequiredClientCapability, Server
 from trio_mcp.http import close_sse_stream, serve
 from trio_mcp.server import Field
+from trio_mcp.skills import Skill
 from trio_mcp.types import (
     AudioContent,
     CreateMessageRequest,
@@ -60,16 +57,12 @@ PNG = (
 )
 WAV = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA="
 
-SKILLS = "io.modelcontextprotocol/skills"
-
-
 server = Server(
     "trio-mcp-conformance-server",
     version="1.0.0",
     tools=True,
     resources=True,
     prompts=True,
-    extensions={SKILLS: {"directoryRead": True}},  # the Skills extension, with directory reads
     cache_ttl_ms=0,
     cache_scope="private",
 )
@@ -476,159 +469,30 @@ async def template_data(id: str) -> str:
 
 # -- skills (SEP-2640: io.modelcontextprotocol/skills) ----------------------------------------
 #
-# A skill is a directory of files with a SKILL.md at its root; each file is a resource at
-# skill://<skill-path>/<file-path>, and each directory (the skill root included) is a
-# "directory resource" (mimeType inode/directory) that resources/directory/read lists.
+# One skill, built from its files: each file is a resource at skill://pdf-processing/<path>,
+# and add_skills declares the extension (with directoryRead) and answers skills/list,
+# skills/get and resources/directory/read.
 
-FRONTMATTER = {
-    "name": "pdf-processing",
-    "description": "Extract, fill, and assemble PDF documents",
-    "license": "Apache-2.0",
-}
-SKILL_PATH = "pdf-processing"
-SKILL_ROOT = f"skill://{SKILL_PATH}"
-SKILL_URI = f"{SKILL_ROOT}/SKILL.md"
-DIRECTORY = "inode/directory"
-
-
-def skill_md(frontmatter: dict[str, str], body: str) -> str:
-    """A SKILL.md: YAML frontmatter (each value a JSON string, which YAML reads back as the
-    same string, so the listing's ``frontmatter`` is identical by construction), then the
-    body."""
-    head = "".join(f"{key}: {json.dumps(value)}\n" for key, value in frontmatter.items())
-    return f"---\n{head}---\n\n{body}"
-
-
-#: The skill's files by path relative to its root: (mimeType, text).
-SKILL_FILES: dict[str, tuple[str, str]] = {
-    "SKILL.md": (
-        "text/markdown",
-        skill_md(
-            FRONTMATTER,
-            "# PDF processing\n\nFill forms as references/FORMS.md explains; pick a "
-            "template from templates/; run scripts/extract.py to pull text out.\n",
-        ),
-    ),
-    "references/FORMS.md": ("text/markdown", "# Forms\n\nFill every field, then flatten.\n"),
-    "templates/invoice.md": ("text/markdown", "# Invoice\n\nNumber, date, lines, total.\n"),
-    "templates/regional/eu-invoice.md": ("text/markdown", "# EU invoice\n\nAdd the VAT id.\n"),
-    "scripts/extract.py": ("text/x-python", "import sys\n\nprint(open(sys.argv[1]).read())\n"),
-}
-
-
-def digest(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
-
-def register_skill_file(path: str, mime_type: str, text: str) -> None:
-    is_manifest = path == "SKILL.md"
-
-    async def read() -> str:
-        return text
-
-    server.resource(
-        f"{SKILL_ROOT}/{path}",
-        name=FRONTMATTER["name"] if is_manifest else path,
-        description=FRONTMATTER["description"] if is_manifest else None,
-        mime_type=mime_type,
-        size=len(text.encode()),
-    )(read)
-
-
-for _path, (_mime_type, _text) in SKILL_FILES.items():
-    register_skill_file(_path, _mime_type, _text)
-
-#: The skill's entry, as skills/list and skills/get give it: the SKILL.md URI, its
-#: frontmatter verbatim, and every file (SKILL.md first) with its digest and size.
-SKILL_ENTRY = {
-    "uri": SKILL_URI,
-    "frontmatter": FRONTMATTER,
-    "resources": [
-        {"uri": f"{SKILL_ROOT}/{path}", "digest": digest(text), "size": len(text.encode())}
-        for path, (_, text) in SKILL_FILES.items()
-    ],
-}
-
-
-def directory_children() -> dict[str, list[dict[str, Any]]]:
-    """Every directory of the skill (by URI, no trailing slash) and its direct children
-    as ``Resource`` objects; subdirectories are directory resources."""
-    children: dict[str, list[dict[str, Any]]] = {SKILL_ROOT: []}
-    for path, (mime_type, text) in SKILL_FILES.items():
-        *folders, leaf = path.split("/")
-        parent = SKILL_ROOT
-        for folder in folders:
-            here = f"{parent}/{folder}"
-            if here not in children:
-                children[here] = []
-                children[parent].append({"uri": here, "name": folder, "mimeType": DIRECTORY})
-            parent = here
-        children[parent].append(
-            {
-                "uri": f"{parent}/{leaf}",
-                "name": leaf,
-                "mimeType": mime_type,
-                "size": len(text.encode()),
-            }
-        )
-    return children
-
-
-DIRECTORIES = directory_children()
-
-
-def invalid_params(message: str) -> McpError:
-    return McpError(message, code=ErrorCode.INVALID_PARAMS)
-
-
-def page(items: list[Any], params: Any) -> tuple[list[Any], str | None]:
-    """One page of ``items`` from the request's ``cursor`` (an offset, opaque to clients)."""
-    cursor = (params or {}).get("cursor")
-    start = 0
-    if cursor is not None:
-        if not isinstance(cursor, str) or not cursor.isdigit() or int(cursor) > len(items):
-            raise invalid_params(f"invalid cursor {cursor!r}")
-        start = int(cursor)
-    end = start + server.page_size
-    return items[start:end], (str(end) if end < len(items) else None)
-
-
-def cacheable(ctx: Context, result: dict[str, Any]) -> dict[str, Any]:
-    """Add what cacheable results carry from 2026-07-28: ``ttlMs`` and ``cacheScope``
-    (``resultType`` trio_mcp adds to every result itself)."""
-    if ctx.era == "modern":
-        result |= {"ttlMs": server.cache_ttl_ms, "cacheScope": server.cache_scope}
-    return result
-
-
-@server.method("skills/list")
-async def list_skills(ctx: Context, params: Any) -> dict[str, Any]:
-    skills, cursor = page([SKILL_ENTRY], params)
-    result: dict[str, Any] = {"skills": skills}
-    if cursor is not None:
-        result["nextCursor"] = cursor
-    return cacheable(ctx, result)
-
-
-@server.method("skills/get")
-async def get_skill(ctx: Context, params: Any) -> dict[str, Any]:
-    uri = (params or {}).get("uri")
-    if uri != SKILL_URI:
-        raise invalid_params(f"no skill at {uri!r}")
-    return cacheable(ctx, {"skill": SKILL_ENTRY})
-
-
-@server.method("resources/directory/read")
-async def read_directory(ctx: Context, params: Any) -> dict[str, Any]:
-    uri = (params or {}).get("uri")
-    children = DIRECTORIES.get(uri) if isinstance(uri, str) else None
-    if children is None:
-        raise invalid_params(f"not a directory resource: {uri!r}")
-    resources, cursor = page(children, params)
-    result: dict[str, Any] = {"resources": resources}
-    if cursor is not None:
-        result["nextCursor"] = cursor
-    return result
+server.add_skills(
+    Skill.from_files(
+        "pdf-processing",
+        {
+            "SKILL.md": (
+                "---\n"
+                "name: pdf-processing\n"
+                "description: Extract, fill, and assemble PDF documents\n"
+                "license: Apache-2.0\n"
+                "---\n\n"
+                "# PDF processing\n\nFill forms as references/FORMS.md explains; pick a "
+                "template from templates/; run scripts/extract.py to pull text out.\n"
+            ),
+            "references/FORMS.md": "# Forms\n\nFill every field, then flatten.\n",
+            "templates/invoice.md": "# Invoice\n\nNumber, date, lines, total.\n",
+            "templates/regional/eu-invoice.md": "# EU invoice\n\nAdd the VAT id.\n",
+            "scripts/extract.py": "import sys\n\nprint(open(sys.argv[1]).read())\n",
+        },
+    )
+)
 
 
 # -- tools: the tasks extension (io.modelcontextprotocol/tasks) ------------------------------

@@ -3,7 +3,7 @@ over Streamable HTTP (both protocol eras) on 127.0.0.1::
 
     python examples/echo_server.py                          # stdio
     python examples/echo_server.py --http 8000              # http://127.0.0.1:8000/mcp
-    python examples/echo_server.py --http 8000 --workers 2  # two processes (stateless era only)
+    python examples/echo_server.py --http 8000 --workers 2  # two processes on one port
 
 SIGTERM or Ctrl-C shuts the HTTP server down gracefully: long-lived streams
 end at once, requests in flight get ``--graceful`` seconds, then everything
@@ -32,8 +32,8 @@ def echo(text: str) -> str:
 
 
 def make_app() -> object:
-    """The ASGI app, for ASGI servers run from the command line and for ``--workers``.
-    A factory, so that a stdio server never loads the HTTP stack."""
+    """The ASGI app, for ASGI servers run from the command line (Hypercorn's own
+    ``--workers`` included). A factory, so that a stdio server never loads the HTTP stack."""
     from trio_mcp.http import asgi_app
 
     return asgi_app(server)
@@ -46,7 +46,7 @@ async def until_signalled() -> None:
             return
 
 
-async def serve_http(port: int, graceful: float) -> None:
+async def serve_http(port: int, graceful: float, workers: int = 1) -> None:
     from trio_mcp.http import serve
 
     async with trio.open_nursery() as nursery:
@@ -56,29 +56,12 @@ async def serve_http(port: int, graceful: float) -> None:
                 server,
                 "127.0.0.1",
                 port,
+                workers=workers,
                 graceful_timeout=graceful,
                 shutdown_trigger=until_signalled,
             )
         )
         print(f"echo server on http://127.0.0.1:{bound}/mcp", file=sys.stderr, flush=True)
-
-
-def serve_workers(port: int, workers: int, graceful: float) -> None:
-    """Several Hypercorn worker processes on one socket: only for stateless (2026-07-28)
-    clients, since each process keeps its own legacy sessions."""
-    from hypercorn.config import Config
-    from hypercorn.run import run
-
-    config = Config()
-    config.application_path = f"{__file__}:make_app()"
-    config.bind = [f"127.0.0.1:{port}"]
-    config.worker_class = "trio"
-    config.workers = workers
-    config.graceful_timeout = graceful
-    config.accesslog = None
-    config.loglevel = "WARNING"
-    print(f"echo server on http://127.0.0.1:{port}/mcp ({workers} workers)", file=sys.stderr)
-    sys.exit(run(config))
 
 
 def main() -> None:
@@ -96,10 +79,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.http is None:
         trio_mcp.run(server)
-    elif args.workers > 1:
-        serve_workers(args.http, args.workers, args.graceful)
     else:
-        trio.run(serve_http, args.http, args.graceful)
+        trio.run(serve_http, args.http, args.graceful, args.workers)
 
 
 if __name__ == "__main__":

@@ -68,12 +68,24 @@ async def until_ctrl_c() -> None:
             return
 
 
+def serve_over_http(argv: list[str]) -> None:
+    """``--http PORT``: serve Streamable HTTP on 127.0.0.1 until Ctrl-C."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="The tutorial's glossary server: over stdio without arguments, or over "
+        "Streamable HTTP on 127.0.0.1 with --http."
+    )
+    parser.add_argument("--http", type=int, required=True, metavar="PORT", help="the port")
+    port = parser.parse_args(argv).http
+    from trio_mcp.http import serve  # needs the http extra
+
+    print(f"serving http://127.0.0.1:{port}/mcp; Ctrl-C stops", file=sys.stderr)
+    trio.run(lambda: serve(server, "127.0.0.1", port, shutdown_trigger=until_ctrl_c))
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 1:
-        trio_mcp.run(server)
-    else:  # --http PORT
-        from trio_mcp.http import serve  # needs the http extra
-
-        port = int(sys.argv[2])
-        print(f"serving http://127.0.0.1:{port}/mcp; Ctrl-C stops", file=sys.stderr)
-        trio.run(lambda: serve(server, "127.0.0.1", port, shutdown_trigger=until_ctrl_c))
+        trio_mcp.run(server)  # stdio: how MCP clients start a local server
+    else:
+        serve_over_http(sys.argv[1:])

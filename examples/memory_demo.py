@@ -9,8 +9,6 @@ cancels: Trio's cancel scope becomes ``notifications/cancelled`` on the wire.
 
 from __future__ import annotations
 
-import sys
-
 import trio
 
 from trio_mcp import Context, Server, jsonrpc, types
@@ -83,4 +81,11 @@ async def main(protocol_version: str | None) -> None:
 
 
 if __name__ == "__main__":
-    trio.run(main, "2026-07-28" if "--modern" in sys.argv else None)
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="A client and a server in one process, over memory streams, with every "
+        "message printed."
+    )
+    parser.add_argument("--modern", action="store_true", help="speak 2026-07-28")
+    trio.run(main, "2026-07-28" if parser.parse_args().modern else None)

@@ -68,7 +68,14 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--serve"]:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="Starts itself as a stdio server and shows its lifecycle: start, "
+        "environment, a clean close, a crash."
+    )
+    parser.add_argument("--serve", action="store_true", help="be the server (as the demo runs it)")
+    if parser.parse_args().serve:
         trio_mcp.run(server, drain_timeout=5)
     else:
         trio.run(main)

@@ -25,48 +25,90 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``redis://127.0.0.1:PORT/0`` of a redis-server this fixture runs for the session."""
+def redis_binary() -> str:
+    """The ``redis-server`` binary; skips the test without it (fails under CI's variable)."""
     binary = shutil.which("redis-server")
     if binary is None:
         if os.environ.get(REQUIRE) == "1":
             pytest.fail(f"redis-server is not installed ({REQUIRE}=1)")
         pytest.skip("redis-server is not installed")
-    folder: Path = tmp_path_factory.mktemp("redis")
-    port = _free_port()
-    server = subprocess.Popen(
-        [
-            binary,
-            "--bind",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--dir",
-            str(folder),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+    return binary
+
+
+class RedisProcess:
+    """A redis-server on a free port of 127.0.0.1 that a test may kill and start again on
+    the same port. ``durable``: every write is synced to an append-only file, so what was
+    written survives a SIGKILL (as a production Redis with AOF would)."""
+
+    def __init__(self, folder: Path, *, durable: bool = False) -> None:
+        self.binary = redis_binary()
+        self.folder = folder
+        self.port = _free_port()
+        self.durable = durable
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        persistence = (
+            ["--appendonly", "yes", "--appendfsync", "always"]
+            if self.durable
+            else [
+                "--appendonly",
+                "no",
+            ]
+        )
+        self.process = subprocess.Popen(
+            [
+                self.binary,
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--dir",
+                str(self.folder),
+                "--save",
+                "",
+                *persistence,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         while True:
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
             except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"redis-server did not start on port {port}")
+                if self.process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"redis-server did not start on port {self.port}")
                 time.sleep(0.02)
-        yield f"redis://127.0.0.1:{port}/0"
+
+    def kill(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process = None
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``redis://127.0.0.1:PORT/0`` of a redis-server this fixture runs for the session."""
+    redis = RedisProcess(tmp_path_factory.mktemp("redis"))
+    redis.start()
+    try:
+        yield redis.url
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        redis.stop()

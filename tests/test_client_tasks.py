@@ -107,13 +107,22 @@ async def test_a_detached_task_is_taken_up_again(autojump_clock: trio.abc.Clock)
         assert unknown.value.code == ErrorCode.INVALID_PARAMS
 
 
-async def test_in_the_legacy_era_the_call_is_plain(autojump_clock: trio.abc.Clock) -> None:
-    events: list[str] = []
-    async with open_pair(make_server(events), protocol_version="2025-11-25") as pair:
-        async with pair.client.open_tool_task("slow", {"seconds": 1}) as task:
-            assert task.done and task.task_id is None
-            result = await task.result()
+async def test_in_the_legacy_era_without_core_tasks_as_task_is_refused(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """A 2025-11-25 server that declares no tasks for tools/call (it runs none): a task is
+    refused with a clear error (it used to become a plain call, silently)."""
+    server = Server("plain")
+
+    @server.tool()
+    async def slow(seconds: float) -> str:
+        await trio.sleep(seconds)
+        return f"slept {seconds:g}"
+
+    async with open_pair(server, protocol_version="2025-11-25") as pair:
+        with pytest.raises(McpError, match="cannot run as a task") as refused:
+            async with pair.client.open_tool_task("slow", {"seconds": 1}):
+                pass
+        assert refused.value.code == ErrorCode.METHOD_NOT_FOUND
+        result = await pair.client.call_tool("slow", {"seconds": 1})
         assert result.content[0].text == "slept 1"  # type: ignore[union-attr]
-        with pytest.raises(RuntimeError, match="no task"):
-            task.detach()
-    assert events == ["task False"]

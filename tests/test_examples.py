@@ -62,6 +62,17 @@ EXPECTED: dict[str, list[str]] = {
         "left the block after 0.5 s; status now: cancelled",
         "result -> TaskCancelled",
     ],
+    "skills.py": [
+        "skill refunds: Process customer refund requests per company policy. "
+        "(skill://acme/refunds/SKILL.md)",
+        "skill code-review: Review a change using the team's checklist. "
+        "(skill://code-review/SKILL.md)",
+        "loaded skill://code-review/SKILL.md -> # Code review",
+        "read skill://code-review/references/checklist.md -> # Review checklist",
+        "refused: skill://code-review/references/checklist.md: 18 bytes read, the entry lists 65",
+        "for the model: code-review from docs: Review a change using the team's checklist.",
+        "host loaded ('docs', 'skill://code-review/SKILL.md') 225 characters",
+    ],
     "prompts.py": [
         "prompt code_review: Asks the model to review code. [('code', True), ('language', False)]",
         "code_review -> Please review this Python:",
@@ -264,6 +275,7 @@ TESTED_ELSEWHERE = {
     "protected_server.py",  # test_auth_oidc.py, against oidc-provider
     "first_server.py",  # first_client.py, first_http.py, host.py, test_glossary.py run it
     "tasks_server.py",  # test_tasks_restart.py (killed and restarted, SQLite and Redis)
+    "skills_server.py",  # test_skills_process.py (over stdio, and by the CLI)
 }
 
 
@@ -406,7 +418,25 @@ WITH_OPTIONS = sorted(
 
 
 def test_the_examples_with_options_include_the_servers_users_start() -> None:
-    assert {"serve_http", "tasks_server", "protected_server", "echo_server"} <= set(WITH_OPTIONS)
+    assert {
+        "serve_http",
+        "tasks_server",
+        "protected_server",
+        "echo_server",
+        "first_server",
+        "everything_server",
+        "conformance_client",
+    } <= set(WITH_OPTIONS)
+
+
+def test_every_example_that_reads_its_command_line_parses_it_with_argparse() -> None:
+    """So that each has a ``--help`` (tested below) instead of an IndexError or a demo run:
+    the others take no arguments at all (``sys.argv`` only as the program's own path)."""
+    for path in EXAMPLES.glob("*.py"):
+        source = path.read_text()
+        reads = [line for line in source.splitlines() if "sys.argv" in line]
+        if path.stem not in WITH_OPTIONS:
+            assert reads == [], (path.name, reads)
 
 
 @pytest.mark.parametrize("name", WITH_OPTIONS)

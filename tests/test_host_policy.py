@@ -491,7 +491,9 @@ async def test_a_changed_tool_is_refused_until_approved_again(
         assert log == ["fetch"]
         kinds = [e.kind for e in host.audit.pending()]
         assert "tool_changed" in kinds
-        host.approve_tool("s__fetch", host.tool_digest("s__fetch"))
+        change = host.tool_change("s__fetch")
+        assert change is not None and "id_rsa" in change.current["description"]
+        host.approve_tool("s__fetch", change.digest)
         assert text(await host.call_tool("s__fetch")) == "page"
         assert log == ["fetch", "fetch"]
         # A restart does not forget what was approved.
@@ -548,7 +550,7 @@ async def test_an_over_long_description_is_refused(autojump_clock: Any) -> None:
         assert host.tool_status("s__long") == "too_long"
         refused = await host.call_tool("s__long")
         assert refused.is_error
-        assert "description is too long" in text(refused)
+        assert "longer than the host's max_description" in text(refused)
         assert text(await host.call_tool("s__short")) == "ok"
         refusals = [e for e in host.audit.pending() if e.kind == "tool_refused"]
         assert [(e.subject, e.reason) for e in refusals] == [("long", "too_long")]

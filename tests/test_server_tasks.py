@@ -405,12 +405,18 @@ async def test_input_rounds_before_the_task_then_the_task(autojump_clock: trio.a
 
 
 async def test_in_the_legacy_era_task_tools_are_plain_or_refused() -> None:
+    """Without ``params.task`` (2025-11-25's core tasks: test_tasks_2025.py) a call is plain,
+    and a tool that runs only as a task is refused as the TypeScript SDK refuses it."""
     async with open_raw(make_server(Recorder()), "2025-11-25", capabilities=OPTED_IN) as peer:
         raw = Raw(peer)
         result = await raw.request("tools/call", {"name": "slow", "arguments": {"seconds": 0}})
         assert result["content"][0]["text"] == "slept 0"
         with pytest.raises(McpError) as refused:
             await raw.request("tools/call", {"name": "only_task", "arguments": {}})
+        assert refused.value.code == ErrorCode.METHOD_NOT_FOUND
+    async with open_raw(make_server(Recorder()), "2025-06-18", capabilities=OPTED_IN) as peer:
+        with pytest.raises(McpError) as refused:
+            await Raw(peer).request("tools/call", {"name": "only_task", "arguments": {}})
         assert refused.value.code == ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY
 
 

@@ -19,6 +19,7 @@ from ._errors import (
     MissingRequiredClientCapability as MissingRequiredClientCapability,
     ProtocolError as ProtocolError,
     RequestTimeout as RequestTimeout,
+    RetryLater as RetryLater,
     UnsupportedProtocolVersion as UnsupportedProtocolVersion,
     URLElicitationRequired as URLElicitationRequired,
 )

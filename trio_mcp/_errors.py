@@ -2,7 +2,8 @@
 
 ``McpError`` is what a peer answered (or what a handler raises to answer
 with); ``ProtocolError`` means the peer broke the protocol;
-``ConnectionClosed`` means the peer is gone; ``RequestTimeout`` means a
+``ConnectionClosed`` means the peer is gone; ``RetryLater`` that a request was refused for
+now (busy, over a quota, a store away); ``RequestTimeout`` means a
 request's own deadline passed (after we told the peer to cancel it).
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from . import _lazy
 from ._types._base import Error
@@ -82,6 +83,8 @@ class McpError(Exception):
             return MissingRequiredClientCapability.from_data(error.message, error.data)
         if error.code == ErrorCode.URL_ELICITATION_REQUIRED:
             return URLElicitationRequired.from_data(error.message, error.data)
+        if error.code == ErrorCode.INTERNAL_ERROR and retry_hint(error.data) is not None:
+            return RetryLater.from_data(error.message, error.data)
         return McpError(error.message, code=error.code, data=error.data)
 
 
@@ -93,6 +96,49 @@ def _rebuild(
     err.__dict__.update(state)
     err.code, err.message, err.data = code, message, data
     return err
+
+
+#: Why a request was refused for now (the ``reason`` of :class:`RetryLater`): the server is
+#: busy, the caller is over a quota of its own, or a store the request needs is away.
+RetryReason = Literal["busy", "quota", "unavailable"]
+_RETRY_REASONS: Final = ("busy", "quota", "unavailable")
+
+
+def retry_hint(data: Any) -> tuple[int, RetryReason] | None:
+    """``(seconds, reason)`` of an error's data that says to retry later
+    (``{"retryAfter": 5, "reason": "busy"}``), else ``None``."""
+    if not isinstance(data, dict):
+        return None
+    seconds, reason = data.get("retryAfter"), data.get("reason")
+    if type(seconds) is not int or seconds < 0 or reason not in _RETRY_REASONS:
+        return None
+    return seconds, reason
+
+
+class RetryLater(McpError):
+    """The request was refused for now, and nothing was done: the server is busy, the
+    caller is over a quota of its own, or a store it needs is away. JSON-RPC error -32603
+    whose data says when to try again: ``{"retryAfter": seconds, "reason": reason}``; over
+    HTTP, status 503 (429 for ``"quota"``) with ``Retry-After``.
+
+    Raise it from a handler to refuse a request that way; a client receives it as this
+    class.
+    """
+
+    default_code = ErrorCode.INTERNAL_ERROR
+
+    def __init__(self, message: str, *, retry_after: int, reason: RetryReason) -> None:
+        super().__init__(message, data={"retryAfter": retry_after, "reason": reason})
+        #: Seconds after which the request may succeed.
+        self.retry_after = retry_after
+        #: ``"busy"``, ``"quota"`` or ``"unavailable"``.
+        self.reason = reason
+
+    @classmethod
+    def from_data(cls, message: str, data: Any) -> RetryLater:
+        hint = retry_hint(data)
+        assert hint is not None
+        return cls(message, retry_after=hint[0], reason=hint[1])
 
 
 class ProtocolError(McpError):

@@ -1,6 +1,6 @@
 """One server with every feature: tools (typed, structured, rich content, asking the
 user, the model and the client's roots, progress and logs), resources (static,
-templated, binary, a directory, one that changes), prompts, completion, and
+templated, binary, a directory, one that changes), prompts, completion, a skill, and
 tools that come and go.
 
 This file is in two places, kept identical by a test: ``examples/everything_server.py``
@@ -28,6 +28,7 @@ import trio
 
 import trio_mcp
 from trio_mcp.server import Context, Field, Server, ToolError
+from trio_mcp.skills import Skill
 from trio_mcp.types import (
     Annotations,
     EmbeddedResource,
@@ -186,6 +187,19 @@ def greeting(language: Literal["en", "fr"], name: str) -> str:
 # The Python files beside this one, its own source among them.
 server.add_directory(Path(__file__).parent, uri_prefix="source://", pattern="*.py")
 
+# -- a skill (the Skills extension, io.modelcontextprotocol/skills, from 2026-07-28) -------
+
+server.add_skills(
+    Skill.from_files(
+        "greeting",
+        {
+            "SKILL.md": "---\nname: greeting\ndescription: Greet a user in their language.\n"
+            "---\n\nRead greetings://{language}/{name}; the languages are in languages.md.\n",
+            "languages.md": "en, fr\n",
+        },
+    )
+)
+
 # -- prompts and completion -----------------------------------------------------------------
 
 
@@ -227,8 +241,20 @@ async def until_signalled() -> None:
             return
 
 
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["--http"]:
-        trio.run(serve_http, int(sys.argv[2]))
-    else:
+def main() -> None:
+    """Over stdio without arguments; ``--http PORT`` serves Streamable HTTP."""
+    if len(sys.argv) == 1:
         trio_mcp.run(server)
+        return
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="The everything server: a little of every MCP feature, over stdio "
+        "without arguments, or over Streamable HTTP on 127.0.0.1 with --http."
+    )
+    parser.add_argument("--http", type=int, required=True, metavar="PORT", help="the port")
+    trio.run(serve_http, parser.parse_args().http)
+
+
+if __name__ == "__main__":
+    main()

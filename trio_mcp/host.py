@@ -3,7 +3,6 @@ the host as the security boundary (consent hooks, per-server policy, tool pinnin
 
 from ._host._audit import (
     DEFAULT_AUDIT_BUFFER as DEFAULT_AUDIT_BUFFER,
-    LOGGED_NAME as LOGGED_NAME,
     Audit as Audit,
     AuditEvent as AuditEvent,
     AuditKind as AuditKind,

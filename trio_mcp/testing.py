@@ -1,9 +1,16 @@
 """Helpers for testing code that uses trio_mcp (and for testing trio_mcp itself).
 
+Memory pairs, ``connect`` and ``check_transport`` need nothing besides trio_mcp; the
+Hypothesis strategies (``json_values``, ``strategy_for``, ...) load on first use and need
+Hypothesis (the ``testing`` extra).
+
 The fuzzer's names (``fuzz``, ``fuzz_server``, the targets, reports and replay) are
 :mod:`trio_mcp.fuzz`'s; they stay importable from here, where they were first published.
 """
 
+from typing import TYPE_CHECKING
+
+from . import _lazy
 from ._fuzz._replay import (
     ReplayResult as ReplayResult,
     replay_reproduction as replay_reproduction,
@@ -35,24 +42,49 @@ from ._testing._pairs import (
     SessionPair as SessionPair,
     memory_session_pair as memory_session_pair,
 )
-from ._testing._strategies import (
-    content_blocks as content_blocks,
-    elicitation_schemas as elicitation_schemas,
-    input_requests as input_requests,
-    input_responses as input_responses,
-    json_objects as json_objects,
-    json_values as json_values,
-    meta_objects as meta_objects,
-    primitive_schemas as primitive_schemas,
-    progress_tokens as progress_tokens,
-    protocol_versions as protocol_versions,
-    request_ids as request_ids,
-    resource_contents as resource_contents,
-    sampling_content_blocks as sampling_content_blocks,
-    strategy_for as strategy_for,
-    uris as uris,
-)
 from ._transports._memory import (
     MemoryMessageStream as MemoryMessageStream,
     memory_stream_pair as memory_stream_pair,
 )
+
+# The same statements as the text handed to on_first_use below, one a line.
+# isort: off
+if TYPE_CHECKING:
+    from ._testing._strategies import (
+        content_blocks as content_blocks,
+        elicitation_schemas as elicitation_schemas,
+        input_requests as input_requests,
+    )
+    from ._testing._strategies import (
+        input_responses as input_responses,
+        json_objects as json_objects,
+        json_values as json_values,
+    )
+    from ._testing._strategies import (
+        meta_objects as meta_objects,
+        primitive_schemas as primitive_schemas,
+        progress_tokens as progress_tokens,
+    )
+    from ._testing._strategies import (
+        protocol_versions as protocol_versions,
+        request_ids as request_ids,
+        resource_contents as resource_contents,
+    )
+    from ._testing._strategies import (
+        sampling_content_blocks as sampling_content_blocks,
+        strategy_for as strategy_for,
+        uris as uris,
+    )
+# isort: on
+
+if not TYPE_CHECKING:
+    __getattr__ = _lazy.on_first_use(
+        globals(),
+        """
+        from ._testing._strategies import content_blocks, elicitation_schemas, input_requests
+        from ._testing._strategies import input_responses, json_objects, json_values
+        from ._testing._strategies import meta_objects, primitive_schemas, progress_tokens
+        from ._testing._strategies import protocol_versions, request_ids, resource_contents
+        from ._testing._strategies import sampling_content_blocks, strategy_for, uris
+        """,
+    )

@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
-"""Run the official MCP conformance suite against trio_mcp (stdlib only).
+"""Run the official MCP conformance suite against trio_mcp's fixtures.
 
     python tests/conformance/run.py server            # every server scenario, both spec versions
     python tests/conformance/run.py client            # every client scenario
     python tests/conformance/run.py all               # both
     python tests/conformance/run.py server --spec-version 2026-07-28 --scenario caching -v
+    python tests/conformance/run.py all --set requirements=2026-07-28 --set suite=all
+
+``--set`` runs whole sets the way the SDK tier assessments do, one harness run per set
+and mode instead of one per scenario: ``requirements=REV`` (exactly the scenarios revision
+REV requires, frozen at its release, at its wire) or ``suite=all`` (pending and draft
+scenarios too). A set passes when the harness exits 0 and no check failed or warned, the
+scenarios it does not score included; it prints ``set <mode> <set>: S scenarios, P checks
+passed, F failed, W warnings, U unscored failing`` and writes ``sets.json``.
 
 Server mode starts ``examples/conformance_server.py`` once on a free port of
 127.0.0.1 and runs every scenario ``conformance list --server`` gives for
@@ -26,7 +34,7 @@ failing)``, then ``conformance: P passed, F failed`` (checks), and last, per
 mode, each scenario counted once whatever the number of versions it ran at:
 ``<mode> scenarios: N of M passed, F failed, E excused, X not run`` (M is every
 scenario ``conformance list`` names). The same counts
-are written to ``counts.json`` in the output folder. Exit status: 0 all passed, 1 failures,
+are written to ``counts.json`` in the output folder. Exit status: 0 all passed, 1 failures or warnings (a warning fails the gate too),
 2 usage error, 4 the harness could not be installed (npm or the registry
 unreachable).
 """
@@ -37,7 +45,7 @@ import argparse
 import concurrent.futures
 import json
 import os
-import shutil
+import re
 import signal
 import socket
 import subprocess
@@ -48,55 +56,20 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-HARNESS_VERSION = "0.2.0-alpha.12"
+from trio_mcp._cli._harness import (
+    HARNESS_VERSION,
+    HarnessUnavailable,
+    default_home,
+    install_harness,
+)
+
 SPEC_VERSIONS = ("2025-11-25", "2026-07-28")
 ROOT = Path(__file__).resolve().parents[2]
-HOME = Path(
-    os.environ.get("TRIO_MCP_CONFORMANCE_HOME", Path.home() / ".cache" / "trio-mcp-conformance")
-)
 #: Scenario name prefixes not run (none: every server scenario runs, tasks-* included, and
 #: every client one, auth/* included; the harness lists no server-side auth/* scenario, and
 #: the server's authorization is tested against oidc-provider in tests/test_auth_oidc.py).
 SERVER_SKIP_PREFIXES: tuple[str, ...] = ()
 CLIENT_SKIP_PREFIXES: tuple[str, ...] = ()
-
-
-class InstallError(Exception):
-    pass
-
-
-def install() -> tuple[str, str]:
-    """The node binary and the harness entry point, installing them if needed."""
-    harness = HOME / "node_modules" / "@modelcontextprotocol" / "conformance"
-    node = HOME / "node_modules" / ".bin" / "node"
-    installed = harness / "package.json"
-    if (
-        installed.exists()
-        and json.loads(installed.read_text())["version"] == HARNESS_VERSION
-        and node.exists()
-    ):
-        return str(node), str(harness / "dist" / "index.js")
-    npm = shutil.which("npm")
-    if npm is None:
-        raise InstallError("npm is not installed")
-    HOME.mkdir(parents=True, exist_ok=True)
-    command = [
-        npm,
-        "install",
-        "--no-audit",
-        "--no-fund",
-        "--prefix",
-        str(HOME),
-        "node@22",
-        f"@modelcontextprotocol/conformance@{HARNESS_VERSION}",
-    ]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    except subprocess.TimeoutExpired:
-        raise InstallError("npm install timed out") from None
-    if done.returncode != 0 or not node.exists():
-        raise InstallError(f"npm install failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    return str(node), str(harness / "dist" / "index.js")
 
 
 EXTENSION = "extension"
@@ -237,6 +210,95 @@ def run_scenario(
     }
 
 
+SET_KINDS = ("requirements", "suite")
+
+
+def run_set(
+    harness: list[str], mode: str, target: str, kind: str, value: str, out: Path, limit: int
+) -> dict[str, object]:
+    """One harness run of a whole set (``--requirements REV`` or ``--suite NAME``)."""
+    directory = out / "sets" / mode / f"{kind}-{value}"
+    directory.mkdir(parents=True, exist_ok=True)
+    if mode == "server":
+        command = [*harness, "server", "--url", target]
+    else:
+        command = [*harness, "client", "--command", target]
+    command += [f"--{kind}", value, "-o", str(directory)]
+    try:
+        done = subprocess.run(
+            command, cwd=ROOT, capture_output=True, text=True, timeout=limit, check=False
+        )
+        log, status = done.stdout + done.stderr, done.returncode
+    except subprocess.TimeoutExpired:
+        log, status = f"timed out after {limit} s", -1
+    (directory / "harness.log").write_text(log)
+    statuses = [
+        check.get("status")
+        for path in directory.glob("**/checks.json")
+        for check in json.loads(path.read_text())
+    ]
+    scenarios = unscored = 0
+    for line in log.splitlines():
+        found = re.search(r"\((\d+) scenarios\)", line)
+        if line.startswith("Running") and found:
+            scenarios = int(found.group(1))
+        found = re.search(r"(\d+) failing", line)
+        if line.startswith("Not scored") and found:
+            unscored = int(found.group(1))
+    return {
+        "mode": mode,
+        "set": f"{kind}={value}",
+        "exit": status,
+        "scenarios": scenarios,
+        "passed": statuses.count("SUCCESS"),
+        "failed": statuses.count("FAILURE"),
+        "warnings": statuses.count("WARNING"),
+        "unscored_failing": unscored,
+        "tail": log.splitlines()[-40:],
+    }
+
+
+def run_sets(
+    harness: list[str], modes: list[str], sets: list[str], python: str, out: Path, limit: int
+) -> int:
+    results = []
+    for mode in modes:
+        server = None
+        if mode == "server":
+            server, target = start_server(python, out)
+        else:
+            target = f"{python} {ROOT / 'examples' / 'conformance_client.py'}"
+        try:
+            for wanted in sets:
+                kind, _, value = wanted.partition("=")
+                result = run_set(harness, mode, target, kind, value, out, limit)
+                results.append(result)
+                print(
+                    f"set {mode} {result['set']}: {result['scenarios']} scenarios, "
+                    f"{result['passed']} checks passed, {result['failed']} failed, "
+                    f"{result['warnings']} warnings, {result['unscored_failing']} unscored "
+                    f"failing (exit {result['exit']})",
+                    flush=True,
+                )
+                if not set_passed(result):
+                    print("\n".join(str(line) for line in result["tail"]), flush=True)  # type: ignore[attr-defined]
+        finally:
+            if server is not None:
+                stop(server)
+    (out / "sets.json").write_text(json.dumps(results, indent=1))
+    return 0 if all(set_passed(r) for r in results) else 1
+
+
+def set_passed(result: dict[str, object]) -> bool:
+    return (
+        result["exit"] == 0
+        and result["failed"] == 0
+        and result["warnings"] == 0
+        and result["unscored_failing"] == 0
+        and int(result["scenarios"]) > 0  # type: ignore[call-overload]
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("mode", choices=["server", "client", "all"])
@@ -247,19 +309,30 @@ def main() -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("-o", "--output", type=Path, default=None)
     parser.add_argument("-v", "--verbose", action="store_true")
+    parser.add_argument(
+        "--set",
+        action="append",
+        metavar="KIND=VALUE",
+        help="run a whole set: requirements=REV or suite=NAME (repeatable)",
+    )
     args = parser.parse_args()
+    for wanted in args.set or []:
+        kind, equals, value = wanted.partition("=")
+        if kind not in SET_KINDS or not equals or not value:
+            parser.error(f"--set takes requirements=REV or suite=NAME, not {wanted!r}")
 
     try:
-        node, entry = install()
-    except InstallError as exc:
+        harness = install_harness(default_home())
+    except HarnessUnavailable as exc:
         print(f"conformance: cannot install the harness: {exc}", file=sys.stderr)
         return 4
-    harness = [node, entry]
     versions = args.spec_version or list(SPEC_VERSIONS)
     modes = ["server", "client"] if args.mode == "all" else [args.mode]
     out = args.output or Path(tempfile.mkdtemp(prefix="trio-mcp-conformance-"))
     out.mkdir(parents=True, exist_ok=True)
     print(f"harness {HARNESS_VERSION}; results in {out}", flush=True)
+    if args.set:
+        return run_sets(harness, modes, args.set, args.python, out, args.timeout * 10)
 
     results: list[dict[str, object]] = []
     catalogue: dict[str, list[str]] = {}
@@ -330,7 +403,10 @@ def main() -> int:
             f"{mode} scenarios: {c['passed']} of {c['listed']} passed, {c['failed']} failed, "
             f"{c['excused']} excused, {c['not_run']} not run"
         )
-    return 1 if total_failed else 0
+    warned = sum(int(r["warnings"]) for r in results)  # type: ignore[call-overload]
+    if warned:
+        print(f"conformance: {warned} warnings (they fail the gate like failures)")
+    return 1 if total_failed or warned else 0
 
 
 def scenario_counts(
@@ -343,7 +419,8 @@ def scenario_counts(
         if r["mode"] == mode:
             runs.setdefault(str(r["scenario"]), []).append(r)
     ran = [name for name in listed if name in runs]
-    failed = sorted(name for name in ran if any(r["failed"] for r in runs[name]))
+    # A warning fails the gate like a failure (as the tier assessments count it).
+    failed = sorted(name for name in ran if any(r["failed"] or r["warnings"] for r in runs[name]))
     missing = [name for name in runs if name not in listed]  # e.g. "(fixture missing)"
     excused_names = [name for name in listed if excused(mode, name)]
     return {

@@ -30,11 +30,13 @@ from .._types._tools import Tool
 from .._version import __version__
 from . import _lazy
 from ._arguments import parse_pairs, typed_arguments
+from ._conformance import add_conformance_command, run_conformance
 from ._demo import run_demo
 from ._errors import CliError
 from ._fuzz import add_fuzz_commands, run_fuzz, run_replay
 from ._output import describe_block, one_line, print_json
 from ._report import Reporter
+from ._skills import SKILL_COMMANDS, add_skill_commands
 from ._target import add_target_options, open_target
 
 Command = Callable[[argparse.Namespace], Awaitable[int]]
@@ -154,6 +156,8 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--timeout", type=float, default=60.0, help=argparse.SUPPRESS)
 
     add_fuzz_commands(commands)
+    add_conformance_command(commands)
+    add_skill_commands(commands)
     return parser
 
 
@@ -367,6 +371,8 @@ COMMANDS: dict[str, Command] = {
     "demo": run_demo,
     "fuzz": run_fuzz,
     "replay": run_replay,
+    "conformance": run_conformance,
+    **SKILL_COMMANDS,
 }
 
 
@@ -379,7 +385,15 @@ async def _run(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (also used as the console script)."""
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command: list[str] = []
+    if "--" in argv and "conformance" in argv[: argv.index("--")]:
+        # `conformance client [options] -- CMD ARGS...`: the client's own command line.
+        command = argv[argv.index("--") + 1 :]
+        argv = argv[: argv.index("--")]
     args, extra = parser.parse_known_args(argv)
+    if command:
+        args.target.extend(command)
     if extra:
         # KEY=VALUE pairs may also come after the options (argparse takes positionals
         # in one run only).

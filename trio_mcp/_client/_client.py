@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack
 
 import trio
 
-from .._errors import McpError, ProtocolError
+from .._errors import ErrorCode, McpError, ProtocolError
 from .._protocol._connection import Connection
 from .._protocol._era import EraCache
 from .._session._engine import Session, connect_session
@@ -42,7 +42,7 @@ from ._listen import Listener
 from ._opening import open_conversation
 from ._options import ClientOptions
 from ._rounds import InputRounds
-from ._tasks import ToolTask, opt_in
+from ._tasks import ToolTask, core_tasks, created_task, opt_in
 
 if TYPE_CHECKING:
     from .._types._completion import Completion, PromptReference, ResourceTemplateReference
@@ -189,7 +189,10 @@ class Client:
 
         ``as_task``: let the server run the call as a task (the tasks extension,
         2026-07-28): this waits for the task's result, polling, and cancelling the wait
-        cancels the task. See :meth:`open_tool_task` to detach from it instead.
+        cancels the task. See :meth:`open_tool_task` to detach from it instead. A task's
+        progress is its status message: ``on_progress`` gets each new one seen while
+        polling (its numbers when it reads ``N/TOTAL: text``, as trio_mcp servers write
+        ``ctx.report_progress``; else a count), the token being the task id.
 
         Raises:
             McpError: a protocol error (unknown tool, ...).
@@ -238,7 +241,13 @@ class Client:
         is known (an exception, a cancellation) sends ``tasks/cancel``, shielded and at
         most 5 s, unless :meth:`~trio_mcp.client.ToolTask.detach` was called.
 
-        In a legacy-era session the call is an ordinary one (the handle is done at once).
+        In a 2025-11-25 session it uses that revision's core tasks (a task-augmented
+        ``tools/call``, then ``tasks/get`` and ``tasks/result``) when the server declares
+        them for ``tools/call``.
+
+        Raises:
+            McpError: (-32601) the connection has no tasks: neither the 2026-07-28
+                extension nor the 2025-11-25 core tasks the server declares.
         """
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
@@ -252,9 +261,20 @@ class Client:
                 answer, _ = await self._rounds.finish(
                     "tools/call", params, dict, on_progress, answer
                 )
+        elif core_tasks(self.server_capabilities):
+            # 2025-11-25: tasks in the core revision, asked for with a task-augmented call.
+            created = await self.session.send_request(
+                "tools/call", {**params, "task": {}}, model=dict, on_progress=on_progress
+            )
+            answer = created_task(created)
         else:
-            answer = self._write(await self.call_tool(name, arguments, on_progress=on_progress))
-        task = ToolTask(self, answer)
+            raise McpError(
+                f"{name!r} cannot run as a task: the server declares no tasks for "
+                f"tools/call on this connection (protocol {self.protocol_version}); call it "
+                "without as_task",
+                code=ErrorCode.METHOD_NOT_FOUND,
+            )
+        task = ToolTask(self, answer, on_progress)
         async with self._owning(task):
             yield task
 

@@ -10,6 +10,7 @@ a call answered at once gives a handle that is already done.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, Final
 
 import trio
@@ -18,12 +19,14 @@ from .._errors import ErrorCode, McpError, ProtocolError
 from .._protocol._envelope import CLIENT_CAPABILITIES
 from .._types._converter import converter_for
 from .._types._mrtr import InputRequiredResult
+from .._types._notifications import ProgressNotificationParams
 from .._types._tools import CallToolResult
 
 if TYPE_CHECKING:
+    from .._session._outbound import ProgressCallback
     from ._client import Client
 
-__all__ = ["TASKS_EXTENSION", "TaskCancelled", "ToolTask"]
+__all__ = ["TASKS_EXTENSION", "TaskCancelled", "ToolTask", "core_tasks", "created_task"]
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 #: How long to wait between polls when the server suggests nothing.
@@ -31,6 +34,11 @@ DEFAULT_POLL_INTERVAL: Final = 0.5
 #: How long a ``tasks/cancel`` sent on the way out may take.
 CANCEL_TIMEOUT: Final = 5.0
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+#: A status message that says how far a task is: ``3``, ``3/10``, ``3/10: indexing``.
+_PROGRESS: Final = re.compile(
+    r"(?P<progress>\d+(?:\.\d+)?)(?:/(?P<total>\d+(?:\.\d+)?))?(?:: (?P<message>.*))?",
+    re.DOTALL,
+)
 
 
 class TaskCancelled(McpError):
@@ -49,6 +57,32 @@ def opt_in(client: Client, params: dict[str, Any]) -> dict[str, Any]:
     return {**params, "_meta": meta}
 
 
+def core_tasks(capabilities: Any) -> bool:
+    """Whether a 2025-11-25 server declares the core revision's tasks for ``tools/call``
+    (``capabilities.tasks.requests.tools.call``)."""
+    tasks = getattr(capabilities, "tasks", None)
+    requests = tasks.get("requests") if isinstance(tasks, dict) else None
+    tools = requests.get("tools") if isinstance(requests, dict) else None
+    return isinstance(tools, dict) and isinstance(tools.get("call"), dict)
+
+
+def created_task(answer: Any) -> dict[str, Any]:
+    """The answer to a 2025-11-25 task-augmented call, as :class:`ToolTask` reads answers:
+    a ``CreateTaskResult``'s task, or the result itself when the server ran the call at once.
+
+    Raises:
+        ProtocolError: neither.
+    """
+    if not isinstance(answer, dict):
+        raise ProtocolError("malformed answer to a task-augmented tools/call")
+    task = answer.get("task")
+    if isinstance(task, dict):
+        return {**task, "resultType": "task"}
+    if "content" in answer:
+        return answer  # run at once, as a server may for a tool whose tasks are optional
+    raise ProtocolError("a task-augmented tools/call was answered with neither a task nor a result")
+
+
 class ToolTask:
     """A tool call that the server may run as a task; made by
     :meth:`Client.open_tool_task <trio_mcp.Client.open_tool_task>` or
@@ -62,8 +96,18 @@ class ToolTask:
         status_message: the last ``statusMessage`` seen (progress, while working).
     """
 
-    def __init__(self, client: Client, answer: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        client: Client,
+        answer: dict[str, Any],
+        on_progress: ProgressCallback | None = None,
+    ) -> None:
         self._client = client
+        #: The tasks of the 2025-11-25 core (``tasks/result`` gives the outcome), not the
+        #: 2026-07-28 extension's (the outcome comes with ``tasks/get``).
+        self._core = client.era != "modern"
+        self._on_progress = on_progress
+        self._progress: float | None = None
         self._answered: set[str] = set()
         self._outcome: CallToolResult | McpError | None = None
         self.detached = False
@@ -108,7 +152,12 @@ class ToolTask:
         task = await self._request("tasks/get", {"taskId": self.task_id})
         if task.get("taskId") != self.task_id:
             raise ProtocolError(f"tasks/get for {self.task_id!r} answered another task")
+        before = self.status_message
         self._seen(task)
+        if self.status_message is not None and self.status_message != before:
+            await self._report(self.status_message)
+        if self._core:
+            return await self._poll_core(task)
         status = self.status
         if status == "completed":
             result = task.get("result")
@@ -129,6 +178,25 @@ class ToolTask:
             )
         elif status == "input_required":
             await self._answer(task.get("inputRequests"))
+        return status
+
+    async def _poll_core(self, task: dict[str, Any]) -> str:
+        """2025-11-25: the outcome of a task that ended, or that waits for input, comes from
+        ``tasks/result``, which blocks until the task ends; the server's requests meanwhile
+        (an elicitation the task needs) reach the client's handlers as any request does."""
+        status = self.status
+        if status in ("completed", "failed", "input_required"):
+            try:
+                payload = await self._request("tasks/result", {"taskId": self.task_id})
+            except McpError as error:  # the original request's error
+                self.status, self._outcome = "failed", error
+                return "failed"
+            self.status, self._outcome = "completed", self._read_result(payload)
+            return "completed"
+        if status == "cancelled":
+            self._outcome = TaskCancelled(
+                f"task {self.task_id} was cancelled", code=ErrorCode.INTERNAL_ERROR
+            )
         return status
 
     async def result(self) -> CallToolResult:
@@ -160,6 +228,35 @@ class ToolTask:
 
     # -- inside -----------------------------------------------------------------------------
 
+    async def _report(self, message: str) -> None:
+        """Hand a new ``statusMessage`` to ``on_progress``: a task has no request to send
+        progress notifications for, so its progress is its status message. One that reads
+        ``N``, ``N/TOTAL`` or either followed by ``: text`` (what trio_mcp servers write for
+        ``ctx.report_progress``) gives the numbers; any other counts the messages seen."""
+        if self._on_progress is None or self.task_id is None:
+            await trio.lowlevel.checkpoint()
+            return
+        found = _PROGRESS.fullmatch(message)
+        if found:
+            progress = float(found["progress"])
+            total = float(found["total"]) if found["total"] is not None else None
+            text = found["message"]
+        else:
+            progress = (self._progress or 0) + 1
+            total, text = None, message
+        if self._progress is not None and progress <= self._progress:
+            await trio.lowlevel.checkpoint()
+            return  # progress only grows
+        self._progress = progress
+        update = ProgressNotificationParams(
+            progress_token=self.task_id, progress=progress, total=total, message=text
+        )
+        outcome = self._on_progress(update)
+        if outcome is not None:
+            await outcome
+        else:
+            await trio.lowlevel.checkpoint()
+
     _interval = DEFAULT_POLL_INTERVAL
 
     def _seen(self, task: dict[str, Any]) -> None:
@@ -171,7 +268,7 @@ class ToolTask:
         self.status = status
         message = task.get("statusMessage")
         self.status_message = message if isinstance(message, str) else None
-        interval = task.get("pollIntervalMs")
+        interval = task.get("pollInterval" if self._core else "pollIntervalMs")
         if type(interval) is int and interval > 0:
             self._interval = interval / 1000
 
@@ -200,9 +297,9 @@ class ToolTask:
         await self._request("tasks/update", {"taskId": self.task_id, "inputResponses": responses})
 
     async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        answer = await self._client.session.send_request(
-            method, opt_in(self._client, params), model=dict
-        )
+        if not self._core:
+            params = opt_in(self._client, params)
+        answer = await self._client.session.send_request(method, params, model=dict)
         if not isinstance(answer, dict):
             raise ProtocolError(f"malformed answer to {method}")
         return answer

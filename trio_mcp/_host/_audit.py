@@ -17,22 +17,12 @@ from typing import Literal
 import attrs
 import trio
 
-__all__ = ["DEFAULT_AUDIT_BUFFER", "LOGGED_NAME", "Audit", "AuditEvent", "AuditKind", "shorten"]
+from ._pinning import shown
+
+__all__ = ["DEFAULT_AUDIT_BUFFER", "Audit", "AuditEvent", "AuditKind"]
 
 #: How many audit events a host keeps for its reader by default.
 DEFAULT_AUDIT_BUFFER = 1024
-
-#: The most characters of a name (a tool's, a URI) an audit event or a log line carries;
-#: the rest is cut, with a marker saying how much (a server chooses its tools' names).
-LOGGED_NAME = 200
-
-
-def shorten(text: str, limit: int = LOGGED_NAME) -> str:
-    """``text`` cut to ``limit`` characters, with a marker saying how many were cut."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}...[{len(text) - limit} more characters]"
-
 
 AuditKind = Literal[
     "call",  # a tool call was sent (outcome "ok", "error" or "failed")
@@ -40,8 +30,9 @@ AuditKind = Literal[
     "consent",  # a consent hook decided ("allow", "deny", "rewrite")
     "restart",  # a server is being restarted
     "tool_changed",  # a tool's definition differs from the approved one
-    "tool_refused",  # a tool listed with a duplicate name or an over-long description
-    "tool_approved",  # a changed tool was approved again
+    "tool_added",  # a tool appeared after its server's tools were first listed
+    "tool_refused",  # a tool listed blocked by policy, twice, too long or badly named
+    "tool_approved",  # a changed or added tool was approved
 ]
 
 
@@ -89,15 +80,15 @@ class Audit:
         outcome: str | None = None,
         reason: str | None = None,
     ) -> AuditEvent:
-        """Record an event; never blocks. ``subject`` is cut to :data:`LOGGED_NAME`
-        characters and ``reason`` to four times that (both with a marker)."""
+        """Record an event; never blocks. A subject longer than 200 characters is cut (a
+        server's tool names are the server's to choose), marked with its length."""
         event = AuditEvent(
             time=trio.current_time(),
             kind=kind,
             server=server,
-            subject=None if subject is None else shorten(subject),
+            subject=None if subject is None else shown(subject),
             outcome=outcome,
-            reason=None if reason is None else shorten(reason, 4 * LOGGED_NAME),
+            reason=reason,
         )
         if len(self._events) == self._events.maxlen:
             self.dropped += 1

@@ -23,6 +23,9 @@ POLICY_KEYS: Final = frozenset(
     {
         "allowedTools",
         "blockedTools",
+        "trustedTools",
+        "allowedSkills",
+        "blockedSkills",
         "roots",
         "sampling",
         "elicitation",
@@ -127,7 +130,13 @@ def check_policy(entry: Mapping[str, Any], server: str | None = None) -> None:
         ConfigError: a key of the wrong type or out of range.
     """
     keys = _Entry(server, entry)
-    for key in ("allowedTools", "blockedTools"):
+    for key in (
+        "allowedTools",
+        "blockedTools",
+        "trustedTools",
+        "allowedSkills",
+        "blockedSkills",
+    ):
         if key in entry:
             keys.strings(key, nonempty=True)
     if "roots" in entry:

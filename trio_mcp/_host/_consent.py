@@ -80,6 +80,8 @@ class ToolCallRequest:
     name: str
     tool: Tool
     arguments: Mapping[str, Any]
+    #: The server's policy trusts this tool (``trustedTools``): the user's standing grant.
+    trusted: bool = False
 
     @property
     def read_only(self) -> bool:
@@ -122,24 +124,22 @@ class ResourceReadRequest:
 
 @attrs.frozen(kw_only=True)
 class ToolChange:
-    """``server`` changed the definition of tool ``name`` after it was approved, or
-    offers a tool ``name`` that was not in its first listing (:attr:`new`; then
-    ``approved`` is empty): ``approved`` is the definition as approved, ``current`` the
-    new one and ``digest`` names ``current`` (see :meth:`Host.approve_tool
-    <trio_mcp.host.Host.approve_tool>`). Allowing approves ``current``, and only it: if
-    the server changed the tool again while the hook waited, the call is refused and
-    the next call asks again. Until then calls to it are refused."""
+    """``server`` changed the definition of tool ``name`` after it was approved, or added
+    the tool after its tools were first listed: ``approved`` is the definition as approved
+    (``None`` for a tool added since), ``current`` the one to approve, ``digest`` its
+    SHA-256 (what :meth:`Host.approve_tool <trio_mcp.host.Host.approve_tool>` takes).
+    Allowing approves ``current``; until then calls to the tool are refused."""
 
     server: str
     name: str
-    approved: Mapping[str, Any]
+    approved: Mapping[str, Any] | None
     current: Mapping[str, Any]
     digest: str
 
     @property
-    def new(self) -> bool:
-        """The tool appeared after the server's first listing: nothing was approved."""
-        return not self.approved
+    def is_new(self) -> bool:
+        """Whether the tool was added after the server's tools were first listed."""
+        return self.approved is None
 
 
 ToolCallHook: TypeAlias = Callable[[ToolCallRequest], Awaitable["Allow | Deny | Rewrite[Any]"]]
@@ -154,14 +154,16 @@ ToolChangeHook: TypeAlias = Callable[[ToolChange], Awaitable["Allow | Deny | Rew
 
 
 async def allow_read_only(request: ToolCallRequest) -> Allow | Deny:
-    """The default tool-call hook: allow a tool whose annotations say it is read-only."""
-    if request.read_only:
+    """The default tool-call hook: allow a tool whose annotations say it is read-only, or
+    that the server's policy trusts (``trustedTools``)."""
+    if request.read_only or request.trusted:
         return ALLOW
     return Deny(
-        f"calling {request.name} needs consent: it is not marked read-only (readOnlyHint); "
-        "grant it with open_host(consent=Consent(tool_call=hook)), a hook that asks the "
-        "user (or consent=allow_all() for servers you trust), and limit which of the "
-        "server's tools are offered with the policy key allowedTools"
+        f"calling {request.name} needs consent: it is not marked read-only. Grant it with "
+        "open_host(consent=Consent(tool_call=...)) (a hook that asks the user, or "
+        "allow_all() for servers you trust), or list it in the server's policy: "
+        f'"trustedTools": ["{request.tool.name}"] in its mcpServers entry '
+        "(ServerPolicy(trusted_tools=...))"
     )
 
 
@@ -174,9 +176,10 @@ async def _deny_elicitation(request: ElicitationRequest) -> Deny:
 
 
 async def _deny_change(change: ToolChange) -> Deny:
-    if change.new:
-        return Deny(f"tool {change.name!r} of {change.server!r} is new since it was approved")
-    return Deny(f"tool {change.name!r} of {change.server!r} changed since it was approved")
+    return Deny(
+        "not approved (approve it with host.approve_tool(name, digest), or give open_host "
+        "a Consent(tool_changed=...) hook that asks the user)"
+    )
 
 
 async def _allow(_: object) -> Allow:
@@ -200,7 +203,8 @@ class Consent:
     #: Before :meth:`Host.read_resource <trio_mcp.host.Host.read_resource>` (a Rewrite's
     #: request is another URI of the same server).
     resource_read: ResourceReadHook = _allow
-    #: When a call reaches a tool whose definition changed since it was approved.
+    #: When a call reaches a tool whose definition changed since it was approved, or
+    #: that its server added after its tools were first listed.
     tool_changed: ToolChangeHook = _deny_change
 
 

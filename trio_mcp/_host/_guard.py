@@ -42,7 +42,7 @@ from ._consent import (
     ToolCallRequest,
     ToolChange,
 )
-from ._pinning import definition, digest
+from ._pinning import definition, digest, shown
 from ._policy import RateLimiter
 
 if TYPE_CHECKING:
@@ -54,6 +54,14 @@ __all__ = ["USER_REJECTED", "Guard"]
 
 #: The error code the spec gives for a sampling request the user rejected.
 USER_REJECTED = -1
+
+
+#: Why a tool is refused whatever its approval (see :mod:`._pinning`).
+_REFUSED_FOR_WHAT_THEY_ARE: dict[str, str] = {
+    "duplicate": "its server lists two tools of that name",
+    "too_long": "the text it offers a model is longer than the host's max_description",
+    "bad_name": "its name breaks the spec's rules for tool names",
+}
 
 
 def refusal(reason: str) -> CallToolResult:
@@ -89,17 +97,13 @@ class Guard:
         """Every connected server's tool whose namespaced name is ``name``: more than one
         is a collision (server names cannot hold the separator, but tool names can)."""
         host = self.host
-        found: list[tuple[ServerState, Tool]] = []
-        for state in host.servers.values():
-            if state.client is None or not name.startswith(state.name + host.separator):
-                continue
-            for tool in state.tools:
-                if f"{state.name}{host.separator}{tool.name}" == name:
-                    # One per server: a server listing a name twice is a "duplicate" (its
-                    # pins say so), not a collision.
-                    found.append((state, tool))
-                    break
-        return found
+        return [
+            (state, tool)
+            for state in host.servers.values()
+            if state.client is not None and name.startswith(state.name + host.separator)
+            for tool in state.tools
+            if f"{state.name}{host.separator}{tool.name}" == name
+        ]
 
     def find_tool(self, name: str) -> tuple[ServerState, Tool]:
         """The server and listed tool of ``server__tool``.
@@ -129,7 +133,7 @@ class Guard:
     ) -> CallToolResult:
         host = self.host
         claimants = self.claimants(name)
-        if len(claimants) > 1:
+        if len({state.name for state, _ in claimants}) > 1:
             servers = ", ".join(repr(state.name) for state, _ in claimants)
             reason = f"{name} is refused: servers {servers} both offer a tool of that name"
             for state, tool in claimants:
@@ -138,37 +142,35 @@ class Guard:
         state, tool = claimants[0] if claimants else self.find_tool(name)
         server, policy = state.name, state.config.policy
         if not policy.allows_tool(tool.name):
-            return self._refuse(server, tool.name, f"{name} is blocked by the host's policy")
+            return self._refuse(server, tool.name, f"{shown(name)} is blocked by the host's policy")
         status = host.pins.status(server, tool.name)
-        if status in ("duplicate", "too_long", "bad_name"):
-            why = {
-                "duplicate": "another tool has its name",
-                "too_long": "its description is too long (with its titles and schema texts)",
-                "bad_name": "its name breaks the spec's rule (1 to 128 of A-Za-z0-9_-.)",
-            }[status]
-            return self._refuse(server, tool.name, f"{name} is refused: {why}")
-        if status == "changed":
-            current = definition(tool)
+        if status in _REFUSED_FOR_WHAT_THEY_ARE:
+            return self._refuse(
+                server, tool.name, f"{shown(name)} is refused: {_REFUSED_FOR_WHAT_THEY_ARE[status]}"
+            )
+        if status in ("changed", "new"):
+            current = host.pins.current(server, tool.name) or definition(tool)
             change = ToolChange(
                 server=server,
                 name=tool.name,
-                approved=host.pins.approved(server, tool.name) or {},
+                approved=host.pins.approved(server, tool.name),
                 current=current,
                 digest=digest(current),
             )
             decision = self._decided(server, tool.name, await host.consent.tool_changed(change))
-            what = (
-                "is new since the tools were approved"
-                if change.new
-                else "changed since it was approved"
-            )
             if isinstance(decision, Deny):
+                what = "was added since its server's tools were approved"
+                if not change.is_new:
+                    what = "changed since it was approved"
                 return self._refuse(server, tool.name, f"{name} {what}: {decision.reason}")
+            # The approval names the definition the hook saw: if the server changed the
+            # tool again meanwhile, the new definition is not approved by it.
             if not host.pins.approve(server, tool.name, change.digest):
-                # The server changed it again while the hook waited: what was approved
-                # is not what would be called.
                 return self._refuse(
-                    server, tool.name, f"{name} changed again while its change was approved"
+                    server,
+                    tool.name,
+                    f"{name} changed again while its approval was asked: the definition "
+                    "approved is no longer the one its server lists, so it is asked about again",
                 )
             host.audit.record("tool_approved", server, tool.name, "allow", "tool_changed hook")
         if policy.rate_limit is not None:
@@ -178,7 +180,11 @@ class Guard:
             if not limiter.take(trio.current_time()):
                 return self._refuse(server, tool.name, f"{server} is over its rate limit")
         request = ToolCallRequest(
-            server=server, name=name, tool=tool, arguments=dict(arguments or {})
+            server=server,
+            name=name,
+            tool=tool,
+            arguments=dict(arguments or {}),
+            trusted=policy.trusts_tool(tool.name),
         )
         decision = self._decided(server, tool.name, await host.consent.tool_call(request))
         if isinstance(decision, Deny):
@@ -186,11 +192,6 @@ class Guard:
         if isinstance(decision, Rewrite):
             arguments = decision.request
         client = host.client(server)  # it may have dropped while the hook waited
-        if host.pins.status(server, tool.name) != "approved":
-            # Its definition changed while the tool_call hook waited.
-            return self._refuse(
-                server, tool.name, f"{name} changed while the call was being approved"
-            )
         with trio.move_on_after(policy.timeout if policy.timeout is not None else float("inf")):
             try:
                 with host._watching(state, client):

@@ -62,10 +62,10 @@ from . import _lazy
 from ._audit import DEFAULT_AUDIT_BUFFER, Audit, AuditEvent, AuditKind
 from ._config import HttpServerConfig, ServerConfig, validate_name
 from ._connect import open_server
-from ._consent import Consent
+from ._consent import Consent, ToolChange
 from ._guard import Guard
 from ._model_tools import parse_tool_use, tool_definitions
-from ._pinning import DEFAULT_MAX_DESCRIPTION, Pins, ToolStatus, definition, digest
+from ._pinning import DEFAULT_MAX_DESCRIPTION, Pins, ToolStatus, definition, digest, shown
 
 if TYPE_CHECKING:
     from .._session._outbound import ProgressCallback
@@ -95,6 +95,8 @@ class ServerState:
     #: Requests in a row that could not reach the server (reset by any answer).
     failures: int = 0
     tools: list[Tool] = attrs.Factory(list)
+    #: The names of its listed tools that its policy hides (audited when they appear).
+    blocked: set[str] = attrs.Factory(set)
     prompts: list[Prompt] = attrs.Factory(list)
     resources: list[Resource] = attrs.Factory(list)
     resource_templates: list[ResourceTemplate] = attrs.Factory(list)
@@ -209,7 +211,7 @@ class Host:
             for tool in state.tools:
                 if not state.config.policy.allows_tool(tool.name):
                     continue
-                if self.pins.status(state.name, tool.name) not in ("approved", "changed"):
+                if self.pins.status(state.name, tool.name) not in ("approved", "changed", "new"):
                     continue
                 name = f"{state.name}{self.separator}{tool.name}"
                 if name in found:
@@ -220,47 +222,57 @@ class Host:
         return found
 
     def tool_status(self, name: str) -> ToolStatus:
-        """The pinning status of ``server__tool``: ``"approved"``, ``"changed"`` (refused
-        until approved again), ``"duplicate"`` (its server lists two tools of that name),
-        ``"too_long"`` (its description, titles and schema texts add up to more than
-        ``max_description`` characters), ``"bad_name"`` (its name breaks the spec's rule:
-        1 to 128 of ``A-Za-z0-9_-.``; an empty name, say) or
-        ``"collision"`` (another server's tool has the same namespaced name, as
-        ``a`` + ``__b`` and ``a_`` + ``_b`` do): all but ``"approved"`` are refused."""
-        if len(self._guard.claimants(name)) > 1:
+        """The pinning status of ``server__tool``: ``"approved"``, ``"changed"`` (its
+        definition differs from the one approved) or ``"new"`` (its server added it after
+        its tools were first listed), both refused until approved; ``"duplicate"`` (its
+        server lists two tools of that name), ``"too_long"`` (the text it offers a model is
+        longer than ``max_description``), ``"bad_name"`` (its name breaks the spec's rules
+        for tool names) or ``"collision"`` (another server's tool has the same namespaced
+        name, as ``a`` + ``__b`` and ``a_`` + ``_b`` do), always refused."""
+        if len({state.name for state, _ in self._guard.claimants(name)}) > 1:
             return "collision"
         server, _, tool = name.partition(self.separator)
         return self.pins.status(server, tool)
 
-    def tool_digest(self, name: str) -> str:
-        """The digest of the definition of ``server__tool`` as its server lists it now:
-        what :meth:`approve_tool` takes (show the user :func:`definition` of the tool
-        from :meth:`tools`, and keep this with it).
+    def tool_change(self, name: str) -> ToolChange | None:
+        """What approving ``server__tool`` would approve, while it is ``"changed"`` or
+        ``"new"`` (else ``None``): show ``current`` to the user, and pass ``digest`` to
+        :meth:`approve_tool`.
 
         Raises:
             McpError: (-32602) no connected server lists it.
         """
-        _, tool = self._guard.find_tool(name)
-        return digest(definition(tool))
+        state, tool = self._guard.find_tool(name)
+        if self.pins.status(state.name, tool.name) not in ("changed", "new"):
+            return None
+        current = self.pins.current(state.name, tool.name) or definition(tool)
+        return ToolChange(
+            server=state.name,
+            name=tool.name,
+            approved=self.pins.approved(state.name, tool.name),
+            current=current,
+            digest=digest(current),
+        )
 
-    def approve_tool(self, name: str, approved: str) -> None:
-        """Approve the definition of ``server__tool`` (after it changed, or appeared
-        after the first listing) whose digest is ``approved`` (from
-        :meth:`tool_digest` or :attr:`ToolChange.digest
-        <trio_mcp.host.ToolChange.digest>`).
+    def approve_tool(self, name: str, approved_digest: str) -> None:
+        """Approve the definition of ``server__tool`` whose digest is ``approved_digest``
+        (``ToolChange.digest``, from
+        :meth:`tool_change` or the ``tool_changed`` hook), after it changed or was added.
 
         Raises:
-            McpError: (-32602) no connected server lists it, or it lists another
-                definition now than the one approved (it changed again: nothing is
-                approved, look at it again).
+            McpError: (-32602) no connected server lists it, or the digest is not the one
+                of the definition its server lists now (it changed again since it was
+                shown: show it again), or the tool is refused for what it is
+                (``"duplicate"``, ``"too_long"``, ``"bad_name"``).
         """
         state, tool = self._guard.find_tool(name)
-        if not self.pins.approve(state.name, tool.name, approved):
-            self.audit.record(
-                "refused", state.name, tool.name, "deny", "approved definition is not current"
-            )
+        if not self.pins.approve(state.name, tool.name, approved_digest):
+            current = self.pins.current(state.name, tool.name)
             raise McpError(
-                f"{name} is listed with another definition than the one approved",
+                f"{shown(name)} cannot be approved with digest {approved_digest[:16]!r}: its "
+                f"server lists a definition with digest "
+                f"{digest(current)[:16] if current else None!r} (status "
+                f"{self.pins.status(state.name, tool.name)!r})",
                 code=ErrorCode.INVALID_PARAMS,
             )
         self.audit.record("tool_approved", state.name, tool.name, "allow", "approve_tool")
@@ -671,9 +683,18 @@ class Host:
                 client.cache.invalidate_list(kind)
         if "tools" in kinds:
             state.tools = await client.list_tools() if caps.tools is not None else []
-            for tool_name, status, why in self.pins.review(state.name, state.tools):
-                event: AuditKind = "tool_changed" if status == "changed" else "tool_refused"
-                self.audit.record(event, state.name, tool_name, "deny", why)
+            for tool_name, status in self.pins.review(state.name, state.tools):
+                event: AuditKind = "tool_refused"
+                if status in ("changed", "new"):
+                    event = "tool_changed" if status == "changed" else "tool_added"
+                self.audit.record(event, state.name, tool_name, "deny", status)
+            policy = state.config.policy
+            blocked = {tool.name for tool in state.tools if not policy.allows_tool(tool.name)}
+            for tool_name in sorted(blocked - state.blocked):
+                self.audit.record(
+                    "tool_refused", state.name, tool_name, "deny", "blocked by the host's policy"
+                )
+            state.blocked = blocked
         if "prompts" in kinds:
             state.prompts = await client.list_prompts() if caps.prompts is not None else []
         if "resources" in kinds and caps.resources is not None:

@@ -18,7 +18,6 @@ from typing import Any, Literal, TypeAlias
 from .._errors import ErrorCode, McpError
 from .._types._content import TextContent
 from .._types._tools import CallToolResult, Tool
-from ._audit import shorten
 
 __all__ = ["ToolStyle", "parse_tool_use", "tool_definitions", "tool_result"]
 
@@ -43,9 +42,7 @@ def tool_definitions(tools: Mapping[str, Tool], style: ToolStyle) -> list[dict[s
     specs: list[dict[str, Any]] = []
     for name, tool in tools.items():
         if not _API_NAME.fullmatch(name):
-            log.warning(
-                "tool %r left out: LLM APIs take names of 1 to 64 of A-Za-z0-9_-", shorten(name)
-            )
+            log.warning("tool %r left out: LLM APIs take names of 1 to 64 of A-Za-z0-9_-", name)
             continue
         schema = dict(tool.input_schema)
         if style == "anthropic":

@@ -17,11 +17,6 @@ from ._config_keys import check_policy
 __all__ = ["RateLimiter", "ServerPolicy", "parse_policy"]
 
 
-def _fold(text: str) -> str:
-    # NFKC then casefold: "Export_all", "EXPORT_ALL", fullwidth "export_all" match "export_*".
-    return unicodedata.normalize("NFKC", text).casefold()
-
-
 def _not_a_string(value: object, what: str) -> None:
     # Iterating a string would make one entry per character ("read_*" -> r, e, a, d, _, *).
     if isinstance(value, str | bytes):
@@ -50,13 +45,23 @@ class ServerPolicy:
     Tool names in the patterns are the server's own (``forecast``, not
     ``weather__forecast``); patterns are shell globs (``read_*``, ``*``), matched without
     regard to case or Unicode compatibility forms (both sides NFKC-normalised and
-    casefolded), so ``export_*`` blocks ``Export_all``.
+    case-folded), so ``export_*`` blocks ``Export_all`` and its fullwidth spelling too.
     """
 
     #: Only tools matching one of these are offered and callable (``None``: every tool).
     allowed_tools: tuple[str, ...] | None = attrs.field(default=None, converter=_patterns)
     #: Tools matching one of these are hidden and refused, even if allowed above.
     blocked_tools: tuple[str, ...] = attrs.field(default=(), converter=_patterns)
+    #: Tools matching one of these are called without asking by the default consent
+    #: (which otherwise asks for every tool not annotated read-only): the user's grant, for
+    #: servers whose tools carry no annotations. A ``tool_call`` hook of your own sees it
+    #: as :attr:`ToolCallRequest.trusted <trio_mcp.host.ToolCallRequest.trusted>`.
+    trusted_tools: tuple[str, ...] = attrs.field(default=(), converter=_patterns)
+    #: Only skills whose name or ``SKILL.md`` URI matches one of these are handed to the
+    #: model (``None``: every skill; see :func:`trio_mcp.skills.host_skills`).
+    allowed_skills: tuple[str, ...] | None = attrs.field(default=None, converter=_patterns)
+    #: Skills matching one of these are never handed to the model, even if allowed above.
+    blocked_skills: tuple[str, ...] = attrs.field(default=(), converter=_patterns)
     #: The roots this server sees (``roots/list``), and only it. ``None``: the
     #: ``roots`` handler of the host's ``client_options``, if any.
     roots: tuple[Root, ...] | None = attrs.field(default=None, converter=_roots)
@@ -74,12 +79,31 @@ class ServerPolicy:
 
     def allows_tool(self, name: str) -> bool:
         """Whether the tool ``name`` (the server's own name) may be offered and called."""
-        name = _fold(name)
-        if any(fnmatchcase(name, _fold(pattern)) for pattern in self.blocked_tools):
+        if _matches(name, self.blocked_tools):
             return False
-        if self.allowed_tools is None:
+        return self.allowed_tools is None or _matches(name, self.allowed_tools)
+
+    def trusts_tool(self, name: str) -> bool:
+        """Whether the user granted calls to the tool ``name`` without asking."""
+        return _matches(name, self.trusted_tools)
+
+    def allows_skill(self, name: str, uri: str) -> bool:
+        """Whether the skill ``name`` at ``uri`` (its ``SKILL.md``) may reach the model: a
+        pattern matches the name or the URI."""
+        if _matches(name, self.blocked_skills) or _matches(uri, self.blocked_skills):
+            return False
+        if self.allowed_skills is None:
             return True
-        return any(fnmatchcase(name, _fold(pattern)) for pattern in self.allowed_tools)
+        return _matches(name, self.allowed_skills) or _matches(uri, self.allowed_skills)
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def _matches(name: str, patterns: Iterable[str]) -> bool:
+    folded = _folded(name)
+    return any(fnmatchcase(folded, _folded(pattern)) for pattern in patterns)
 
 
 class RateLimiter:
@@ -105,10 +129,11 @@ class RateLimiter:
 
 
 def parse_policy(entry: Mapping[str, Any]) -> ServerPolicy:
-    """The policy of an ``mcpServers`` entry: ``allowedTools``, ``blockedTools`` (lists of
-    globs), ``roots`` (URIs, or ``{"uri", "name"}`` objects), ``sampling`` and
-    ``elicitation`` (booleans), ``timeout`` (seconds), ``rateLimit`` (calls a second) and
-    ``burst``; all optional, each checked strictly (see :func:`~trio_mcp.host.parse_config`).
+    """The policy of an ``mcpServers`` entry: ``allowedTools``, ``blockedTools``,
+    ``trustedTools``, ``allowedSkills``, ``blockedSkills`` (lists of globs), ``roots``
+    (URIs, or ``{"uri", "name"}`` objects), ``sampling`` and ``elicitation`` (booleans),
+    ``timeout`` (seconds), ``rateLimit`` (calls a second) and ``burst``; all optional, each
+    checked strictly (see :func:`~trio_mcp.host.parse_config`).
 
     Raises:
         ConfigError: a key of the wrong type or out of range (named in the message).
@@ -118,6 +143,9 @@ def parse_policy(entry: Mapping[str, Any]) -> ServerPolicy:
     return ServerPolicy(
         allowed_tools=entry.get("allowedTools"),
         blocked_tools=entry.get("blockedTools", ()),
+        trusted_tools=entry.get("trustedTools", ()),
+        allowed_skills=entry.get("allowedSkills"),
+        blocked_skills=entry.get("blockedSkills", ()),
         roots=None
         if roots is None
         else [

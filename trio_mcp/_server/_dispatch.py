@@ -8,6 +8,7 @@ a state is sealed or opened): a server that offers only tools does not load them
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,9 @@ __all__ = ["Dispatcher"]
 
 #: The params of a tool call that :meth:`Dispatcher.immediate` can take.
 _PLAIN_CALL_KEYS = frozenset({"name", "arguments", "_meta"})
+#: The revision whose core has tasks (``params.task``, ``tasks/result``); later ones have
+#: the tasks extension instead.
+CORE_TASKS_VERSION = "2025-11-25"
 
 Handler = Callable[[Context, Any], Awaitable[Any]]
 
@@ -113,6 +117,7 @@ class Dispatcher:
             "tasks/get": self._get_task,
             "tasks/update": self._update_task,
             "tasks/cancel": self._cancel_task,
+            "tasks/result": self._task_result,
         }
 
     # -- entry points (Session callbacks) ---------------------------------------------------
@@ -306,7 +311,19 @@ class Dispatcher:
             await trio.lowlevel.checkpoint()
             raise McpError(f"Unknown tool: {params.name}", code=ErrorCode.INVALID_PARAMS)
         arguments = params.arguments
-        if spec.task != "never":
+        if spec.task != "never" and ctx.protocol_version == CORE_TASKS_VERSION:
+            # 2025-11-25: a task when the call asks for one (``params.task``).
+            if self.tasks is not None and params.task is not None:
+                created = await self._start_task(ctx, spec, arguments, {})
+                return {"task": await self._core_task(ctx, created["taskId"])}
+            if spec.task == "always":
+                await trio.lowlevel.checkpoint()
+                raise McpError(
+                    f"Method not found: tool {params.name!r} runs only as a task: call it "
+                    "with params.task",
+                    code=ErrorCode.METHOD_NOT_FOUND,
+                )
+        elif spec.task != "never":
             if self.tasks is not None and ctx.era == "modern" and _lazy.opted_in(ctx):
                 if spec.task_start == "immediately":
                     return await self._start_task(ctx, spec, arguments, {})
@@ -359,10 +376,31 @@ class Dispatcher:
 
         return await runner.create(ctx.principal, work)
 
+    async def _core_task(self, ctx: Context, task_id: str) -> dict[str, Any]:
+        """The task as 2025-11-25's ``Task``."""
+        runner = self.tasks
+        assert runner is not None
+        return (await runner.own(task_id, ctx.principal)).core_wire()
+
+    async def _task_result(self, ctx: Context, params: Any) -> Any:
+        """``tasks/result`` (2025-11-25): the outcome of the task, once it has one."""
+        runner = await self._runner_for(ctx)
+
+        async def ask(request: Any) -> Any:
+            return await ctx.session.request(request, related=ctx.request)
+
+        return await runner.outcome(_field(params, "taskId"), ctx.principal, ask)
+
     async def _runner_for(self, ctx: Context) -> TaskRunner:
         """The runner for a ``tasks/*`` request: -32601 from a server that runs no tasks,
         -32021 to a client that did not declare the extension."""
         if self.tasks is None:
+            await trio.lowlevel.checkpoint()
+            raise McpError(f"Method not found: {ctx.method}", code=ErrorCode.METHOD_NOT_FOUND)
+        if ctx.protocol_version == CORE_TASKS_VERSION:
+            await trio.lowlevel.checkpoint()
+            return self.tasks  # the core tasks: no extension to declare
+        if ctx.method == "tasks/result":
             await trio.lowlevel.checkpoint()
             raise McpError(f"Method not found: {ctx.method}", code=ErrorCode.METHOD_NOT_FOUND)
         if not _lazy.opted_in(ctx):
@@ -372,6 +410,8 @@ class Dispatcher:
 
     async def _get_task(self, ctx: Context, params: Any) -> dict[str, Any]:
         runner = await self._runner_for(ctx)
+        if ctx.protocol_version == CORE_TASKS_VERSION:
+            return (await runner.own(_field(params, "taskId"), ctx.principal)).core_wire()
         return await runner.get(_field(params, "taskId"), ctx.principal)
 
     async def _update_task(self, ctx: Context, params: Any) -> dict[str, Any]:
@@ -382,7 +422,10 @@ class Dispatcher:
 
     async def _cancel_task(self, ctx: Context, params: Any) -> dict[str, Any]:
         runner = await self._runner_for(ctx)
-        return await runner.cancel(_field(params, "taskId"), ctx.principal)
+        acknowledged = await runner.cancel(_field(params, "taskId"), ctx.principal)
+        if ctx.protocol_version == CORE_TASKS_VERSION:  # the task, as it stands now
+            return (await runner.own(_field(params, "taskId"), ctx.principal)).core_wire()
+        return acknowledged
 
     # -- resources --------------------------------------------------------------------------
 
@@ -667,7 +710,10 @@ def _notification_for(change: Change) -> tuple[str, dict[str, Any]]:
 
 
 def _field(params: Any, name: str) -> Any:
-    """A field of an extension method's params (they arrive as JSON objects)."""
-    if not isinstance(params, dict):
-        raise McpError("Invalid params: expected an object", code=ErrorCode.INVALID_PARAMS)
-    return params.get(name)
+    """A field of a ``tasks/*`` method's params: a JSON object (the extension's methods), or
+    the typed params of a revision that defines the method (2025-11-25's core tasks)."""
+    if isinstance(params, dict):
+        return params.get(name)
+    if attrs.has(type(params)):
+        return getattr(params, re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower(), None)
+    raise McpError("Invalid params: expected an object", code=ErrorCode.INVALID_PARAMS)

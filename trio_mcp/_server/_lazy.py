@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from .._types._sampling import CreateMessageRequest, CreateMessageRequestParams
     from .._types._sampling import SamplingMessage
     from .._types._subscriptions import SubscriptionFilter, SubscriptionsListenResult
+    from .._skills._catalog import Skill, as_skills
+    from .._skills._serving import ServedSkills
     from ._completion import CompleterSpec
     from ._forms import check_form_schema, form_schema_for_2025_06_18, schema_problems
     from ._prompts import PromptSpec
@@ -48,6 +50,8 @@ if not TYPE_CHECKING:
         from .._types._sampling import CreateMessageRequest, CreateMessageRequestParams
         from .._types._sampling import SamplingMessage
         from .._types._subscriptions import SubscriptionFilter, SubscriptionsListenResult
+        from .._skills._catalog import Skill, as_skills
+        from .._skills._serving import ServedSkills
         from ._completion import CompleterSpec
         from ._forms import check_form_schema, form_schema_for_2025_06_18, schema_problems
         from ._prompts import PromptSpec

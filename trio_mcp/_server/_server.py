@@ -40,6 +40,8 @@ from ._task_settings import TASKS_EXTENSION, TaskSettings
 from ._tools import ToolOptions, ToolSpec
 
 if TYPE_CHECKING:
+    from .._skills._catalog import DynamicSkill, Skill
+    from .._skills._serving import ServedSkills
     from ._completion import Completer, CompleterSpec
     from ._prompts import PromptOptions, PromptSpec
     from ._rate_limit import RateLimit
@@ -55,6 +57,9 @@ if TYPE_CHECKING:
     from ._tasks import TaskRunner
 
 __all__ = ["ServeOptions", "Server"]
+
+#: The Skills extension's identifier (``trio_mcp.skills.EXTENSION``).
+_SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -99,7 +104,8 @@ class Server:
             value is that extension's settings object (``{}`` for none). They are
             declared as ``capabilities.extensions``, which only 2026-07-28 and later
             define: peers on older revisions are not sent them. Answer the
-            extension's methods with :meth:`method`.
+            extension's methods with :meth:`method` (:meth:`add_skills` declares and
+            answers the Skills extension itself).
         page_size: items per page of every list.
         cache_ttl_ms, cache_scope: the caching hints of modern list and read
             results (2026-07-28); 0 means "immediately stale". A resource may set
@@ -184,6 +190,7 @@ class Server:
         #: run as a task is first added (then the defaults: an in-memory store).
         self.tasks = tasks
         self._secret = secret or os.urandom(32)
+        self._secret_drawn = not secret
         if len(self._secret) < 16:  # checked now, though the sealer is built on first use
             raise ValueError("the requestState secret must be at least 16 bytes")
         self._request_state_ttl = request_state_ttl
@@ -193,6 +200,7 @@ class Server:
         self._resources: dict[str, ResourceSpec] = {}
         self._templates: list[TemplateSpec] = []
         self._directories: list[DirectoryResources] = []
+        self._skills: ServedSkills | None = None
         self._prompts: dict[str, PromptSpec] = {}
         self._completers: dict[tuple[str, str, str], CompleterSpec] = {}
         self._custom_methods: dict[str, Callable[[Context, Any], Awaitable[Any]]] = {}
@@ -203,6 +211,14 @@ class Server:
     @property
     def name(self) -> str:
         return self.info.name
+
+    def _share_drawn_secret(self, secret: bytes) -> None:
+        """Seal with ``secret`` instead of the key this process drew, unless one was given:
+        what ``serve(workers=N)`` does in each worker, so that every worker opens the
+        ``requestState`` another sealed."""
+        if self._secret_drawn:
+            self._secret = secret
+            self._request_state_sealer = None
 
     @property
     def _sealer(self) -> RequestStateSealer:
@@ -283,6 +299,10 @@ class Server:
             extensions=self._extensions
             if self.tasks is None
             else {**(self._extensions or {}), TASKS_EXTENSION: {}},
+            # 2025-11-25's core tasks (the converter writes them for that revision only).
+            tasks=None
+            if self.tasks is None
+            else {"cancel": {}, "requests": {"tools": {"call": {}}}},
         )
 
     # -- tools ------------------------------------------------------------------------------
@@ -451,6 +471,37 @@ class Server:
         """
         self._directories.remove(directory)
         self._hub.publish(("list_changed", "resources"))
+
+    def add_skills(
+        self,
+        skills: str | os.PathLike[str] | Skill | DynamicSkill | Iterable[Skill | DynamicSkill],
+        *,
+        directory_read: bool = True,
+    ) -> None:
+        """Serve skills (the Skills extension, ``io.modelcontextprotocol/skills``): a
+        directory of ``SKILL.md`` folders (read now, see
+        :func:`~trio_mcp.skills.skills_from_directory`), :class:`~trio_mcp.skills.Skill`
+        objects, or :class:`~trio_mcp.skills.DynamicSkill` ones (generated content).
+        Declares the extension (with ``directoryRead`` as given the first time), answers
+        ``skills/list``, ``skills/get`` (and ``resources/directory/read``) and offers each
+        skill file as a resource. May be called again to add more skills.
+
+        Raises:
+            SkillFormatError: a skill breaks a rule of the format (naming it and the rule).
+            ValueError: a skill is served at that URI already, or ``directory_read``
+                differs from the first call's.
+        """
+        if self._skills is not None and self._skills.directory_read != directory_read:
+            raise ValueError("directory_read was set by the first add_skills() call")
+        added = _lazy.as_skills(skills)
+        if self._skills is None:
+            self._skills = _lazy.ServedSkills(self, directory_read=directory_read)
+            self._extensions = {
+                **(self._extensions or {}),
+                _SKILLS_EXTENSION: {"directoryRead": True} if directory_read else {},
+            }
+            self._capabilities_cache.clear()
+        self._skills.add(added)
 
     def notify_resource_updated(self, uri: str) -> None:
         """Tell subscribed clients that ``uri`` changed (never blocks)."""

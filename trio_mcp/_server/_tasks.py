@@ -15,7 +15,21 @@ unknown (``-32602``, exactly as for an id never issued).
 
 At most :attr:`TaskSettings.max_running` tasks run at once; up to
 :attr:`TaskSettings.max_waiting` more wait their turn (still ``working``) in the order they
-came, and beyond that a call is refused, so a flood of calls pins bounded memory.
+came, and beyond that a call is refused (:class:`~trio_mcp.RetryLater`, ``"busy"``: over
+HTTP 503 with ``Retry-After``), so a flood of calls pins bounded memory. Each principal
+(a task's owner, when requests have one) has a share of both:
+:attr:`TaskSettings.max_running_per_principal` of its tasks run at once, and past
+``max_running_per_principal + max_waiting_per_principal`` of its tasks its calls are
+refused (``"quota"``: over HTTP 429), so one principal cannot take every slot from the
+others.
+
+A store that fails is never the end of the server: a task's outcome that cannot be
+written is written again, after :data:`STORE_RETRY_DELAY` seconds doubling to
+:data:`STORE_RETRY_MAX_DELAY`, until the store takes it (the task's record says
+``working`` meanwhile, then its definite status); requests that need the store while it
+fails (a new task, ``tasks/get``, ``tasks/cancel``, ``tasks/update``) are refused
+(:class:`~trio_mcp.RetryLater`, ``"unavailable"``: over HTTP 503 with ``Retry-After``);
+each outage is logged when it begins and when it ends, and the server recovers by itself.
 """
 
 from __future__ import annotations
@@ -23,12 +37,13 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import trio
 
-from .._errors import ErrorCode, McpError, MissingRequiredClientCapability
+from .._errors import ErrorCode, McpError, MissingRequiredClientCapability, RetryLater
 from .._tasks._open import open_task_store
 from .._tasks._record import TaskRecord, TaskUpdate
 from .._tasks._store import TaskStore, TaskStoreFull
@@ -49,6 +64,15 @@ SWEEP_INTERVAL: Final = 60.0
 #: outcome, the shutdown's ``failed`` records): a store that does not answer cannot hold a
 #: finished task, or the shutdown, any longer (the record then stays as it was).
 STORE_WRITE_TIMEOUT: Final = 5.0
+#: Seconds before a failed write of a task's outcome is tried again; doubled each time.
+STORE_RETRY_DELAY: Final = 0.1
+#: The longest wait between two tries of a task's outcome.
+STORE_RETRY_MAX_DELAY: Final = 5.0
+#: The ``Retry-After`` of a request refused because the store fails, or the tasks are full.
+RETRY_AFTER: Final = 5
+#: Seconds between two reads of the running tasks' records in a shared store, where a
+#: ``tasks/cancel`` answered by another worker shows: the longest such a task runs on.
+CANCEL_POLL_INTERVAL: Final = 1.0
 
 #: The error recorded for tasks still running when the server stopped serving.
 SHUT_DOWN: Final[dict[str, Any]] = {
@@ -148,6 +172,12 @@ class TaskRunner:
         self.on_change = on_change
         self._limiter = trio.CapacityLimiter(settings.max_running)
         self._running: dict[str, _Running] = {}
+        #: Each principal's tasks running or waiting here, and the limiter of its share.
+        self._owned: dict[str, tuple[int, trio.CapacityLimiter]] = {}
+        #: Whether the store failed at the last try (an outage is logged once).
+        self._store_failing = False
+        #: Set (and replaced) each time this runner changes a record.
+        self._changed = trio.Event()
 
     @classmethod
     @asynccontextmanager
@@ -164,6 +194,8 @@ class TaskRunner:
         async with _store_for(settings.store) as store, trio.open_nursery() as nursery:
             runner = cls(nursery, store, settings, on_change)
             nursery.start_soon(runner._sweep)
+            if store.shared:
+                nursery.start_soon(runner._follow_cancellations)
             try:
                 yield runner
             finally:
@@ -174,13 +206,22 @@ class TaskRunner:
                         status="failed", error=SHUT_DOWN, status_message=SHUT_DOWN["message"]
                     )
                     for task_id in list(runner._running):
-                        await runner._update(task_id, shut_down)
+                        try:
+                            await runner._update(task_id, shut_down)
+                        except Exception as exc:  # noqa: BLE001 - any store's failure
+                            log.warning(
+                                "task %s: not recorded failed at shutdown: %r", task_id, exc
+                            )
 
     async def _update(self, task_id: str, change: TaskUpdate) -> TaskRecord | None:
-        """Change a task's record, and say so (status notifications)."""
+        """Change a task's record, and say so (status notifications, and whoever waits in
+        :meth:`outcome`)."""
         record = await self.store.update(task_id, change)
-        if record is not None and self.on_change is not None:
-            self.on_change(task_id)
+        if record is not None:
+            self._changed.set()
+            self._changed = trio.Event()
+            if self.on_change is not None:
+                self.on_change(task_id)
         return record
 
     async def _sweep(self) -> None:
@@ -189,7 +230,85 @@ class TaskRunner:
         anyway). Runs in the task nursery until it closes."""
         while True:
             await trio.sleep(SWEEP_INTERVAL)
-            await self.store.delete_expired()
+            try:
+                await self.store.delete_expired()
+            except Exception as exc:  # noqa: BLE001 - any store's failure; swept next time
+                self._failed("deleting expired tasks", exc)
+            else:
+                self._answered()
+
+    async def _follow_cancellations(self) -> None:
+        """In a store other workers share, a ``tasks/cancel`` may be answered by another
+        worker, which can only record it: every :data:`CANCEL_POLL_INTERVAL` seconds, read
+        the record of each task running here and cancel those recorded ``cancelled``. Runs
+        in the task nursery until it closes; a store that fails is read again next time."""
+        while True:
+            await trio.sleep(CANCEL_POLL_INTERVAL)
+            for task_id, running in list(self._running.items()):
+                if running.scope.cancel_called:
+                    continue
+                try:
+                    record = await self.store.get(task_id)
+                except Exception as exc:  # noqa: BLE001 - any store's failure; read next time
+                    self._failed("reading the running tasks", exc)
+                    break
+                if record is not None and record.status == "cancelled":
+                    log.info("task %s was cancelled through another worker", task_id)
+                    running.scope.cancel()
+
+    def _failed(self, doing: str, error: BaseException) -> None:
+        """Note a store failure: logged when an outage begins, not at every try."""
+        if not self._store_failing:
+            self._store_failing = True
+            log.warning("the task store failed (%s): %r; retrying", doing, error)
+
+    def _answered(self) -> None:
+        if self._store_failing:
+            self._store_failing = False
+            log.warning("the task store answers again")
+
+    def _unavailable(self, doing: str, error: BaseException) -> RetryLater:
+        self._failed(doing, error)
+        return RetryLater(
+            "Service Unavailable: the task store is not answering; try again later",
+            retry_after=RETRY_AFTER,
+            reason="unavailable",
+        )
+
+    async def _store_call(self, doing: str, call: Callable[[], Awaitable[Any]]) -> Any:
+        """``call()`` on the store for a request: a failure refuses the request
+        (:class:`~trio_mcp.RetryLater`, ``"unavailable"``)."""
+        try:
+            result = await call()
+        except TaskStoreFull:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any store's failure, whatever its library
+            raise self._unavailable(doing, exc) from None
+        self._answered()
+        return result
+
+    async def _record(self, task_id: str, change: TaskUpdate) -> None:
+        """Write a task's record until the store takes it: each try shielded and at most
+        :data:`STORE_WRITE_TIMEOUT` seconds, then :data:`STORE_RETRY_DELAY` seconds
+        doubling to :data:`STORE_RETRY_MAX_DELAY` between tries. Cancelling it (the
+        shutdown) stops the tries between two of them."""
+        delay = STORE_RETRY_DELAY
+        while True:
+            failure: BaseException | None = None
+            with trio.move_on_after(STORE_WRITE_TIMEOUT, shield=True) as write:
+                try:
+                    await self._update(task_id, change)
+                except Exception as exc:  # noqa: BLE001 - any store's failure: tried again
+                    failure = exc
+            if failure is None and not write.cancelled_caught:
+                self._answered()
+                return
+            self._failed(
+                f"recording task {task_id} {change.status}",
+                failure or TimeoutError(f"no answer within {STORE_WRITE_TIMEOUT:g} s"),
+            )
+            await trio.sleep(delay)
+            delay = min(delay * 2, STORE_RETRY_MAX_DELAY)
 
     def __len__(self) -> int:
         """How many tasks run or wait in this process."""
@@ -210,9 +329,19 @@ class TaskRunner:
         settings = self.settings
         if len(self._running) >= settings.max_running + settings.max_waiting:
             await trio.lowlevel.checkpoint()
-            raise McpError(
+            raise RetryLater(
                 f"Server busy: {len(self._running)} tasks are running or waiting; try again later",
-                code=ErrorCode.INTERNAL_ERROR,
+                retry_after=RETRY_AFTER,
+                reason="busy",
+            )
+        share = settings.max_running_per_principal + settings.max_waiting_per_principal
+        if owner is not None and self._owned.get(owner, (0, None))[0] >= share:
+            await trio.lowlevel.checkpoint()
+            raise RetryLater(
+                f"Too many tasks: this principal has {share} running or waiting (its share); "
+                "try again later",
+                retry_after=RETRY_AFTER,
+                reason="quota",
             )
         record = self.store.new_record(
             owner=owner,
@@ -220,11 +349,18 @@ class TaskRunner:
             poll_interval_ms=self.settings.poll_interval_ms,
         )
         try:
-            await self.store.create(record)
+            await self._store_call("creating a task", partial(self.store.create, record))
         except TaskStoreFull as full:
-            raise McpError(f"Server busy: {full}", code=ErrorCode.INTERNAL_ERROR) from None
+            raise RetryLater(
+                f"Server busy: {full}", retry_after=RETRY_AFTER, reason="busy"
+            ) from None
         running = _Running(trio.CancelScope(), owner)
         self._running[record.task_id] = running
+        if owner is not None:
+            count, limiter = self._owned.get(owner, (0, None))
+            if limiter is None:
+                limiter = trio.CapacityLimiter(settings.max_running_per_principal)
+            self._owned[owner] = (count + 1, limiter)
         self._nursery.start_soon(self._run, record.task_id, running, work)
         created = record.wire()
         created["resultType"] = "task"
@@ -234,9 +370,10 @@ class TaskRunner:
         self, task_id: str, running: _Running, work: Callable[[str], Awaitable[Any]]
     ) -> None:
         change: TaskUpdate | None = None
+        share = self._owned[running.owner][1] if running.owner is not None else None
         try:
             with running.scope:
-                async with self._limiter:
+                async with _holding(share), self._limiter:
                     try:
                         result = await work(task_id)
                     except McpError as error:
@@ -252,24 +389,71 @@ class TaskRunner:
             if running.scope.cancelled_caught:
                 change = TaskUpdate(status="cancelled", status_message="Cancelled by the client")
             if change is not None:
-                with trio.move_on_after(STORE_WRITE_TIMEOUT, shield=True) as write:
-                    await self._update(task_id, change)
-                if write.cancelled_caught:
-                    log.warning(
-                        "task %s: the store did not record its outcome within %g s",
-                        task_id,
-                        STORE_WRITE_TIMEOUT,
-                    )
+                await self._record(task_id, change)
         finally:
             del self._running[task_id]
+            if running.owner is not None:
+                count, limiter = self._owned[running.owner]
+                if count == 1:
+                    del self._owned[running.owner]
+                else:
+                    self._owned[running.owner] = (count - 1, limiter)
 
     # -- the tasks/* methods ----------------------------------------------------------------
+
+    async def own(self, task_id: object, owner: str | None) -> TaskRecord:
+        """The record of ``owner``'s task ``task_id``.
+
+        Raises:
+            McpError: -32602 for an id that is unknown, expired or another principal's
+                (the same answer for all three).
+            RetryLater: the store is not answering.
+        """
+        return await self._own(task_id, owner)
+
+    async def outcome(
+        self,
+        task_id: object,
+        owner: str | None,
+        ask: Callable[[Request[Any]], Awaitable[Any]],
+    ) -> dict[str, Any]:
+        """``tasks/result`` (2025-11-25): the result of the task's original request once it
+        ends. Blocks until then; a question the task asks meanwhile (it is
+        ``input_required``) is put to the client with ``ask`` (the ``tasks/result``
+        request's own channel) and its answer delivered to the task. Cancelling it stops
+        waiting; the task runs on.
+
+        Raises:
+            McpError: the task failed (its error), was cancelled, or is unknown.
+        """
+        record = await self._own(task_id, owner)
+        while not record.terminal:
+            running = self._running.get(record.task_id)
+            if record.status == "input_required" and running is not None:
+                for wire_key, (_, request) in list(running.input.remaining.items()):
+                    answer = await ask(request)
+                    running.input.take({wire_key: unstructure(answer)})
+            with trio.move_on_after(CANCEL_POLL_INTERVAL):  # a shared store's changes
+                await self._changed.wait()
+            record = await self._own(task_id, owner)
+        if record.status == "completed":
+            return dict(record.result or {})
+        if record.status == "failed":
+            error = record.error or {}
+            raise McpError(
+                str(error.get("message", "The task failed")),
+                code=int(error.get("code", ErrorCode.INTERNAL_ERROR)),
+                data=error.get("data"),
+            )
+        raise McpError(f"task {record.task_id} was cancelled", code=ErrorCode.INVALID_REQUEST)
 
     async def _own(self, task_id: object, owner: str | None) -> TaskRecord:
         if type(task_id) is not str:
             await trio.lowlevel.checkpoint()
             raise McpError("Invalid params: taskId must be a string", code=ErrorCode.INVALID_PARAMS)
-        record = await self.store.get(task_id)
+        record: TaskRecord | None = await self._store_call(
+            "reading a task", partial(self.store.get, task_id)
+        )
         if record is None or record.owner != owner:
             raise unknown_task(task_id)
         return record
@@ -290,11 +474,11 @@ class TaskRunner:
         if running is not None and running.input.take(responses):
             remaining = running.input.remaining
             if remaining:  # partial: only what is still outstanding shows
-                await self._update(
-                    record.task_id,
-                    TaskUpdate(
-                        status="input_required", input_requests=running.input.remaining_wire()
-                    ),
+                change = TaskUpdate(
+                    status="input_required", input_requests=running.input.remaining_wire()
+                )
+                await self._store_call(
+                    "recording a task's input", partial(self._update, record.task_id, change)
                 )
         return {}
 
@@ -306,9 +490,9 @@ class TaskRunner:
         if running is not None:
             running.scope.cancel()
         elif not record.terminal:  # run elsewhere, or its runner is gone
-            await self._update(
-                record.task_id,
-                TaskUpdate(status="cancelled", status_message="Cancelled by the client"),
+            change = TaskUpdate(status="cancelled", status_message="Cancelled by the client")
+            await self._store_call(
+                "cancelling a task", partial(self._update, record.task_id, change)
             )
         return {}
 
@@ -328,7 +512,7 @@ class TaskRunner:
         asked = running.input
         keys = {asked.wire_key(key): (key, request) for key, request in requests.items()}
         asked.pending.update(keys)
-        await self._update(
+        await self._record(
             task_id, TaskUpdate(status="input_required", input_requests=asked.remaining_wire())
         )
         while any(key not in asked.answers for key in keys):
@@ -345,21 +529,36 @@ class TaskRunner:
                     code=ErrorCode.INVALID_PARAMS,
                 ) from None
         if not asked.remaining:
-            await self._update(task_id, TaskUpdate(status="working"))
+            await self._record(task_id, TaskUpdate(status="working"))
         return answers
 
     async def report(self, task_id: str, message: str) -> None:
-        """Set a running task's status message (its progress, as clients poll it)."""
-        record = await self.store.get(task_id)
-        if record is not None and not record.terminal:
-            await self._update(
-                task_id,
-                TaskUpdate(
-                    status=record.status,
-                    status_message=message,
-                    input_requests=record.input_requests,
-                ),
-            )
+        """Set a running task's status message (its progress, as clients poll it). Best
+        effort: while the store fails, the message is dropped (the task goes on)."""
+        try:
+            record = await self.store.get(task_id)
+            if record is not None and not record.terminal:
+                await self._update(
+                    task_id,
+                    TaskUpdate(
+                        status=record.status,
+                        status_message=message,
+                        input_requests=record.input_requests,
+                    ),
+                )
+        except Exception as exc:  # noqa: BLE001 - any store's failure: the message is dropped
+            self._failed(f"reporting on task {task_id}", exc)
+
+
+@asynccontextmanager
+async def _holding(limiter: trio.CapacityLimiter | None) -> AsyncIterator[None]:
+    """A slot of ``limiter`` (a principal's share), or nothing without one."""
+    if limiter is None:
+        await trio.lowlevel.checkpoint()
+        yield
+    else:
+        async with limiter:
+            yield
 
 
 @asynccontextmanager

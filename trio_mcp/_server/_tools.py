@@ -15,7 +15,7 @@ from .._errors import McpError
 from .._jsonschema import SchemaValidator
 from .._types._base import Icon
 from .._types._content import TextContent
-from .._types._tools import CallToolResult, Tool, ToolAnnotations
+from .._types._tools import CallToolResult, Tool, ToolAnnotations, ToolExecution
 from .._versions import FIRST_MODERN_VERSION
 from ._context import Context
 from ._results import CONTENT_TYPES, dumps_text, to_content, to_json
@@ -195,6 +195,10 @@ class ToolSpec:
             annotations=annotations,
             icons=list(icons) if icons is not None else None,
             meta=dict(meta) if meta is not None else None,
+            # 2025-11-25's core tasks (listed to that revision only).
+            execution=None
+            if task == "never"
+            else ToolExecution(task_support="required" if task == "always" else "optional"),
         )
         if task not in ("never", "optional", "always"):
             raise ValueError(f"task must be 'never', 'optional' or 'always', not {task!r}")

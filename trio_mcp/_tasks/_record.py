@@ -85,6 +85,23 @@ class TaskRecord:
             task["inputRequests"] = self.input_requests or {}
         return task
 
+    def core_wire(self) -> dict[str, Any]:
+        """The task as the 2025-11-25 revision's ``Task`` (``tasks/get``, ``tasks/cancel``,
+        a ``CreateTaskResult``'s ``task``): its payload is not inlined (``tasks/result``
+        gives it)."""
+        task: dict[str, Any] = {
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": _iso(self.created_at),
+            "lastUpdatedAt": _iso(self.updated_at),
+            "ttl": self.ttl_ms,
+        }
+        if self.poll_interval_ms is not None:
+            task["pollInterval"] = self.poll_interval_ms
+        if self.status_message is not None:
+            task["statusMessage"] = self.status_message
+        return task
+
     def dumps(self) -> bytes:
         """The record as JSON bytes, for stores that keep bytes."""
         return orjson.dumps(attrs.asdict(self))
@@ -104,7 +121,8 @@ class TaskUpdate:
     <trio_mcp.tasks.TaskStore.update>` only while the task is not terminal.
 
     Moving to ``completed`` sets ``result``, to ``failed`` sets ``error``, to
-    ``input_required`` sets ``input_requests``; the other payloads are cleared.
+    ``input_required`` sets ``input_requests``; the other payloads are cleared. A change to a
+    terminal status without a ``status_message`` keeps the last one (how far the task got).
     """
 
     status: TaskStatus
@@ -125,7 +143,10 @@ class TaskUpdate:
             record,
             status=self.status,
             updated_at=max(now, record.updated_at),
-            status_message=self.status_message,
+            # A task that ends keeps its last message unless the change says another.
+            status_message=self.status_message
+            if self.status_message is not None or self.status not in TERMINAL
+            else record.status_message,
             result=self.result if self.status == "completed" else None,
             error=self.error if self.status == "failed" else None,
             input_requests=self.input_requests if self.status == "input_required" else None,

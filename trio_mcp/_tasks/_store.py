@@ -19,7 +19,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import trio
 
@@ -47,6 +47,11 @@ class TaskStore(abc.ABC):
     Args:
         clock: wall-clock seconds since the epoch (for ``createdAt`` and TTLs).
     """
+
+    #: Whether other processes may write the same records (a fleet's workers sharing a
+    #: database): then a server watches its running tasks' records, so that a
+    #: ``tasks/cancel`` answered by another worker stops the work here too.
+    shared: ClassVar[bool] = True
 
     def __init__(self, *, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
@@ -104,7 +109,7 @@ class TaskStore(abc.ABC):
 
 class MemoryTaskStore(TaskStore):
     """Tasks kept in this process's memory: gone when it exits (the records of its own tasks
-    need no recovery, since nothing outlives it).
+    need no recovery, since nothing outlives it). Not shared: only this process writes it.
 
     Args:
         max_tasks: records kept at most (default 10,000). When full, expired records go
@@ -112,6 +117,8 @@ class MemoryTaskStore(TaskStore):
             :meth:`create` raises :exc:`TaskStoreFull`.
         clock: wall-clock seconds since the epoch.
     """
+
+    shared: ClassVar[bool] = False
 
     def __init__(self, *, max_tasks: int = 10_000, clock: Callable[[], float] = time.time) -> None:
         super().__init__(clock=clock)

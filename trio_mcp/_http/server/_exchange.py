@@ -14,8 +14,8 @@ import orjson
 import trio
 
 from ... import _jsonrpc as rpc
-from ..._errors import ErrorCode
-from ..._types._base import RequestId
+from ..._errors import ErrorCode, retry_hint
+from ..._types._base import Error, RequestId
 from ._sse import KEEPALIVE, message_event
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "TooLarge",
     "app_path",
     "error_body",
+    "retry_status",
     "status_for_error",
 ]
 
@@ -70,6 +71,17 @@ def status_for_error(code: int) -> int:
     if code == ErrorCode.INTERNAL_ERROR:
         return 500
     return 200
+
+
+def retry_status(error: Error) -> tuple[int, tuple[Header, ...]] | None:
+    """The HTTP status and headers of an error that says to retry later
+    (:class:`~trio_mcp.RetryLater`): 429 for the caller's own quota, else 503, each with
+    ``Retry-After``; ``None`` for any other error."""
+    hint = retry_hint(error.data) if error.code == ErrorCode.INTERNAL_ERROR else None
+    if hint is None:
+        return None
+    seconds, reason = hint
+    return (429 if reason == "quota" else 503), ((b"retry-after", b"%d" % seconds),)
 
 
 def error_body(id: RequestId | None, code: int, message: str, data: Any = None) -> bytes:
@@ -233,9 +245,11 @@ class HttpRequest:
         """Send a JSON-RPC error response with ``status``."""
         await self.respond(status, error_body(id, code, message, data), headers=headers)
 
-    async def respond_message(self, message: rpc.Message, status: int = 200) -> None:
+    async def respond_message(
+        self, message: rpc.Message, status: int = 200, *, headers: Sequence[Header] = ()
+    ) -> None:
         """Send one JSON-RPC message as the JSON body."""
-        await self.respond(status, rpc.dumps(message))
+        await self.respond(status, rpc.dumps(message), headers=headers)
 
 
 class ResponseWriter:

@@ -37,7 +37,7 @@ from ..._server._dispatch import Dispatcher
 from ..._session._engine import Session, connect_session
 from ..._transports._stream import MessageStream, Received
 from ..._types._base import RequestId
-from ._exchange import Header
+from ._exchange import Header, retry_status
 from ._legacy_channels import Channel
 
 if TYPE_CHECKING:
@@ -73,6 +73,11 @@ class _SessionStream(MessageStream):
         if self.session.closed:
             await trio.lowlevel.checkpoint()
             raise trio.BrokenResourceError("the session ended")
+        if type(message) is rpc.ErrorResponse:
+            refused = retry_status(message.error)
+            if refused is not None:  # busy, a quota, a store away: 503/429 + Retry-After
+                await self.session.route(message, related, status=refused[0], headers=refused[1])
+                return
         await self.session.route(message, related)
 
     async def receive(self) -> Received:

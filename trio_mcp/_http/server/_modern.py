@@ -53,11 +53,13 @@ from .._headers import (
 )
 from ._callers import caller_of, principal_of
 from ._exchange import (
+    Header,
     HttpRequest,
     ResponseWriter,
     Scope,
     cancel_on_disconnect,
     keep_alive,
+    retry_status,
     status_for_error,
 )
 
@@ -106,8 +108,8 @@ class _ExchangeStream(MessageStream):
                 return
             data = rpc.dumps(message)
             if writer.state == "new" and writer.json_ok:
-                status = 200 if kind is rpc.ResultResponse else _status(message)
-                await writer.json(data, status)
+                status, headers = (200, ()) if kind is rpc.ResultResponse else _status(message)
+                await writer.json(data, status, headers=headers)
             else:
                 await writer.event(data)
                 await writer.close()
@@ -127,8 +129,10 @@ class _ExchangeStream(MessageStream):
         await trio.lowlevel.checkpoint()
 
 
-def _status(message: rpc.Message) -> int:
-    return status_for_error(message.error.code)  # type: ignore[union-attr]
+def _status(message: rpc.Message) -> tuple[int, tuple[Header, ...]]:
+    """The HTTP status (and headers) of an error answer."""
+    error = message.error  # type: ignore[union-attr]
+    return retry_status(error) or (status_for_error(error.code), ())
 
 
 class ModernEndpoint:
@@ -242,8 +246,10 @@ class ModernEndpoint:
             event = connection.receive(request)
             if type(event) is Reply:
                 response = event.message
-                status = 200 if type(response) is rpc.ResultResponse else _status(response)
-                await http.respond_message(response, status)
+                status, headers = (
+                    (200, ()) if type(response) is rpc.ResultResponse else _status(response)
+                )
+                await http.respond_message(response, status, headers=headers)
             elif type(event) is Dispatch:
                 await self._dispatch(http, connection, event.request, caller)
             else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final, Unpack
@@ -39,10 +40,11 @@ def _bind(host: str, port: int) -> str:
 
 
 async def serve(
-    server: Server,
+    server: Server | str,
     host: str = "127.0.0.1",
     port: int = 8000,
     *,
+    workers: int = 1,
     graceful_timeout: float = 5.0,
     backlog: int = DEFAULT_BACKLOG,
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
@@ -59,9 +61,21 @@ async def serve(
         port = await nursery.start(partial(serve, server, port=0))
 
     Args:
-        server: what to serve.
+        server: what to serve. With ``workers`` above 1, each worker process builds it
+            again from its module: a ``Server`` defined at the top level of a module or
+            of the program's script, or ``"module:attribute"`` naming one (or a function
+            of no arguments returning one).
         host, port: where to listen. Binding to the local machine (the default) turns on
             DNS-rebinding protection unless ``host_policy`` says otherwise.
+        workers: how many processes serve (1: this one). Above 1, each worker is a
+            process of its own (its own ``trio.run``) listening on the same port with
+            ``SO_REUSEPORT``, so the kernel spreads connections over them; this call
+            supervises them (a worker that dies is started again, after 0.5 s doubling
+            to 30 s while it keeps dying) and stops them at shutdown (each has the
+            shutdown deadline, then SIGTERM, then SIGKILL). ``app_options`` and
+            ``config`` are pickled to each worker. The stateless era works across
+            workers as is; the initialize era's sessions live in the worker that made
+            them unless the workers share state (see the scale-out how-to).
         graceful_timeout: the shutdown deadline (5 s): requests still running that
             many seconds after shutdown began are cancelled and answered with a JSON-RPC
             error saying that the server is shutting down (``503`` as JSON, or the
@@ -78,8 +92,11 @@ async def serve(
 
     Raises:
         RuntimeError: the app cannot start (say, its task store cannot be opened); the
-            message names what and why. Nothing was bound.
-        ValueError: ``backlog`` is not a positive int.
+            message names what and why. Nothing was bound. With workers: a worker exited
+            before serving (its error went to stderr).
+        ValueError: ``backlog`` or ``workers`` is not a positive int.
+        TypeError: with workers, a ``Server`` no module holds at its top level, or an
+            option that does not pickle (named).
 
     Resource handling: Hypercorn's nurseries (connections, lifespan) and the app's
     session manager all live inside this call. Shutdown first ends the long-lived
@@ -90,6 +107,27 @@ async def serve(
     """
     if isinstance(backlog, bool) or not isinstance(backlog, int) or backlog < 1:
         raise ValueError(f"backlog must be a positive int, not {backlog!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive int, not {workers!r}")
+    if workers == 1 and isinstance(server, str):
+        from ._worker_spec import server_ref
+
+        server = server_ref(server).load()
+    if workers > 1:
+        await _serve_workers(
+            server,
+            host,
+            port,
+            workers=workers,
+            graceful_timeout=graceful_timeout,
+            backlog=backlog,
+            shutdown_trigger=shutdown_trigger,
+            config=config,
+            task_status=task_status,
+            app_options=app_options,
+        )
+        return
+    assert not isinstance(server, str)
     if "host_policy" not in app_options and not is_loopback(host):
         # Serving other names is a deliberate choice; Host checks would refuse them.
         app_options["host_policy"] = HostPolicy.off()
@@ -126,3 +164,40 @@ async def serve(
         )
         bound = urlsplit(binds[0]).port if binds else None
         task_status.started(bound if bound is not None else port)
+
+
+async def _serve_workers(
+    server: Server | str,
+    host: str,
+    port: int,
+    *,
+    workers: int,
+    graceful_timeout: float,
+    backlog: int,
+    shutdown_trigger: Callable[[], Awaitable[Any]] | None,
+    config: Config | None,
+    task_status: trio.TaskStatus[int],
+    app_options: AppOptions,
+) -> None:
+    from ._worker_spec import WorkerSpec, server_ref
+    from ._workers import serve_workers
+
+    spec = WorkerSpec(
+        server=server_ref(server),
+        host=host,
+        port=port,
+        graceful_timeout=graceful_timeout,
+        backlog=backlog,
+        config=config,
+        app_options=dict(app_options),
+        sys_path=list(sys.path),
+        log_level=logging.getLogger("trio_mcp").getEffectiveLevel(),
+    )
+    spec.dumps()  # refuses options that cannot reach the workers, before anything starts
+    await serve_workers(
+        spec,
+        workers,
+        answer_time=ANSWER_TIME,
+        shutdown_trigger=shutdown_trigger,
+        task_status=task_status,
+    )

@@ -1,0 +1,89 @@
+"""Tasks across a fleet (issue 23): two worker processes on different ports share a real
+Redis task store; a task started on one is read on the other, and ``tasks/cancel`` answered
+by the other stops the work where it runs (the handler observes the cancellation)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from http_support import meta, modern_body, modern_headers
+from redis_support import redis_url  # noqa: F401 - the fixture
+
+from trio_mcp.server import TASKS_EXTENSION
+
+HERE = Path(__file__).resolve().parent
+
+pytestmark = pytest.mark.slow
+
+
+def worker(port: int, store: str, log: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(HERE / "fleet_app.py"), str(port), store, str(log)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.fixture
+def fleet(redis_url: str, tmp_path: Path) -> Iterator[tuple[list[str], Path]]:  # noqa: F811
+    log = tmp_path / "log"
+    log.touch()
+    workers = [worker(0, redis_url, log) for _ in range(2)]
+    try:
+        urls = []
+        for process in workers:
+            assert process.stdout is not None
+            urls.append(f"http://127.0.0.1:{int(process.stdout.readline())}/mcp")
+        yield urls, log
+    finally:
+        for process in workers:
+            process.terminate()
+        for process in workers:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def rpc(url: str, id: int, method: str, params: dict[str, Any], name: str | None = None) -> Any:
+    body = modern_body(id, method, params)
+    body["params"]["_meta"] = meta(extensions={TASKS_EXTENSION: {}})
+    answer = httpx.post(url, json=body, headers=modern_headers(method, name), timeout=10)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["result"]
+
+
+def wait_for(log: Path, line: str, limit: float = 20) -> list[str]:
+    deadline = time.monotonic() + limit
+    while True:
+        lines = log.read_text().splitlines()
+        if any(entry.startswith(line) for entry in lines):
+            return lines
+        assert time.monotonic() < deadline, (line, lines)
+        time.sleep(0.05)
+
+
+def test_a_task_cancelled_through_another_worker_stops_where_it_runs(
+    fleet: tuple[list[str], Path],
+) -> None:
+    (a, b), log = fleet
+    created = rpc(a, 1, "tools/call", {"name": "hold", "arguments": {"seconds": 600}}, "hold")
+    task_id = created["taskId"]
+    started = wait_for(log, "started")
+    # The other worker reads it from the shared store ...
+    assert rpc(b, 2, "tasks/get", {"taskId": task_id}, task_id)["status"] == "working"
+    # ... and cancels it: the handler on the first worker sees its cancellation.
+    rpc(b, 3, "tasks/cancel", {"taskId": task_id}, task_id)
+    lines = wait_for(log, "cancelled", limit=10)
+    assert lines[lines.index(started[0]) + 1].split()[1] == started[0].split()[1]
+    for url in (a, b):
+        assert rpc(url, 4, "tasks/get", {"taskId": task_id}, task_id)["status"] == "cancelled"
+    assert not any(line.startswith("done") for line in log.read_text().splitlines())
