@@ -7,6 +7,9 @@ grant it."""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -14,19 +17,24 @@ import pytest
 import trio
 
 from trio_mcp import McpError
+from trio_mcp._host._pinning import Pins, schema_depth
 from trio_mcp.host import (
     Allow,
     Consent,
     InProcessServerConfig,
     ServerPolicy,
+    StdioServerConfig,
     ToolChange,
+    allow_all,
     open_host,
     parse_policy,
 )
 from trio_mcp.server import Server
-from trio_mcp.types import TextContent, ToolAnnotations
+from trio_mcp.types import TextContent, Tool, ToolAnnotations
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
+DEEP_SCHEMA = Path(__file__).resolve().parent / "programs" / "deep_schema.py"
+PEER_ENV = {"PATH": os.environ.get("PATH", "")}
 
 
 def in_memory(server: Server, policy: ServerPolicy | None = None) -> InProcessServerConfig:
@@ -279,3 +287,49 @@ async def test_a_tool_changed_while_the_call_hook_waits_is_not_called(
         assert "changed while its call waited for consent" in text(refused)
         assert [e.kind for e in host.audit.pending()][-1] == "refused"
     assert log == []
+
+
+def nested(depth: int) -> dict[str, Any]:
+    """An object schema with ``depth`` objects nested in ``properties``."""
+    schema: dict[str, Any] = {"type": "object"}
+    node = schema
+    for _ in range(depth):
+        child: dict[str, Any] = {"type": "object"}
+        node["properties"] = {"a": child}
+        node = child
+    return schema
+
+
+def test_a_schema_nested_past_the_limit_is_refused_before_it_is_compared_or_hashed() -> None:
+    pins = Pins()
+    plain = Tool(name="plain", input_schema={"type": "object"})
+    pins.review("s", [plain])
+    # Added later, 201 levels deep: hashing it for an approval would fail (orjson stops
+    # at 254 levels), so it is refused for what it is rather than asked about.
+    deep = Tool(name="deep", input_schema=nested(100))
+    assert pins.review("s", [plain, deep]) == [("deep", "too_deep")]
+    assert pins.status("s", "deep") == "too_deep"
+    assert not pins.approve("s", "deep", "0" * 64)
+    assert schema_depth(Tool(name="t", input_schema=nested(31))) == 63  # within 64
+    assert pins.review("s", [plain, Tool(name="ok", input_schema=nested(31))]) == [("ok", "new")]
+
+
+async def test_a_server_whose_schema_is_nested_as_deep_as_json_allows_stays_connected() -> None:
+    """A real stdio peer sends a schema 1,000 levels deep (within the JSON parser's limit):
+    the host refuses that tool and keeps the server and its other tools; it used to fail
+    the listing with RecursionError and restart the server for ever."""
+    config = StdioServerConfig(
+        command=[sys.executable, str(DEEP_SCHEMA), "500"], env=PEER_ENV, grace=1.0
+    )
+    async with open_host({"s": config}, consent=allow_all()) as host:
+        with trio.fail_after(20):
+            await host.wait_settled()
+            assert host.servers["s"].status == "connected"
+            assert sorted(host.tools()) == ["s__plain"]
+            assert host.tool_status("s__deep") == "too_deep"
+            refused = await host.call_tool("s__deep")
+            assert refused.is_error
+            assert "nested deeper than a host accepts" in text(refused)
+            assert text(await host.call_tool("s__plain")) == "plain"
+        refusals = [(e.kind, e.subject, e.reason) for e in host.audit.pending()]
+        assert ("tool_refused", "deep", "too_deep") in refusals

@@ -60,6 +60,7 @@ USER_REJECTED = -1
 _REFUSED_FOR_WHAT_THEY_ARE: dict[str, str] = {
     "duplicate": "its server lists two tools of that name",
     "too_long": "the text it offers a model is longer than the host's max_description",
+    "too_deep": "its schemas are nested deeper than a host accepts",
     "bad_name": "its name breaks the spec's rules for tool names",
 }
 
