@@ -333,3 +333,20 @@ async def test_a_server_whose_schema_is_nested_as_deep_as_json_allows_stays_conn
             assert text(await host.call_tool("s__plain")) == "plain"
         refusals = [(e.kind, e.subject, e.reason) for e in host.audit.pending()]
         assert ("tool_refused", "deep", "too_deep") in refusals
+
+
+def test_names_a_server_stops_listing_are_forgotten_unless_approved() -> None:
+    """A server that keeps adding fresh names and dropping them must not grow the pins:
+    only what it lists now and what was approved are kept."""
+    pins = Pins()
+    kept = Tool(name="kept", input_schema={"type": "object"})
+    pins.review("s", [kept])
+    for round_ in range(50):
+        fresh = [Tool(name=f"t{round_}_{i}", input_schema={"type": "object"}) for i in range(20)]
+        assert {status for _, status in pins.review("s", [kept, *fresh])} == {"new"}
+    pins.review("s", [kept])
+    assert len(pins._current) == 1
+    assert len(pins._status) == 1
+    # A dropped approved tool keeps its approval; a dropped new one is new again.
+    assert pins.review("s", [kept, Tool(name="t0_0", input_schema={})]) == [("t0_0", "new")]
+    assert pins.status("s", "kept") == "approved"

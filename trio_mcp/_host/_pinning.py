@@ -139,8 +139,9 @@ def schema_depth(tool: Tool) -> int:
 class Pins:
     """The approved definitions of one host's tools, by server then tool name.
 
-    Memory: one definition per tool ever listed (servers' lists are bounded by the
-    client's page limits).
+    Memory: the definitions of the tools each server lists now (bounded by the client's
+    page limits) and of the tools approved, which a server cannot add to by itself:
+    what it stops listing is forgotten unless it was approved.
     """
 
     max_description: int = DEFAULT_MAX_DESCRIPTION
@@ -184,6 +185,12 @@ class Pins:
             if status != "approved" and self._status.get(key) != status:
                 news.append((tool.name, status))
             self._status[key] = status
+        # Forget what this server no longer lists (it cannot be called): a server adding
+        # and removing fresh names must not grow the pins. Approvals stay, as they must.
+        listed = {(server, tool.name) for tool in tools}
+        for key in [key for key in self._current if key[0] == server and key not in listed]:
+            del self._current[key]
+            self._status.pop(key, None)
         return news
 
     def status(self, server: str, name: str) -> ToolStatus:
