@@ -44,6 +44,7 @@ from ._host._model_tools import (
 )
 from ._host._pinning import (
     DEFAULT_MAX_DESCRIPTION as DEFAULT_MAX_DESCRIPTION,
+    MAX_SCHEMA_DEPTH as MAX_SCHEMA_DEPTH,
     ToolStatus as ToolStatus,
 )
 from ._host._policy import ServerPolicy as ServerPolicy, parse_policy as parse_policy

@@ -31,7 +31,7 @@ AuditKind = Literal[
     "restart",  # a server is being restarted
     "tool_changed",  # a tool's definition differs from the approved one
     "tool_added",  # a tool appeared after its server's tools were first listed
-    "tool_refused",  # a tool listed blocked by policy, twice, too long or badly named
+    "tool_refused",  # a tool listed blocked by policy, twice, too long, too deep or badly named
     "tool_approved",  # a changed or added tool was approved
 ]
 

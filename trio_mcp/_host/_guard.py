@@ -60,6 +60,7 @@ USER_REJECTED = -1
 _REFUSED_FOR_WHAT_THEY_ARE: dict[str, str] = {
     "duplicate": "its server lists two tools of that name",
     "too_long": "the text it offers a model is longer than the host's max_description",
+    "too_deep": "its schemas are nested deeper than a host accepts",
     "bad_name": "its name breaks the spec's rules for tool names",
 }
 
@@ -192,6 +193,14 @@ class Guard:
         if isinstance(decision, Rewrite):
             arguments = decision.request
         client = host.client(server)  # it may have dropped while the hook waited
+        if host.pins.status(server, tool.name) != "approved":
+            # The server changed (or duplicated) the tool while the hook waited: what the
+            # hook allowed is not what would be called. The next call asks about it.
+            return self._refuse(
+                server,
+                tool.name,
+                f"{shown(name)} changed while its call waited for consent; it is not called",
+            )
         with trio.move_on_after(policy.timeout if policy.timeout is not None else float("inf")):
             try:
                 with host._watching(state, client):

@@ -226,7 +226,8 @@ class Host:
         definition differs from the one approved) or ``"new"`` (its server added it after
         its tools were first listed), both refused until approved; ``"duplicate"`` (its
         server lists two tools of that name), ``"too_long"`` (the text it offers a model is
-        longer than ``max_description``), ``"bad_name"`` (its name breaks the spec's rules
+        longer than ``max_description``), ``"too_deep"`` (its schemas nest objects and
+        arrays more than 64 deep), ``"bad_name"`` (its name breaks the spec's rules
         for tool names) or ``"collision"`` (another server's tool has the same namespaced
         name, as ``a`` + ``__b`` and ``a_`` + ``_b`` do), always refused."""
         if len({state.name for state, _ in self._guard.claimants(name)}) > 1:
@@ -263,7 +264,7 @@ class Host:
             McpError: (-32602) no connected server lists it, or the digest is not the one
                 of the definition its server lists now (it changed again since it was
                 shown: show it again), or the tool is refused for what it is
-                (``"duplicate"``, ``"too_long"``, ``"bad_name"``).
+                (``"duplicate"``, ``"too_long"``, ``"too_deep"``, ``"bad_name"``).
         """
         state, tool = self._guard.find_tool(name)
         if not self.pins.approve(state.name, tool.name, approved_digest):

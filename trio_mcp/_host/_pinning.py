@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -35,6 +35,7 @@ __all__ = [
     "definition",
     "digest",
     "model_text_length",
+    "schema_depth",
     "shown",
 ]
 
@@ -42,13 +43,20 @@ __all__ = [
 #: title, the titles and descriptions in its schemas, together) that a host accepts by
 #: default; more is refused (room for instructions hidden from the user).
 DEFAULT_MAX_DESCRIPTION = 8192
+#: The deepest nesting of objects and arrays in a tool's schemas that a host accepts;
+#: deeper is refused (``"too_deep"``): no real schema needs it, and comparing, hashing or
+#: walking such a definition recursively would fail.
+MAX_SCHEMA_DEPTH = 64
 #: The longest name written to logs and audit events; a longer one is cut, marked.
 MAX_SHOWN_NAME = 200
 
 #: A tool's standing: approved, changed since approved, added after the first listing,
-#: listed twice by its server, offering too much text, named against the spec's rules, or
+#: listed twice by its server, offering too much text, with schemas nested too deep,
+#: named against the spec's rules, or
 #: colliding with another server's namespaced name.
-ToolStatus = Literal["approved", "changed", "new", "duplicate", "too_long", "bad_name", "collision"]
+ToolStatus = Literal[
+    "approved", "changed", "new", "duplicate", "too_long", "too_deep", "bad_name", "collision"
+]
 
 #: The spec's tool names (2025-11-25, "Tool names"): 1 to 128 of these characters.
 _TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
@@ -90,35 +98,50 @@ def digest(current: Mapping[str, Any]) -> str:
     return hashlib.sha256(orjson.dumps(current, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def _schema_texts(schema: Any) -> Iterator[str]:
-    if isinstance(schema, Mapping):
-        for key, value in schema.items():
-            if key in ("title", "description") and isinstance(value, str):
-                yield value
-            else:
-                yield from _schema_texts(value)
-    elif isinstance(schema, list):
-        for item in schema:
-            yield from _schema_texts(item)
+def _walk_schemas(tool: Tool) -> tuple[int, int]:
+    """The characters of ``title`` and ``description`` strings in ``tool``'s schemas, and
+    the deepest nesting of objects and arrays in them; walked with a stack of its own,
+    never recursively, so a schema nested as deep as JSON allows cannot exhaust Python's
+    stack."""
+    length, deepest = 0, 0
+    stack: list[tuple[Any, int]] = [(tool.input_schema, 1), (tool.output_schema, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            deepest = max(deepest, depth)
+            for key, value in node.items():
+                if key in ("title", "description") and isinstance(value, str):
+                    length += len(value)
+                else:
+                    stack.append((value, depth + 1))
+        elif isinstance(node, list):
+            deepest = max(deepest, depth)
+            stack.extend((item, depth + 1) for item in node)
+    return length, deepest
 
 
 def model_text_length(tool: Tool) -> int:
     """The characters of text ``tool`` offers a model: its title and description, its
     annotations' title, and every ``title`` and ``description`` in its schemas."""
-    texts = [tool.title or "", tool.description or ""]
+    length = len(tool.title or "") + len(tool.description or "")
     if tool.annotations is not None:
-        texts.append(tool.annotations.title or "")
-    texts.extend(_schema_texts(tool.input_schema))
-    texts.extend(_schema_texts(tool.output_schema))
-    return sum(len(text) for text in texts)
+        length += len(tool.annotations.title or "")
+    return length + _walk_schemas(tool)[0]
+
+
+def schema_depth(tool: Tool) -> int:
+    """The deepest nesting of objects and arrays in ``tool``'s input and output schemas
+    (``{}`` is 1)."""
+    return _walk_schemas(tool)[1]
 
 
 @attrs.define
 class Pins:
     """The approved definitions of one host's tools, by server then tool name.
 
-    Memory: one definition per tool ever listed (servers' lists are bounded by the
-    client's page limits).
+    Memory: the definitions of the tools each server lists now (bounded by the client's
+    page limits) and of the tools approved, which a server cannot add to by itself:
+    what it stops listing is forgotten unless it was approved.
     """
 
     max_description: int = DEFAULT_MAX_DESCRIPTION
@@ -145,6 +168,8 @@ class Pins:
                 status = "bad_name"
             elif counts[tool.name] > 1:
                 status = "duplicate"
+            elif schema_depth(tool) > MAX_SCHEMA_DEPTH:
+                status = "too_deep"
             elif model_text_length(tool) > self.max_description:
                 status = "too_long"
             elif key not in self._approved:
@@ -160,6 +185,12 @@ class Pins:
             if status != "approved" and self._status.get(key) != status:
                 news.append((tool.name, status))
             self._status[key] = status
+        # Forget what this server no longer lists (it cannot be called): a server adding
+        # and removing fresh names must not grow the pins. Approvals stay, as they must.
+        listed = {(server, tool.name) for tool in tools}
+        for key in [key for key in self._current if key[0] == server and key not in listed]:
+            del self._current[key]
+            self._status.pop(key, None)
         return news
 
     def status(self, server: str, name: str) -> ToolStatus:
@@ -178,12 +209,13 @@ class Pins:
         ``approved_digest``, if that is the definition its server lists now. Returns
         whether it was: a tool that changed again (or a digest of another definition)
         stays refused, to be approved as it is now. Tools refused for what they are
-        (``"duplicate"``, ``"too_long"``, ``"bad_name"``) cannot be approved."""
+        (``"duplicate"``, ``"too_long"``, ``"too_deep"``, ``"bad_name"``) cannot be
+        approved."""
         key = (server, name)
         current = self._current.get(key)
-        if current is None or digest(current) != approved_digest:
+        if current is None or self._status.get(key) not in ("approved", "changed", "new"):
             return False
-        if self._status.get(key) not in ("approved", "changed", "new"):
+        if digest(current) != approved_digest:
             return False
         self._approved[key] = current
         self._status[key] = "approved"
