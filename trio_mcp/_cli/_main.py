@@ -31,6 +31,7 @@ from .._version import __version__
 from . import _lazy
 from ._arguments import parse_pairs, typed_arguments
 from ._bridge import add_bridge_command, run_bridge
+from ._completion import add_completion_command, completion_script
 from ._conformance import add_conformance_command, run_conformance
 from ._demo import run_demo
 from ._errors import CliError
@@ -159,6 +160,7 @@ def _parser() -> argparse.ArgumentParser:
     add_fuzz_commands(commands)
     add_conformance_command(commands)
     add_bridge_command(commands)
+    add_completion_command(commands)
     add_skill_commands(commands)
     return parser
 
@@ -360,6 +362,12 @@ async def _get_prompt(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _completion(args: argparse.Namespace) -> int:
+    await trio.lowlevel.checkpoint()
+    print(completion_script(_parser(), args.shell), end="")
+    return 0
+
+
 COMMANDS: dict[str, Command] = {
     "list-tools": _list_tools,
     "list-resources": _list_resources,
@@ -375,6 +383,7 @@ COMMANDS: dict[str, Command] = {
     "replay": run_replay,
     "conformance": run_conformance,
     "bridge": run_bridge,
+    "completion": _completion,
     **SKILL_COMMANDS,
 }
 
