@@ -30,6 +30,7 @@ from .._types._tools import Tool
 from .._version import __version__
 from . import _lazy
 from ._arguments import parse_pairs, typed_arguments
+from ._bench import add_bench_command, run_bench
 from ._bridge import add_bridge_command, run_bridge
 from ._completion import add_completion_command, completion_script
 from ._conformance import add_conformance_command, run_conformance
@@ -161,6 +162,7 @@ def _parser() -> argparse.ArgumentParser:
     add_conformance_command(commands)
     add_bridge_command(commands)
     add_completion_command(commands)
+    add_bench_command(commands)
     add_skill_commands(commands)
     return parser
 
@@ -384,6 +386,7 @@ COMMANDS: dict[str, Command] = {
     "conformance": run_conformance,
     "bridge": run_bridge,
     "completion": _completion,
+    "bench": run_bench,
     **SKILL_COMMANDS,
 }
 
