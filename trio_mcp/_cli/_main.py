@@ -11,10 +11,12 @@ it wrote to stderr).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -40,6 +42,7 @@ from ._fuzz import add_fuzz_commands, run_fuzz, run_replay
 from ._output import describe_block, one_line, print_json
 from ._report import Reporter
 from ._skills import SKILL_COMMANDS, add_skill_commands
+from ._strict import StrictRecorder
 from ._target import add_target_options, open_target
 
 Command = Callable[[argparse.Namespace], Awaitable[int]]
@@ -393,8 +396,26 @@ COMMANDS: dict[str, Command] = {
 
 async def _run(args: argparse.Namespace) -> int:
     limit = args.timeout if args.timeout and args.timeout > 0 else math.inf
-    with trio.fail_after(limit):
-        return await COMMANDS[args.command](args)
+    recorder = None
+    if getattr(args, "strict", False) and args.command not in ("fuzz", "replay"):
+        recorder = args.strict_recorder = StrictRecorder(args.spec_dir)
+    with trio.fail_after(limit), _raw_output(args):
+        status = await COMMANDS[args.command](args)
+    if recorder is not None:
+        status = max(status, recorder.report())
+    return status
+
+
+@contextlib.contextmanager
+def _raw_output(args: argparse.Namespace) -> Iterator[None]:
+    """``--output raw``: the messages go to stdout (``args.raw_output``), and what the
+    command would print there goes nowhere."""
+    if getattr(args, "output", "text") != "raw":
+        yield
+        return
+    args.raw_output = sys.stdout
+    with open(os.devnull, "w") as nowhere, contextlib.redirect_stdout(nowhere):
+        yield
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,9 +25,12 @@ from .._client._options import ClientOptions
 from .._client._stdio import open_stdio_client
 from .._errors import McpError
 from .._extras import require_extra
+from .._transports._stream import Received
+from .._transports._tap import Direction
 from . import _lazy
 from ._authorization_hint import authorization_hint
 from ._errors import CliError
+from ._raw import raw_printer
 
 __all__ = [
     "Target",
@@ -97,6 +100,24 @@ def add_target_options(parser: argparse.ArgumentParser, *, required: bool = True
         help="give up on the whole command after this long (default 60; 0 for never)",
     )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="check every message sent and received against the official JSON Schema of "
+        "the revision spoken (exit 1 on a violation)",
+    )
+    parser.add_argument(
+        "--spec-dir",
+        metavar="DIR",
+        help="--strict: the directory of schema-<version>.json files (default $TRIO_MCP_SPEC_DIR)",
+    )
+    parser.add_argument(
+        "--output",
+        choices=("text", "raw"),
+        default="text",
+        help="raw: print the JSON-RPC messages as sent (>) and received (<), one a line, "
+        "instead of the command's output",
+    )
     login = parser.add_mutually_exclusive_group()
     login.add_argument(
         "--auth",
@@ -306,6 +327,29 @@ async def open_target(
     target = Target.from_args(args)
     if target.protocol_version:
         client_options["protocol_version"] = target.protocol_version
+    taps = []
+    if getattr(args, "raw_output", None) is not None:
+        taps.append(raw_printer(args.raw_output))
+    recorder = getattr(args, "strict_recorder", None)
+    if recorder is not None:
+        taps.append(recorder.tap)
+    if taps:
+
+        def on_message(direction: Direction, message: Received) -> None:
+            for tap in taps:
+                tap(direction, message)
+
+        client_options["on_message"] = on_message
+    async with _opened(target, args, client_options) as client:
+        if recorder is not None:
+            recorder.version = client.protocol_version
+        yield client
+
+
+@asynccontextmanager
+async def _opened(
+    target: Target, args: argparse.Namespace, client_options: ClientOptions
+) -> AsyncIterator[Client]:
     if target.url is not None and is_websocket(target.url):
         require_extra("http", "--url ws://", "trio_websocket", "httpx")
         async with (

@@ -23,6 +23,7 @@ from .._session._engine import Session, connect_session
 from .._session._options import SessionSettings
 from .._session._outbound import ProgressCallback
 from .._transports._stream import MessageStream
+from .._transports._tap import MessageTap, TappedStream
 from .._types._base import Implementation, LoggingLevel
 from .._types._capabilities import (
     ClientCapabilities,
@@ -519,6 +520,7 @@ async def connect_client(
     max_input_rounds: int = 8,
     validate_output: bool = True,
     on_input_ended: Callable[[], None] | None = None,
+    on_message: MessageTap | None = None,
     **session_options: Unpack[SessionSettings],
 ) -> Client:
     """Open a :class:`Client` over ``stream`` whose tasks run in ``nursery`` (yours).
@@ -545,6 +547,9 @@ async def connect_client(
         max_input_rounds: how many ``InputRequiredResult`` rounds one call may take.
         validate_output: check structured content against each tool's ``outputSchema``.
         on_input_ended: called (synchronously) when the server's input ends.
+        on_message: called (synchronously; it must not block) with ``"sent"`` or
+            ``"received"`` and each JSON-RPC message once it was sent or received, the
+            opening's included: a trace (``trio-mcp --output raw`` prints it).
         session_options: the client's session's bounds and timeouts
             (:class:`~trio_mcp.session.SessionSettings`).
 
@@ -579,6 +584,8 @@ async def connect_client(
         if on_input_ended is not None:
             on_input_ended()
 
+    if on_message is not None:
+        stream = TappedStream(stream, on_message)
     session = await connect_session(
         nursery,
         stream,

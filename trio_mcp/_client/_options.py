@@ -12,6 +12,7 @@ from .._session._options import SessionSettings
 
 if TYPE_CHECKING:
     from .._protocol._era import EraCache
+    from .._transports._tap import MessageTap
     from ._client import LogHandler
     from ._handlers import (
         ElicitationCompleteHandler,
@@ -51,3 +52,4 @@ class ClientOptions(SessionSettings, total=False):
     max_input_rounds: int
     validate_output: bool
     on_input_ended: Callable[[], None] | None
+    on_message: MessageTap | None

@@ -150,6 +150,27 @@ class Validator:
             return [_shorten(str(exc))]
         return []
 
+    def message_problems(
+        self, message: dict[str, Any], version: str, answered: str | None = None
+    ) -> list[str] | None:
+        """What is wrong with a whole JSON-RPC message of ``version`` (either side's): a
+        request or notification against its method's definition, a result against the
+        result of ``answered`` (the method of the request it answers). ``None`` when there
+        is no schema for it (an unknown method, no schema at hand)."""
+        if "result" in message:
+            if answered is None:
+                return None
+            spec = METHODS.get(answered)
+            if spec is None or spec.result is None:
+                return None
+            return self._problems(version, spec.result.__name__, message["result"])
+        if "error" in message:
+            return self._problems(version, "JSONRPCErrorResponse", message)
+        spec = METHODS.get(str(message.get("method")))
+        if spec is None:
+            return None
+        return self._problems(version, spec.model.__name__, message)
+
     def extension_problems(self, name: str, value: Any) -> list[str]:
         """What is wrong with ``value`` as definition ``name`` of the tasks extension's schema
         (``ext-tasks-schema.json`` in the schema directory); nothing when it is not at hand
