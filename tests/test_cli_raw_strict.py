@@ -99,3 +99,12 @@ def test_strict_without_the_schemas_says_where_to_find_them() -> None:
     done = cli("list-tools", "--stdio", EVERYTHING, "--strict", spec=False)
     assert done.returncode == 1
     assert "--strict needs the official JSON Schemas" in done.stderr
+
+
+def test_raw_against_the_npm_reference_server(npm_server_everything: NpmServer) -> None:  # noqa: F811
+    reference = " ".join(npm_server_everything.node_command)
+    done = cli("call-tool", "echo", "message=hi", "--stdio", reference, "--output", "raw")
+    assert done.returncode == 0, done.stderr
+    messages = [json.loads(line[2:]) for line in done.stdout.splitlines()]
+    assert messages[0]["method"] == "initialize"
+    assert any("hi" in json.dumps(m.get("result", {})) for m in messages)
