@@ -130,3 +130,15 @@ def test_a_wrong_target_is_one_line(args: list[str], message: str) -> None:
     done = cli("conformance", *args)
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+
+
+def test_a_stdio_server_through_the_bridge() -> None:
+    everything = f"{sys.executable} examples/everything_server.py"
+    done = cli("conformance", "server", "--stdio", everything, "--scenario", "ping")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().splitlines()[-1].startswith("conformance passed: 1 scenarios")
+    done = cli(
+        "conformance", "server", "--stdio", everything, "--scenario", "tools-call-simple-text"
+    )
+    assert done.returncode == 1
+    assert "Unknown tool: test_simple_text" in done.stdout  # not the fixture server

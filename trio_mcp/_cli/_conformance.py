@@ -18,6 +18,7 @@ import re
 import shlex
 import tempfile
 from collections import Counter
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,12 @@ def add_conformance_command(commands: Any) -> None:
     )
     parser.add_argument("mode", choices=["server", "client"], help="what is tested")
     parser.add_argument("target", nargs="*", help="server: its URL; client: -- CMD ARGS...")
+    parser.add_argument(
+        "--stdio",
+        metavar="'CMD ARGS'",
+        help="server: a stdio server instead of a URL, served to the harness over Streamable "
+        "HTTP through the bridge (what the bridge does not forward is reported as failing)",
+    )
     chosen = parser.add_mutually_exclusive_group()
     chosen.add_argument(
         "--requirements",
@@ -76,7 +83,29 @@ def add_conformance_command(commands: Any) -> None:
 async def run_conformance(args: argparse.Namespace) -> int:
     """Install the harness if needed, run it, summarise. Blocks for the whole run;
     cancelling it kills the harness (and, through it, the client commands it started)."""
-    target = _target(args)
+    if args.stdio is not None:
+        if args.mode != "server" or args.target:
+            raise CliError("--stdio names the server under test: give no URL, mode server")
+        return await _through_the_bridge(args)
+    return await _run_harness(args, _target(args))
+
+
+async def _through_the_bridge(args: argparse.Namespace) -> int:
+    """The stdio server, served on a free port of 127.0.0.1 through a proxy, for the run."""
+    from .._client._stdio import open_stdio_client
+    from ..http import serve
+    from ._proxy import proxy_server
+
+    async with open_stdio_client(shlex.split(args.stdio)) as client:
+        server = await proxy_server(client)
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(partial(serve, server, port=0))
+            status = await _run_harness(args, ["--url", f"http://127.0.0.1:{port}/mcp"])
+            nursery.cancel_scope.cancel()
+    return status
+
+
+async def _run_harness(args: argparse.Namespace, target: list[str]) -> int:
     try:
         harness = await trio.to_thread.run_sync(
             install_harness, args.cache or default_home(), args.harness_version
