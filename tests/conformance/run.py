@@ -222,7 +222,9 @@ def run_set(
     if mode == "server":
         command = [*harness, "server", "--url", target]
     else:
-        command = [*harness, "client", "--command", target]
+        # The set's scenarios run in parallel: on a loaded machine a client may need more
+        # than the harness's default 30 s per scenario.
+        command = [*harness, "client", "--command", target, "--timeout", str(limit * 1000 // 4)]
     command += [f"--{kind}", value, "-o", str(directory)]
     try:
         done = subprocess.run(
