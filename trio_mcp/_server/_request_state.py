@@ -11,6 +11,9 @@ from server memory. The payload is signed, not encrypted: it holds nothing
 the client did not see or send.
 
 Servers behind a load balancer must share the secret (``Server(secret=...)``).
+Keys rotate: a sealer seals with its newest key and opens a state sealed with any of
+its ``previous`` keys too, so states issued before a rotation stay good for their
+lifetime (at most ``ttl``) while every new state carries the newest key.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import base64
 import hashlib
 import hmac
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -65,18 +68,28 @@ class RequestStateSealer:
     """Seals and opens ``requestState`` values.
 
     Args:
-        secret: the HMAC key (at least 16 bytes).
+        secret: the HMAC key new states are sealed with (at least 16 bytes).
         ttl: seconds a state stays valid.
+        previous: keys rotated out, newest first: states they sealed still open,
+            so keep each for ``ttl`` seconds after it stopped sealing, then drop it.
         clock: wall-clock seconds (``time.time``); states cross processes, so it
             must not be a per-process monotonic clock.
     """
 
     def __init__(
-        self, secret: bytes, *, ttl: float = 600.0, clock: Callable[[], float] = time.time
+        self,
+        secret: bytes,
+        *,
+        ttl: float = 600.0,
+        clock: Callable[[], float] = time.time,
+        previous: Sequence[bytes] = (),
     ) -> None:
-        if len(secret) < 16:
-            raise ValueError("the requestState secret must be at least 16 bytes")
+        for index, key in enumerate((secret, *previous)):
+            if len(key) < 16:
+                which = "secret" if index == 0 else f"previous[{index - 1}] key"
+                raise ValueError(f"the requestState {which} must be at least 16 bytes")
         self._secret = secret
+        self._keys = (secret, *previous)
         self.ttl = ttl
         self._clock = clock
 
@@ -112,7 +125,7 @@ class RequestStateSealer:
         if len(parts) != 3 or parts[0] != _VERSION:
             raise _invalid("malformed")
         body = f"{parts[0]}.{parts[1]}"
-        if not hmac.compare_digest(parts[2], self._tag(body)):
+        if not any(hmac.compare_digest(parts[2], self._tag(body, key)) for key in self._keys):
             raise _invalid("it was altered or was not issued by this server")
         try:
             payload = orjson.loads(_unb64(parts[1]))
@@ -138,8 +151,10 @@ class RequestStateSealer:
             raise _invalid("malformed")
         return SealedState(answers, tuple(str(k) for k in pending), round_)
 
-    def _tag(self, body: str) -> str:
-        return _b64(hmac.new(self._secret, body.encode("ascii"), hashlib.sha256).digest())
+    def _tag(self, body: str, key: bytes | None = None) -> str:
+        """The HMAC-SHA256 tag of ``body`` under ``key`` (the sealing key when omitted)."""
+        mac = hmac.new(self._secret if key is None else key, body.encode("ascii"), hashlib.sha256)
+        return _b64(mac.digest())
 
 
 def _invalid(why: str) -> McpError:
