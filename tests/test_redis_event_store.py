@@ -4,6 +4,8 @@ than the one that wrote the events, also after that worker's client is gone."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 
@@ -206,3 +208,41 @@ def test_bounds_are_checked() -> None:
         RedisEventStore(client, max_stream_bytes=10)
     with pytest.raises(ValueError, match="timeout"):
         RedisEventStore(client, timeout=0)
+
+
+_WRITER = """
+import sys, trio, coredis
+from trio_mcp._http.server._redis_event_store import RedisEventStore
+
+async def main(url, prefix):
+    async with coredis.Redis.from_url(url) as client:
+        store = RedisEventStore(client, prefix=prefix)
+        for n in range(5):
+            print(await store.append("s", f"m{n}".encode(), session="A"), flush=True)
+        await trio.sleep_forever()  # killed here, its connection still open
+
+trio.run(main, sys.argv[1], sys.argv[2])
+"""
+
+
+async def test_a_killed_writer_process_is_resumed_by_another(redis_url: str) -> None:  # noqa: F811
+    prefix = f"test-{uuid.uuid4().hex}:"
+    with trio.fail_after(30):
+        writer = await trio.lowlevel.open_process(
+            [sys.executable, "-c", _WRITER, redis_url, prefix], stdout=subprocess.PIPE
+        )
+        try:
+            assert writer.stdout is not None
+            printed = b""
+            while printed.count(b"\n") < 5:
+                chunk = await writer.stdout.receive_some()
+                assert chunk, "the writer ended before writing its events"
+                printed += chunk
+        finally:
+            writer.kill()  # SIGKILL: no cleanup in the writer
+            await writer.wait()
+        assert printed.split() == [b"s/1", b"s/2", b"s/3", b"s/4", b"s/5"]
+    async with coredis.Redis.from_url(redis_url) as client:
+        replay = await RedisEventStore(client, prefix=prefix).replay_after("s/2")
+    assert replay is not None
+    assert replay.events == [("s/3", b"m2"), ("s/4", b"m3"), ("s/5", b"m4")]
