@@ -112,6 +112,10 @@ class Server:
             its own ``ttl_ms``.
         secret: the key that seals ``requestState`` (16+ bytes). Servers behind a
             load balancer must share it; by default each process draws one.
+        previous_secrets: keys rotated out, newest first (16+ bytes each): states they
+            sealed still open, so a fleet can change its ``secret`` without refusing
+            rounds in flight. Keep each for ``request_state_ttl`` seconds after it
+            stopped sealing, then drop it.
         request_state_ttl: seconds a ``requestState`` stays valid.
         versions: the protocol revisions to accept.
         tool_rate_limit: limit ``tools/call`` requests, as the spec says servers
@@ -157,6 +161,7 @@ class Server:
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "public",
         secret: bytes | None = None,
+        previous_secrets: Sequence[bytes] = (),
         request_state_ttl: float = 600.0,
         versions: Sequence[str] = SUPPORTED_VERSIONS,
         clock: Callable[[], float] = time.time,
@@ -193,6 +198,12 @@ class Server:
         self._secret_drawn = not secret
         if len(self._secret) < 16:  # checked now, though the sealer is built on first use
             raise ValueError("the requestState secret must be at least 16 bytes")
+        self._previous_secrets = tuple(previous_secrets)
+        for index, key in enumerate(self._previous_secrets):
+            if not isinstance(key, bytes) or len(key) < 16:
+                raise ValueError(
+                    f"previous_secrets[{index}]: a requestState key must be at least 16 bytes"
+                )
         self._request_state_ttl = request_state_ttl
         self._clock = clock
         self._request_state_sealer: RequestStateSealer | None = None
@@ -225,7 +236,10 @@ class Server:
         """Seals the ``requestState`` of modern input rounds (built on first use)."""
         if self._request_state_sealer is None:
             self._request_state_sealer = _lazy.RequestStateSealer(
-                self._secret, ttl=self._request_state_ttl, clock=self._clock
+                self._secret,
+                ttl=self._request_state_ttl,
+                clock=self._clock,
+                previous=self._previous_secrets,
             )
         return self._request_state_sealer
 
