@@ -11,7 +11,7 @@ from functools import partial
 
 import trio
 
-from trio_mcp import Server
+from trio_mcp import Context, Server
 from trio_mcp.server import TaskSettings
 
 PORT, STORE, LOG = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -35,6 +35,14 @@ async def hold(seconds: float) -> str:
         raise
     note("done")
     return "held"
+
+
+@server.tool(task="optional")
+async def confirm(ctx: Context) -> str:
+    """Ask a yes/no question, noting who answered where."""
+    answer = await ctx.elicit("Go on?", {"properties": {"ok": {"type": "boolean"}}}, key="go")
+    note(f"answered {answer.action}")
+    return f"confirmed: {(answer.content or {}).get('ok')}"
 
 
 async def main() -> None:

@@ -55,7 +55,7 @@ def fleet(redis_url: str, tmp_path: Path) -> Iterator[tuple[list[str], Path]]:  
 
 def rpc(url: str, id: int, method: str, params: dict[str, Any], name: str | None = None) -> Any:
     body = modern_body(id, method, params)
-    body["params"]["_meta"] = meta(extensions={TASKS_EXTENSION: {}})
+    body["params"]["_meta"] = meta(elicitation={"form": {}}, extensions={TASKS_EXTENSION: {}})
     answer = httpx.post(url, json=body, headers=modern_headers(method, name), timeout=10)
     assert answer.status_code == 200, answer.text
     return answer.json()["result"]
@@ -87,3 +87,30 @@ def test_a_task_cancelled_through_another_worker_stops_where_it_runs(
     for url in (a, b):
         assert rpc(url, 4, "tasks/get", {"taskId": task_id}, task_id)["status"] == "cancelled"
     assert not any(line.startswith("done") for line in log.read_text().splitlines())
+
+
+def test_input_answered_through_another_worker_reaches_the_task(
+    fleet: tuple[list[str], Path],
+) -> None:
+    """The task runs on the first worker and waits for input; the client answers with
+    ``tasks/update`` on the second, which records the answers; the first hands them to the
+    task within the poll interval."""
+    (a, b), log = fleet
+    created = rpc(a, 1, "tools/call", {"name": "confirm", "arguments": {}}, "confirm")
+    task_id = created["taskId"]
+    deadline = time.monotonic() + 20
+    while (task := rpc(b, 2, "tasks/get", {"taskId": task_id}, task_id))["status"] != (
+        "input_required"
+    ):
+        assert time.monotonic() < deadline, task
+        time.sleep(0.05)
+    (key,) = task["inputRequests"]
+    rpc(b, 3, "tasks/update", {"taskId": task_id, "inputResponses": {
+        key: {"action": "accept", "content": {"ok": True}},
+    }}, task_id)  # fmt: skip
+    wait_for(log, "answered accept", limit=10)
+    deadline = time.monotonic() + 20
+    while (done := rpc(a, 4, "tasks/get", {"taskId": task_id}, task_id))["status"] != "completed":
+        assert time.monotonic() < deadline, done
+        time.sleep(0.05)
+    assert done["result"]["content"][0]["text"] == "confirmed: True"

@@ -195,7 +195,7 @@ class TaskRunner:
             runner = cls(nursery, store, settings, on_change)
             nursery.start_soon(runner._sweep)
             if store.shared:
-                nursery.start_soon(runner._follow_cancellations)
+                nursery.start_soon(runner._follow_shared_records)
             try:
                 yield runner
             finally:
@@ -237,11 +237,13 @@ class TaskRunner:
             else:
                 self._answered()
 
-    async def _follow_cancellations(self) -> None:
-        """In a store other workers share, a ``tasks/cancel`` may be answered by another
-        worker, which can only record it: every :data:`CANCEL_POLL_INTERVAL` seconds, read
-        the record of each task running here and cancel those recorded ``cancelled``. Runs
-        in the task nursery until it closes; a store that fails is read again next time."""
+    async def _follow_shared_records(self) -> None:
+        """In a store other workers share, a ``tasks/cancel`` or a ``tasks/update`` may be
+        answered by another worker, which can only record it: every
+        :data:`CANCEL_POLL_INTERVAL` seconds, read the record of each task running here,
+        cancel those recorded ``cancelled`` and hand the answers recorded for those waiting
+        for input to them. Runs in the task nursery until it closes; a store that fails is
+        read again next time."""
         while True:
             await trio.sleep(CANCEL_POLL_INTERVAL)
             for task_id, running in list(self._running.items()):
@@ -255,6 +257,8 @@ class TaskRunner:
                 if record is not None and record.status == "cancelled":
                     log.info("task %s was cancelled through another worker", task_id)
                     running.scope.cancel()
+                elif record is not None and record.input_responses and running.input.remaining:
+                    running.input.take(record.input_responses)
 
     def _failed(self, doing: str, error: BaseException) -> None:
         """Note a store failure: logged when an outage begins, not at every try."""
@@ -471,6 +475,21 @@ class TaskRunner:
             )
         record = await self._own(task_id, owner)
         running = self._running.get(record.task_id)
+        if running is None and record.status == "input_required":
+            # It runs in another worker sharing the store: the answers wait in its record
+            # for that worker to take them (see _follow_shared_records).
+            asked = record.input_requests or {}
+            answers = {key: value for key, value in responses.items() if key in asked}
+            if answers:
+                change = TaskUpdate(
+                    status="input_required",
+                    status_message=record.status_message,
+                    input_responses=answers,
+                )
+                await self._store_call(
+                    "delivering a task's input", partial(self._update, record.task_id, change)
+                )
+            return {}
         if running is not None and running.input.take(responses):
             remaining = running.input.remaining
             if remaining:  # partial: only what is still outstanding shows

@@ -53,6 +53,9 @@ class TaskRecord:
     #: Outstanding server-to-client requests by key (``input_required``).
     input_requests: dict[str, Any] | None = None
     runner: str | None = None
+    #: Answers to ``input_requests`` that a ``tasks/update`` delivered through another
+    #: worker than the runner's, waiting for the runner to take them (``input_required``).
+    input_responses: dict[str, Any] | None = None
 
     @property
     def terminal(self) -> bool:
@@ -121,7 +124,8 @@ class TaskUpdate:
     <trio_mcp.tasks.TaskStore.update>` only while the task is not terminal.
 
     Moving to ``completed`` sets ``result``, to ``failed`` sets ``error``, to
-    ``input_required`` sets ``input_requests``; the other payloads are cleared. A change to a
+    ``input_required`` sets ``input_requests`` (or keeps them, given none) and adds
+    ``input_responses`` to those waiting; the other payloads are cleared. A change to a
     terminal status without a ``status_message`` keeps the last one (how far the task got).
     """
 
@@ -130,6 +134,8 @@ class TaskUpdate:
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     input_requests: dict[str, Any] | None = None
+    #: Answers to add to the record's ``input_responses`` (kept while ``input_required``).
+    input_responses: dict[str, Any] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.status not in _STATUSES:
@@ -149,6 +155,13 @@ class TaskUpdate:
             else record.status_message,
             result=self.result if self.status == "completed" else None,
             error=self.error if self.status == "failed" else None,
-            input_requests=self.input_requests if self.status == "input_required" else None,
+            input_requests=(self.input_requests or record.input_requests)
+            if self.status == "input_required"
+            else None,
+            # Answers wait while the task waits for input, merged; any other status ends it.
+            input_responses={**(record.input_responses or {}), **(self.input_responses or {})}
+            or None
+            if self.status == "input_required"
+            else None,
             runner=None if self.status in TERMINAL else record.runner,
         )
