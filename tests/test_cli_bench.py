@@ -66,6 +66,7 @@ def test_the_npm_reference_server(npm_server_everything: NpmServer) -> None:  # 
     [
         (["--concurrency", "0"], "--concurrency must be 1 or more"),
         (["--duration", "0"], "--duration must be positive"),
+        (["--calls", "1000001"], "--calls and --warmup are at most 1,000,000"),
     ],
 )
 def test_bad_options_are_one_line(options: list[str], message: str) -> None:

@@ -83,7 +83,14 @@ async def test_a_stdio_server_over_streamable_http(bridged: tuple[str, Path], ve
     with trio.fail_after(60):
         async with open_http_client(url, protocol_version=version) as client:
             assert client.server_info is not None and client.server_info.name == "bridged"
-            assert {tool.name for tool in await client.list_tools()} == {"echo", "count", "nap"}
+            assert {tool.name for tool in await client.list_tools()} == {
+                "echo",
+                "context",
+                "count",
+                "nap",
+            }
+            named = await client.call_tool("context", {"ctx": "a", "context": "b"})
+            assert named.content[0].text == "a b"  # type: ignore[union-attr]
             echoed = await client.call_tool("echo", {"text": "through the bridge"})
             assert echoed.content[0].text == "through the bridge"  # type: ignore[union-attr]
             counted = await client.call_tool(

@@ -27,6 +27,12 @@ async def echo(text: str) -> str:
 
 
 @server.tool()
+async def context(ctx: str, context: str = "") -> str:
+    """Arguments named like a handler's context parameter usually is."""
+    return f"{ctx} {context}".strip()
+
+
+@server.tool()
 async def count(n: int, ctx: Context) -> str:
     """Report progress n times."""
     for step in range(1, n + 1):

@@ -27,7 +27,10 @@ from ._arguments import parse_pairs, typed_arguments
 from ._errors import CliError
 from ._target import add_target_options, open_target
 
-__all__ = ["BenchResult", "add_bench_command", "bench", "run_bench"]
+__all__ = ["MAX_CALLS", "BenchResult", "add_bench_command", "bench", "run_bench"]
+
+#: The most calls one run makes (each call's latency is kept for the percentiles).
+MAX_CALLS = 1_000_000
 
 
 def add_bench_command(commands: Any) -> None:
@@ -132,6 +135,8 @@ async def run_bench(args: argparse.Namespace) -> int:
     for option in ("concurrency", "calls"):
         if getattr(args, option) < 1:
             raise CliError(f"--{option} must be 1 or more")
+    if args.calls > MAX_CALLS or args.warmup > MAX_CALLS:
+        raise CliError(f"--calls and --warmup are at most {MAX_CALLS:,}")
     if not args.duration > 0 or args.warmup < 0:
         raise CliError("--duration must be positive and --warmup 0 or more")
     async with open_target(args) as client:

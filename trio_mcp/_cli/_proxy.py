@@ -56,9 +56,11 @@ async def proxy_server(client: Client) -> Server:
 def _forward_tool(server: Server, client: Client, tool: Tool) -> None:
     name = tool.name
 
-    async def call(ctx: Context, **arguments: Any) -> CallToolResult:
+    # The context's parameter has a name tools do not use (`ctx` and `context` are common
+    # argument names): an argument called `_proxy_context_` is the one that cannot cross.
+    async def call(_proxy_context_: Context, **arguments: Any) -> CallToolResult:
         async def progress(update: ProgressNotificationParams) -> None:
-            await ctx.report_progress(update.progress, update.total, update.message)
+            await _proxy_context_.report_progress(update.progress, update.total, update.message)
 
         # Cancelling this handler (the caller gave up) cancels the forwarded call.
         return await client.call_tool(name, arguments, on_progress=progress)

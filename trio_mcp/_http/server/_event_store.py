@@ -93,6 +93,28 @@ class _Stream:
     events: deque[tuple[int, bytes]] = attrs.field(factory=deque)
 
 
+def check_bounds(
+    *,
+    max_stream_bytes: int,
+    max_session_bytes: int,
+    max_bytes: int,
+    max_events_per_stream: int,
+    max_streams: int,
+) -> None:
+    """The bounds every event store takes, checked.
+
+    Raises:
+        ValueError: a count below 1, or byte budgets that do not nest.
+    """
+    if max_events_per_stream < 1 or max_streams < 1:
+        raise ValueError("the bounds must be at least 1")
+    if not STREAM_OVERHEAD <= max_stream_bytes <= max_session_bytes <= max_bytes:
+        raise ValueError(
+            "the byte budgets must satisfy "
+            f"{STREAM_OVERHEAD} <= max_stream_bytes <= max_session_bytes <= max_bytes"
+        )
+
+
 class MemoryEventStore(EventStore):
     """An in-memory :class:`EventStore` with bounded memory.
 
@@ -126,13 +148,13 @@ class MemoryEventStore(EventStore):
         max_events_per_stream: int = 256,
         max_streams: int = 10_000,
     ) -> None:
-        if max_events_per_stream < 1 or max_streams < 1:
-            raise ValueError("the bounds must be at least 1")
-        if not STREAM_OVERHEAD <= max_stream_bytes <= max_session_bytes <= max_bytes:
-            raise ValueError(
-                "the byte budgets must satisfy "
-                f"{STREAM_OVERHEAD} <= max_stream_bytes <= max_session_bytes <= max_bytes"
-            )
+        check_bounds(
+            max_stream_bytes=max_stream_bytes,
+            max_session_bytes=max_session_bytes,
+            max_bytes=max_bytes,
+            max_events_per_stream=max_events_per_stream,
+            max_streams=max_streams,
+        )
         self.max_stream_bytes = max_stream_bytes
         self.max_session_bytes = max_session_bytes
         self.max_bytes = max_bytes

@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from ._event_store import _EVENT_ID, EVENT_OVERHEAD, STREAM_OVERHEAD, EventStore, Replay
+from ._event_store import (
+    _EVENT_ID,
+    EVENT_OVERHEAD,
+    STREAM_OVERHEAD,
+    EventStore,
+    Replay,
+    check_bounds,
+)
 
 if TYPE_CHECKING:
     import coredis
@@ -176,13 +183,13 @@ class RedisEventStore(EventStore):
         max_events_per_stream: int = 256,
         max_streams: int = 10_000,
     ) -> None:
-        if max_events_per_stream < 1 or max_streams < 1:
-            raise ValueError("the bounds must be at least 1")
-        if not STREAM_OVERHEAD <= max_stream_bytes <= max_session_bytes <= max_bytes:
-            raise ValueError(
-                "the byte budgets must satisfy "
-                f"{STREAM_OVERHEAD} <= max_stream_bytes <= max_session_bytes <= max_bytes"
-            )
+        check_bounds(
+            max_stream_bytes=max_stream_bytes,
+            max_session_bytes=max_session_bytes,
+            max_bytes=max_bytes,
+            max_events_per_stream=max_events_per_stream,
+            max_streams=max_streams,
+        )
         if not timeout > 0:
             raise ValueError(f"timeout must be positive, got {timeout!r}")
         self.prefix = prefix
