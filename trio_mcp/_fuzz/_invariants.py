@@ -14,9 +14,15 @@ from typing import Final, Literal
 
 import attrs
 
-__all__ = ["INVARIANTS", "Invariant", "Level", "Violation", "violation"]
+__all__ = ["INVARIANTS", "CheckClass", "Invariant", "Level", "Violation", "violation"]
 
 Level = Literal["MUST", "SHOULD"]
+CheckClass = Literal["protocol", "http", "identity", "crosstalk", "tools", "leaks"]
+"""The class of a check, as ``--checks`` selects and reports group them: ``protocol``
+(JSON-RPC, lifecycle, features, tasks), ``http`` (the HTTP surface), ``identity`` (what
+one principal can reach of another's), ``crosstalk`` (answers and notifications reaching
+the request they belong to under concurrency), ``tools`` (poisoning and drift), ``leaks``
+(hangs and resources held)."""
 
 
 @attrs.frozen
@@ -28,12 +34,16 @@ class Invariant:
         level: ``"MUST"`` (a failure) or ``"SHOULD"`` (a warning unless strict).
         requirement: what the spec says, close to its own words.
         source: where it says it.
+        check_class: the class of check it belongs to (see :data:`CheckClass`).
+        cwe: the CWE number of the weakness a violation shows, where one fits.
     """
 
     name: str
     level: Level
     requirement: str
     source: str
+    check_class: CheckClass = attrs.field(default="protocol", kw_only=True)
+    cwe: int | None = attrs.field(default=None, kw_only=True)
 
 
 _ALL = (
