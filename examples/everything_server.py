@@ -1,7 +1,7 @@
 """One server with every feature: tools (typed, structured, rich content, asking the
 user, the model and the client's roots, progress and logs), resources (static,
-templated, binary, a directory, one that changes), prompts, completion, a skill, and
-tools that come and go.
+templated, binary, a directory, one that changes), prompts, completion, a skill, a
+view (MCP Apps) and the tool it renders, and tools that come and go.
 
 This file is in two places, kept identical by a test: ``examples/everything_server.py``
 to read, and ``trio_mcp/_everything_server.py``, shipped in the package, which is what
@@ -199,6 +199,26 @@ server.add_skills(
         },
     )
 )
+
+# -- a view (the MCP Apps extension, io.modelcontextprotocol/ui) ---------------------------
+
+
+@server.app("ui://everything/forecast", prefers_border=True)
+def forecast_view() -> str:
+    """A card that shows a forecast (hosts render it in a sandboxed iframe)."""
+    return (
+        "<!DOCTYPE html><html><body><h1 id='city'></h1><p id='sky'></p><script>"
+        "addEventListener('message', e => { const r = e.data?.params?.structuredContent;"
+        " if (r) { city.textContent = r.city; sky.textContent = r.conditions; } });"
+        "</script></body></html>"
+    )
+
+
+@server.tool(ui="ui://everything/forecast")
+def show_forecast(city: str) -> Forecast:
+    """The forecast for a city, shown in a card by hosts that render views."""
+    return Forecast(city=city, temperature=21.5, conditions="sunny")
+
 
 # -- prompts and completion -----------------------------------------------------------------
 

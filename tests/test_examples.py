@@ -15,6 +15,7 @@ import trio
 from feature_harness import ERAS, MODERN, open_pair
 
 from trio_mcp import open_stdio_client
+from trio_mcp.apps import ToolUi, read_view, tool_ui
 from trio_mcp.client import Change
 from trio_mcp.transports import ProcessMessageStream
 from trio_mcp.types import (
@@ -72,6 +73,15 @@ EXPECTED: dict[str, list[str]] = {
         "refused: skill://code-review/references/checklist.md: 18 bytes read, the entry lists 65",
         "for the model: code-review from docs: Review a change using the team's checklist.",
         "host loaded ('docs', 'skill://code-review/SKILL.md') 225 characters",
+    ],
+    "apps.py": [
+        "tools for the model: ['weather__forecast']",
+        "model calls forecast -> Oslo: sunny, 21 degrees (rendered in the dashboard)",
+        "view ui://weather/dashboard from weather (157 characters)",
+        "iframe CSP: default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' "
+        "'unsafe-inline'; connect-src 'self' https://api.weather.example;",
+        "view calls refresh -> Oslo: 22 degrees at 12:05",
+        "model calls refresh -> refused: Unknown tool: weather__refresh",
     ],
     "prompts.py": [
         "prompt code_review: Asks the model to review code. [('code', True), ('language', False)]",
@@ -372,6 +382,11 @@ async def test_everything_server(version: str, everything: Any, autojump_clock: 
             "temperature": 21.5,
             "conditions": "sunny",
         }
+        view = await read_view(client, "ui://everything/forecast")
+        assert "<h1 id='city'>" in view.html and view.meta.prefers_border
+        shown = {tool.name: tool for tool in await client.list_tools()}["show_forecast"]
+        assert tool_ui(shown) == ToolUi("ui://everything/forecast")
+        assert (await client.call_tool("show_forecast", {"city": "Oslo"})).structured_content
         assert len((await client.call_tool("rich")).content) == 4
         assert await text_of("register") == "registered Ada (ops)"
         assert await text_of("summarize", {"text": "a long story"}) == "short"

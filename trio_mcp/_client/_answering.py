@@ -13,7 +13,7 @@ anything (start-up time).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -49,10 +49,20 @@ class Answering:
     elicitation: ElicitationHandler | None = None
 
     def capabilities(
-        self, *, sampling_tools: bool = False, elicitation_modes: Sequence[str] = ("form",)
+        self,
+        *,
+        sampling_tools: bool = False,
+        elicitation_modes: Sequence[str] = ("form",),
+        extensions: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> ClientCapabilities:
-        """The capabilities these handlers declare."""
+        """The capabilities these handlers declare, with ``extensions``.
+
+        Raises:
+            ValueError: an extension identifier that is not ``vendor/name``.
+            TypeError: an extension's settings are not a mapping.
+        """
         return ClientCapabilities(
+            extensions=_checked_extensions(extensions),
             sampling=(
                 SamplingCapability(tools={} if sampling_tools else None)
                 if self.sampling is not None
@@ -134,3 +144,21 @@ def check_form_answer(schema: dict[str, Any], result: ElicitResult) -> None:
             + "; ".join(problems),
             code=ErrorCode.INTERNAL_ERROR,
         )
+
+
+def _checked_extensions(
+    extensions: Mapping[str, Mapping[str, Any]] | None,
+) -> dict[str, dict[str, Any]] | None:
+    if not extensions:
+        return None
+    checked: dict[str, dict[str, Any]] = {}
+    for identifier, settings in extensions.items():
+        prefix, slash, name = (
+            identifier.partition("/") if isinstance(identifier, str) else ("", "", "")
+        )
+        if not (prefix and slash and name):
+            raise ValueError(f"extension identifier {identifier!r} is not 'vendor-prefix/name'")
+        if not isinstance(settings, Mapping):
+            raise TypeError(f"extension {identifier!r}: its settings must be an object")
+        checked[identifier] = dict(settings)
+    return checked

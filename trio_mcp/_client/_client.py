@@ -105,13 +105,9 @@ class Client:
 
     # -- what we declare --------------------------------------------------------------------
 
-    def capabilities(
-        self, *, sampling_tools: bool = False, elicitation_modes: Sequence[str] = ("form",)
-    ) -> ClientCapabilities:
-        """What this client's handlers let it declare."""
-        return self._inbound.answering.capabilities(
-            sampling_tools=sampling_tools, elicitation_modes=elicitation_modes
-        )
+    def capabilities(self) -> ClientCapabilities:
+        """What this client declared: its handlers' capabilities and its extensions."""
+        return self._inbound.declared
 
     # -- state ------------------------------------------------------------------------------
 
@@ -508,6 +504,7 @@ async def connect_client(
     roots: RootsHandler | None = None,
     elicitation: ElicitationHandler | None = None,
     elicitation_modes: Sequence[Literal["form", "url"]] = ("form",),
+    extensions: Mapping[str, Mapping[str, Any]] | None = None,
     on_log: LogHandler | None = None,
     on_elicitation_complete: ElicitationCompleteHandler | None = None,
     protocol_version: str | None = None,
@@ -535,6 +532,10 @@ async def connect_client(
             each declares its capability.
         sampling_tools: declare ``sampling.tools``.
         elicitation_modes: the elicitation modes declared.
+        extensions: the protocol extensions the client supports, by identifier, each with
+            its settings object, declared as ``capabilities.extensions`` in every revision
+            (as hosts of the MCP Apps extension do on initialize-era connections):
+            ``extensions=trio_mcp.apps.client_extension()`` says the client renders views.
         on_log: receives server log messages (default: the ``logging`` module).
         on_elicitation_complete: called with the ``elicitationId`` of each URL-mode
             elicitation the server says has ended (2025-11-25): one it asked for, or
@@ -563,7 +564,9 @@ async def connect_client(
     """
     answering = Answering(sampling=sampling, roots=roots, elicitation=elicitation)
     capabilities = answering.capabilities(
-        sampling_tools=sampling_tools, elicitation_modes=elicitation_modes
+        sampling_tools=sampling_tools,
+        elicitation_modes=elicitation_modes,
+        extensions=extensions,
     )
     inbound = Inbound(
         answering,

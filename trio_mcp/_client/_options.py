@@ -5,8 +5,8 @@ transports' ``open_*_client`` functions add their own options to these."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._session._options import SessionSettings
 
@@ -40,6 +40,7 @@ class ClientOptions(SessionSettings, total=False):
     roots: RootsHandler | None
     elicitation: ElicitationHandler | None
     elicitation_modes: Sequence[Literal["form", "url"]]
+    extensions: Mapping[str, Mapping[str, Any]] | None
     on_log: LogHandler | None
     on_elicitation_complete: ElicitationCompleteHandler | None
     protocol_version: str | None

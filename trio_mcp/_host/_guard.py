@@ -20,6 +20,7 @@ cancels the hook before anything is sent.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from .._types._resources import ReadResourceResult
 from .._types._roots import Root
 from .._types._sampling import CreateMessageRequestParams, CreateMessageResult
 from .._types._tools import CallToolResult, Tool
+from . import _lazy
 from ._consent import (
     Allow,
     Deny,
@@ -46,6 +48,8 @@ from ._pinning import definition, digest, shown
 from ._policy import RateLimiter
 
 if TYPE_CHECKING:
+    from .._apps._fetching import AppView
+    from .._apps._format import Visibility
     from .._client._handlers import ElicitationHandler, SamplingHandler
     from .._session._outbound import ProgressCallback
     from ._host import Host, ServerState
@@ -63,6 +67,9 @@ _REFUSED_FOR_WHAT_THEY_ARE: dict[str, str] = {
     "too_deep": "its schemas are nested deeper than a host accepts",
     "bad_name": "its name breaks the spec's rules for tool names",
 }
+
+
+log = logging.getLogger("trio_mcp.host")
 
 
 def refusal(reason: str) -> CallToolResult:
@@ -106,11 +113,12 @@ class Guard:
             if f"{state.name}{host.separator}{tool.name}" == name
         ]
 
-    def find_tool(self, name: str) -> tuple[ServerState, Tool]:
-        """The server and listed tool of ``server__tool``.
+    def find_tool(self, name: str, caller: Visibility = "model") -> tuple[ServerState, Tool]:
+        """The server and listed tool of ``server__tool``, if ``caller`` (the model or a
+        view) may call it (see :func:`callable_by`).
 
         Raises:
-            McpError: (-32602) no server lists it (or its policy hides it).
+            McpError: (-32602) no server lists it for ``caller``.
             ConnectionClosed: its server is not connected.
         """
         host = self.host
@@ -120,9 +128,30 @@ class Guard:
         host.client(server)  # raises ConnectionClosed when it is down
         state = host.servers[server]
         for tool in state.tools:
-            if tool.name == tool_name:
+            if tool.name == tool_name and callable_by(tool, caller):
                 return state, tool
         raise McpError(f"Unknown tool: {name}", code=ErrorCode.INVALID_PARAMS)
+
+    async def read_view(self, state: ServerState, uri: str) -> AppView:
+        """The view at ``uri`` read from ``state``'s server (never another's), if the
+        ``resource_read`` consent hook allows it."""
+        host = self.host
+        request = ResourceReadRequest(server=state.name, uri=uri)
+        decision = self._decided(state.name, uri, await host.consent.resource_read(request))
+        if isinstance(decision, Deny):
+            host.audit.record("refused", state.name, uri, "deny", decision.reason)
+            raise McpError(decision.reason, code=USER_REJECTED, data={"uri": uri})
+        if isinstance(decision, Rewrite) and decision.request != uri:
+            # A view is the tool's own: a hook may refuse it, not swap it for another.
+            raise McpError(
+                f"the resource_read hook rewrote the view {uri}; views are not rewritten",
+                code=USER_REJECTED,
+                data={"uri": uri},
+            )
+        client = host.client(state.name)
+        with host._watching(state, client):
+            result = await client.read_resource(uri)
+        return _lazy.view_from_result(uri, result, server=state.name)
 
     async def call_tool(
         self,
@@ -131,16 +160,19 @@ class Guard:
         *,
         on_progress: ProgressCallback | None,
         as_task: bool,
+        caller: Visibility = "model",
     ) -> CallToolResult:
         host = self.host
-        claimants = self.claimants(name)
+        claimants = [
+            (state, tool) for state, tool in self.claimants(name) if callable_by(tool, caller)
+        ]
         if len({state.name for state, _ in claimants}) > 1:
             servers = ", ".join(repr(state.name) for state, _ in claimants)
             reason = f"{name} is refused: servers {servers} both offer a tool of that name"
             for state, tool in claimants:
                 host.audit.record("refused", state.name, tool.name, "deny", "collision")
             return refusal(reason)
-        state, tool = claimants[0] if claimants else self.find_tool(name)
+        state, tool = claimants[0] if claimants else self.find_tool(name, caller)
         server, policy = state.name, state.config.policy
         if not policy.allows_tool(tool.name):
             return self._refuse(server, tool.name, f"{shown(name)} is blocked by the host's policy")
@@ -290,3 +322,16 @@ class Guard:
             return await handler(params)
 
         return elicitation
+
+
+def callable_by(tool: Tool, caller: Visibility) -> bool:
+    """Whether ``caller`` may call ``tool`` by its MCP Apps ``visibility``: a tool without
+    one is the model's and its views'; a malformed ``_meta.ui`` is nobody's (logged)."""
+    if tool.meta is None or ("ui" not in tool.meta and "ui/resourceUri" not in tool.meta):
+        return True
+    try:
+        link = _lazy.tool_ui(tool)
+    except ValueError as exc:
+        log.warning("tool %r left out: %s", tool.name, exc)
+        return False
+    return link is None or caller in link.visibility

@@ -63,11 +63,12 @@ from ._audit import DEFAULT_AUDIT_BUFFER, Audit, AuditEvent, AuditKind
 from ._config import HttpServerConfig, ServerConfig, validate_name
 from ._connect import open_server
 from ._consent import Consent, ToolChange
-from ._guard import Guard
+from ._guard import Guard, callable_by
 from ._model_tools import parse_tool_use, tool_definitions
 from ._pinning import DEFAULT_MAX_DESCRIPTION, Pins, ToolStatus, definition, digest, shown
 
 if TYPE_CHECKING:
+    from .._apps._fetching import AppView
     from .._session._outbound import ProgressCallback
     from ._model_tools import ToolStyle
 
@@ -200,9 +201,10 @@ class Host:
     # -- the aggregated view ---------------------------------------------------------------------
 
     def tools(self) -> dict[str, Tool]:
-        """Every connected server's tools, by namespaced name: those its policy allows,
-        without duplicate names, over-long descriptions or namespaced names that collide
-        with another server's (see :meth:`tool_status`)."""
+        """Every connected server's tools for the model, by namespaced name: those its
+        policy allows, without the tools only MCP Apps views may call
+        (``visibility: ["app"]``), duplicate names, over-long descriptions or namespaced
+        names that collide with another server's (see :meth:`tool_status`)."""
         found: dict[str, Tool] = {}
         collided: set[str] = set()
         for state in self.servers.values():
@@ -210,6 +212,8 @@ class Host:
                 continue
             for tool in state.tools:
                 if not state.config.policy.allows_tool(tool.name):
+                    continue
+                if not callable_by(tool, "model"):  # an MCP Apps view's own tool
                     continue
                 if self.pins.status(state.name, tool.name) not in ("approved", "changed", "new"):
                     continue
@@ -447,6 +451,58 @@ class Host:
             name, arguments = parse_tool_use(name)
         return await self._guard.call_tool(
             name, arguments, on_progress=on_progress, as_task=as_task
+        )
+
+    async def view(self, name: str) -> AppView | None:
+        """The MCP Apps view of ``server__tool`` (``None`` for a tool without one), read
+        from that tool's server, never from another that offers the same URI, and
+        checked (see :func:`trio_mcp.apps.view_from_result`), if the ``resource_read``
+        consent hook allows it (it may refuse, not rewrite, the URI). Render it with its
+        ``content_security_policy`` and ``permission_policy``; pass the tool calls it
+        makes to :meth:`call_tool_from_view`. Declare the extension to servers with
+        ``client_options={"extensions": trio_mcp.apps.client_extension()}``. Blocks for
+        one ``resources/read``; cancelling it cancels the read.
+
+        Raises:
+            McpError: (-32602) no connected server lists the tool for the model; the hook
+                refused (code -1); the server's read failed.
+            AppFormatError: the link or the view is malformed (a :class:`ValueError`).
+            ConnectionClosed: its server is not connected.
+        """
+        state, tool = self._guard.find_tool(name)
+        link = _lazy.tool_ui(tool)
+        if link is None or link.resource_uri is None:
+            return None
+        return await self._guard.read_view(state, link.resource_uri)
+
+    async def call_tool_from_view(
+        self,
+        view: AppView,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult:
+        """Call ``name`` (the tool's own name, not namespaced) for ``view``, on the server
+        the view came from only, if its MCP Apps ``visibility`` includes ``"app"``; the
+        policy, pins and consent hooks apply as to the model's calls (see
+        :meth:`call_tool`).
+
+        Raises:
+            McpError: (-32602) the view's server lists no such tool that views may call
+                (an app-only tool of another server is never reached from here).
+            ConnectionClosed: its server is not connected.
+        """
+        if view.server is None or view.server not in self.servers:
+            raise McpError(
+                f"the view {view.uri} was not read through this host", code=ErrorCode.INVALID_PARAMS
+            )
+        return await self._guard.call_tool(
+            f"{view.server}{self.separator}{name}",
+            arguments,
+            on_progress=on_progress,
+            as_task=False,
+            caller="app",
         )
 
     async def get_prompt(

@@ -1,5 +1,6 @@
 """What a host loads only when it needs it: the HTTP client (for servers reached over HTTP) and
-URI templates (to route a resource read by template). A host of stdio servers loads neither
+URI templates (to route a resource read by template), the MCP Apps views (for servers whose
+tools have them). A host of stdio servers loads neither
 (see "What importing loads" in ``docs/reference/layout.md``). Code here writes
 ``_lazy.Name``."""
 
@@ -12,6 +13,7 @@ from .._lazy import on_first_use
 # The same statements as the text handed to on_first_use below, one a line.
 # isort: off
 if TYPE_CHECKING:
+    from .._apps._fetching import tool_ui, view_from_result
     from .._http.client._connect import open_http_client
     from .._server._uritemplate import UriTemplate
 # isort: on
@@ -20,6 +22,7 @@ if not TYPE_CHECKING:
     __getattr__ = on_first_use(
         globals(),
         """
+        from .._apps._fetching import tool_ui, view_from_result
         from .._http.client._connect import open_http_client
         from .._server._uritemplate import UriTemplate
         """,

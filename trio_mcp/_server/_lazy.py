@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from .._types._sampling import CreateMessageRequest, CreateMessageRequestParams
     from .._types._sampling import SamplingMessage
     from .._types._subscriptions import SubscriptionFilter, SubscriptionsListenResult
+    from .._apps._format import AppCsp, AppMeta, Permission, ToolUi, check_ui_uri
+    from .._apps._serving import AppSpec
     from .._skills._catalog import Skill, as_skills
     from .._skills._serving import ServedSkills
     from ._completion import CompleterSpec
@@ -50,6 +52,8 @@ if not TYPE_CHECKING:
         from .._types._sampling import CreateMessageRequest, CreateMessageRequestParams
         from .._types._sampling import SamplingMessage
         from .._types._subscriptions import SubscriptionFilter, SubscriptionsListenResult
+        from .._apps._format import AppCsp, AppMeta, Permission, ToolUi, check_ui_uri
+        from .._apps._serving import AppSpec
         from .._skills._catalog import Skill, as_skills
         from .._skills._serving import ServedSkills
         from ._completion import CompleterSpec

@@ -40,6 +40,8 @@ from ._task_settings import TASKS_EXTENSION, TaskSettings
 from ._tools import ToolOptions, ToolSpec
 
 if TYPE_CHECKING:
+    from .._apps._format import AppCsp, Permission
+    from .._apps._serving import AppSpec
     from .._skills._catalog import DynamicSkill, Skill
     from .._skills._serving import ServedSkills
     from ._completion import Completer, CompleterSpec
@@ -60,6 +62,7 @@ __all__ = ["ServeOptions", "Server"]
 
 #: The Skills extension's identifier (``trio_mcp.skills.EXTENSION``).
 _SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
+_APPS_EXTENSION = "io.modelcontextprotocol/ui"
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -367,8 +370,19 @@ class Server:
     ) -> ToolSpec:
         """Add (or replace) a tool at any time; connected clients that asked are told the
         list changed. ``options`` (:class:`~trio_mcp.server.ToolOptions`) are
-        :meth:`ToolSpec.from_function`'s, for a function."""
+        :meth:`ToolSpec.from_function`'s, for a function.
+
+        Raises:
+            ValueError: the tool links a view (``ui=``) this server does not offer (the
+                Apps extension requires it to exist: add it with :meth:`app` first).
+        """
         spec = fn if isinstance(fn, ToolSpec) else ToolSpec.from_function(fn, **options)
+        view = ((spec.tool.meta or {}).get("ui") or {}).get("resourceUri")
+        if view is not None and not isinstance(self._resources.get(view), _lazy.AppSpec):
+            raise ValueError(
+                f"tool {spec.name!r} links the view {view!r}, which this server does not "
+                "offer: add it with @server.app(...) before the tool"
+            )
         if spec.task != "never" and self.tasks is None:
             self.tasks = TaskSettings()
         self._tools[spec.name] = spec
@@ -426,6 +440,52 @@ class Server:
             self.add_resource_template(spec)
         else:
             self.add_resource(spec)
+
+    def app(
+        self,
+        uri: str,
+        *,
+        csp: AppCsp | None = None,
+        permissions: Iterable[Permission] = (),
+        domain: str | None = None,
+        prefers_border: bool | None = None,
+        scopes: Iterable[str] = (),
+        **options: Unpack[ResourceOptions],
+    ) -> Callable[[F], F]:
+        """Register a view of the MCP Apps extension (a decorator): ``@server.app("ui://...")``
+        on a function returning the view's HTML document (``str``, or ``bytes`` sent as
+        base64), called on each read like a resource reader. Link tools to it with
+        ``@server.tool(ui="ui://...")``; hosts that render views read it with
+        ``resources/read``, others keep using the tools' text content.
+
+        The view is a resource of type ``text/html;profile=mcp-app`` whose contents (and
+        listing) carry ``_meta.ui``: ``csp`` (:class:`~trio_mcp.apps.AppCsp`, the
+        external origins it needs; none by default, and hosts then allow none),
+        ``permissions`` (``"camera"``, ``"microphone"``, ``"geolocation"``,
+        ``"clipboardWrite"``), ``domain`` (a dedicated sandbox origin, in the host's
+        format) and ``prefers_border``. Declares the extension
+        (``io.modelcontextprotocol/ui``). The other options are those of
+        :meth:`resource`.
+
+        Raises:
+            AppFormatError: ``uri`` is not a ``ui://`` URI, a CSP source is not an origin,
+                or a permission is unknown (a :class:`ValueError`).
+        """
+        meta = _lazy.AppMeta(
+            csp=csp, permissions=permissions, domain=domain, prefers_border=prefers_border
+        )
+        _lazy.check_ui_uri(uri)
+
+        def build(fn: Callable[..., Any]) -> AppSpec:
+            return _lazy.AppSpec.from_app(uri, fn, meta, options)
+
+        def add(spec: AppSpec) -> None:
+            if _APPS_EXTENSION not in (self._extensions or {}):
+                self._extensions = {**(self._extensions or {}), _APPS_EXTENSION: {}}
+                self._capabilities_cache.clear()
+            self.add_resource(spec)
+
+        return _registering(scopes, build, add)
 
     def add_resource(self, spec: ResourceSpec) -> None:
         """Add (or replace) a resource; connected clients that asked are told the list

@@ -7,7 +7,17 @@ import logging
 import re
 import types
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Literal, TypeAlias, TypedDict, Union, get_args, get_origin, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    TypeAlias,
+    TypedDict,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 import attrs
 
@@ -17,10 +27,14 @@ from .._types._base import Icon
 from .._types._content import TextContent
 from .._types._tools import CallToolResult, Tool, ToolAnnotations, ToolExecution
 from .._versions import FIRST_MODERN_VERSION
+from . import _lazy
 from ._context import Context
 from ._results import CONTENT_TYPES, dumps_text, to_content, to_json
 from ._signature import Signature, docstring_summary
 from ._typeschema import Reader, SchemaError, ValueInvalid, compile_type
+
+if TYPE_CHECKING:
+    from .._apps._format import ToolUi
 
 __all__ = ["ToolError", "ToolOptions", "ToolSpec", "validate_tool_name"]
 
@@ -83,6 +97,7 @@ class ToolOptions(TypedDict, total=False):
     annotations: ToolAnnotations | None
     icons: Sequence[Icon] | None
     meta: Mapping[str, Any] | None
+    ui: str | ToolUi | None
     task: TaskSupport
     task_start: TaskStart
 
@@ -149,6 +164,7 @@ class ToolSpec:
         annotations: ToolAnnotations | None = None,
         icons: Sequence[Icon] | None = None,
         meta: Mapping[str, Any] | None = None,
+        ui: str | ToolUi | None = None,
         task: TaskSupport = "never",
         task_start: TaskStart = "immediately",
     ) -> ToolSpec:
@@ -172,8 +188,15 @@ class ToolSpec:
         in the task), or ``"on_start_task"`` (the function runs in the request, asking in
         input rounds, until it calls :meth:`Context.start_task`).
 
+        ``ui`` links the tool to a view (the MCP Apps extension, see :mod:`trio_mcp.apps`):
+        the ``ui://`` URI of a resource added with :meth:`Server.app
+        <trio_mcp.server.Server.app>`, or a :class:`~trio_mcp.apps.ToolUi` to say also who
+        may call it (``visibility=("app",)``: only the view, never the model). It becomes
+        the tool's ``_meta.ui``.
+
         Raises:
-            ValueError: an invalid name, schema or ``task``.
+            ValueError: an invalid name, schema, ``task`` or ``ui``
+                (:class:`~trio_mcp.apps.AppFormatError`).
             SchemaError: a type hint with no JSON Schema form.
         """
         tool_name = validate_tool_name(name or fn.__name__)
@@ -186,6 +209,9 @@ class ToolSpec:
         else:
             schema = signature.input_schema
         output = _output_for(fn, output_schema, structured)
+        if ui is not None:
+            link = _lazy.ToolUi(ui) if isinstance(ui, str) else ui
+            meta = {**(meta or {}), "ui": link.to_json()}
         tool = Tool(
             name=tool_name,
             title=title,

@@ -47,9 +47,11 @@ class ClientCapabilities(Model):
     #: Task-augmented requests (2025-11-25 only; an extension from 2026-07-28 on).
     tasks: dict[str, Any] | None = None
 
+    # ``extensions`` goes to every revision: 2026-07-28 defines it, and hosts of the MCP
+    # Apps extension declare it on initialize-era connections too (older servers ignore
+    # keys they do not know).
     __since__: ClassVar[Mapping[str, str]] = {
         "elicitation": "2025-06-18",
-        "extensions": "2026-07-28",
         "tasks": "2025-11-25",
     }
     __until__: ClassVar[Mapping[str, str]] = {"tasks": "2025-11-25"}
