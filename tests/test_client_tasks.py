@@ -126,3 +126,37 @@ async def test_in_the_legacy_era_without_core_tasks_as_task_is_refused(
         assert refused.value.code == ErrorCode.METHOD_NOT_FOUND
         result = await pair.client.call_tool("slow", {"seconds": 1})
         assert result.content[0].text == "slept 1"  # type: ignore[union-attr]
+
+
+async def test_a_task_is_followed_on_a_listen_stream_instead_of_polled(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    """2026-07-28: result() waits on notifications/tasks; a poll every 0.5 s for 60 s
+    would be 120 tasks/get, following is one after the acknowledgement and one per
+    status change."""
+    sent: list[str] = []
+
+    def tap(direction: str, message: Any) -> None:
+        method = getattr(message, "method", None)
+        if direction == "sent" and method is not None:
+            sent.append(method)
+
+    async with open_pair(make_server([]), protocol_version=MODERN, on_message=tap) as pair:
+        result = await pair.client.call_tool("slow", {"seconds": 60}, as_task=True)
+        assert result.content[0].text == "slept 60"  # type: ignore[union-attr]
+        assert "subscriptions/listen" in sent
+        assert 1 <= sent.count("tasks/get") <= 4, sent
+        # A listener sees the task's status changes, for the caller's own task.
+        async with pair.client.open_tool_task("slow", {"seconds": 5}) as task:
+            assert task.task_id is not None
+            async with pair.client.listen(task_ids=[task.task_id]) as changes:
+                assert changes.acknowledged is not None
+                assert changes.acknowledged.task_ids == [task.task_id]
+                with trio.fail_after(30):
+                    change = await changes.__anext__()
+            assert change.kind == "task" and change.task_id == task.task_id
+            assert change.status == "completed"
+        # Another's (or an unknown) task id is not agreed to.
+        async with pair.client.listen(task_ids=["no-such-task"]) as changes:
+            assert changes.acknowledged is not None
+            assert not changes.acknowledged.task_ids

@@ -418,8 +418,15 @@ class Client:
         prompts: bool = False,
         resources: bool = False,
         resource_uris: Sequence[str] = (),
+        task_ids: Sequence[str] = (),
     ) -> AbstractAsyncContextManager[Listener]:
         """Change notifications for the duration of the block.
+
+        ``task_ids``: the status changes of these tasks (``Change("task", task_id=...,
+        status=...)``): on 2026-07-28 the request declares the tasks extension and asks for
+        their ``notifications/tasks`` (the server agrees to the caller's own tasks only:
+        see ``listener.acknowledged.task_ids``); on 2025-11-25 the
+        ``notifications/tasks/status`` a server chooses to send arrive unasked.
 
         Modern era: one ``subscriptions/listen`` request, open for the block
         (entering waits for the server's acknowledgement; leaving cancels it).
@@ -436,6 +443,9 @@ class Client:
             ConnectionClosed: (on entry) the connection is closed already.
             McpError: (on entry) the server refused the subscription.
         """
+        meta = None
+        if task_ids and self.era == "modern":
+            meta = opt_in(self, {})["_meta"]
         return self._inbound.subscriptions.listen(
             self.session,
             tools=tools,
@@ -443,6 +453,8 @@ class Client:
             resources=resources,
             resource_uris=resource_uris,
             send_subscribe=self._send_subscribe,
+            task_ids=task_ids,
+            meta=meta,
         )
 
     async def _send_subscribe(self, method: str, uri: str) -> object:

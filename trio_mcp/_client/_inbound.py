@@ -160,10 +160,28 @@ class Inbound:
             self.subscriptions.route(Change("updated", params.uri), subscription)
         elif method == "notifications/subscriptions/acknowledged":
             self.subscriptions.acknowledge(subscription, params.notifications)
+        elif method in ("notifications/tasks", "notifications/tasks/status"):
+            # 2026-07-28's tasks extension (on a listen stream) and 2025-11-25's core.
+            task_id, status = _task_status(params)
+            if task_id is not None:
+                self.subscriptions.route(
+                    Change("task", task_id=task_id, status=status), subscription
+                )
+
+
+def _task_status(params: Any) -> tuple[str | None, str | None]:
+    """The task id and status of a task status notification (raw or typed params)."""
+    if isinstance(params, dict):
+        task_id, status = params.get("taskId"), params.get("status")
+    else:
+        task_id, status = getattr(params, "task_id", None), getattr(params, "status", None)
+    if not isinstance(task_id, str):
+        return None, None
+    return task_id, status if isinstance(status, str) else None
 
 
 def _subscription_id(params: Any) -> Any:
-    meta = getattr(params, "meta", None)
+    meta = params.get("_meta") if isinstance(params, dict) else getattr(params, "meta", None)
     if isinstance(meta, dict):
         return meta.get(SUBSCRIPTION_ID)
     return None

@@ -44,11 +44,14 @@ class Change:
     """One change notification.
 
     ``kind`` is ``"tools"``, ``"prompts"`` or ``"resources"`` for a list change,
-    ``"updated"`` for a resource update (then ``uri`` says which).
+    ``"updated"`` for a resource update (then ``uri`` says which), ``"task"`` for a task's
+    new status (then ``task_id`` and ``status`` say which and what).
     """
 
-    kind: Literal["tools", "prompts", "resources", "updated"]
+    kind: Literal["tools", "prompts", "resources", "updated", "task"]
     uri: str | None = None
+    task_id: str | None = None
+    status: str | None = None
 
 
 class Listener:
@@ -76,6 +79,8 @@ class Listener:
         active = self.acknowledged or self.wanted
         if change.kind == "updated":
             return change.uri in (active.resource_subscriptions or ())
+        if change.kind == "task":
+            return change.task_id in (active.task_ids or ())
         flag = {
             "tools": active.tools_list_changed,
             "prompts": active.prompts_list_changed,
@@ -180,19 +185,23 @@ class Subscriptions:
         resources: bool,
         resource_uris: Sequence[str],
         send_subscribe: SendSubscribe,
+        task_ids: Sequence[str] = (),
+        meta: dict[str, Any] | None = None,
     ) -> AsyncIterator[Listener]:
         """See :meth:`Client.listen <trio_mcp.Client.listen>`; ``send_subscribe`` sends the
-        initialize era's ``resources/subscribe`` and ``resources/unsubscribe``."""
+        initialize era's ``resources/subscribe`` and ``resources/unsubscribe``; ``meta`` is
+        the modern request's ``_meta`` (the tasks extension declared, with ``task_ids``)."""
         wanted = _lazy.SubscriptionFilter(
             tools_list_changed=tools or None,
             prompts_list_changed=prompts or None,
             resources_list_changed=resources or None,
             resource_subscriptions=list(resource_uris) or None,
+            task_ids=list(task_ids) or None,
         )
         listener = Listener(wanted)
         try:
             if session.connection.version in MODERN_VERSIONS:
-                async with self._listen_modern(session, listener):
+                async with self._listen_modern(session, listener, meta):
                     yield listener
             else:
                 async with self._listen_legacy(session, listener, resource_uris, send_subscribe):
@@ -203,11 +212,17 @@ class Subscriptions:
             listener.close()
 
     @asynccontextmanager
-    async def _listen_modern(self, session: Session, listener: Listener) -> AsyncIterator[None]:
+    async def _listen_modern(
+        self, session: Session, listener: Listener, meta: dict[str, Any] | None
+    ) -> AsyncIterator[None]:
         """One ``subscriptions/listen`` request, open for the block."""
         conn = session.connection
         assert conn.version is not None
-        params = {"notifications": converter_for(conn.version).unstructure(listener.wanted)}
+        params: dict[str, Any] = {
+            "notifications": converter_for(conn.version).unstructure(listener.wanted)
+        }
+        if meta:
+            params["_meta"] = meta
         session.check_open()
         pending, message = conn.send_request("subscriptions/listen", params)
         # Registered before sending: the acknowledgement may be routed while the send is

@@ -31,6 +31,8 @@ __all__ = ["TASKS_EXTENSION", "TaskCancelled", "ToolTask", "core_tasks", "create
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 #: How long to wait between polls when the server suggests nothing.
 DEFAULT_POLL_INTERVAL: Final = 0.5
+#: While following a task on a listen stream, the longest wait without a ``tasks/get``.
+FOLLOW_FALLBACK: Final = 30.0
 #: How long a ``tasks/cancel`` sent on the way out may take.
 CANCEL_TIMEOUT: Final = 5.0
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
@@ -200,8 +202,10 @@ class ToolTask:
         return status
 
     async def result(self) -> CallToolResult:
-        """Wait for the outcome, polling at the interval the server suggests and answering
-        its questions through the client's handlers.
+        """Wait for the outcome, answering the task's questions through the client's
+        handlers: on 2026-07-28, following its status notifications on a
+        ``subscriptions/listen`` stream (a ``tasks/get`` per change), else, or when the
+        server does not offer the stream, polling at the interval the server suggests.
 
         Cancelling the wait does not cancel the task by itself: leaving the block that
         made this handle does (unless detached).
@@ -210,6 +214,8 @@ class ToolTask:
             McpError: the task ``failed`` (with the server's error).
             TaskCancelled: the task was cancelled.
         """
+        if self._outcome is None and not self._core and self.task_id is not None:
+            await self._follow()
         while self._outcome is None:
             status = await self.poll()
             if status not in _TERMINAL:
@@ -225,6 +231,30 @@ class ToolTask:
             await trio.lowlevel.checkpoint()
             return
         await self._request("tasks/cancel", {"taskId": self.task_id})
+
+    async def _follow(self) -> None:
+        """2026-07-28: wait for the outcome on a ``subscriptions/listen`` stream of the
+        task's ``notifications/tasks`` rather than polling: one ``tasks/get`` once the
+        stream is acknowledged (nothing before it is missed) and one per status change,
+        with a poll at most every :data:`FOLLOW_FALLBACK` seconds should a notification be
+        lost. Returns with the outcome unknown if the server does not agree to the
+        stream (the caller polls then)."""
+        assert self.task_id is not None
+        try:
+            async with self._client.listen(task_ids=[self.task_id]) as changes:
+                agreed = changes.acknowledged
+                if agreed is None or self.task_id not in (agreed.task_ids or ()):
+                    return
+                while self._outcome is None:
+                    await self.poll()
+                    with trio.move_on_after(FOLLOW_FALLBACK):
+                        async for change in changes:
+                            if change.task_id == self.task_id:
+                                break
+                        else:
+                            return  # the stream ended: poll
+        except McpError:
+            return  # the server refused the stream: poll
 
     # -- inside -----------------------------------------------------------------------------
 

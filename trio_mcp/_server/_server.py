@@ -377,7 +377,7 @@ class Server:
                 Apps extension requires it to exist: add it with :meth:`app` first).
         """
         spec = fn if isinstance(fn, ToolSpec) else ToolSpec.from_function(fn, **options)
-        view = ((spec.tool.meta or {}).get("ui") or {}).get("resourceUri")
+        view = spec.view
         if view is not None and not isinstance(self._resources.get(view), _lazy.AppSpec):
             raise ValueError(
                 f"tool {spec.name!r} links the view {view!r}, which this server does not "

@@ -120,6 +120,9 @@ class ToolSpec:
     task_start: TaskStart = "immediately"
     #: The OAuth scopes a caller's token needs to call it (HTTP with ``auth=``).
     scopes: frozenset[str] = frozenset()
+    #: The view ``ui=`` linked it to (MCP Apps), which its server must offer; a link given
+    #: verbatim in ``meta`` (a proxy forwarding another server's tool) is not checked.
+    view: str | None = None
     #: (tool, the tool as listed before 2026-07-28), made on first use.
     _listed_before_2026: tuple[Tool, Tool] | None = attrs.field(
         default=None, init=False, repr=False
@@ -209,9 +212,11 @@ class ToolSpec:
         else:
             schema = signature.input_schema
         output = _output_for(fn, output_schema, structured)
+        view = None
         if ui is not None:
             link = _lazy.ToolUi(ui) if isinstance(ui, str) else ui
             meta = {**(meta or {}), "ui": link.to_json()}
+            view = link.resource_uri
         tool = Tool(
             name=tool_name,
             title=title,
@@ -241,6 +246,7 @@ class ToolSpec:
             plain=_is_plain_function(fn),
             task=task,
             task_start=task_start,
+            view=view,
         )
 
     async def call(self, arguments: Mapping[str, Any] | None, context: Context) -> CallToolResult:

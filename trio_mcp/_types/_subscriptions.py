@@ -26,6 +26,8 @@ class SubscriptionFilter(Model):
     prompts_list_changed: bool | None = None
     resources_list_changed: bool | None = None
     resource_subscriptions: list[str] | None = None
+    #: The tasks extension's key: the tasks whose ``notifications/tasks`` are wanted.
+    task_ids: list[str] | None = None
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
