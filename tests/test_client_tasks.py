@@ -142,8 +142,10 @@ async def test_a_task_is_followed_on_a_listen_stream_instead_of_polled(
             sent.append(method)
 
     async with open_pair(make_server([]), protocol_version=MODERN, on_message=tap) as pair:
+        started = trio.current_time()
         result = await pair.client.call_tool("slow", {"seconds": 60}, as_task=True)
         assert result.content[0].text == "slept 60"  # type: ignore[union-attr]
+        assert trio.current_time() - started < 61  # the outcome is taken as it comes
         assert "subscriptions/listen" in sent
         assert 1 <= sent.count("tasks/get") <= 4, sent
         # A listener sees the task's status changes, for the caller's own task.

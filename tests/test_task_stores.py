@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 import jsonschema
 import pytest
 import trio
@@ -387,3 +389,51 @@ async def test_a_symbolic_link_as_task_file_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="cannot open the SQLite task store"):
         async with open_sqlite_task_store(path):
             pass
+
+
+async def test_an_owners_tasks_list_oldest_first_a_page_at_a_time(make_store: Any) -> None:
+    clock = FakeClock()
+    async with make_store(clock) as store:
+        alices = []
+        for n in range(5):
+            record = store.new_record(owner="alice", ttl_ms=None if n != 2 else 10_000)
+            await store.create(record)
+            alices.append(record)
+            if n % 2:
+                clock.now += 1  # two tasks share each creation time: ties go by id
+        await store.create(store.new_record(owner="bob", ttl_ms=None))
+        await store.create(store.new_record(owner=None, ttl_ms=None))
+        expected = sorted(alices, key=lambda r: r.position)
+        first = await store.list_owned("alice", after=None, limit=3)
+        assert first == expected[:3]
+        rest = await store.list_owned("alice", after=first[-1].position, limit=3)
+        assert rest == expected[3:]
+        assert [r.owner for r in await store.list_owned(None, after=None, limit=10)] == [None]
+        assert await store.list_owned("carol", after=None, limit=10) == []
+        clock.now += 10  # alices[2] expires
+        listed = await store.list_owned("alice", after=None, limit=10)
+        assert alices[2] not in listed and len(listed) == 4
+        assert type(store).can_list()
+
+
+async def test_a_sqlite_task_file_of_an_earlier_version_gains_the_listing(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    clock = FakeClock()
+    record = MemoryTaskStore(clock=clock).new_record(owner="alice", ttl_ms=None)
+    record = attrs.evolve(record, runner=None, status="completed")
+    db = sqlite3.connect(path)
+    db.execute(
+        "CREATE TABLE tasks (task_id TEXT PRIMARY KEY, expires_at REAL, "
+        "terminal INTEGER NOT NULL, record BLOB NOT NULL)"
+    )
+    db.execute("INSERT INTO tasks VALUES (?, ?, 1, ?)", (record.task_id, None, record.dumps()))
+    db.commit()
+    db.close()
+    async with open_sqlite_task_store(path, clock=clock) as store:
+        assert await store.list_owned("alice", after=None, limit=5) == [record]
+        fresh = store.new_record(owner="alice", ttl_ms=None)
+        await store.create(fresh)
+        assert [r.task_id for r in await store.list_owned("alice", after=None, limit=5)] == [
+            record.task_id,
+            fresh.task_id,
+        ]

@@ -24,6 +24,7 @@ async def test_a_tool_call_becomes_a_core_task_and_completes(
         client = pair.client
         assert client.server_capabilities.tasks == {
             "cancel": {},
+            "list": {},
             "requests": {"tools": {"call": {}}},
         }
         tools = {tool.name: tool for tool in await client.list_tools()}
@@ -103,3 +104,42 @@ async def test_over_legacy_http_the_app_runs_the_task() -> None:
                 result = await task.result()
     assert result.content[0].text == "slept 0.1"  # type: ignore[union-attr]
     assert events == ["task True"]
+
+
+async def test_tasks_list_gives_the_callers_own_tasks_a_page_at_a_time(
+    autojump_clock: trio.abc.Clock,
+) -> None:
+    server = make_server([])
+    server.page_size = 2
+    async with (
+        open_pair(server, protocol_version=CORE, server_options={"principal": "alice"}) as alice,
+        open_pair(server, protocol_version=CORE, server_options={"principal": "bob"}) as bob,
+    ):
+        ids = []
+        for seconds in (1, 2, 3):
+            async with alice.client.open_tool_task("slow", {"seconds": seconds}) as task:
+                assert task.task_id is not None
+                ids.append(task.task_id)
+                await task.result()
+        async with bob.client.open_tool_task("slow", {"seconds": 1}) as task:
+            await task.result()
+        first = await alice.client.list_tasks_page()
+        assert len(first.tasks) == 2 and first.next_cursor is not None
+        listed = await alice.client.list_tasks()
+        assert [t.task_id for t in listed] == ids
+        assert all(t.status == "completed" for t in listed)
+        assert [t.task_id for t in await bob.client.list_tasks()] == [task.task_id]
+        with pytest.raises(McpError) as bad:
+            await alice.client.session.send_request("tasks/list", {"cursor": "nope"}, model=dict)
+        assert bad.value.code == ErrorCode.INVALID_PARAMS
+
+
+async def test_tasks_list_is_the_2025_11_25_cores_only(autojump_clock: trio.abc.Clock) -> None:
+    async with open_pair(make_server([]), protocol_version="2026-07-28") as pair:
+        with pytest.raises(McpError) as refused:
+            await pair.client.list_tasks()
+        assert refused.value.code == ErrorCode.METHOD_NOT_FOUND
+    async with open_raw(make_server([]), "2026-07-28") as raw:
+        with pytest.raises(McpError) as wire:
+            await raw.session.send_request("tasks/list", {}, model=dict)
+        assert wire.value.code == ErrorCode.METHOD_NOT_FOUND

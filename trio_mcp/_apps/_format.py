@@ -345,9 +345,9 @@ def client_extension() -> dict[str, dict[str, Any]]:
 
 
 def supports_apps(capabilities: ClientCapabilities | None) -> bool:
-    """Whether a client's capabilities (:attr:`Context.client_capabilities
-    <trio_mcp.server.Context.client_capabilities>`) declare views of this MIME type, so
-    that a server may offer its UI-linked tools (the SEP's advice) or text-only ones."""
+    """Whether a client's capabilities (a tool's ``ctx.client_capabilities``) declare
+    views of this MIME type, so that a server may offer its UI-linked tools (the SEP's
+    advice) or text-only ones."""
     extensions = (capabilities.extensions if capabilities is not None else None) or {}
     settings = extensions.get(EXTENSION)
     if not isinstance(settings, Mapping):

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         Resource,
         ResourceTemplate,
     )
+    from .._types._tasks import ListTasksResult, Task
     from ._handlers import (
         ElicitationCompleteHandler,
         ElicitationHandler,
@@ -362,6 +363,34 @@ class Client:
             "prompts/get", params, _lazy.GetPromptResult
         )
         return result
+
+    # -- tasks ------------------------------------------------------------------------------
+
+    async def list_tasks_page(self, cursor: str | None = None) -> ListTasksResult:
+        """One page of ``tasks/list``: this client's tasks on a 2025-11-25 server that
+        declares ``tasks.list`` (the 2026-07-28 extension has no such method).
+
+        Raises:
+            McpError: -32601 when the connection offers no ``tasks/list``.
+        """
+        tasks = self.server_capabilities.tasks
+        if self.protocol_version != "2025-11-25" or not (
+            isinstance(tasks, dict) and "list" in tasks
+        ):
+            raise McpError(
+                f"the server offers no tasks/list on this connection (protocol "
+                f"{self.protocol_version}); follow a task by its id with open_task",
+                code=ErrorCode.METHOD_NOT_FOUND,
+            )
+        params = {} if cursor is None else {"cursor": cursor}
+        listed: ListTasksResult = await self.session.send_request(
+            "tasks/list", params, model=_lazy.ListTasksResult
+        )
+        return listed
+
+    async def list_tasks(self) -> list[Task]:
+        """Every task ``tasks/list`` gives, across pages (see :meth:`list_tasks_page`)."""
+        return await self._all(self.list_tasks_page, "tasks")
 
     # -- completion and logging -------------------------------------------------------------
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .._types._resources import ReadResourceResult
     from .._types._roots import ListRootsResult
     from .._types._subscriptions import SubscriptionFilter
+    from .._types._tasks import ListTasksResult
 # isort: on
 
 if not TYPE_CHECKING:
@@ -37,5 +38,6 @@ if not TYPE_CHECKING:
         from .._types._resources import ReadResourceResult
         from .._types._roots import ListRootsResult
         from .._types._subscriptions import SubscriptionFilter
+        from .._types._tasks import ListTasksResult
         """,
     )

@@ -245,8 +245,7 @@ class ToolTask:
                 agreed = changes.acknowledged
                 if agreed is None or self.task_id not in (agreed.task_ids or ()):
                     return
-                while self._outcome is None:
-                    await self.poll()
+                while await self.poll() not in _TERMINAL and self._outcome is None:
                     with trio.move_on_after(FOLLOW_FALLBACK):
                         async for change in changes:
                             if change.task_id == self.task_id:

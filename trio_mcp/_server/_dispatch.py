@@ -118,6 +118,7 @@ class Dispatcher:
             "tasks/update": self._update_task,
             "tasks/cancel": self._cancel_task,
             "tasks/result": self._task_result,
+            "tasks/list": self._list_tasks,
         }
 
     # -- entry points (Session callbacks) ---------------------------------------------------
@@ -391,6 +392,13 @@ class Dispatcher:
 
         return await runner.outcome(_field(params, "taskId"), ctx.principal, ask)
 
+    async def _list_tasks(self, ctx: Context, params: Any) -> dict[str, Any]:
+        """``tasks/list`` (2025-11-25's core; the 2026-07-28 extension has none): the
+        caller's own tasks, a page at a time."""
+        runner = await self._runner_for(ctx)
+        cursor = None if params is None else _field(params, "cursor")
+        return await runner.list_core(ctx.principal, cursor, self.server.page_size)
+
     async def _runner_for(self, ctx: Context) -> TaskRunner:
         """The runner for a ``tasks/*`` request: -32601 from a server that runs no tasks,
         -32021 to a client that did not declare the extension."""
@@ -400,7 +408,7 @@ class Dispatcher:
         if ctx.protocol_version == CORE_TASKS_VERSION:
             await trio.lowlevel.checkpoint()
             return self.tasks  # the core tasks: no extension to declare
-        if ctx.method == "tasks/result":
+        if ctx.method in ("tasks/result", "tasks/list"):  # 2025-11-25's core only
             await trio.lowlevel.checkpoint()
             raise McpError(f"Method not found: {ctx.method}", code=ErrorCode.METHOD_NOT_FOUND)
         if not _lazy.opted_in(ctx):

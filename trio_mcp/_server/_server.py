@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from .._apps._serving import AppSpec
     from .._skills._catalog import DynamicSkill, Skill
     from .._skills._serving import ServedSkills
+    from .._tasks._store import TaskStore
     from ._completion import Completer, CompleterSpec
     from ._prompts import PromptOptions, PromptSpec
     from ._rate_limit import RateLimit
@@ -319,7 +320,11 @@ class Server:
             # 2025-11-25's core tasks (the converter writes them for that revision only).
             tasks=None
             if self.tasks is None
-            else {"cancel": {}, "requests": {"tools": {"call": {}}}},
+            else {
+                "cancel": {},
+                **({"list": {}} if _store_lists(self.tasks.store) else {}),
+                "requests": {"tools": {"call": {}}},
+            },
         )
 
     # -- tools ------------------------------------------------------------------------------
@@ -907,6 +912,12 @@ class _Scoped(Protocol):
 
 
 _Spec = TypeVar("_Spec", bound=_Scoped)
+
+
+def _store_lists(store: str | TaskStore) -> bool:
+    """Whether tasks kept in ``store`` can be listed (``tasks/list``): every store named by
+    a URL can; a store object if its class implements ``list_owned``."""
+    return isinstance(store, str) or store.can_list()
 
 
 def _registering(

@@ -34,6 +34,7 @@ each outage is logged when it begins and when it ends, and the server recovers b
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -41,11 +42,12 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
+import orjson
 import trio
 
 from .._errors import ErrorCode, McpError, MissingRequiredClientCapability, RetryLater
 from .._tasks._open import open_task_store
-from .._tasks._record import TaskRecord, TaskUpdate
+from .._tasks._record import TaskPosition, TaskRecord, TaskUpdate
 from .._tasks._store import TaskStore, TaskStoreFull
 from .._types._base import Request
 from .._types._converter import structure, unstructure
@@ -462,6 +464,28 @@ class TaskRunner:
             raise unknown_task(task_id)
         return record
 
+    async def list_core(self, owner: str | None, cursor: object, page_size: int) -> dict[str, Any]:
+        """``tasks/list`` (2025-11-25): a page of ``owner``'s live tasks, oldest first, as
+        that revision's ``Task``; the cursor holds the last task's place.
+
+        Raises:
+            McpError: -32602 for a malformed cursor; -32601 when the store cannot list.
+            RetryLater: the store is not answering.
+        """
+        if not self.store.can_list():
+            await trio.lowlevel.checkpoint()
+            raise McpError("Method not found: tasks/list", code=ErrorCode.METHOD_NOT_FOUND)
+        after = None if cursor is None else _position_of(cursor)
+        records: list[TaskRecord] = await self._store_call(
+            "listing tasks",
+            partial(self.store.list_owned, owner, after=after, limit=page_size + 1),
+        )
+        page = records[:page_size]
+        listed: dict[str, Any] = {"tasks": [record.core_wire() for record in page]}
+        if len(records) > page_size:
+            listed["nextCursor"] = _cursor_at(page[-1].position)
+        return listed
+
     async def get(self, task_id: object, owner: str | None) -> dict[str, Any]:
         """``tasks/get``: the task as a ``DetailedTask``."""
         return (await self._own(task_id, owner)).wire()
@@ -605,3 +629,28 @@ def _result_json(result: Any) -> dict[str, Any]:
         raise TypeError(f"a task's result must be a JSON object, not {type(value).__name__}")
     value.pop("resultType", None)
     return value
+
+
+def _cursor_at(position: TaskPosition) -> str:
+    raw = orjson.dumps({"k": "tasks", "c": position[0], "i": position[1]})
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")
+
+
+def _position_of(cursor: object) -> TaskPosition:
+    """The place a ``tasks/list`` cursor holds (-32602 for one we did not issue)."""
+    data = None
+    if isinstance(cursor, str):
+        try:
+            data = orjson.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        except (ValueError, orjson.JSONDecodeError):
+            data = None
+    if (
+        not isinstance(data, dict)
+        or data.get("k") != "tasks"
+        or type(data.get("c")) not in (int, float)
+        or type(data.get("i")) is not str
+    ):
+        raise McpError(
+            f"Invalid params: invalid cursor {cursor!r:.60}", code=ErrorCode.INVALID_PARAMS
+        )
+    return (float(data["c"]), data["i"])

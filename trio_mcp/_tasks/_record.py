@@ -9,17 +9,19 @@ values, so that every store keeps the same bytes whatever the models look like.
 from __future__ import annotations
 
 import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeAlias
 
 import attrs
 import orjson
 
-__all__ = ["TERMINAL", "TaskRecord", "TaskStatus", "TaskUpdate"]
+__all__ = ["TERMINAL", "TaskPosition", "TaskRecord", "TaskStatus", "TaskUpdate"]
 
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 #: The statuses a task never leaves.
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 _STATUSES: Final = frozenset({"working", "input_required", *TERMINAL})
+#: A task's place in its owner's list (``tasks/list``): creation time, then id.
+TaskPosition: TypeAlias = tuple[float, str]
 
 
 def _iso(timestamp: float) -> str:
@@ -87,6 +89,11 @@ class TaskRecord:
         elif self.status == "input_required":
             task["inputRequests"] = self.input_requests or {}
         return task
+
+    @property
+    def position(self) -> TaskPosition:
+        """Where the task stands in its owner's list: by creation, then id."""
+        return (self.created_at, self.task_id)
 
     def core_wire(self) -> dict[str, Any]:
         """The task as the 2025-11-25 revision's ``Task`` (``tasks/get``, ``tasks/cancel``,

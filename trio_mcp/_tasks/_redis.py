@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from . import _lazy
-from ._record import TaskRecord, TaskUpdate
+from ._record import TaskPosition, TaskRecord, TaskUpdate
 from ._store import ORPHANED, TaskStore
 
 if TYPE_CHECKING:
@@ -63,6 +63,10 @@ class RedisTaskStore(TaskStore):
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}task:{task_id}"
 
+    def _owned_key(self, owner: str | None) -> str:
+        """The sorted set of ``owner``'s task ids, by creation (for ``tasks/list``)."""
+        return f"{self.prefix}owned:" + ("\0" if owner is None else f"p:{owner}")
+
     def _runner_key(self, runner: str) -> str:
         return f"{self.prefix}runner:{runner}"
 
@@ -86,6 +90,22 @@ class RedisTaskStore(TaskStore):
         )
         if not created:
             raise ValueError(f"a task {record.task_id!r} exists")
+        owned = self._owned_key(record.owner)
+        await self._redis.zadd(owned, {record.task_id: record.created_at})
+        # Expired tasks leave their ids behind: each creation drops up to two of the
+        # oldest that are gone, so an owner's set stays about the size of its live tasks.
+        oldest = await self._redis.zrange(owned, 0, 1)
+        gone = [
+            member
+            for member, exists in zip(
+                oldest,
+                [await self._redis.exists([self._key(_text(m))]) for m in oldest],
+                strict=True,
+            )
+            if not exists
+        ]
+        if gone:
+            await self._redis.zrem(owned, gone)
 
     async def _read(self, task_id: str) -> tuple[bytes, TaskRecord] | None:
         data = await self._redis.get(self._key(task_id))
@@ -129,6 +149,45 @@ class RedisTaskStore(TaskStore):
             if swapped == -1:
                 return None
             # Another worker changed the record in between: read it again.
+
+    async def list_owned(
+        self, owner: str | None, *, after: TaskPosition | None, limit: int
+    ) -> list[TaskRecord]:
+        owned = self._owned_key(owner)
+        start = after[0] if after is not None else float("-inf")
+        found: list[TaskRecord] = []
+        offset = 0
+        while len(found) < limit:
+            batch = await self._redis.zrange(
+                owned,
+                start,
+                float("inf"),
+                sortby=_lazy.coredis.PureToken.BYSCORE,
+                offset=offset,
+                count=limit * 2,
+            )
+            if not batch:
+                break
+            offset += len(batch)
+            ids = [_text(member) for member in batch]
+            records = await self._redis.mget([self._key(task_id) for task_id in ids])
+            gone = []
+            for task_id, data in zip(ids, records, strict=True):
+                record = None if data is None else TaskRecord.loads(data)
+                if record is None or record.expired(self.clock()):
+                    gone.append(task_id)
+                elif after is None or record.position > after:
+                    found.append(record)
+            if gone:
+                await self._redis.zrem(owned, gone)
+                offset -= len(gone)
+        found.sort(key=lambda record: record.position)
+        listed = []
+        for record in found[:limit]:
+            if await self._orphaned(record):
+                record = await self.update(record.task_id, ORPHANED) or record
+            listed.append(record)
+        return listed
 
     async def delete_expired(self) -> int:
         """Redis expires task keys by itself: nothing to do."""
@@ -183,3 +242,7 @@ async def open_redis_task_store(
                 with trio.move_on_after(1) as cleanup:
                     cleanup.shield = True
                     await store.release_lease()
+
+
+def _text(member: object) -> str:
+    return member.decode() if isinstance(member, bytes) else str(member)

@@ -25,7 +25,7 @@ from typing import Literal, TypeVar
 
 import trio
 
-from ._record import TaskRecord, TaskUpdate
+from ._record import TaskPosition, TaskRecord, TaskUpdate
 from ._store import ORPHANED, TaskStore
 
 __all__ = ["SqliteTaskStore", "open_sqlite_task_store"]
@@ -38,16 +38,53 @@ CREATE TABLE IF NOT EXISTS tasks (
     task_id TEXT PRIMARY KEY,
     expires_at REAL,
     terminal INTEGER NOT NULL,
-    record BLOB NOT NULL
+    record BLOB NOT NULL,
+    owner TEXT,
+    created_at REAL
 );
 CREATE INDEX IF NOT EXISTS tasks_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS tasks_unfinished ON tasks (terminal) WHERE terminal = 0;
 """
+#: The owner and creation time, for tasks/list (added to files of earlier versions, and
+#: filled in from their records, on open).
+_LISTING = """
+CREATE INDEX IF NOT EXISTS tasks_by_owner ON tasks (owner, created_at, task_id);
+"""
 
 
-def _row(record: TaskRecord) -> tuple[str, float | None, int, bytes]:
+def _row(record: TaskRecord) -> tuple[str, float | None, int, bytes, str, float]:
     expires = None if record.ttl_ms is None else record.created_at + record.ttl_ms / 1000
-    return record.task_id, expires, int(record.terminal), record.dumps()
+    return (
+        record.task_id,
+        expires,
+        int(record.terminal),
+        record.dumps(),
+        _owner_key(record.owner),
+        record.created_at,
+    )
+
+
+def _owner_key(owner: str | None) -> str:
+    """The owner as the ``owner`` column holds it (``None``, a transport without
+    principals, kept apart from every principal's name)."""
+    return "\0" if owner is None else f"p:{owner}"
+
+
+def _add_listing_columns(db: sqlite3.Connection) -> None:
+    """Give a task file of an earlier version the ``owner`` and ``created_at`` columns."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(tasks)")}
+    if "owner" in columns:
+        return
+    with db:
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("ALTER TABLE tasks ADD COLUMN owner TEXT")
+        db.execute("ALTER TABLE tasks ADD COLUMN created_at REAL")
+        for task_id, data in db.execute("SELECT task_id, record FROM tasks").fetchall():
+            record = TaskRecord.loads(data)
+            db.execute(
+                "UPDATE tasks SET owner = ?, created_at = ? WHERE task_id = ?",
+                (_owner_key(record.owner), record.created_at, task_id),
+            )
 
 
 class SqliteTaskStore(TaskStore):
@@ -68,7 +105,11 @@ class SqliteTaskStore(TaskStore):
         def insert() -> None:
             try:
                 with self._db:
-                    self._db.execute("INSERT INTO tasks VALUES (?, ?, ?, ?)", _row(record))
+                    self._db.execute(
+                        "INSERT INTO tasks (task_id, expires_at, terminal, record, owner, "
+                        "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                        _row(record),
+                    )
             except sqlite3.IntegrityError:
                 raise ValueError(f"a task {record.task_id!r} exists") from None
 
@@ -110,6 +151,22 @@ class SqliteTaskStore(TaskStore):
                 return done.rowcount
 
         return await self._run(delete)
+
+    async def list_owned(
+        self, owner: str | None, *, after: TaskPosition | None, limit: int
+    ) -> list[TaskRecord]:
+        def select() -> list[TaskRecord]:
+            created, task_id = after if after is not None else (float("-inf"), "")
+            rows = self._db.execute(
+                "SELECT record FROM tasks WHERE owner = ? "
+                "AND (created_at > ? OR (created_at = ? AND task_id > ?)) "
+                "AND (expires_at IS NULL OR expires_at > ?) "
+                "ORDER BY created_at, task_id LIMIT ?",
+                (_owner_key(owner), created, created, task_id, self.clock(), limit),
+            ).fetchall()
+            return [TaskRecord.loads(data) for (data,) in rows]
+
+        return await self._run(select)
 
     def _fail_orphans(self) -> int:
         """Record every unfinished task as failed: they belong to an earlier incarnation
@@ -183,6 +240,8 @@ async def open_sqlite_task_store(
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute(f"PRAGMA synchronous={synchronous}")
                 db.executescript(_SCHEMA)
+                _add_listing_columns(db)
+                db.executescript(_LISTING)
             except BaseException:
                 db.close()
                 raise

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Final
 
 import trio
 
-from ._record import TaskRecord, TaskUpdate
+from ._record import TaskPosition, TaskRecord, TaskUpdate
 
 __all__ = ["RUNNER_GONE", "MemoryTaskStore", "TaskStore", "TaskStoreFull"]
 
@@ -83,6 +83,23 @@ class TaskStore(abc.ABC):
     @abc.abstractmethod
     async def delete_expired(self) -> int:
         """Delete the records whose TTL has run out; returns how many."""
+
+    async def list_owned(
+        self, owner: str | None, *, after: TaskPosition | None, limit: int
+    ) -> list[TaskRecord]:
+        """Up to ``limit`` live tasks of ``owner``, oldest first, those after ``after``
+        only (a page's last :attr:`TaskRecord.position`), for ``tasks/list``. A store that
+        does not override it cannot list: a server on it does not offer ``tasks/list``.
+
+        Raises:
+            NotImplementedError: this store cannot list tasks.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot list tasks")
+
+    @classmethod
+    def can_list(cls) -> bool:
+        """Whether this kind of store implements :meth:`list_owned`."""
+        return cls.list_owned is not TaskStore.list_owned
 
     def new_record(
         self,
@@ -175,3 +192,14 @@ class MemoryTaskStore(TaskStore):
         for task_id in expired:
             del self._tasks[task_id]
         return len(expired)
+
+    async def list_owned(
+        self, owner: str | None, *, after: TaskPosition | None, limit: int
+    ) -> list[TaskRecord]:
+        await trio.lowlevel.checkpoint()
+        now = self.clock()
+        owned = sorted(
+            (r for r in self._tasks.values() if r.owner == owner and not r.expired(now)),
+            key=lambda r: r.position,
+        )
+        return [r for r in owned if after is None or r.position > after][:limit]
