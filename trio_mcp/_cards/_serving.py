@@ -1,0 +1,139 @@
+"""The card and catalog endpoints of the ASGI app.
+
+``GET <mcp path>/server-card`` answers the server's card (the location SEP-2127
+reserves), and, when the app owns its origin, ``GET /.well-known/mcp/catalog.json`` a
+catalog listing it. Both are public (no token, even on a protected server: a card only
+says what a client needs to connect, and what authorization it will be asked for), read
+only, and cacheable, with the CORS headers the SEP asks for, so a page in a browser can
+read them.
+
+A card given without ``remotes`` gets the app's own endpoints at the URL each request
+reached (``Host``, checked by the app's host policy first, and the mount prefix), or at
+the protected resource's canonical URL when the app has ``auth``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+from urllib.parse import urlsplit
+
+import attrs
+
+from ._generate import META_KEY, with_authorization
+from ._model import (
+    CARD_SUFFIX,
+    CATALOG_PATH,
+    MEDIA_TYPE,
+    Catalog,
+    CatalogEntry,
+    Remote,
+    ServerCard,
+    card_bytes,
+    catalog_bytes,
+)
+
+if TYPE_CHECKING:
+    from .._auth._resource_server import ProtectedResource
+    from .._http.server._exchange import HttpRequest
+
+__all__ = ["CACHE_SECONDS", "CardEndpoints"]
+
+#: How long clients and caches may keep a card or catalog (``Cache-Control: max-age``).
+CACHE_SECONDS: Final = 3600
+_CORS: Final = [
+    (b"access-control-allow-origin", b"*"),
+    (b"access-control-allow-methods", b"GET"),
+    (b"access-control-allow-headers", b"Content-Type"),
+]
+_CACHE: Final = [(b"cache-control", b"public, max-age=%d" % CACHE_SECONDS)]
+_ALLOW: Final = [(b"allow", b"GET, HEAD, OPTIONS")]
+
+
+class CardEndpoints:
+    """Answers the card (and catalog) requests of one app.
+
+    Args:
+        card: the card to serve.
+        mcp_path, sse_path: the app's Streamable HTTP and HTTP+SSE endpoints (for the
+            remotes of a card that names none, and the card's location).
+        versions: the revisions the Streamable HTTP endpoint speaks.
+        auth: the app's protected resource: the card says what it needs.
+        catalog: also serve ``/.well-known/mcp/catalog.json``.
+    """
+
+    def __init__(
+        self,
+        card: ServerCard,
+        *,
+        mcp_path: str,
+        sse_path: str | None,
+        versions: Sequence[str],
+        auth: ProtectedResource | None,
+        catalog: bool,
+    ) -> None:
+        if auth is not None and "authorization" not in (card.meta or {}).get(META_KEY, {}):
+            card = with_authorization(card, auth)
+        self.card = card
+        self.auth = auth
+        self.mcp_path = mcp_path
+        self.sse_path = sse_path
+        self.versions = list(versions)
+        self.card_path = mcp_path.rstrip("/") + CARD_SUFFIX
+        self.catalog_path = CATALOG_PATH if catalog else None
+        #: The paths inside the app these endpoints answer.
+        self.paths = frozenset(p for p in (self.card_path, self.catalog_path) if p)
+        self._fixed = card_bytes(card) if card.remotes is not None else None
+
+    async def serve(self, http: HttpRequest) -> None:
+        """Answer ``http``, a request for one of :attr:`paths`."""
+        if http.method == "OPTIONS":
+            await http.respond(204, headers=[*_CORS, (b"access-control-max-age", b"86400")])
+            return
+        if http.method not in ("GET", "HEAD"):
+            await http.respond(405, headers=_ALLOW)
+            return
+        base = self._base_url(http)
+        if http.path == self.card_path:
+            body, content_type = self._card_body(base), MEDIA_TYPE.encode()
+        else:
+            body, content_type = self._catalog_body(base), b"application/json"
+        headers = [(b"content-type", content_type), *_CORS, *_CACHE]
+        await http.respond(
+            200, body if http.method == "GET" else b"", content_type=None, headers=headers
+        )
+
+    def _base_url(self, http: HttpRequest) -> str:
+        """The origin and mount prefix clients reach the app at."""
+        if self.auth is not None:
+            parts = urlsplit(self.auth.resource)
+            origin = f"{parts.scheme}://{parts.netloc}"
+        else:
+            scope = http.scope
+            host = http.headers.get("host")
+            if not host:
+                server = scope.get("server") or ("localhost", None)
+                host = server[0] if server[1] is None else f"{server[0]}:{server[1]}"
+            origin = f"{scope.get('scheme', 'http')}://{host}"
+        return origin + (http.scope.get("root_path") or "").rstrip("/")
+
+    def _card_body(self, base: str) -> bytes:
+        if self._fixed is not None:
+            return self._fixed
+        url = self.auth.resource if self.auth is not None else base + self.mcp_path
+        remotes = [
+            Remote(type="streamable-http", url=url, supported_protocol_versions=self.versions)
+        ]
+        if self.sse_path is not None:
+            remotes.append(Remote(type="sse", url=base + self.sse_path))
+        return card_bytes(attrs.evolve(self.card, remotes=remotes))
+
+    def _catalog_body(self, base: str) -> bytes:
+        host = urlsplit(base).hostname or "localhost"
+        entry = CatalogEntry(
+            identifier=f"urn:air:{host}:{self.card.name.split('/', 1)[1]}",
+            display_name=self.card.title or self.card.name,
+            type=MEDIA_TYPE,
+            url=base + self.card_path,
+        )
+        return catalog_bytes(Catalog(entries=[entry]))
