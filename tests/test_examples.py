@@ -73,6 +73,14 @@ EXPECTED: dict[str, list[str]] = {
         "for the model: code-review from docs: Review a change using the team's checklist.",
         "host loaded ('docs', 'skill://code-review/SKILL.md') 225 characters",
     ],
+    "server_cards.py": [
+        "catalog entry Weather: http://127.0.0.1:",
+        "card com.example/weather 2.1.0: Forecasts for any city.",
+        "  streamable-http at /mcp",
+        "  sse at /sse",
+        "through the card -> Oslo: sunny",
+        "refused: the server card has a member its schema does not allow: 'packages' at $",
+    ],
     "prompts.py": [
         "prompt code_review: Asks the model to review code. [('code', True), ('language', False)]",
         "code_review -> Please review this Python:",

@@ -128,9 +128,8 @@ async def _read(
     try:
         async with client.stream("GET", url, headers={"accept": accept}) as response:
             if response.status_code != 200:
-                raise CardError(
-                    f"GET {url}: {response.status_code} {response.reason_phrase} (no {what} there)"
-                )
+                reason = response.reason_phrase or _reason(response.status_code)
+                raise CardError(f"GET {url}: {response.status_code} {reason} (no {what} there)")
             media_type = response.headers.get("content-type", "").split(";", 1)[0].strip()
             if media_type != "application/json" and not media_type.endswith("+json"):
                 raise CardError(
@@ -139,7 +138,8 @@ async def _read(
             declared = response.headers.get("content-length")
             if declared is not None and declared.isdigit() and int(declared) > max_bytes:
                 raise CardError(
-                    f"GET {url}: the {what} is {declared} bytes, over the limit of {max_bytes}"
+                    f"GET {url}: the {what} is {declared} bytes, "
+                    f"over the limit of {max_bytes} bytes"
                 )
             body = bytearray()
             async for chunk in response.aiter_bytes():

@@ -43,9 +43,6 @@ if not TYPE_CHECKING:
         from .._websocket import open_websocket_client
         from .._cards._fetching import card_url, fetch_catalog, fetch_server_card
         from .._cards._generate import META_KEY
-    from .._cards._model import CardError
-    from .._cards._fetching import card_url, fetch_catalog, fetch_server_card
-    from .._cards._generate import META_KEY
-    from .._cards._model import CardError
+        from .._cards._model import CardError
         """,
     )
