@@ -210,6 +210,14 @@ async def test_the_catalog_lists_the_card_when_the_app_owns_the_origin() -> None
         asgi_app(server, card_catalog=True)
 
 
+def test_the_app_refuses_a_card_its_schema_would_refuse() -> None:
+    server = make_server()
+    with pytest.raises(CardError, match=r"^[$].name: expected a reverse-DNS name"):
+        asgi_app(server, card=ServerCard(name="weather", version="1", description="d"))
+    with pytest.raises(TypeError, match=r"card must be a ServerCard .* not dict"):
+        asgi_app(server, card=minimal())  # type: ignore[typeddict-item]
+
+
 class Verifier:
     async def verify(self, token: str) -> AccessToken:
         if token != "good":

@@ -39,6 +39,7 @@ __all__ = [
     "ServerCard",
     "card_bytes",
     "catalog_bytes",
+    "check_card",
     "parse_card",
     "parse_catalog",
 ]

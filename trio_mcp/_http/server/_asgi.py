@@ -64,6 +64,7 @@ import trio
 
 from ... import _jsonrpc as rpc
 from ..._auth._verifier import ACCESS_TOKEN_KEY
+from ..._cards._model import ServerCard, check_card
 from ..._cards._serving import CardEndpoints
 from ..._errors import ErrorCode
 from ..._protocol._envelope import declares_modern_version
@@ -82,7 +83,6 @@ from ._sse_2024 import SseTransport
 
 if TYPE_CHECKING:
     from ..._auth._resource_server import ProtectedResource
-    from ..._cards._model import ServerCard
     from ..._server._server import Server
 
 __all__ = ["AppOptions", "McpAsgiApp", "asgi_app", "open_asgi_app"]
@@ -188,6 +188,13 @@ class McpAsgiApp:
         self.manager: SessionManager | None = None
         if card_catalog and card is None:
             raise ValueError("card_catalog=True lists the server's card: pass card=... too")
+        if card is not None:
+            if not isinstance(card, ServerCard):
+                raise TypeError(
+                    f"card must be a ServerCard (see trio_mcp.cards.server_card), "
+                    f"not {type(card).__name__}"
+                )
+            check_card(card)  # a card its schema refuses is not served
         #: The server card endpoints (``None`` without ``card``).
         self.cards = (
             CardEndpoints(
