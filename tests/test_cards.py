@@ -437,8 +437,11 @@ async def test_the_size_limit_is_the_callers_and_the_request_is_cancelled_with_i
     assert scope.cancelled_caught
 
 
-async def test_a_card_url_must_be_http() -> None:
-    with pytest.raises(CardError, match="over http\\(s\\), not from 'file:///etc/passwd'"):
+async def test_a_card_url_must_be_http_and_the_refusal_checkpoints() -> None:
+    with (
+        trio.testing.assert_checkpoints(),
+        pytest.raises(CardError, match=r"over http\(s\), not from 'file:///etc/passwd'"),
+    ):
         await fetch_server_card("file:///etc/passwd")
 
 

@@ -273,7 +273,8 @@ def outputs() -> Iterator[dict[str, subprocess.CompletedProcess[str]]]:
 #: (over stdio or HTTP) and the fixtures of the conformance suite.
 TESTED_ELSEWHERE = {
     # test_everything_server below (in memory), the CLI demo (test_cli.py), the SDK client
-    # over stdio (interop/test_stdio.py), the fuzzer (test_fuzz_own_server.py)
+    # over stdio (interop/test_stdio.py), the fuzzer (test_fuzz_own_server.py), its
+    # server card over HTTP (test_cards.py)
     "everything_server.py",
     "memory_demo.py",  # test_demo.py
     # test_echo_server_over_stdio below; over HTTP test_http_serve.py and test_cli.py

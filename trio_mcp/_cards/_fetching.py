@@ -24,6 +24,7 @@ from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+import trio
 
 from ._model import (
     CARD_SUFFIX,
@@ -115,6 +116,7 @@ async def _get(
     url: str, accept: str, what: str, http_client: httpx.AsyncClient | None, max_bytes: int
 ) -> bytes:
     if urlsplit(url).scheme not in ("http", "https"):
+        await trio.lowlevel.checkpoint()  # (an async function always checkpoints)
         raise CardError(f"a {what} is fetched over http(s), not from {url!r:.120}")
     if http_client is not None:
         return await _read(http_client, url, accept, what, max_bytes)

@@ -21,7 +21,7 @@ import attrs
 import orjson
 
 from .._types._base import Icon, MetaObject, Model
-from .._types._converter import StructureError, _resolve, structure, unstructure, wire_name
+from .._types._converter import StructureError, structure, unstructure, wire_name
 
 __all__ = [
     "CARD_SCHEMA",
@@ -84,18 +84,11 @@ class CardInput(Model):
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
-class CardHeader(Model):
-    """An HTTP header a remote needs or accepts (the schema's ``KeyValueInput``)."""
+class CardHeader(CardInput):
+    """An HTTP header a remote needs or accepts (the schema's ``KeyValueInput``): its
+    ``name``, and the variables its ``value`` refers to as ``{name}``."""
 
     name: str
-    description: str | None = None
-    is_required: bool | None = None
-    is_secret: bool | None = None
-    format: Literal["string", "number", "boolean", "filepath"] | None = None
-    default: str | None = None
-    placeholder: str | None = None
-    value: str | None = None
-    choices: list[str] | None = None
     variables: dict[str, CardInput] | None = None
 
 
@@ -275,7 +268,7 @@ def _unknown_member(value: object, cls: Any, path: str) -> str | None:
     holds) does not have, as ``'name' at $.path``; ``None`` if there is none."""
     if type(value) is not dict or not attrs.has(cls):
         return None
-    _resolve(cls)
+    attrs.resolve_types(cls)
     fields = {wire_name(cls, a.name): a for a in attrs.fields(cls)}
     for key, item in value.items():
         field = fields.get(key)
