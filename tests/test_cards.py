@@ -172,8 +172,9 @@ async def test_the_app_serves_the_card_beside_the_mcp_endpoint() -> None:
         post = await get(app, "/mcp/server-card", method="POST", content=b"{}")
         assert post.status_code == 405
         assert post.headers["allow"] == "GET, HEAD, OPTIONS"
-        # No catalog unless the app owns the origin.
+        # No catalog (nor well-known card) unless the app owns the origin.
         assert (await get(app, "/.well-known/mcp/catalog.json")).status_code == 404
+        assert (await get(app, "/.well-known/mcp/server-card")).status_code == 404
 
 
 async def test_a_card_with_remotes_is_served_as_given_and_mounted_apps_name_their_prefix() -> None:
@@ -206,6 +207,12 @@ async def test_the_catalog_lists_the_card_when_the_app_owns_the_origin() -> None
         assert entry.display_name == "Weather"
         assert entry.type == MEDIA_TYPE
         assert entry.url == f"{BASE}/mcp/server-card"
+        # The card again where the SEP's first text put it, and where scanners look.
+        reserved = (await get(app, "/mcp/server-card")).content
+        for path in ("/.well-known/mcp/server-card", "/.well-known/mcp/server-card.json"):
+            response = await get(app, path)
+            assert response.headers["content-type"] == MEDIA_TYPE
+            assert response.content == reserved
     with pytest.raises(ValueError, match="card_catalog=True lists the server's card"):
         asgi_app(server, card_catalog=True)
 

@@ -2,7 +2,9 @@
 
 ``GET <mcp path>/server-card`` answers the server's card (the location SEP-2127
 reserves), and, when the app owns its origin, ``GET /.well-known/mcp/catalog.json`` a
-catalog listing it. Both are public (no token, even on a protected server: a card only
+catalog listing it, and the card again at ``/.well-known/mcp/server-card`` (where the
+SEP's first text put it) and ``/.well-known/mcp/server-card.json`` (where discovery
+scanners look). Both are public (no token, even on a protected server: a card only
 says what a client needs to connect, and what authorization it will be asked for), read
 only, and cacheable, with the CORS headers the SEP asks for, so a page in a browser can
 read them.
@@ -37,10 +39,12 @@ if TYPE_CHECKING:
     from .._auth._resource_server import ProtectedResource
     from .._http.server._exchange import HttpRequest
 
-__all__ = ["CACHE_SECONDS", "CardEndpoints"]
+__all__ = ["CACHE_SECONDS", "WELL_KNOWN_CARD_PATHS", "CardEndpoints"]
 
 #: How long clients and caches may keep a card or catalog (``Cache-Control: max-age``).
 CACHE_SECONDS: Final = 3600
+#: Where an app that owns its origin also serves its card.
+WELL_KNOWN_CARD_PATHS: Final = ("/.well-known/mcp/server-card", "/.well-known/mcp/server-card.json")
 _CORS: Final = [
     (b"access-control-allow-origin", b"*"),
     (b"access-control-allow-methods", b"GET"),
@@ -59,7 +63,8 @@ class CardEndpoints:
             remotes of a card that names none, and the card's location).
         versions: the revisions the Streamable HTTP endpoint speaks.
         auth: the app's protected resource: the card says what it needs.
-        catalog: also serve ``/.well-known/mcp/catalog.json``.
+        catalog: also serve ``/.well-known/mcp/catalog.json`` and the card at
+            :data:`WELL_KNOWN_CARD_PATHS` (the app owns its origin).
     """
 
     def __init__(
@@ -82,7 +87,9 @@ class CardEndpoints:
         self.card_path = mcp_path.rstrip("/") + CARD_SUFFIX
         self.catalog_path = CATALOG_PATH if catalog else None
         #: The paths inside the app these endpoints answer.
-        self.paths = frozenset(p for p in (self.card_path, self.catalog_path) if p)
+        self.paths = frozenset(
+            (self.card_path, CATALOG_PATH, *WELL_KNOWN_CARD_PATHS) if catalog else (self.card_path,)
+        )
         self._fixed = card_bytes(card) if card.remotes is not None else None
 
     async def serve(self, http: HttpRequest) -> None:
@@ -94,10 +101,10 @@ class CardEndpoints:
             await http.respond(405, headers=_ALLOW)
             return
         base = self._base_url(http)
-        if http.path == self.card_path:
-            body, content_type = self._card_body(base), MEDIA_TYPE.encode()
-        else:
+        if http.path == CATALOG_PATH:
             body, content_type = self._catalog_body(base), b"application/json"
+        else:
+            body, content_type = self._card_body(base), MEDIA_TYPE.encode()
         headers = [(b"content-type", content_type), *_CORS, *_CACHE]
         await http.respond(
             200, body if http.method == "GET" else b"", content_type=None, headers=headers

@@ -659,7 +659,9 @@ def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
             max-age=3600``. A card without ``remotes`` gets this app's endpoints, at the
             URL the request reached (with ``auth``, the protected resource's URL).
         card_catalog: also serve the MCP Catalog at ``/.well-known/mcp/catalog.json``,
-            listing this server's card. Only for an app that owns its origin (the
+            listing this server's card (and the card at ``/.well-known/mcp/server-card``
+            and ``/.well-known/mcp/server-card.json``, for readers of the SEP's first
+            text and for scanners). Only for an app that owns its origin (the
             catalog speaks for the whole site): mounted under a prefix among other
             apps, publish one catalog for them all instead.
     """
