@@ -64,8 +64,6 @@ import trio
 
 from ... import _jsonrpc as rpc
 from ..._auth._verifier import ACCESS_TOKEN_KEY
-from ..._cards._model import ServerCard, check_card
-from ..._cards._serving import CardEndpoints
 from ..._errors import ErrorCode
 from ..._protocol._envelope import declares_modern_version
 from ..._server._rate_limit import RateLimit, RateLimiter
@@ -73,6 +71,7 @@ from ..._session._options import SessionSettings
 from ..._transports._stream import Received
 from ..._versions import LEGACY_VERSIONS, allows_batches
 from .._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
+from . import _lazy
 from ._callers import PEER_PREFIXES_KEY, CallerCaps, PeerPrefixes, caller_of
 from ._event_store import EventStore, MemoryEventStore
 from ._exchange import Disconnected, HttpRequest, Receive, Scope, Send, TooLarge, error_body
@@ -83,6 +82,8 @@ from ._sse_2024 import SseTransport
 
 if TYPE_CHECKING:
     from ..._auth._resource_server import ProtectedResource
+    from ..._cards._model import ServerCard
+    from ..._cards._serving import CardEndpoints
     from ..._server._server import Server
 
 __all__ = ["AppOptions", "McpAsgiApp", "asgi_app", "open_asgi_app"]
@@ -189,15 +190,15 @@ class McpAsgiApp:
         if card_catalog and card is None:
             raise ValueError("card_catalog=True lists the server's card: pass card=... too")
         if card is not None:
-            if not isinstance(card, ServerCard):
+            if not isinstance(card, _lazy.ServerCard):
                 raise TypeError(
                     f"card must be a ServerCard (see trio_mcp.cards.server_card), "
                     f"not {type(card).__name__}"
                 )
-            check_card(card)  # a card its schema refuses is not served
+            _lazy.check_card(card)  # a card its schema refuses is not served
         #: The server card endpoints (``None`` without ``card``).
-        self.cards = (
-            CardEndpoints(
+        self.cards: CardEndpoints | None = (
+            _lazy.CardEndpoints(
                 card,
                 mcp_path=path,
                 sse_path=sse_path,
