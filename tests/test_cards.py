@@ -44,7 +44,7 @@ from trio_mcp.cards import (
     server_card,
 )
 from trio_mcp.host import HttpServerConfig, allow_all, open_host
-from trio_mcp.http import asgi_app, open_asgi_app
+from trio_mcp.http import HostPolicy, asgi_app, open_asgi_app
 from trio_mcp.skills import Skill
 from trio_mcp.types import Icon
 
@@ -190,6 +190,21 @@ async def test_a_card_with_remotes_is_served_as_given_and_mounted_apps_name_thei
             response = await client.get("/tools/mcp/server-card")
         served = parse_card(response.content)
         assert [r.url for r in served.remotes or ()] == [f"{BASE}/tools/mcp"]
+
+
+async def test_a_host_header_that_is_no_host_does_not_reach_the_card() -> None:
+    server = make_server()
+    card = server_card(server, name="com.example/weather")
+    async with open_asgi_app(server, card=card, host_policy=HostPolicy.off()) as app:
+        for host, expected in [
+            ("mcp.example.com:8443", "http://mcp.example.com:8443/mcp"),
+            ("[::1]:9000", "http://[::1]:9000/mcp"),
+            ("evil.example/steal?", f"{BASE}/mcp"),  # the address the connection reached
+            ("a b", f"{BASE}/mcp"),
+        ]:
+            response = await get(app, "/mcp/server-card", headers={"host": host})
+            remotes = parse_card(response.content).remotes or []
+            assert remotes[0].url == expected, host
 
 
 async def test_the_catalog_lists_the_card_when_the_app_owns_the_origin() -> None:

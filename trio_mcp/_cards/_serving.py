@@ -16,6 +16,7 @@ the protected resource's canonical URL when the app has ``auth``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 from urllib.parse import urlsplit
@@ -52,6 +53,8 @@ _CORS: Final = [
 ]
 _CACHE: Final = [(b"cache-control", b"public, max-age=%d" % CACHE_SECONDS)]
 _ALLOW: Final = [(b"allow", b"GET, HEAD, OPTIONS")]
+#: A ``Host`` header fit to name the card's remotes: a name, IPv4 or [IPv6], and a port.
+_HOST: Final = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?")
 
 
 class CardEndpoints:
@@ -77,7 +80,8 @@ class CardEndpoints:
         auth: ProtectedResource | None,
         catalog: bool,
     ) -> None:
-        if auth is not None and "authorization" not in (card.meta or {}).get(META_KEY, {}):
+        ours = (card.meta or {}).get(META_KEY)
+        if auth is not None and not (isinstance(ours, dict) and "authorization" in ours):
             card = with_authorization(card, auth)
         self.card = card
         self.auth = auth
@@ -85,7 +89,6 @@ class CardEndpoints:
         self.sse_path = sse_path
         self.versions = list(versions)
         self.card_path = mcp_path.rstrip("/") + CARD_SUFFIX
-        self.catalog_path = CATALOG_PATH if catalog else None
         #: The paths inside the app these endpoints answer.
         self.paths = frozenset(
             (self.card_path, CATALOG_PATH, *WELL_KNOWN_CARD_PATHS) if catalog else (self.card_path,)
@@ -111,17 +114,22 @@ class CardEndpoints:
         )
 
     def _base_url(self, http: HttpRequest) -> str:
-        """The origin and mount prefix clients reach the app at."""
+        """The origin and mount prefix clients reach the app at: the protected resource's
+        origin, else the request's ``Host`` when it is a host name or address and a port
+        (anything else, say ``evil.example/x?``, would put a path of the sender's choosing
+        in the card: the address the connection reached is used instead)."""
         if self.auth is not None:
             parts = urlsplit(self.auth.resource)
             origin = f"{parts.scheme}://{parts.netloc}"
         else:
             scope = http.scope
-            host = http.headers.get("host")
-            if not host:
-                server = scope.get("server") or ("localhost", None)
-                host = server[0] if server[1] is None else f"{server[0]}:{server[1]}"
-            origin = f"{scope.get('scheme', 'http')}://{host}"
+            host = http.headers.get("host", "")
+            if not _HOST.fullmatch(host):
+                address, port = scope.get("server") or ("localhost", None)
+                address = f"[{address}]" if ":" in address else address
+                host = address if port is None else f"{address}:{port}"
+            scheme = "https" if scope.get("scheme") == "https" else "http"
+            origin = f"{scheme}://{host}"
         return origin + (http.scope.get("root_path") or "").rstrip("/")
 
     def _card_body(self, base: str) -> bytes:
