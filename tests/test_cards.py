@@ -24,6 +24,7 @@ import trio.testing
 from trio_mcp import Server
 from trio_mcp.auth import AccessToken, InvalidToken, ProtectedResource
 from trio_mcp.cards import (
+    CARD_RESOURCE_URI,
     CARD_SCHEMA,
     MAX_CARD_BYTES,
     MEDIA_TYPE,
@@ -34,6 +35,7 @@ from trio_mcp.cards import (
     Remote,
     Repository,
     ServerCard,
+    add_card_resource,
     card_url,
     catalog_url,
     config_from_card,
@@ -46,6 +48,7 @@ from trio_mcp.cards import (
 from trio_mcp.host import HttpServerConfig, allow_all, open_host
 from trio_mcp.http import HostPolicy, asgi_app, open_asgi_app
 from trio_mcp.skills import Skill
+from trio_mcp.testing import connect
 from trio_mcp.types import Icon
 
 BASE = "http://127.0.0.1:8000"
@@ -132,6 +135,20 @@ def test_a_card_the_schema_refuses_is_not_built(
 ) -> None:
     with pytest.raises(CardError, match=f"^{named.replace('$', '[$]')}"):
         server_card(server, **options)
+
+
+async def test_the_card_is_also_a_resource_for_clients_of_any_transport() -> None:
+    server = make_server()
+    remote = Remote(type="streamable-http", url="https://mcp.example.com/mcp")
+    card = server_card(server, name="com.example/weather", remotes=[remote])
+    add_card_resource(server, card)
+    async with connect(server, protocol_version="2025-11-25") as client:
+        listed = {r.uri: r for r in await client.list_resources()}
+        assert listed[CARD_RESOURCE_URI].mime_type == "application/json"
+        (contents,) = (await client.read_resource(CARD_RESOURCE_URI)).contents
+    assert parse_card(contents.text) == card  # type: ignore[union-attr]
+    with pytest.raises(CardError, match=r"^[$].name"):
+        add_card_resource(server, ServerCard(name="x", version="1", description="d"))
 
 
 # --- Served by the app ------------------------------------------------------------------------

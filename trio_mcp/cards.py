@@ -2,8 +2,9 @@
 how to reach it, read before connecting; and the MCP Catalog, which lists an origin's
 cards at ``/.well-known/mcp/catalog.json``.
 
-Server side: :func:`server_card` builds a :class:`Server <trio_mcp.Server>`'s card, and
-``asgi_app(server, card=..., card_catalog=...)`` serves it. Client side:
+Server side: :func:`server_card` builds a :class:`Server <trio_mcp.Server>`'s card,
+``asgi_app(server, card=..., card_catalog=...)`` serves it, and :func:`add_card_resource`
+offers it as the resource ``mcp://server-card.json`` too. Client side:
 :func:`fetch_server_card` and :func:`fetch_catalog` read them strictly, and
 :func:`config_from_card` turns a card into the config a host connects with.
 """
@@ -20,7 +21,12 @@ from ._cards._fetching import (
     fetch_catalog as fetch_catalog,
     fetch_server_card as fetch_server_card,
 )
-from ._cards._generate import META_KEY as META_KEY, server_card as server_card
+from ._cards._generate import (
+    CARD_RESOURCE_URI as CARD_RESOURCE_URI,
+    META_KEY as META_KEY,
+    add_card_resource as add_card_resource,
+    server_card as server_card,
+)
 from ._cards._model import (
     CARD_SCHEMA as CARD_SCHEMA,
     CATALOG_PATH as CATALOG_PATH,

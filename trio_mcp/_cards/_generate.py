@@ -1,5 +1,5 @@
-"""A server card built from a :class:`~trio_mcp.Server`, and completed with the endpoints
-an HTTP app serves it on.
+"""A server card built from a :class:`~trio_mcp.Server`, and offered by the server as an
+MCP resource.
 
 The card's own members are identity and connection details (the schema has nothing
 else). What else a client may want before connecting, the server's capabilities (its
@@ -14,21 +14,31 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from .._server._resources import ResourceSpec
 from .._types._converter import unstructure
 from .._versions import LATEST_VERSION
-from ._model import CardError, Remote, Repository, ServerCard, check_card
+from ._model import CardError, Remote, Repository, ServerCard, card_bytes, check_card
 
 if TYPE_CHECKING:
     from .._auth._resource_server import ProtectedResource
     from .._server._server import Server
 
-__all__ = ["META_KEY", "server_card", "with_authorization"]
+__all__ = [
+    "CARD_RESOURCE_URI",
+    "META_KEY",
+    "add_card_resource",
+    "server_card",
+    "with_authorization",
+]
 
 #: The ``_meta`` key of what this library adds to a card: ``capabilities`` (as the server
 #: declares them to a 2026-07-28 client, ``extensions`` included) and, for a protected
 #: server, ``authorization`` (``required``, ``resourceMetadata``, ``authorizationServers``,
 #: ``scopesSupported``).
 META_KEY: Final = "dev.trio-mcp/server"
+#: The URI of the card offered as a resource (SEP-2127: "Servers SHOULD provide their server
+#: card as an MCP resource"), for clients that connected without HTTP.
+CARD_RESOURCE_URI: Final = "mcp://server-card.json"
 
 
 def server_card(
@@ -109,3 +119,30 @@ def with_authorization(card: ServerCard, auth: ProtectedResource) -> ServerCard:
     meta = dict(card.meta or {})
     meta[META_KEY] = {**meta.get(META_KEY, {}), "authorization": authorization}
     return attrs.evolve(card, meta=meta)
+
+
+def add_card_resource(server: Server, card: ServerCard) -> None:
+    """Offer ``card`` as the resource :data:`CARD_RESOURCE_URI` of ``server``
+    (``application/json``), so that a client connected over any transport (stdio
+    included) can read it. The card is served as given: build it with the ``remotes``
+    clients should use, since no HTTP request is there to fill them in.
+
+    Raises:
+        CardError: the card breaks its schema (naming the member).
+    """
+    check_card(card)
+    body = card_bytes(card).decode()
+
+    def server_card() -> str:
+        return body
+
+    server.add_resource(
+        ResourceSpec.from_function(
+            CARD_RESOURCE_URI,
+            server_card,
+            size=len(body.encode()),
+            title="Server card",
+            description="This server's card (SEP-2127): who it is and how to reach it.",
+            mime_type="application/json",
+        )
+    )
