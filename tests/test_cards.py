@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 import orjson
 import pytest
@@ -36,6 +37,7 @@ from trio_mcp.cards import (
     Repository,
     ServerCard,
     add_card_resource,
+    card_mismatches,
     card_url,
     catalog_url,
     config_from_card,
@@ -595,6 +597,21 @@ async def test_a_host_starts_from_a_served_card() -> None:
                 await host.wait_settled()
                 result = await host.call_tool("weather__forecast", {"city": "Oslo"})
     assert result.content[0].text == "sun in Oslo"  # type: ignore[union-attr]
+
+
+async def test_a_card_is_checked_against_what_the_server_says_once_connected() -> None:
+    server = make_server()
+    card = server_card(server, name="com.example/weather")
+    async with connect(server) as client:
+        info = client.server_info
+    assert info is not None
+    assert card_mismatches(card, info) == []
+    stale = attrs.evolve(card, version="1.0.0", title="Old weather", name="com.example/other")
+    assert card_mismatches(stale, info) == [
+        "name: the card says 'com.example/other', the server 'weather'",
+        "version: the card says '1.0.0', the server '2.1.0'",
+        "title: the card says 'Old weather', the server 'Weather'",
+    ]
 
 
 # --- trio-mcp card, against the everything server -------------------------------------------

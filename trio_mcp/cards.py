@@ -6,14 +6,18 @@ Server side: :func:`server_card` builds a :class:`Server <trio_mcp.Server>`'s ca
 ``asgi_app(server, card=..., card_catalog=...)`` serves it, and :func:`add_card_resource`
 offers it as the resource ``mcp://server-card.json`` too. Client side:
 :func:`fetch_server_card` and :func:`fetch_catalog` read them strictly, and
-:func:`config_from_card` turns a card into the config a host connects with.
+:func:`config_from_card` turns a card into the config a host connects with, and
+:func:`card_mismatches` checks the card against the live connection.
 """
 
 from ._extras import require_extra
 
 require_extra("http", "trio_mcp.cards")
 
-from ._cards._connecting import config_from_card as config_from_card
+from ._cards._connecting import (
+    card_mismatches as card_mismatches,
+    config_from_card as config_from_card,
+)
 from ._cards._fetching import (
     MAX_CARD_BYTES as MAX_CARD_BYTES,
     card_url as card_url,

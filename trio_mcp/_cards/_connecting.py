@@ -1,4 +1,5 @@
-"""From a server card to the host config that connects to the server it describes.
+"""From a server card to the host config that connects to the server it describes, and
+the card checked against what the server says once connected.
 
 The card's Streamable HTTP remote (else its HTTP+SSE one) becomes an
 :class:`~trio_mcp.host.HttpServerConfig`: its URL with the ``{variables}`` filled in, and
@@ -14,9 +15,10 @@ from collections.abc import Mapping
 
 from .._host._config import HttpServerConfig
 from .._host._policy import ServerPolicy
+from .._types._base import Implementation
 from ._model import CardError, CardInput, Remote, ServerCard
 
-__all__ = ["config_from_card"]
+__all__ = ["card_mismatches", "config_from_card"]
 
 _VARIABLE = re.compile(r"\{([^{}]*)\}")
 
@@ -108,3 +110,23 @@ def _fill(
         )
 
     return _VARIABLE.sub(value, template)
+
+
+def card_mismatches(card: ServerCard, server_info: Implementation) -> list[str]:
+    """Where ``card`` contradicts what the server said about itself once connected
+    (``client.server_info``): its name (the server's is the card's, or the part after its
+    ``/``), version, title and description, each compared only when both give it. Empty
+    when they agree.
+
+    A card is read before connecting and may be stale or crafted (SEP-2127: clients
+    reconcile it with the live connection and prefer the runtime values): a host may log
+    these, or refuse to go on.
+    """
+    found = []
+    if server_info.name not in (card.name, card.name.split("/", 1)[-1]):
+        found.append(f"name: the card says {card.name!r}, the server {server_info.name!r}")
+    for member in ("version", "title", "description"):
+        said, told = getattr(card, member), getattr(server_info, member)
+        if said is not None and told is not None and said != told:
+            found.append(f"{member}: the card says {said!r:.80}, the server {told!r:.80}")
+    return found
