@@ -144,6 +144,9 @@ LAYERS = {
     # The fuzzer speaks raw JSON-RPC to any server: it uses none of our server, client or
     # session code (so it cannot share their bugs).
     "_fuzz": ("_server", "_client", "_host", "_session", "_testing"),
+    # Server cards are documents: built from a Server, served by the ASGI app, read with
+    # httpx; no session, transport or client of ours is needed for any of it.
+    "_cards": ("_session", "_transports", "_client", "_testing", "_fuzz"),
     "_jsonschema": (
         "_types",
         "_jsonrpc",

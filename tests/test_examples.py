@@ -83,6 +83,14 @@ EXPECTED: dict[str, list[str]] = {
         "view calls refresh -> Oslo: 22 degrees at 12:05",
         "model calls refresh -> refused: Unknown tool: weather__refresh",
     ],
+    "server_cards.py": [
+        "catalog entry Weather: http://127.0.0.1:",
+        "card com.example/weather 2.1.0: Forecasts for any city.",
+        "  streamable-http at /mcp",
+        "  sse at /sse",
+        "through the card -> Oslo: sunny",
+        "refused: the server card has a member its schema does not allow: 'packages' at $",
+    ],
     "prompts.py": [
         "prompt code_review: Asks the model to review code. [('code', True), ('language', False)]",
         "code_review -> Please review this Python:",
@@ -275,7 +283,8 @@ def outputs() -> Iterator[dict[str, subprocess.CompletedProcess[str]]]:
 #: (over stdio or HTTP) and the fixtures of the conformance suite.
 TESTED_ELSEWHERE = {
     # test_everything_server below (in memory), the CLI demo (test_cli.py), the SDK client
-    # over stdio (interop/test_stdio.py), the fuzzer (test_fuzz_own_server.py)
+    # over stdio (interop/test_stdio.py), the fuzzer (test_fuzz_own_server.py), its
+    # server card over HTTP (test_cards.py)
     "everything_server.py",
     "memory_demo.py",  # test_demo.py
     # test_echo_server_over_stdio below; over HTTP test_http_serve.py and test_cli.py

@@ -10,8 +10,8 @@ to read, and ``trio_mcp/_everything_server.py``, shipped in the package, which i
 Import it and use ``server`` (``trio_mcp.testing.connect(server)`` in memory),
 or run it: ``python examples/everything_server.py`` serves stdio,
 ``python examples/everything_server.py --http PORT`` Streamable HTTP (both eras, and the
-legacy HTTP+SSE endpoint at ``/sse``) on 127.0.0.1 until SIGTERM or Ctrl-C (port 0 picks a
-free one; the URL goes to stderr).
+legacy HTTP+SSE endpoint at ``/sse``, and its server card at ``/mcp/server-card``) on
+127.0.0.1 until SIGTERM or Ctrl-C (port 0 picks a free one; the URL goes to stderr).
 """
 
 from __future__ import annotations
@@ -246,11 +246,27 @@ def complete_greeting_language(value: str, context: Mapping[str, str]) -> list[s
 
 
 async def serve_http(port: int) -> None:
-    from trio_mcp.http import serve  # here: a stdio server need not load the HTTP stack
+    # Imported here: a stdio server need not load the HTTP stack.
+    from trio_mcp.cards import server_card
+    from trio_mcp.http import serve
 
+    # Its server card (SEP-2127) at /mcp/server-card, listed by /.well-known/mcp/catalog.json;
+    # the app fills in the endpoints, at the URL each request reached.
+    card = server_card(
+        server,
+        name="dev.trio-mcp/everything",
+        description="A demonstration server: every MCP feature, each in its simplest form.",
+    )
     async with trio.open_nursery() as nursery:
         bound = await nursery.start(
-            partial(serve, server, port=port, shutdown_trigger=until_signalled)
+            partial(
+                serve,
+                server,
+                port=port,
+                shutdown_trigger=until_signalled,
+                card=card,
+                card_catalog=True,
+            )
         )
         print(f"everything server on http://127.0.0.1:{bound}/mcp", file=sys.stderr, flush=True)
 

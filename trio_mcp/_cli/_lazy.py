@@ -1,6 +1,7 @@
 """What the ``trio-mcp`` command loads only for the subcommand or option that needs it: the
 HTTP and WebSocket clients (``--url``), the OAuth flows and a browser (``--auth``,
-``--client-credentials``), and the completion and roots models (``complete``, ``demo``).
+``--client-credentials``), the server card reader (``card``), and the completion and roots
+models (``complete``, ``demo``).
 ``trio-mcp --help`` and a stdio ``list`` load none of them (see "What importing loads" in
 ``docs/reference/layout.md``). Code here writes ``_lazy.Name``."""
 
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from ..auth import AuthorizationCode, ClientCredentials, ClientInfo, FileTokenStore, OAuth
     from ..auth import open_loopback_redirect
     from .._websocket import open_websocket_client
+    from .._cards._fetching import card_url, fetch_catalog, fetch_server_card
+    from .._cards._generate import META_KEY
+    from .._cards._model import CardError
 # isort: on
 
 if not TYPE_CHECKING:
@@ -37,5 +41,8 @@ if not TYPE_CHECKING:
         from ..auth import AuthorizationCode, ClientCredentials, ClientInfo, FileTokenStore, OAuth
         from ..auth import open_loopback_redirect
         from .._websocket import open_websocket_client
+        from .._cards._fetching import card_url, fetch_catalog, fetch_server_card
+        from .._cards._generate import META_KEY
+        from .._cards._model import CardError
         """,
     )

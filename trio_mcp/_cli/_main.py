@@ -34,6 +34,7 @@ from . import _lazy
 from ._arguments import parse_pairs, typed_arguments
 from ._bench import add_bench_command, run_bench
 from ._bridge import add_bridge_command, run_bridge
+from ._card import add_card_command, run_card
 from ._completion import add_completion_command, completion_script
 from ._conformance import add_conformance_command, run_conformance
 from ._demo import run_demo
@@ -167,6 +168,7 @@ def _parser() -> argparse.ArgumentParser:
     add_completion_command(commands)
     add_bench_command(commands)
     add_skill_commands(commands)
+    add_card_command(commands)
     return parser
 
 
@@ -391,6 +393,7 @@ COMMANDS: dict[str, Command] = {
     "completion": _completion,
     "bench": run_bench,
     **SKILL_COMMANDS,
+    "card": run_card,
 }
 
 

@@ -71,6 +71,7 @@ from ..._session._options import SessionSettings
 from ..._transports._stream import Received
 from ..._versions import LEGACY_VERSIONS, allows_batches
 from .._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
+from . import _lazy
 from ._callers import PEER_PREFIXES_KEY, CallerCaps, PeerPrefixes, caller_of
 from ._event_store import EventStore, MemoryEventStore
 from ._exchange import Disconnected, HttpRequest, Receive, Scope, Send, TooLarge, error_body
@@ -81,6 +82,8 @@ from ._sse_2024 import SseTransport
 
 if TYPE_CHECKING:
     from ..._auth._resource_server import ProtectedResource
+    from ..._cards._model import ServerCard
+    from ..._cards._serving import CardEndpoints
     from ..._server._server import Server
 
 __all__ = ["AppOptions", "McpAsgiApp", "asgi_app", "open_asgi_app"]
@@ -125,6 +128,8 @@ class McpAsgiApp:
         auth: ProtectedResource | None = None,
         tool_rate_limit: RateLimit | None = None,
         peer_prefixes: PeerPrefixes | None = None,
+        card: ServerCard | None = None,
+        card_catalog: bool = False,
     ) -> None:
         if peer_prefixes is not None and not isinstance(peer_prefixes, PeerPrefixes):
             raise TypeError(
@@ -182,6 +187,28 @@ class McpAsgiApp:
             else None
         )
         self.manager: SessionManager | None = None
+        if card_catalog and card is None:
+            raise ValueError("card_catalog=True lists the server's card: pass card=... too")
+        if card is not None:
+            if not isinstance(card, _lazy.ServerCard):
+                raise TypeError(
+                    f"card must be a ServerCard (see trio_mcp.cards.server_card), "
+                    f"not {type(card).__name__}"
+                )
+            _lazy.check_card(card)  # a card its schema refuses is not served
+        #: The server card endpoints (``None`` without ``card``).
+        self.cards: CardEndpoints | None = (
+            _lazy.CardEndpoints(
+                card,
+                mcp_path=path,
+                sse_path=sse_path,
+                versions=server.versions,
+                auth=auth,
+                catalog=card_catalog,
+            )
+            if card is not None
+            else None
+        )
 
     def __repr__(self) -> str:
         return f"<McpAsgiApp {self.server.name!r} at {self.path!r}>"
@@ -294,6 +321,9 @@ class McpAsgiApp:
             await http.respond_error(403, ErrorCode.INVALID_REQUEST, f"Forbidden: {refusal}")
             return
         path = http.path
+        if self.cards is not None and path in self.cards.paths:
+            await self.cards.serve(http)  # public, even on a protected server
+            return
         auth = self.auth
         if auth is not None:
             if path in auth.metadata_paths:
@@ -545,6 +575,8 @@ class AppOptions(TypedDict, total=False):
     auth: ProtectedResource | None
     tool_rate_limit: RateLimit | None
     peer_prefixes: PeerPrefixes | None
+    card: ServerCard | None
+    card_catalog: bool
 
 
 def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
@@ -620,6 +652,19 @@ def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
             and the rate limit above: by its network, the leading bits of its address
             (:class:`PeerPrefixes`: each IPv4 address, each IPv6 ``/64`` by default,
             since one IPv6 host usually holds a whole ``/64``).
+        card: serve this :class:`~trio_mcp.cards.ServerCard` (SEP-2127; build it with
+            :func:`~trio_mcp.cards.server_card`) at ``path + "/server-card"``, the
+            location the SEP reserves: ``GET`` (and ``HEAD``, ``OPTIONS``) only, public
+            even with ``auth`` (the card then says which authorization the server
+            needs), with ``Access-Control-Allow-Origin: *`` and ``Cache-Control: public,
+            max-age=3600``. A card without ``remotes`` gets this app's endpoints, at the
+            URL the request reached (with ``auth``, the protected resource's URL).
+        card_catalog: also serve the MCP Catalog at ``/.well-known/mcp/catalog.json``,
+            listing this server's card (and the card at ``/.well-known/mcp/server-card``
+            and ``/.well-known/mcp/server-card.json``, for readers of the SEP's first
+            text and for scanners). Only for an app that owns its origin (the
+            catalog speaks for the whole site): mounted under a prefix among other
+            apps, publish one catalog for them all instead.
     """
     return McpAsgiApp(server, **options)
 

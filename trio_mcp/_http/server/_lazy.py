@@ -1,0 +1,25 @@
+"""What the ASGI app loads only when asked for: the server card endpoints, for an app given
+a ``card`` (see "What importing loads" in ``docs/reference/layout.md``). Code here writes
+``_lazy.Name``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..._lazy import on_first_use
+
+# The same statements as the text handed to on_first_use below, one a line.
+# isort: off
+if TYPE_CHECKING:
+    from ..._cards._model import ServerCard, check_card
+    from ..._cards._serving import CardEndpoints
+# isort: on
+
+if not TYPE_CHECKING:
+    __getattr__ = on_first_use(
+        globals(),
+        """
+        from ..._cards._model import ServerCard, check_card
+        from ..._cards._serving import CardEndpoints
+        """,
+    )
