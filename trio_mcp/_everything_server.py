@@ -11,7 +11,8 @@ Import it and use ``server`` (``trio_mcp.testing.connect(server)`` in memory),
 or run it: ``python examples/everything_server.py`` serves stdio,
 ``python examples/everything_server.py --http PORT`` Streamable HTTP (both eras, and the
 legacy HTTP+SSE endpoint at ``/sse``, and its server card at ``/mcp/server-card``) on
-127.0.0.1 until SIGTERM or Ctrl-C (port 0 picks a free one; the URL goes to stderr).
+127.0.0.1 until SIGTERM or Ctrl-C (port 0 picks a free one; the URL goes to stderr);
+``--redis URL`` too makes it one worker of the fleet sharing that Redis.
 """
 
 from __future__ import annotations
@@ -245,7 +246,7 @@ def complete_greeting_language(value: str, context: Mapping[str, str]) -> list[s
     return [language for language in ("en", "fr") if language.startswith(value)]
 
 
-async def serve_http(port: int) -> None:
+async def serve_http(port: int, redis: str | None = None) -> None:
     # Imported here: a stdio server need not load the HTTP stack.
     from trio_mcp.cards import server_card
     from trio_mcp.http import serve
@@ -266,6 +267,7 @@ async def serve_http(port: int) -> None:
                 shutdown_trigger=until_signalled,
                 card=card,
                 card_catalog=True,
+                state=redis,
             )
         )
         print(f"everything server on http://127.0.0.1:{bound}/mcp", file=sys.stderr, flush=True)
@@ -289,7 +291,14 @@ def main() -> None:
         "without arguments, or over Streamable HTTP on 127.0.0.1 with --http."
     )
     parser.add_argument("--http", type=int, required=True, metavar="PORT", help="the port")
-    trio.run(serve_http, parser.parse_args().http)
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        help="serve as one worker of the fleet sharing this Redis (redis://host:port/db): "
+        "start several on other ports and any of them answers any request",
+    )
+    arguments = parser.parse_args()
+    trio.run(serve_http, arguments.http, arguments.redis)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,8 @@ from . import _jsonrpc as rpc
 from ._client._client import Client, connect_client
 from ._client._options import ClientOptions
 from ._errors import ErrorCode
+from ._fleet._running import running_fleet, task_store_url
+from ._fleet._state import RedisState
 from ._http.server._exchange import error_body
 from ._http.server._security import HostPolicy, is_loopback
 from ._session._options import SessionSettings
@@ -320,6 +322,7 @@ async def serve_websocket(
     max_connections: int = MAX_CONNECTIONS,
     idle_timeout: float = IDLE_TIMEOUT,
     auth: ProtectedResource | None = None,
+    state: str | RedisState | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     **session_options: Unpack[SessionSettings],
 ) -> None:
@@ -349,6 +352,9 @@ async def serve_websocket(
             -32600 ``"Forbidden: ..."``; at the token's expiry the connection is closed
             with code 1008. The metadata document is not served here (only handshakes
             are): serve it over HTTP (``ProtectedResource(metadata_url=...)``).
+        state: the shared state of a fleet of workers (:class:`~trio_mcp.fleet.RedisState`
+            or its URL), as for :func:`~trio_mcp.http.asgi_app`: the ``requestState``
+            key, change notifications across workers, the task store.
 
     Resource handling: each connection's session runs in a task of this call; a
     connection ends with its session, and cancelling this call ends them all. Calls that
@@ -366,7 +372,21 @@ async def serve_websocket(
         auth=auth,
     )
     # One task nursery (and store) for every connection: a task outlives its connection.
-    async with server.running_tasks() as tasks, trio.open_nursery() as nursery:
+    async with running_fleet(server, state) as fleet:
+        default_store = task_store_url(fleet.state) if fleet is not None else None
+        async with server.running_tasks(default_store=default_store) as tasks:
+            await _serve_connections(handle, tasks, host, port, max_message_size, task_status)
+
+
+async def _serve_connections(
+    handle: _ConnectionHandler,
+    tasks: TaskRunner | None,
+    host: str,
+    port: int,
+    max_message_size: int,
+    task_status: trio.TaskStatus[int],
+) -> None:
+    async with trio.open_nursery() as nursery:
         handle.task_runner = tasks
         listening: trio_websocket.WebSocketServer = await nursery.start(
             partial(

@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, Unpack, overload
 
+import attrs
 import trio
 
 from .._protocol._connection import Connection
@@ -233,6 +234,14 @@ class Server:
         ``requestState`` another sealed."""
         if self._secret_drawn:
             self._secret = secret
+            self._request_state_sealer = None
+
+    def _use_fleet_keys(self, current: bytes, accepted: Sequence[bytes]) -> None:
+        """Seal with ``current`` and open with it and ``accepted`` too, unless a ``secret``
+        was given: the keys a fleet keeps in Redis (see :mod:`trio_mcp.fleet`)."""
+        previous = tuple(key for key in accepted if key != current)
+        if self._secret_drawn and (current, previous) != (self._secret, self._previous_secrets):
+            self._secret, self._previous_secrets = current, previous
             self._request_state_sealer = None
 
     @property
@@ -815,10 +824,14 @@ class Server:
         await run_stdio(self, **options)
 
     @asynccontextmanager
-    async def running_tasks(self) -> AsyncIterator[TaskRunner | None]:
+    async def running_tasks(
+        self, *, default_store: str | None = None
+    ) -> AsyncIterator[TaskRunner | None]:
         """Run this server's task nursery for the block, or nothing (``None``) when the
         server runs no tasks (:attr:`tasks` unset). Every serving entry point does this
         for as long as it serves; you need it only to serve a connection yourself.
+        ``default_store`` replaces the in-memory store when :attr:`tasks` names no other
+        (a fleet's Redis).
 
         Blocks while the store named by :attr:`tasks` opens. Leaving the block cancels
         the tasks still running and records them ``failed``.
@@ -831,7 +844,10 @@ class Server:
         def changed(task_id: str) -> None:
             self._hub.publish(("task", task_id))
 
-        async with _lazy.TaskRunner.open(self.tasks, changed) as runner:
+        settings = self.tasks
+        if default_store is not None and settings.store == "memory:":
+            settings = attrs.evolve(settings, store=default_store)
+        async with _lazy.TaskRunner.open(settings, changed) as runner:
             yield runner
 
     @asynccontextmanager

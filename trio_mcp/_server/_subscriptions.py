@@ -9,7 +9,7 @@ full, another identical hint is already pending and the new one is dropped (and 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Literal, TypeAlias
 
@@ -55,11 +55,17 @@ class Subscriber:
 
 
 class Hub:
-    """Who wants which changes."""
+    """Who wants which changes.
+
+    ``relay``, when set (a fleet's, see :mod:`trio_mcp._fleet._relay`), takes each change
+    published here to every worker, this one included, which hands it to :meth:`deliver`;
+    when it returns ``False`` (it cannot take it now) the change is delivered here only.
+    """
 
     def __init__(self) -> None:
         self._subscribers: set[Subscriber] = set()
         self.closed = False
+        self.relay: Callable[[Change], bool] | None = None
 
     @contextmanager
     def subscribe(
@@ -88,6 +94,14 @@ class Hub:
             receive.close()
 
     def publish(self, change: Change) -> None:
+        """Tell every subscriber that wants it (through the relay, when one is set).
+        Never blocks."""
+        if self.relay is not None and self.relay(change):
+            return
+        self.deliver(change)
+
+    def deliver(self, change: Change) -> None:
+        """Tell this process's subscribers that want it. Never blocks."""
         for subscriber in list(self._subscribers):
             if subscriber.wants(change):
                 subscriber.offer(change)

@@ -26,7 +26,8 @@ async def open_task_store(
     - ``sqlite:///path/to/tasks.db`` (absolute) or ``sqlite:relative.db`` —
       :func:`~trio_mcp.tasks.open_sqlite_task_store`;
     - ``redis://host:port/db`` — :func:`~trio_mcp.tasks.open_redis_task_store` (needs the
-      ``tasks-redis`` extra); ``?lease=SECONDS`` sets the worker lease (default 10).
+      ``tasks-redis`` extra); ``?lease=SECONDS`` sets the worker lease (default 10),
+      ``?prefix=...`` the keys' prefix (default ``trio-mcp:``).
 
     Raises:
         ValueError: the scheme is none of these.
@@ -45,9 +46,10 @@ async def open_task_store(
         parts = urlsplit(url)
         options = parse_qs(parts.query)
         lease = float(options.pop("lease", ["10"])[-1])
+        prefix = options.pop("prefix", ["trio-mcp:"])[-1]
         rest = urlencode({k: v[-1] for k, v in options.items()})
         async with open_redis_task_store(
-            urlunsplit(parts._replace(query=rest)), lease=lease, clock=clock
+            urlunsplit(parts._replace(query=rest)), prefix=prefix, lease=lease, clock=clock
         ) as store:
             yield store
     else:

@@ -65,6 +65,8 @@ import trio
 from ... import _jsonrpc as rpc
 from ..._auth._verifier import ACCESS_TOKEN_KEY
 from ..._errors import ErrorCode
+from ..._fleet._running import running_fleet, task_store_url
+from ..._fleet._state import RedisState, parse_state
 from ..._protocol._envelope import declares_modern_version
 from ..._server._rate_limit import RateLimit, RateLimiter
 from ..._session._options import SessionSettings
@@ -84,6 +86,7 @@ if TYPE_CHECKING:
     from ..._auth._resource_server import ProtectedResource
     from ..._cards._model import ServerCard
     from ..._cards._serving import CardEndpoints
+    from ..._fleet._fleet import Fleet
     from ..._server._server import Server
 
 __all__ = ["AppOptions", "McpAsgiApp", "asgi_app", "open_asgi_app"]
@@ -130,6 +133,7 @@ class McpAsgiApp:
         peer_prefixes: PeerPrefixes | None = None,
         card: ServerCard | None = None,
         card_catalog: bool = False,
+        state: str | RedisState | None = None,
     ) -> None:
         if peer_prefixes is not None and not isinstance(peer_prefixes, PeerPrefixes):
             raise TypeError(
@@ -187,6 +191,10 @@ class McpAsgiApp:
             else None
         )
         self.manager: SessionManager | None = None
+        #: The fleet's shared state (``None``: this process alone).
+        self.state: RedisState | None = parse_state(state)
+        #: This worker's part of the fleet while the app runs (``None`` otherwise).
+        self.fleet: Fleet | None = None
         if card_catalog and card is None:
             raise ValueError("card_catalog=True lists the server's card: pass card=... too")
         if card is not None:
@@ -225,7 +233,19 @@ class McpAsgiApp:
         """
         if self.manager is not None:
             raise RuntimeError("this app is already running")
-        async with self.server.running_tasks() as tasks, trio.open_nursery() as nursery:
+        async with running_fleet(self.server, self.state) as fleet:
+            self.fleet = fleet
+            default_store = task_store_url(fleet.state) if fleet is not None else None
+            try:
+                async with self._sessions_running(default_store):
+                    yield self
+            finally:
+                self.fleet = None
+
+    @asynccontextmanager
+    async def _sessions_running(self, default_store: str | None) -> AsyncIterator[None]:
+        running_tasks = self.server.running_tasks(default_store=default_store)
+        async with running_tasks as tasks, trio.open_nursery() as nursery:
             self.modern.dispatcher.tasks = tasks
             self.manager = SessionManager(
                 self.server,
@@ -243,7 +263,7 @@ class McpAsgiApp:
             self.manager.tasks = tasks  # 2025-11-25 sessions run core tasks here too
             self.modern.watchers = nursery
             try:
-                yield self
+                yield
             finally:
                 self.modern.watchers = None
                 self.modern.dispatcher.tasks = None
@@ -577,6 +597,7 @@ class AppOptions(TypedDict, total=False):
     peer_prefixes: PeerPrefixes | None
     card: ServerCard | None
     card_catalog: bool
+    state: str | RedisState | None
 
 
 def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
@@ -665,6 +686,13 @@ def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
             text and for scanners). Only for an app that owns its origin (the
             catalog speaks for the whole site): mounted under a prefix among other
             apps, publish one catalog for them all instead.
+        state: the shared state of a fleet of workers serving as one server
+            (:class:`~trio_mcp.fleet.RedisState`, or its URL): the ``requestState`` key
+            kept in Redis (unless the server has ``secret=``), change notifications
+            reaching the ``subscriptions/listen`` streams of every worker, and the task
+            store (for a server whose tasks use the default in-memory one). ``None``
+            (the default): this process alone, nothing of Redis imported. See the
+            how-to "Run several workers".
     """
     return McpAsgiApp(server, **options)
 

@@ -1,6 +1,6 @@
 """What the ASGI app loads only when asked for: the server card endpoints, for an app given
-a ``card`` (see "What importing loads" in ``docs/reference/layout.md``). Code here writes
-``_lazy.Name``."""
+a ``card`` (see "What importing loads" in
+``docs/reference/layout.md``). Code here writes ``_lazy.Name``."""
 
 from __future__ import annotations
 

@@ -1,0 +1,22 @@
+"""What a fleet loads only when one runs: Redis (coredis) and the parts that use it (see
+"What importing loads" in ``docs/reference/layout.md``). Code here writes ``_lazy.Name``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import on_first_use
+
+# The same statements as the text handed to on_first_use below, one a line.
+# isort: off
+if TYPE_CHECKING:
+    from ._fleet import open_fleet
+# isort: on
+
+if not TYPE_CHECKING:
+    __getattr__ = on_first_use(
+        globals(),
+        """
+        from ._fleet import open_fleet
+        """,
+    )
