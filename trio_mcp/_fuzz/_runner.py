@@ -45,7 +45,7 @@ from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS, era_of
 from . import _lazy
 from ._checker import Finding
 from ._connection import Timing
-from ._invariants import INVARIANTS
+from ._invariants import CHECK_CLASSES, INVARIANTS, parse_checks
 from ._minimize import culprit_alone, minimize
 from ._opener import Opener
 from ._probe import Catalogue, EraCatalogue, probe_era
@@ -91,7 +91,7 @@ def _settings(max_examples: int, max_steps: int) -> Any:
 
 
 async def _probe(
-    opener: Opener, protocol_version: str | None, notes: list[str]
+    opener: Opener, protocol_version: str | None, notes: list[str], *, relist_tools: bool
 ) -> tuple[Catalogue, list[tuple[str, list[Finding], list[Step]]]]:
     if protocol_version is not None:
         if protocol_version not in LEGACY_VERSIONS + MODERN_VERSIONS:
@@ -105,7 +105,7 @@ async def _probe(
     found: dict[str, EraCatalogue] = {}
     probe_findings: list[tuple[str, list[Finding], list[Step]]] = []
     for era in eras:
-        result = await probe_era(opener.open, era, protocol_version)
+        result = await probe_era(opener.open, era, protocol_version, relist_tools=relist_tools)
         if result.catalogue is not None:
             found[era] = result.catalogue
             if result.findings:
@@ -189,6 +189,9 @@ async def fuzz(
             "max_examples and max_steps must be positive, deadline above 0, "
             "max_message_size at least 64"
         )
+    if run.max_body < 1024:
+        raise ValueError(f"max_body must be at least 1024 bytes, not {run.max_body!r}")
+    checks = parse_checks(run.checks)
     timing = Timing(deadline=deadline, cancel_wait=run.cancel_wait, startup=run.startup_timeout)
     validator = Validator(run.spec_dir if run.spec_dir is not None else spec_dir_from_environment())
     notes: list[str] = []
@@ -204,7 +207,9 @@ async def fuzz(
     ticker = Progress(progress, interval=run.progress_interval)
     async with open_nursery_unwrapped() as nursery:
         opener = Opener(target, nursery, validator, timing, max_message_size)
-        catalogue, probe_findings = await _probe(opener, run.protocol_version, notes)
+        catalogue, probe_findings = await _probe(
+            opener, run.protocol_version, notes, relist_tools="tools" in checks
+        )
         catalogue = _callable_tools(catalogue, run.skip_tools, run.call_risky_tools, notes)
         runtime = Runtime(
             opener=opener,
@@ -215,9 +220,10 @@ async def fuzz(
             budget_end=started + time_budget,
             shrink_budget=run.shrink_budget,
             max_message_size=max_message_size,
+            checks=checks,
         )
         for era, findings, steps in probe_findings:
-            for finding in findings:
+            for finding in runtime.selected(findings):
                 failing = finding.invariant.level == "MUST" or run.strict
                 store = runtime.store if failing else runtime.warnings
                 store.offer(Candidate(finding, era, (*steps, Settle()), (), None))
@@ -226,8 +232,9 @@ async def fuzz(
                 f"{target.describe()} answered neither server/discover nor initialize: "
                 + "; ".join(notes)
             )
-        if catalogue.eras:
-            await _run_machine(runtime, max_examples, max_steps, seed, ticker, stop)
+        machine = _lazy.machine_for(checks, opener.transport)
+        if catalogue.eras and machine is not None:
+            await _run_machine(runtime, machine, max_examples, max_steps, seed, ticker, stop)
         await runtime.close_all()
         ticker.draw(final=True)
         failures = await _finish(
@@ -248,6 +255,7 @@ async def fuzz(
         failures=tuple(failures),
         warnings=tuple(warnings),
         notes=tuple(notes),
+        checks=tuple(c for c in CHECK_CLASSES if c in checks),
         budget={
             "maxExamples": max_examples,
             "maxSteps": max_steps,
@@ -261,6 +269,7 @@ async def fuzz(
             "skipTools": list(run.skip_tools),
             "callRiskyTools": run.call_risky_tools,
             "schemas": schemas,
+            "maxBody": run.max_body,
         },
     )
     if run.reproduction_dir is not None:
@@ -309,13 +318,14 @@ def _callable_tools(
 
 async def _run_machine(
     runtime: Runtime,
+    machine_class: type[Any],
     max_examples: int,
     max_steps: int,
     seed: int,
     ticker: Progress,
     stop: trio.Event | None,
 ) -> None:
-    machine = type("FuzzedServer", (_lazy.ServerMachine,), {"runtime": runtime})
+    machine = type("FuzzedServer", (machine_class,), {"runtime": runtime})
     test = _lazy.seed(seed)(
         _lazy.get_state_machine_test(machine, settings=_settings(max_examples, max_steps))
     )
