@@ -135,6 +135,7 @@ class ToolWatch:
                     f"tool {_shown(name)} changed its definition between two tools/list "
                     f"calls on one connection ({announced}): what the user approved is not "
                     "what the model now reads",
+                    announced,
                 )
                 self._digests[name] = digest
         return problems
