@@ -211,6 +211,10 @@ async def fuzz(
             opener, run.protocol_version, notes, relist_tools="tools" in checks
         )
         catalogue = _callable_tools(catalogue, run.skip_tools, run.call_risky_tools, notes)
+        scanned: list[FuzzFailure] = []
+        reached = False
+        if "http" in checks and isinstance(target, HttpTarget):
+            scanned, reached = await _scan_http(target, catalogue, run, notes)
         runtime = Runtime(
             opener=opener,
             catalogue=catalogue,
@@ -227,7 +231,8 @@ async def fuzz(
                 failing = finding.invariant.level == "MUST" or run.strict
                 store = runtime.store if failing else runtime.warnings
                 store.offer(Candidate(finding, era, (*steps, Settle()), (), None))
-        if not catalogue.eras and not probe_findings:
+        selected = any(runtime.selected(findings) for _, findings, _ in probe_findings)
+        if not catalogue.eras and not selected and not reached:
             raise FuzzError(
                 f"{target.describe()} answered neither server/discover nor initialize: "
                 + "; ".join(notes)
@@ -241,6 +246,8 @@ async def fuzz(
             runtime.store, opener, verify=run.verify, budget=run.minimize_budget
         )
         warnings = await _finish(runtime.warnings, opener, verify=False, budget=0)
+    for found in scanned:
+        (failures if found.level == "MUST" or run.strict else warnings).append(found)
     notes.extend(runtime.problems)
     report = FuzzReport(
         target=target.describe(),
@@ -288,6 +295,23 @@ def _require(module: str, what: str) -> None:
         raise FuzzError(
             f"{what} needs the {module!r} package: pip install 'trio-mcp[fuzz]'"
         ) from None
+
+
+async def _scan_http(
+    target: HttpTarget, catalogue: Catalogue, run: FuzzSettings, notes: list[str]
+) -> tuple[list[FuzzFailure], bool]:
+    """The ``http`` class's fixed probes (:mod:`._scan_http`), as failures without a
+    reproduction to replay, and whether they reached the server."""
+    scan = importlib.import_module("trio_mcp._fuzz._scan_http")
+    findings, scan_notes, reached = await scan.scan_http(
+        target, eras=tuple(sorted(catalogue.eras)), deadline=run.deadline, max_body=run.max_body
+    )
+    notes.extend(scan_notes)
+    failures = [
+        FuzzFailure.from_invariant(found.invariant, detail=found.detail, era=found.era, steps=())
+        for found in findings
+    ]
+    return failures, reached
 
 
 def _callable_tools(
@@ -423,6 +447,9 @@ async def write_reproductions(report: FuzzReport, directory: Path) -> FuzzReport
     }
     written = []
     for failure in report.failures:
+        if not failure.steps:
+            written.append(failure)  # a fixed probe's: nothing to replay
+            continue
         path = directory / f"{failure.invariant}.jsonl"
         await trio.Path(path).write_bytes(
             failure.reproduction(report.transport, report.target, timing)
