@@ -300,3 +300,117 @@ def test_an_unknown_check_class_is_refused_by_name(tmp_path: Path) -> None:
     )
     assert run.returncode == 1  # a usage error, as every malformed option of trio-mcp
     assert run.stderr.startswith("trio-mcp: --checks: unknown check class 'x': choose from")
+
+
+# -- the http class, against our HTTP server broken one way at a time -----------------------------
+
+HTTP_SERVER = TARGETS / "http_server.py"
+#: Past our server's own 4 MiB limit, well short of the 16 MiB default (quicker).
+MAX_BODY = str(6 * 1024 * 1024)
+#: Each vulnerable variant of tests/fuzz_targets/http_server.py and what it must show;
+#: ``None`` is the server as it is, which must show nothing.
+HTTP_VULNERABLE: dict[str | None, set[str]] = {
+    "accepts-any-host": {"http-host-validated", "http-origin-validated"},
+    "no-body-limit": {"http-body-limit"},
+    "bare-401": {"http-unauthorized-challenge"},
+    None: set(),
+}
+
+
+def _serve(*command: str) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=ENV,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline().strip()
+    url = line.rsplit(" ", 1)[-1]
+    assert url.startswith("http://127.0.0.1:"), line
+    return process, url
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _fuzz_url(url: str, tmp_path: Path) -> tuple[int, str, dict[str, Any], dict[str, Any]]:
+    spec = ["--spec-dir", str(SPEC_DIR)] if SPEC_DIR.exists() else []
+    run = subprocess.run(
+        [
+            *(sys.executable, "-m", "trio_mcp", "fuzz", "--url", url, "--checks", "http"),
+            *("--seed", "1", "--max-examples", "25", "--deadline", "2", "--strict"),
+            *("--max-body", MAX_BODY, "--quiet", "--report", "report.json", *spec),
+            *("--format", "sarif", "--output", "scan.sarif"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=tmp_path,
+        timeout=150,
+    )
+    sarif = json.loads((tmp_path / "scan.sarif").read_text())
+    _valid_sarif(sarif)
+    report = json.loads((tmp_path / "report.json").read_text())
+    return run.returncode, run.stdout + run.stderr, report, sarif
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(200)
+@pytest.mark.parametrize("bug", list(HTTP_VULNERABLE), ids=lambda bug: bug or "correct")
+def test_http_class_flags_each_vulnerable_server_and_not_ours(
+    bug: str | None, tmp_path: Path
+) -> None:
+    process, url = _serve(str(HTTP_SERVER), *([bug] if bug else []))
+    try:
+        code, output, report, sarif = _fuzz_url(url, tmp_path)
+        assert _found(report) == HTTP_VULNERABLE[bug], output
+        assert code == (1 if bug else 0), output
+        assert report["checks"] == ["http"]
+        assert {r["ruleId"] for r in sarif["runs"][0]["results"]} == HTTP_VULNERABLE[bug]
+        if bug == "accepts-any-host":
+            # A rule of the state machine: shrunk to one message, and it replays.
+            (host,) = (f for f in report["failures"] if f["invariant"] == "http-host-validated")
+            assert host["messagesSent"] <= 3 and host["reproduced"] is True, output
+            replay = subprocess.run(
+                [sys.executable, "-m", "trio_mcp", "replay", host["reproduction"], "--url", url],
+                capture_output=True,
+                text=True,
+                env=ENV,
+                cwd=tmp_path,
+                timeout=60,
+            )
+            assert "recorded violation http-host-validated: reproduced" in replay.stdout
+    finally:
+        _stop(process)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_correct_protected_server_passes_the_challenge_checks(tmp_path: Path) -> None:
+    """examples/protected_server.py answers 401 with a Bearer challenge whose
+    resource_metadata serves its metadata: nothing to report, and nothing else can run
+    without a token (said in a note, not an error)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    process, url = _serve(
+        str(ROOT / "examples" / "protected_server.py"),
+        *("--port", str(port), "--issuer", "https://auth.example.com"),
+    )
+    try:
+        code, output, report, _ = _fuzz_url(url, tmp_path)
+        assert code == 0, output
+        assert _found(report) == set()
+        assert any("asks for credentials (401)" in note for note in report["notes"])
+    finally:
+        _stop(process)
