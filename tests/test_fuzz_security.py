@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from trio_mcp._fuzz._invariants import CHECK_CLASSES, INVARIANTS, parse_checks
+from trio_mcp._fuzz._invariants import CHECK_CLASSES, INVARIANTS, SECURITY_CLASSES, parse_checks
 from trio_mcp._fuzz._report import FuzzFailure, FuzzReport
 from trio_mcp._fuzz._sarif import sarif_log
 from trio_mcp._fuzz._steps import Await, Send
@@ -277,6 +277,19 @@ def test_correct_servers_pass_the_tools_checks(command: str, tmp_path: Path) -> 
     assert run.returncode == 0, run.stderr
     assert _found(report) == set()
     assert sarif["runs"][0]["results"] == []
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(200)
+def test_security_mode_runs_every_class_but_protocol_and_quickly(tmp_path: Path) -> None:
+    run, _, report = _fuzz(_target("poisoned_tools"), tmp_path, "--security")
+    assert run.returncode == 1
+    assert report["checks"] == list(SECURITY_CLASSES)
+    assert "tool-no-hidden-instructions" in _found(report)
+    # No protocol rule ran (the protocol checks would have run examples).
+    assert report["examples"] == 0
+    assert report["budget"]["timeBudgetSeconds"] <= 120
+    assert report["durationSeconds"] < 120
 
 
 @pytest.mark.slow
