@@ -49,7 +49,8 @@ _NOT_NAME: Final = re.compile(r"[^a-z0-9]+")
 _INSTRUCTIONS: Final = re.compile(
     r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+)?"
     r"(?:previous|prior|above|earlier|other|system)\s+(?:instructions?|prompts?|messages?|rules?)"
-    r"|\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention|reveal|show)\b[^.]{0,40}\buser\b"
+    r"|\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|notify|alert)\s+the\s+user\b"
+    r"|\b(?:do\s+not|don'?t|never)\s+(?:mention|reveal|disclose)\s+(?:this|it|that)\s+to\s+the\s+user\b"
     r"|<\s*/?\s*(?:important|system|instructions?|secret)\s*>",
     re.IGNORECASE,
 )
