@@ -328,6 +328,7 @@ HTTP_VULNERABLE: dict[str | None, set[str]] = {
     "accepts-any-host": {"http-host-validated", "http-origin-validated"},
     "no-body-limit": {"http-body-limit"},
     "bare-401": {"http-unauthorized-challenge"},
+    "one-body-at-a-time": {"http-slow-body-isolated"},
     None: set(),
 }
 

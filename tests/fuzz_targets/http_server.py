@@ -20,6 +20,9 @@ endpoint's URL as its first stdout line. BUG is one of:
 ``no-body-limit``
     (vulnerable, http class) The whole body is read into memory, however big, and a
     body past 4 MiB is answered as usual (the server's own 413 never comes).
+``one-body-at-a-time``
+    (vulnerable, http class) Request bodies are read one at a time, behind one lock: a
+    client that sends its body slowly holds up everyone (slowloris).
 ``bare-401``
     (vulnerable, http class) A request without ``Authorization`` gets 401 with
     ``WWW-Authenticate: Bearer`` and no ``resource_metadata``: a client cannot find
@@ -96,6 +99,7 @@ class Broken:
         self.bug = bug
         self.deleted: set[bytes] = set()
         self.live: list[bytes] = []
+        self.reading = trio.Lock()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -117,7 +121,10 @@ class Broken:
         if self.bug == "loses-answer-on-resume" and method == "GET":
             scope = _with_headers(scope, {b"last-event-id": None})
         body = b""
-        if method == "POST":
+        if method == "POST" and self.bug == "one-body-at-a-time":
+            async with self.reading:
+                body, receive = await _read_body(receive)
+        elif method == "POST":
             body, receive = await _read_body(receive)
             scope = self._rewrite(scope, body, session)
 

@@ -411,6 +411,15 @@ _ALL = (
         cwe=770,
     ),
     Invariant(
+        "http-slow-body-isolated",
+        "SHOULD",
+        "A client that sends its body slowly holds up only its own request: while one body "
+        "is half sent, another request is answered within the deadline (no slowloris).",
+        "MCP Streamable HTTP (Security Warning); RFC 9110 §15.5.9 (408 Request Timeout)",
+        check_class="http",
+        cwe=400,
+    ),
+    Invariant(
         "http-nesting-limit",
         "SHOULD",
         "JSON nested deeper than the server takes gets a 4xx status and a JSON-RPC error "

@@ -1,5 +1,6 @@
 """The ``http`` class's fixed probes: what a Streamable HTTP server does with a body past
-any sensible limit, JSON nested past any parser's depth, an oversized header, and, on a
+any sensible limit, a body sent slowly (does it hold up other requests?), JSON nested
+past any parser's depth, an oversized header, and, on a
 server that asks for credentials (401), the shape of its challenge and of its protected
 resource metadata (RFC 9728).
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import AsyncIterator
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -179,6 +181,52 @@ async def _body_limit(prober: _Prober, max_body: int) -> None:
         )
 
 
+async def _slow_body(prober: _Prober) -> None:
+    """Send half a body, then, while the rest is held back, another request: it must be
+    answered within the deadline. The held-back half goes once that is judged."""
+    message = prober.message()
+    body = dumps(message)
+    half_sent = trio.Event()
+    release = trio.Event()
+
+    async def trickle() -> AsyncIterator[bytes]:
+        yield body[: len(body) // 2]
+        half_sent.set()  # (asked for the rest: the first half was written)
+        await release.wait()
+        yield body[len(body) // 2 :]
+
+    async def slow_post() -> None:
+        headers = {**prober.headers(message), "content-length": str(len(body))}
+        try:
+            async with prober.client.stream(
+                "POST", prober.target.url, content=trickle(), headers=headers
+            ) as response:
+                await _read(response)
+        except httpx.HTTPError:
+            pass
+        finally:
+            half_sent.set()
+
+    answer: _Answer | None = None
+    with trio.move_on_after(3 * prober.deadline + 1):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(slow_post)
+            await half_sent.wait()
+            answer = await prober.post(*_plain(prober))
+            release.set()
+    release.set()
+    if answer is not None and answer.status is None:
+        prober.fail(
+            "http-slow-body-isolated",
+            f"while one request's body was half sent, another got no answer: {answer.error}",
+        )
+
+
+def _plain(prober: _Prober) -> tuple[bytes, dict[str, str]]:
+    message = prober.message()
+    return dumps(message), prober.headers(message)
+
+
 async def _nesting(prober: _Prober) -> None:
     message = prober.message(**{"x-trio-mcp-fuzz/nested": 0})
     text = dumps(message).decode()
@@ -314,6 +362,7 @@ async def scan_http(
             )
             return prober.findings, notes, True
         await _body_limit(prober, max_body)
+        await _slow_body(prober)
         await _nesting(prober)
         await _oversized_header(prober)
         return prober.findings, notes, True
