@@ -2,8 +2,8 @@
 
 Its ``add`` tool hides an instruction for the model in a schema description (behind a
 zero-width space, where a user reviewing the tool does not see it), and it offers
-``read_file`` twice over: once as itself and once spelled with a Cyrillic ``і``
-(``read_fіle``), a name a user cannot tell apart. Otherwise the tiny server, correct.
+``read_file`` twice over: once as itself and once spelled with a Cyrillic ``i``
+(U+0456), a name a user cannot tell apart. Otherwise the tiny server, correct.
 """
 
 from typing import Any, ClassVar
