@@ -15,6 +15,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis.stateful import RULE_MARKER
 
 from trio_mcp._fuzz._invariants import CHECK_CLASSES, INVARIANTS, SECURITY_CLASSES, parse_checks
 from trio_mcp._fuzz._report import FuzzFailure, FuzzReport
@@ -178,6 +179,38 @@ def test_tool_watch_reports_drift_with_or_without_list_changed() -> None:
     watch.list_changed()
     ((name, detail),) = watch.on_list([{**changed, "inputSchema": {"type": "object", "x": 1}}])
     assert "after notifications/tools/list_changed" in detail
+
+
+def test_tool_watch_reports_names_that_collide_once_namespaced() -> None:
+    ((name, detail),) = ToolWatch().on_list([{"name": "github__create_issue"}])
+    assert name == "tool-names-distinct"
+    assert "'__'" in detail and "another server's tool" in detail
+    assert ToolWatch().on_list([{"name": "create_issue"}, {"name": "create-issue.v2"}]) == []
+
+
+def test_the_machine_keeps_only_the_selected_classes_rules() -> None:
+    from trio_mcp._fuzz._machine import ServerMachine, machine_for
+
+    def rules(machine: type[Any] | None) -> set[str]:
+        assert machine is not None
+        return {
+            name
+            for name in dir(machine)
+            if getattr(getattr(machine, name), RULE_MARKER, None) is not None
+        }
+
+    everything = rules(ServerMachine)
+    assert {"http_headers", "call_tool"} <= everything
+    assert "http_headers" not in rules(machine_for({"protocol"}, "http"))
+    assert "call_tool" in rules(machine_for({"protocol"}, "http"))
+    assert rules(machine_for({"http"}, "http")) == {
+        "http_headers",
+        "http_session",
+        "http_handshake",
+    }
+    assert machine_for({"protocol", "http"}, "stdio") is ServerMachine
+    assert machine_for({"http"}, "stdio") is None
+    assert machine_for({"tools", "identity"}, "http") is None
 
 
 def test_tool_watch_reports_each_problem_once() -> None:

@@ -22,11 +22,13 @@ import orjson
 
 from .._tool_text import TOOL_NAME, hidden_instruction, look_alike, schema_texts
 
-__all__ = ["MAX_WATCHED_TOOLS", "ToolWatch"]
+__all__ = ["MAX_WATCHED_TOOLS", "NAMESPACE_SEPARATOR", "ToolWatch"]
 
 #: The most tool names one connection's watch remembers (their definitions' digests);
 #: names past it are still checked for hidden text and bad names, not for drift.
 MAX_WATCHED_TOOLS: Final = 10_000
+#: What hosts (ours by default) put between a server's name and a tool's.
+NAMESPACE_SEPARATOR: Final = "__"
 _SHOWN: Final = 80
 
 
@@ -104,6 +106,15 @@ class ToolWatch:
                     "tool-names-distinct",
                     name,
                     f"tool {_shown(name)}: the name is not 1 to 128 of A-Z a-z 0-9 _ - .",
+                )
+            if NAMESPACE_SEPARATOR in name:
+                report(
+                    "tool-names-distinct",
+                    name,
+                    f"tool {_shown(name)} holds {NAMESPACE_SEPARATOR!r}, the separator hosts "
+                    "put between a server's name and its tools' (server__tool): once "
+                    "namespaced it can collide with another server's tool",
+                    "separator",
                 )
             alike = look_alike(name)
             other = self._look_alikes.get(alike)
