@@ -145,6 +145,11 @@ async def fuzz(
     nothing has failed, the answers an example is owed when it ends are waited for in
     the background as the next one runs.
 
+    Only the check classes of ``checks`` run (``protocol``: the state machine's protocol
+    rules; ``http``: its HTTP rules and the fixed probes of :mod:`._scan_http`;
+    ``tools``: the probe lists the tools twice and judges what they show), and only their
+    findings are reported.
+
     Blocks until the run is over: at most about ``time_budget`` seconds from the call
     (probes included; a step still running then is cancelled), plus the answers
     examples ending then are owed (at most ``deadline``), the closing of connections
@@ -214,7 +219,11 @@ async def fuzz(
         scanned: list[FuzzFailure] = []
         reached = False
         if "http" in checks and isinstance(target, HttpTarget):
-            scanned, reached = await _scan_http(target, catalogue, run, notes)
+            left = max(0.0, started + time_budget - time.monotonic())
+            with trio.move_on_after(left) as scan_scope:
+                scanned, reached = await _scan_http(target, catalogue, run, notes)
+            if scan_scope.cancelled_caught:
+                notes.append("the http probes were cut short by the time budget")
         runtime = Runtime(
             opener=opener,
             catalogue=catalogue,
