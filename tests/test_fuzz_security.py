@@ -463,3 +463,25 @@ def test_a_correct_protected_server_passes_the_challenge_checks(tmp_path: Path) 
         assert any("asks for credentials (401)" in note for note in report["notes"])
     finally:
         _stop(process)
+
+
+@pytest.mark.parametrize(
+    ("header", "params"),
+    [
+        (
+            'Bearer resource_metadata="https://a.example/.well-known/x"',
+            {"resource_metadata": "https://a.example/.well-known/x"},
+        ),
+        (
+            'Bearer scope="mcp:tools", resource_metadata="http://h/m", DPoP algs="ES256 RS256"',
+            {"scope": "mcp:tools", "resource_metadata": "http://h/m"},
+        ),
+        ('DPoP algs="ES256", Bearer realm="mcp"', {"realm": "mcp"}),
+        ("Bearer", {}),
+        ('Basic realm="x"', None),
+    ],
+)
+def test_bearer_challenges_are_read(header: str, params: dict[str, str] | None) -> None:
+    from trio_mcp._fuzz._scan_http import _challenge
+
+    assert _challenge(header) == params
