@@ -40,7 +40,8 @@ def test_list_invariants() -> None:
     run = cli("fuzz", "--list-invariants")
     assert run.returncode == 0, run.stderr
     for name, invariant in INVARIANTS.items():
-        assert f"{name}  [{invariant.level}]" in run.stdout
+        cwe = f", CWE-{invariant.cwe}" if invariant.cwe is not None else ""
+        assert f"{name}  [{invariant.level}, {invariant.check_class}{cwe}]" in run.stdout
 
 
 def test_fuzz_needs_a_target() -> None:

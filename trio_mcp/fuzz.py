@@ -7,6 +7,11 @@ Needs the ``fuzz`` extra (``pip install 'trio-mcp[fuzz]'``). These names were fi
 published in :mod:`trio_mcp.testing`, where they stay as aliases.
 """
 
+from ._fuzz._invariants import (
+    CHECK_CLASSES as CHECK_CLASSES,
+    SECURITY_CLASSES as SECURITY_CLASSES,
+    CheckClass as CheckClass,
+)
 from ._fuzz._replay import (
     ReplayResult as ReplayResult,
     replay_reproduction as replay_reproduction,
@@ -20,7 +25,11 @@ from ._fuzz._runner import (
     fuzz as fuzz,
     fuzz_server as fuzz_server,
 )
+from ._fuzz._sarif import (
+    sarif_log as sarif_log,
+)
 from ._fuzz._settings import (
+    DEFAULT_MAX_BODY as DEFAULT_MAX_BODY,
     DEFAULT_TIME_BUDGET as DEFAULT_TIME_BUDGET,
     FuzzOptions as FuzzOptions,
     FuzzSettings as FuzzSettings,

@@ -14,6 +14,19 @@ endpoint's URL as its first stdout line. BUG is one of:
 ``loses-answer-on-resume``
     ``Last-Event-ID`` is dropped from GETs: a client resuming a stream gets the standalone
     stream instead, and the answer it was owed never comes.
+``accepts-any-host``
+    (vulnerable, http class) No DNS-rebinding protection: any ``Host`` is served, and
+    any ``Origin``.
+``no-body-limit``
+    (vulnerable, http class) The whole body is read into memory, however big, and a
+    body past 4 MiB is answered as usual (the server's own 413 never comes).
+``one-body-at-a-time``
+    (vulnerable, http class) Request bodies are read one at a time, behind one lock: a
+    client that sends its body slowly holds up everyone (slowloris).
+``bare-401``
+    (vulnerable, http class) A request without ``Authorization`` gets 401 with
+    ``WWW-Authenticate: Bearer`` and no ``resource_metadata``: a client cannot find
+    where to log in.
 
 Its one slow tool, ``slow``, logs and reports progress (so its answer is an SSE stream,
 with event ids), then takes a quarter of a second to answer.
@@ -32,7 +45,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from trio_mcp._http._headers import encode_value, name_source
-from trio_mcp.http import asgi_app
+from trio_mcp.http import HostPolicy, asgi_app
 from trio_mcp.server import Context, Server
 
 Scope = dict[str, Any]
@@ -86,6 +99,7 @@ class Broken:
         self.bug = bug
         self.deleted: set[bytes] = set()
         self.live: list[bytes] = []
+        self.reading = trio.Lock()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -93,13 +107,24 @@ class Broken:
             return
         method = scope["method"]
         session = _header(scope, b"mcp-session-id")
+        if self.bug == "bare-401" and _header(scope, b"authorization") is None:
+            await _respond(
+                send,
+                401,
+                {"code": -32600, "message": "Unauthorized"},
+                [(b"www-authenticate", b'Bearer realm="mcp"')],
+            )
+            return
         if self.bug == "stale-session-400" and session in self.deleted:
             await _respond(send, 400, {"code": -32600, "message": "Bad Request: no session"})
             return
         if self.bug == "loses-answer-on-resume" and method == "GET":
             scope = _with_headers(scope, {b"last-event-id": None})
         body = b""
-        if method == "POST":
+        if method == "POST" and self.bug == "one-body-at-a-time":
+            async with self.reading:
+                body, receive = await _read_body(receive)
+        elif method == "POST":
             body, receive = await _read_body(receive)
             scope = self._rewrite(scope, body, session)
 
@@ -168,13 +193,18 @@ async def _read_body(receive: Any) -> tuple[bytes, Any]:
     return body, replay
 
 
-async def _respond(send: Any, status: int, error: dict[str, Any]) -> None:
+async def _respond(
+    send: Any,
+    status: int,
+    error: dict[str, Any],
+    headers: list[tuple[bytes, bytes]] = [],  # noqa: B006 - never changed
+) -> None:
     body = orjson.dumps({"jsonrpc": "2.0", "id": None, "error": error})
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json")],
+            "headers": [(b"content-type", b"application/json"), *headers],
         }
     )
     await send({"type": "http.response.body", "body": body})
@@ -188,7 +218,14 @@ async def main(bug: str | None) -> None:
     config.read_timeout = None
     config.graceful_timeout = 1.0
     # A short retry keeps resumptions quick.
-    app = asgi_app(server, retry_ms=50)
+    app = asgi_app(
+        server,
+        retry_ms=50,
+        host_policy=HostPolicy(allowed_hosts=["*"], allowed_origins=["*"])
+        if bug == "accepts-any-host"
+        else None,
+        max_body_bytes=1 << 30 if bug == "no-body-limit" else 4 << 20,
+    )
     asgi = app if bug is None else Broken(app, bug)
 
     async def until_signalled() -> None:

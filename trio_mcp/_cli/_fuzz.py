@@ -15,10 +15,12 @@ from typing import Any, Literal
 import orjson
 import trio
 
-from .._fuzz._invariants import INVARIANTS
+from .._fuzz._invariants import CHECK_CLASSES, INVARIANTS, SECURITY_CLASSES, parse_checks
 from .._fuzz._replay import replay_reproduction
 from .._fuzz._report import FuzzReport
 from .._fuzz._runner import DEFAULT_TIME_BUDGET, FuzzSettings, fuzz_server, write_reproductions
+from .._fuzz._sarif import sarif_log
+from .._fuzz._settings import DEFAULT_MAX_BODY
 from .._fuzz._steps import iter_sent_lines, load_steps
 from .._fuzz._target import HttpTarget, StdioTarget, Target
 from .._util import open_nursery_unwrapped
@@ -136,6 +138,41 @@ def add_fuzz_commands(commands: Any) -> None:
     )
     fuzz.add_argument("--report", metavar="FILE", help="write a JSON summary here")
     fuzz.add_argument(
+        "--checks",
+        metavar="CLASSES",
+        help="run only these check classes, comma-separated, of "
+        + ", ".join(CHECK_CLASSES)
+        + " (default: all)",
+    )
+    fuzz.add_argument(
+        "--security",
+        action="store_true",
+        help="the security scan: the classes "
+        + ",".join(SECURITY_CLASSES)
+        + " (not protocol) within the usual time budget; with --checks, those instead",
+    )
+    fuzz.add_argument(
+        "--format",
+        choices=("text", "json", "sarif"),
+        default="text",
+        help="what to write to --output (default: text, the summary; json: the --report "
+        "summary; sarif: SARIF 2.1.0 for code-scanning UIs)",
+    )
+    fuzz.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write the --format output here (default: stdout; with json or sarif the "
+        "summary goes to stderr)",
+    )
+    fuzz.add_argument(
+        "--max-body",
+        type=int,
+        default=DEFAULT_MAX_BODY,
+        metavar="BYTES",
+        help=f"http checks: the largest request body sent to probe the server's body limit "
+        f"(default {DEFAULT_MAX_BODY // (1024 * 1024)} MiB)",
+    )
+    fuzz.add_argument(
         "--repro-dir",
         metavar="DIR",
         default="trio-mcp-fuzz",
@@ -209,7 +246,8 @@ def _target(
 
 def _list_invariants() -> int:
     for invariant in INVARIANTS.values():
-        print(f"{invariant.name}  [{invariant.level}]")
+        cwe = f", CWE-{invariant.cwe}" if invariant.cwe is not None else ""
+        print(f"{invariant.name}  [{invariant.level}, {invariant.check_class}{cwe}]")
         print(f"    {invariant.requirement}")
         print(f"    ({invariant.source})")
     return 0
@@ -224,6 +262,7 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         print("trio-mcp: fuzz needs --stdio or --url", file=sys.stderr)
         return 2
     target = _target(args, process=args.process) if args.stdio else _target(args)
+    checks = _checks(args)
     stop = trio.Event()
     settings = FuzzSettings(
         protocol_version=args.protocol_version,
@@ -243,6 +282,8 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         call_risky_tools=args.call_risky_tools,
         verify=not args.no_verify,
         progress_interval=args.progress_interval,
+        checks=checks,
+        max_body=args.max_body,
     )
     fuzz = partial(
         fuzz_server, target, settings, progress=None if args.quiet else sys.stderr, stop=stop
@@ -277,17 +318,46 @@ async def run_fuzz(args: argparse.Namespace) -> int:
     report = reports[0]
     if report.failures:
         report = await write_reproductions(report, Path(args.repro_dir))
-    print(report.summary())
+    # The summary goes to stdout, unless stdout carries the JSON or SARIF output.
+    people = sys.stderr if args.format != "text" and args.output is None else sys.stdout
+    summary = report.summary()
     for failure in report.failures:
         if failure.path:
-            print(f"\nreplay with: trio-mcp replay {failure.path} " + _target_flags(args))
+            summary += f"\n\nreplay with: trio-mcp replay {failure.path} " + _target_flags(args)
+    if args.format == "text" and args.output is not None:
+        await trio.Path(args.output).write_text(summary + "\n")
+    print(summary, file=people)
     if args.report:
-        await trio.Path(args.report).write_bytes(
-            orjson.dumps(report.to_json(), option=orjson.OPT_INDENT_2) + b"\n"
-        )
+        await trio.Path(args.report).write_bytes(_json(report.to_json()))
+    if args.format != "text":
+        data = _json(report.to_json() if args.format == "json" else sarif_log(report))
+        if args.output is None:
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        else:
+            await trio.Path(args.output).write_bytes(data)
     if report.stopped == "stopped" and report.ok:
         return 130  # interrupted before its budget was spent: not a pass
     return 0 if report.ok else 1
+
+
+def _json(value: dict[str, Any]) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def _checks(args: argparse.Namespace) -> tuple[str, ...]:
+    """The check classes ``--checks`` and ``--security`` select.
+
+    Raises:
+        CliError: an unknown class, named.
+    """
+    if args.checks is None:
+        return SECURITY_CLASSES if args.security else CHECK_CLASSES
+    try:
+        chosen = parse_checks(args.checks)
+    except ValueError as exc:
+        raise CliError(f"--checks: {exc}") from None
+    return tuple(c for c in CHECK_CLASSES if c in chosen)
 
 
 def _target_flags(args: argparse.Namespace) -> str:

@@ -32,6 +32,7 @@ from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS
 from ._invariants import INVARIANTS, Invariant
 from ._steps import Expect
 from ._tasks import TaskWatch
+from ._tool_checks import ToolWatch
 from ._validate import Validator
 
 __all__ = ["Checker", "Finding"]
@@ -156,6 +157,8 @@ class Checker:
         self._lists: dict[str, tuple[bytes, dict[str, int]]] = {}
         #: The tasks the server created (the tasks extension), followed through their polls.
         self.tasks = TaskWatch(validator)
+        #: The tools listed, for the ``tools`` checks (poisoning, drift, look-alikes).
+        self.tools = ToolWatch()
         #: Results and errors by request id, for the state machine to read.
         self.answers: dict[RequestId, rpc.ResultResponse | rpc.ErrorResponse] = {}
 
@@ -677,6 +680,9 @@ class Checker:
                     seq,
                 )
         self._judge_list(pending, result, seq)
+        if method == "tools/list" and isinstance(result.get("tools"), list):
+            for name, detail in self.tools.on_list(result["tools"]):
+                self.fail(name, detail, seq)
 
     def _judge_list(self, pending: _Pending, result: dict[str, Any], seq: int) -> None:
         if self.era != "legacy" or self.transport != "stdio":
@@ -756,6 +762,8 @@ class Checker:
         elif method.endswith("/list_changed") and method.startswith("notifications/"):
             kind = method.split("/")[1]
             self._list_changed[kind] = self._list_changed.get(kind, 0) + 1
+            if kind == "tools":
+                self.tools.list_changed()
             caps = self.capabilities
             declared = caps.get(kind) if isinstance(caps, dict) else None
             if (

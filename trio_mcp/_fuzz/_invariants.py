@@ -10,11 +10,23 @@ to another.
 from __future__ import annotations
 
 import functools
+import typing
+from collections.abc import Iterable
 from typing import Final, Literal
 
 import attrs
 
-__all__ = ["INVARIANTS", "CheckClass", "Invariant", "Level", "Violation", "violation"]
+__all__ = [
+    "CHECK_CLASSES",
+    "INVARIANTS",
+    "SECURITY_CLASSES",
+    "CheckClass",
+    "Invariant",
+    "Level",
+    "Violation",
+    "parse_checks",
+    "violation",
+]
 
 Level = Literal["MUST", "SHOULD"]
 CheckClass = Literal["protocol", "http", "identity", "crosstalk", "tools", "leaks"]
@@ -23,6 +35,33 @@ CheckClass = Literal["protocol", "http", "identity", "crosstalk", "tools", "leak
 one principal can reach of another's), ``crosstalk`` (answers and notifications reaching
 the request they belong to under concurrency), ``tools`` (poisoning and drift), ``leaks``
 (hangs and resources held)."""
+
+#: Every check class, in the order reports list them.
+CHECK_CLASSES: Final[tuple[CheckClass, ...]] = typing.get_args(CheckClass)
+#: The classes ``--security`` selects: all but ``protocol``.
+SECURITY_CLASSES: Final[tuple[CheckClass, ...]] = tuple(c for c in CHECK_CLASSES if c != "protocol")
+
+
+def parse_checks(value: str | Iterable[str]) -> frozenset[CheckClass]:
+    """The check classes named by ``value``: a comma-separated string (``"http,tools"``,
+    as ``--checks`` takes it) or an iterable of names.
+
+    Raises:
+        ValueError: a name that is not a check class (the message names it and lists the
+            classes), or no name at all.
+    """
+    names = value.split(",") if isinstance(value, str) else list(value)
+    chosen: set[CheckClass] = set()
+    for raw in names:
+        name = raw.strip()
+        if name not in CHECK_CLASSES:
+            raise ValueError(
+                f"unknown check class {name!r}: choose from {', '.join(CHECK_CLASSES)}"
+            )
+        chosen.add(name)
+    if not chosen:
+        raise ValueError(f"no check class given: choose from {', '.join(CHECK_CLASSES)}")
+    return frozenset(chosen)
 
 
 @attrs.frozen
@@ -44,6 +83,12 @@ class Invariant:
     source: str
     check_class: CheckClass = attrs.field(default="protocol", kw_only=True)
     cwe: int | None = attrs.field(default=None, kw_only=True)
+
+    @property
+    def severity(self) -> Literal["error", "warning"]:
+        """How bad a violation is, as reports (and SARIF's ``level``) say it: ``"error"``
+        for a ``MUST``, ``"warning"`` for a ``SHOULD``."""
+        return "error" if self.level == "MUST" else "warning"
 
 
 _ALL = (
@@ -90,6 +135,7 @@ _ALL = (
         "The server MUST NOT write anything to its stdout that is not a valid MCP message "
         "(over HTTP: every body and SSE event is a JSON-RPC message).",
         "MCP basic/transports/stdio",
+        cwe=116,
     ),
     Invariant(
         "server-alive",
@@ -97,6 +143,7 @@ _ALL = (
         "The server keeps serving until the client ends the connection: bad input gets an "
         "error response, not a crash (every request MUST get a response).",
         "JSON-RPC 2.0 §4, §5.1; MCP basic/lifecycle (Shutdown)",
+        cwe=248,
     ),
     Invariant(
         "exit-on-stdin-eof",
@@ -148,6 +195,7 @@ _ALL = (
         "Servers MUST validate all tool inputs: arguments that break the tool's inputSchema "
         "get an error (a JSON-RPC error or a result with isError: true), not a plain result.",
         "MCP server/tools (Security Considerations, Error Handling)",
+        cwe=20,
     ),
     Invariant(
         "missing-envelope-error",
@@ -293,24 +341,29 @@ _ALL = (
         "unsupported versions and invalid envelopes; 404 for an unknown method (2026-07-28) "
         "and for a terminated session.",
         "MCP Streamable HTTP (Sending Messages, Server Validation, Session Management)",
+        check_class="http",
     ),
     Invariant(
         "http-header-mismatch",
         "MUST",
         "Headers that do not match the body are rejected with 400 and error -32020.",
         "MCP 2026-07-28 Streamable HTTP (Server Validation)",
+        check_class="http",
+        cwe=436,
     ),
     Invariant(
         "http-missing-session",
         "SHOULD",
         "Servers that require a session ID SHOULD respond to requests without one with 400.",
         "MCP 2025-11-25 Streamable HTTP (Session Management)",
+        check_class="http",
     ),
     Invariant(
         "http-get-stream-or-405",
         "MUST",
         "A GET to the MCP endpoint returns text/event-stream or 405 Method Not Allowed.",
         "MCP 2025-11-25 Streamable HTTP (Listening for Messages)",
+        check_class="http",
     ),
     Invariant(
         "http-disconnect-not-cancellation",
@@ -319,6 +372,7 @@ _ALL = (
         "stream SHOULD eventually include the response: after a disconnect from a stream that "
         "gave event IDs, a GET with Last-Event-ID (not refused with 405) delivers the answer.",
         "MCP 2025-11-25 Streamable HTTP (Sending Messages; Resumability and Redelivery)",
+        check_class="http",
     ),
     Invariant(
         "http-origin-validated",
@@ -326,12 +380,95 @@ _ALL = (
         "Servers MUST validate the Origin header; an invalid one gets 403 Forbidden (a "
         "local server refuses http://evil.example).",
         "MCP Streamable HTTP (Security Warning)",
+        check_class="http",
+        cwe=346,
     ),
     Invariant(
         "http-no-server-error",
         "SHOULD",
         "Bad requests get a 4xx status and a JSON-RPC error, not a 5xx.",
         "MCP Streamable HTTP (Sending Messages)",
+        check_class="http",
+        cwe=755,
+    ),
+    Invariant(
+        "http-host-validated",
+        "SHOULD",
+        "Servers bound to localhost validate the Host header (DNS rebinding protection): a "
+        "request naming another host (Host: evil.example) gets 403 or 421, not an answer.",
+        "MCP Streamable HTTP (Security Warning); MCP security best practices (DNS rebinding)",
+        check_class="http",
+        cwe=350,
+    ),
+    Invariant(
+        "http-body-limit",
+        "SHOULD",
+        "A request body past the server's limit is refused (413, or another 4xx) before it "
+        "is read in full, not parsed and answered: memory per request is bounded. Probed up "
+        "to the fuzzer's --max-body.",
+        "MCP Streamable HTTP (Security Warning); RFC 9110 §15.5.14 (413 Content Too Large)",
+        check_class="http",
+        cwe=770,
+    ),
+    Invariant(
+        "http-slow-body-isolated",
+        "SHOULD",
+        "A client that sends its body slowly holds up only its own request: while one body "
+        "is half sent, another request is answered within the deadline (no slowloris).",
+        "MCP Streamable HTTP (Security Warning); RFC 9110 §15.5.9 (408 Request Timeout)",
+        check_class="http",
+        cwe=400,
+    ),
+    Invariant(
+        "http-nesting-limit",
+        "SHOULD",
+        "JSON nested deeper than the server takes gets a 4xx status and a JSON-RPC error "
+        "(-32700 or -32600), not a 5xx, a dropped connection or a crash.",
+        "JSON-RPC 2.0 §5.1; MCP Streamable HTTP (Sending Messages)",
+        check_class="http",
+        cwe=674,
+    ),
+    Invariant(
+        "http-unauthorized-challenge",
+        "MUST",
+        "A 401 carries a WWW-Authenticate: Bearer challenge with the resource_metadata "
+        "parameter, and that URL serves the protected resource metadata (a JSON object whose "
+        "authorization_servers lists at least one issuer).",
+        "MCP basic/authorization (Protected Resource Metadata Discovery); RFC 9728 §3, §5.1",
+        check_class="http",
+        cwe=287,
+    ),
+    Invariant(
+        "tool-no-hidden-instructions",
+        "MUST",
+        "A tool's name, title, description and schema texts carry nothing hidden from the "
+        "user who approves it: no invisible or bidirectional-control characters, HTML "
+        'comments, or instructions aimed at the model ("ignore previous instructions", '
+        '<IMPORTANT> tags, "do not tell the user").',
+        "MCP server/tools (Security Considerations); MCP security best practices (tool poisoning)",
+        check_class="tools",
+        cwe=1427,
+    ),
+    Invariant(
+        "tool-definition-stable",
+        "SHOULD",
+        "A listed tool keeps its definition (title, description, schemas, annotations) "
+        "while a connection lasts: a tool that changes after the user approved it (a rug "
+        "pull), with or without notifications/tools/list_changed, must be approved again.",
+        "MCP server/tools (Security Considerations); MCP security best practices (tool "
+        "poisoning, rug pulls)",
+        check_class="tools",
+        cwe=345,
+    ),
+    Invariant(
+        "tool-names-distinct",
+        "SHOULD",
+        "Tool names are 1 to 128 of A-Z a-z 0-9 _ - . and no two of a server's tools look "
+        "alike: none differ only by case or Unicode confusables, none collide once "
+        "namespaced (server__tool) by a host.",
+        "MCP 2025-11-25 server/tools (Tool Names); MCP security best practices (tool shadowing)",
+        check_class="tools",
+        cwe=1007,
     ),
 )
 

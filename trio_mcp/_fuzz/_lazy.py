@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
     from hypothesis.errors import Flaky, FlakyStrategyDefinition, HypothesisException
     from hypothesis.stateful import get_state_machine_test
-    from ._machine import ServerMachine
+    from ._machine import ServerMachine, machine_for
     from ._runner import fuzz
     from ._settings import FuzzSettings
 # isort: on
@@ -30,7 +30,7 @@ if not TYPE_CHECKING:
         from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
         from hypothesis.errors import Flaky, FlakyStrategyDefinition, HypothesisException
         from hypothesis.stateful import get_state_machine_test
-        from ._machine import ServerMachine
+        from ._machine import ServerMachine, machine_for
         from ._runner import fuzz
         from ._settings import FuzzSettings
         """,

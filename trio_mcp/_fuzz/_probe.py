@@ -77,9 +77,12 @@ async def probe_era(
     open_connection: Callable[[str], Awaitable[Connection]],
     era: str,
     version: str | None,
+    *,
+    relist_tools: bool = False,
 ) -> ProbeResult:
     """Talk to a fresh connection in ``era``: ``server/discover`` (modern) or the
-    ``initialize`` handshake (legacy), then every list the capabilities announce.
+    ``initialize`` handshake (legacy), then every list the capabilities announce (with
+    ``relist_tools``, tools/list twice: the ``tools`` checks compare the two).
 
     Blocks for a few round trips (each bounded by the connection's deadline).
     The connection is closed before returning.
@@ -137,8 +140,11 @@ async def probe_era(
         if not isinstance(capabilities, dict):
             capabilities = {}
         found: dict[str, list[dict[str, Any]]] = {}
-        for method, field, capability in _LISTS:
+        lists = _LISTS + (_LISTS[:1] if relist_tools else ())
+        for method, field, capability in lists:
             items: list[dict[str, Any]] = []
+            if field in found:
+                items = found[field]  # listed again only to be compared: keep the first
             if all(capability_path in capabilities for capability_path in capability):
                 cursor: str | None = None
                 for _ in range(_MAX_PAGES):
@@ -147,7 +153,7 @@ async def probe_era(
                     if not isinstance(answer, rpc.ResultResponse):
                         break
                     page = answer.result.get(field)
-                    if isinstance(page, list):
+                    if isinstance(page, list) and field not in found:
                         items.extend(item for item in page if isinstance(item, dict))
                     cursor = answer.result.get("nextCursor")
                     if not isinstance(cursor, str):

@@ -12,7 +12,7 @@ import attrs
 import orjson
 
 from .._jsonrpc import Batch, InvalidMessage, Message, serialize
-from ._invariants import Invariant, Level
+from ._invariants import CHECK_CLASSES, CheckClass, Invariant, Level
 from ._steps import Send, Step, dump_steps, step_to_json
 
 __all__ = ["FuzzFailure", "FuzzReport", "Progress"]
@@ -25,6 +25,9 @@ class FuzzFailure:
     Attributes:
         invariant: the name of the requirement (see ``trio-mcp fuzz --list-invariants``).
         level: ``"MUST"`` or ``"SHOULD"``.
+        check_class: the class of check that found it (``"protocol"``, ``"http"``,
+            ``"tools"``...; what ``--checks`` selects).
+        cwe: the number of the CWE weakness it shows, where one fits.
         requirement: what the spec requires.
         source: where the spec says it.
         detail: what the server did.
@@ -44,6 +47,8 @@ class FuzzFailure:
     detail: str
     era: str
     steps: tuple[Step, ...]
+    check_class: CheckClass = "protocol"
+    cwe: int | None = None
     received: tuple[dict[str, Any], ...] = ()
     reproduced: bool | None = None
     path: str | None = None
@@ -56,8 +61,21 @@ class FuzzFailure:
             level=invariant.level,
             requirement=invariant.requirement,
             source=invariant.source,
+            check_class=invariant.check_class,
+            cwe=invariant.cwe,
             **kwargs,
         )
+
+    @property
+    def severity(self) -> str:
+        """``"error"`` for a ``MUST``, ``"warning"`` for a ``SHOULD``."""
+        return "error" if self.level == "MUST" else "warning"
+
+    @property
+    def labels(self) -> str:
+        """The level, class and CWE as the summary shows them: ``MUST, http, CWE-346``."""
+        cwe = f", CWE-{self.cwe}" if self.cwe is not None else ""
+        return f"{self.level}, {self.check_class}{cwe}"
 
     @property
     def messages_sent(self) -> int:
@@ -71,6 +89,8 @@ class FuzzFailure:
             "violation": {
                 "invariant": self.invariant,
                 "level": self.level,
+                "class": self.check_class,
+                "cwe": self.cwe,
                 "requirement": self.requirement,
                 "detail": self.detail,
             },
@@ -85,6 +105,9 @@ class FuzzFailure:
         return {
             "invariant": self.invariant,
             "level": self.level,
+            "severity": self.severity,
+            "class": self.check_class,
+            "cwe": self.cwe,
             "requirement": self.requirement,
             "source": self.source,
             "detail": self.detail,
@@ -116,6 +139,7 @@ class FuzzReport:
         failures: failed requirements (``MUST``; and ``SHOULD`` with ``strict``).
         warnings: ``SHOULD`` requirements not met (when not ``strict``).
         notes: what limited the checks (no schemas, an era the server lacks...).
+        checks: the check classes that ran (``--checks``).
     """
 
     target: str
@@ -131,6 +155,7 @@ class FuzzReport:
     warnings: tuple[FuzzFailure, ...] = ()
     notes: tuple[str, ...] = ()
     budget: dict[str, Any] = attrs.field(factory=dict)
+    checks: tuple[CheckClass, ...] = CHECK_CLASSES
 
     @property
     def ok(self) -> bool:
@@ -150,6 +175,7 @@ class FuzzReport:
             "rules": dict(sorted(self.rules.items())),
             "durationSeconds": round(self.duration, 3),
             "stopped": self.stopped,
+            "checks": list(self.checks),
             "budget": self.budget,
             "failures": [f.to_json() for f in self.failures],
             "warnings": [w.to_json() for w in self.warnings],
@@ -168,7 +194,7 @@ class FuzzReport:
         for kind, items in (("FAILED", self.failures), ("warning", self.warnings)):
             for item in items:
                 lines.append("")
-                lines.append(f"{kind} {item.invariant} [{item.level}, {item.era}]: {item.detail}")
+                lines.append(f"{kind} {item.invariant} [{item.labels}, {item.era}]: {item.detail}")
                 lines.append(f"  requirement: {item.requirement} ({item.source})")
                 repro = f"  reproduction: {item.messages_sent} messages"
                 if item.path:

@@ -1,8 +1,11 @@
 """The state machine's rules for Streamable HTTP alone: headers that disagree with the
-body, missing or made-up sessions, a foreign ``Origin``, ``GET`` streams,
-``Last-Event-ID`` and ``DELETE`` then reuse."""
+body, missing or made-up sessions, a foreign ``Origin`` (and, for a server on loopback,
+a foreign ``Host``: DNS rebinding), ``GET`` streams, ``Last-Event-ID`` and ``DELETE``
+then reuse."""
 
 from __future__ import annotations
+
+from urllib.parse import urlsplit
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
@@ -11,6 +14,7 @@ from .._errors import ErrorCode
 from ._machine_base import MachineBase, counted
 from ._messages import dumps
 from ._steps import Disconnect, Expect, HttpRequest, Send, Sleep
+from ._target import HttpTarget
 
 __all__ = ["HttpRules"]
 
@@ -28,6 +32,8 @@ class HttpRules(MachineBase):
         each has the HTTP status the spec gives it."""
         modern = self.era == "modern"
         kinds = ["origin", "content-type", "accept"]
+        if self._on_loopback():
+            kinds.append("host")
         kinds += (
             ["version-mismatch", "method-missing", "method-mismatch", "name-mismatch"]
             if modern
@@ -50,6 +56,11 @@ class HttpRules(MachineBase):
         if kind == "origin":
             headers = {"origin": "http://evil.example"}
             status, invariant = (403,), "http-origin-validated"
+        elif kind == "host":
+            # What a browser sends once a page's own name (evil.example) was pointed at
+            # 127.0.0.1: a server bound there that answers it is open to DNS rebinding.
+            headers = {"host": "evil.example"}
+            status, invariant = (400, 403, 421), "http-host-validated"
         elif kind == "content-type":
             headers = {"content-type": "text/plain"}
         elif kind == "accept":
@@ -90,6 +101,14 @@ class HttpRules(MachineBase):
             )
         )
         self.wait(id)
+
+    def _on_loopback(self) -> bool:
+        """Whether the target's URL names the local machine (where DNS rebinding reaches)."""
+        target = self.rt.opener.target
+        if not isinstance(target, HttpTarget):
+            return False
+        host = (urlsplit(target.url).hostname or "").lower()
+        return host in ("localhost", "::1") or host.startswith("127.")
 
     @precondition(lambda self: self.ready and self.rt.transport == "http" and self.era == "legacy")
     @rule(kind=st.sampled_from(["get-stream", "resume", "delete-then-reuse"]), data=st.data())

@@ -45,7 +45,7 @@ from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS, era_of
 from . import _lazy
 from ._checker import Finding
 from ._connection import Timing
-from ._invariants import INVARIANTS
+from ._invariants import CHECK_CLASSES, INVARIANTS, parse_checks
 from ._minimize import culprit_alone, minimize
 from ._opener import Opener
 from ._probe import Catalogue, EraCatalogue, probe_era
@@ -91,7 +91,7 @@ def _settings(max_examples: int, max_steps: int) -> Any:
 
 
 async def _probe(
-    opener: Opener, protocol_version: str | None, notes: list[str]
+    opener: Opener, protocol_version: str | None, notes: list[str], *, relist_tools: bool
 ) -> tuple[Catalogue, list[tuple[str, list[Finding], list[Step]]]]:
     if protocol_version is not None:
         if protocol_version not in LEGACY_VERSIONS + MODERN_VERSIONS:
@@ -105,7 +105,7 @@ async def _probe(
     found: dict[str, EraCatalogue] = {}
     probe_findings: list[tuple[str, list[Finding], list[Step]]] = []
     for era in eras:
-        result = await probe_era(opener.open, era, protocol_version)
+        result = await probe_era(opener.open, era, protocol_version, relist_tools=relist_tools)
         if result.catalogue is not None:
             found[era] = result.catalogue
             if result.findings:
@@ -144,6 +144,11 @@ async def fuzz(
     the example goes on (each still owed an answer within ``deadline``), and while
     nothing has failed, the answers an example is owed when it ends are waited for in
     the background as the next one runs.
+
+    Only the check classes of ``checks`` run (``protocol``: the state machine's protocol
+    rules; ``http``: its HTTP rules and the fixed probes of :mod:`._scan_http`;
+    ``tools``: the probe lists the tools twice and judges what they show), and only their
+    findings are reported.
 
     Blocks until the run is over: at most about ``time_budget`` seconds from the call
     (probes included; a step still running then is cancelled), plus the answers
@@ -189,6 +194,9 @@ async def fuzz(
             "max_examples and max_steps must be positive, deadline above 0, "
             "max_message_size at least 64"
         )
+    if run.max_body < 1024:
+        raise ValueError(f"max_body must be at least 1024 bytes, not {run.max_body!r}")
+    checks = parse_checks(run.checks)
     timing = Timing(deadline=deadline, cancel_wait=run.cancel_wait, startup=run.startup_timeout)
     validator = Validator(run.spec_dir if run.spec_dir is not None else spec_dir_from_environment())
     notes: list[str] = []
@@ -204,8 +212,18 @@ async def fuzz(
     ticker = Progress(progress, interval=run.progress_interval)
     async with open_nursery_unwrapped() as nursery:
         opener = Opener(target, nursery, validator, timing, max_message_size)
-        catalogue, probe_findings = await _probe(opener, run.protocol_version, notes)
+        catalogue, probe_findings = await _probe(
+            opener, run.protocol_version, notes, relist_tools="tools" in checks
+        )
         catalogue = _callable_tools(catalogue, run.skip_tools, run.call_risky_tools, notes)
+        scanned: list[FuzzFailure] = []
+        reached = False
+        if "http" in checks and isinstance(target, HttpTarget):
+            left = max(0.0, started + time_budget - time.monotonic())
+            with trio.move_on_after(left) as scan_scope:
+                scanned, reached = await _scan_http(target, catalogue, run, notes)
+            if scan_scope.cancelled_caught:
+                notes.append("the http probes were cut short by the time budget")
         runtime = Runtime(
             opener=opener,
             catalogue=catalogue,
@@ -215,25 +233,30 @@ async def fuzz(
             budget_end=started + time_budget,
             shrink_budget=run.shrink_budget,
             max_message_size=max_message_size,
+            checks=checks,
         )
         for era, findings, steps in probe_findings:
-            for finding in findings:
+            for finding in runtime.selected(findings):
                 failing = finding.invariant.level == "MUST" or run.strict
                 store = runtime.store if failing else runtime.warnings
                 store.offer(Candidate(finding, era, (*steps, Settle()), (), None))
-        if not catalogue.eras and not probe_findings:
+        selected = any(runtime.selected(findings) for _, findings, _ in probe_findings)
+        if not catalogue.eras and not selected and not reached:
             raise FuzzError(
                 f"{target.describe()} answered neither server/discover nor initialize: "
                 + "; ".join(notes)
             )
-        if catalogue.eras:
-            await _run_machine(runtime, max_examples, max_steps, seed, ticker, stop)
+        machine = _lazy.machine_for(checks, opener.transport)
+        if catalogue.eras and machine is not None:
+            await _run_machine(runtime, machine, max_examples, max_steps, seed, ticker, stop)
         await runtime.close_all()
         ticker.draw(final=True)
         failures = await _finish(
             runtime.store, opener, verify=run.verify, budget=run.minimize_budget
         )
         warnings = await _finish(runtime.warnings, opener, verify=False, budget=0)
+    for found in scanned:
+        (failures if found.level == "MUST" or run.strict else warnings).append(found)
     notes.extend(runtime.problems)
     report = FuzzReport(
         target=target.describe(),
@@ -248,6 +271,7 @@ async def fuzz(
         failures=tuple(failures),
         warnings=tuple(warnings),
         notes=tuple(notes),
+        checks=tuple(c for c in CHECK_CLASSES if c in checks),
         budget={
             "maxExamples": max_examples,
             "maxSteps": max_steps,
@@ -261,6 +285,7 @@ async def fuzz(
             "skipTools": list(run.skip_tools),
             "callRiskyTools": run.call_risky_tools,
             "schemas": schemas,
+            "maxBody": run.max_body,
         },
     )
     if run.reproduction_dir is not None:
@@ -279,6 +304,23 @@ def _require(module: str, what: str) -> None:
         raise FuzzError(
             f"{what} needs the {module!r} package: pip install 'trio-mcp[fuzz]'"
         ) from None
+
+
+async def _scan_http(
+    target: HttpTarget, catalogue: Catalogue, run: FuzzSettings, notes: list[str]
+) -> tuple[list[FuzzFailure], bool]:
+    """The ``http`` class's fixed probes (:mod:`._scan_http`), as failures without a
+    reproduction to replay, and whether they reached the server."""
+    scan = importlib.import_module("trio_mcp._fuzz._scan_http")
+    findings, scan_notes, reached = await scan.scan_http(
+        target, eras=tuple(sorted(catalogue.eras)), deadline=run.deadline, max_body=run.max_body
+    )
+    notes.extend(scan_notes)
+    failures = [
+        FuzzFailure.from_invariant(found.invariant, detail=found.detail, era=found.era, steps=())
+        for found in findings
+    ]
+    return failures, reached
 
 
 def _callable_tools(
@@ -309,13 +351,14 @@ def _callable_tools(
 
 async def _run_machine(
     runtime: Runtime,
+    machine_class: type[Any],
     max_examples: int,
     max_steps: int,
     seed: int,
     ticker: Progress,
     stop: trio.Event | None,
 ) -> None:
-    machine = type("FuzzedServer", (_lazy.ServerMachine,), {"runtime": runtime})
+    machine = type("FuzzedServer", (machine_class,), {"runtime": runtime})
     test = _lazy.seed(seed)(
         _lazy.get_state_machine_test(machine, settings=_settings(max_examples, max_steps))
     )
@@ -413,6 +456,9 @@ async def write_reproductions(report: FuzzReport, directory: Path) -> FuzzReport
     }
     written = []
     for failure in report.failures:
+        if not failure.steps:
+            written.append(failure)  # a fixed probe's: nothing to replay
+            continue
         path = directory / f"{failure.invariant}.jsonl"
         await trio.Path(path).write_bytes(
             failure.reproduction(report.transport, report.target, timing)

@@ -27,7 +27,7 @@ import trio
 from . import _lazy
 from ._checker import Finding
 from ._connection import Connection, StdioConnection
-from ._invariants import Violation, violation
+from ._invariants import CHECK_CLASSES, CheckClass, Violation, violation
 from ._opener import Opener
 from ._probe import Catalogue
 from ._report import Progress, received_json
@@ -146,8 +146,11 @@ class Runtime:
         budget_end: float,
         shrink_budget: float,
         max_message_size: int,
+        checks: frozenset[CheckClass] = frozenset(CHECK_CLASSES),
     ) -> None:
         self.opener = opener
+        #: The check classes selected: findings of the others are not kept.
+        self.checks = checks
         self.catalogue = catalogue
         self.eras = sorted(catalogue.eras)
         self.progress = progress
@@ -269,7 +272,7 @@ class Runtime:
                 await link.connection.run(Settle())
             self._background.discard(scope)
             if not scope.cancelled_caught:
-                findings = link.connection.findings()
+                findings = self.selected(link.connection.findings())
                 if findings:
                     self._record_now(link, findings)
                     self._shrink_budget(findings)
@@ -327,8 +330,12 @@ class Runtime:
             culprit=connection.culprit(finding.seq),
         )
 
+    def selected(self, findings: Sequence[Finding]) -> list[Finding]:
+        """The findings of the selected check classes."""
+        return [f for f in findings if f.invariant.check_class in self.checks]
+
     def _record_now(self, link: Link, findings: Sequence[Finding]) -> None:
-        for finding in findings:
+        for finding in self.selected(findings):
             failing = finding.invariant.level == "MUST" or self.strict
             store = self.store if failing else self.warnings
             (self.progress.failed if failing else self.progress.warned).add(finding.invariant.name)
@@ -336,6 +343,7 @@ class Runtime:
 
     def record(self, link: Link, findings: Sequence[Finding]) -> None:
         """(thread) Keep the findings; raise the first failing one for Hypothesis to shrink."""
+        findings = self.selected(findings)
         self.call_sync(self._record_now, link, findings)
         self._shrink_budget(findings)
         for finding in findings:

@@ -11,12 +11,17 @@ from typing import Final, TypedDict
 
 import attrs
 
-__all__ = ["DEFAULT_TIME_BUDGET", "FuzzOptions", "FuzzSettings"]
+from ._invariants import CHECK_CLASSES
+
+__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_TIME_BUDGET", "FuzzOptions", "FuzzSettings"]
 
 #: Seconds a run may take by default (probes, examples and shrinking): long enough for a
 #: hundred examples against most servers, short enough for a CI job. A run that reaches it
 #: ends normally, saying how many examples it reached.
 DEFAULT_TIME_BUDGET: Final = 120.0
+#: The largest request body the HTTP checks send to probe a server's body limit (16 MiB):
+#: a server that reads, parses and answers one this big sets no limit of its own.
+DEFAULT_MAX_BODY: Final = 16 * 1024 * 1024
 
 
 @attrs.frozen(kw_only=True)
@@ -58,6 +63,11 @@ class FuzzSettings:
             ``<invariant>.jsonl``.
         progress_interval: seconds between two progress lines (default: 0.2 on a
             terminal, where the line is redrawn in place; 10 otherwise).
+        checks: the check classes to run (``"protocol"``, ``"http"``, ``"tools"``...;
+            see :data:`~trio_mcp.fuzz.CHECK_CLASSES`): only their rules run, only their
+            findings are reported. Default: every class.
+        max_body: the largest request body (bytes) the ``http`` checks send when they
+            probe the server's body limit; default :data:`DEFAULT_MAX_BODY` (16 MiB).
     """
 
     protocol_version: str | None = None
@@ -78,6 +88,8 @@ class FuzzSettings:
     verify: bool = True
     reproduction_dir: str | os.PathLike[str] | None = None
     progress_interval: float | None = None
+    checks: Sequence[str] = CHECK_CLASSES
+    max_body: int = DEFAULT_MAX_BODY
 
 
 class FuzzOptions(TypedDict, total=False):
@@ -103,3 +115,5 @@ class FuzzOptions(TypedDict, total=False):
     verify: bool
     reproduction_dir: str | os.PathLike[str] | None
     progress_interval: float | None
+    checks: Sequence[str]
+    max_body: int

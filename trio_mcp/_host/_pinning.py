@@ -19,13 +19,13 @@ spec's rules for tool names (``"bad_name"``: 1 to 128 characters of ``A-Z a-z 0-
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import attrs
 import orjson
 
+from .._tool_text import TOOL_NAME, schema_texts
 from .._types._tools import Tool
 
 __all__ = [
@@ -57,9 +57,6 @@ MAX_SHOWN_NAME = 200
 ToolStatus = Literal[
     "approved", "changed", "new", "duplicate", "too_long", "too_deep", "bad_name", "collision"
 ]
-
-#: The spec's tool names (2025-11-25, "Tool names"): 1 to 128 of these characters.
-_TOOL_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 
 
 def shown(name: str) -> str:
@@ -100,24 +97,10 @@ def digest(current: Mapping[str, Any]) -> str:
 
 def _walk_schemas(tool: Tool) -> tuple[int, int]:
     """The characters of ``title`` and ``description`` strings in ``tool``'s schemas, and
-    the deepest nesting of objects and arrays in them; walked with a stack of its own,
-    never recursively, so a schema nested as deep as JSON allows cannot exhaust Python's
-    stack."""
-    length, deepest = 0, 0
-    stack: list[tuple[Any, int]] = [(tool.input_schema, 1), (tool.output_schema, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, Mapping):
-            deepest = max(deepest, depth)
-            for key, value in node.items():
-                if key in ("title", "description") and isinstance(value, str):
-                    length += len(value)
-                else:
-                    stack.append((value, depth + 1))
-        elif isinstance(node, list):
-            deepest = max(deepest, depth)
-            stack.extend((item, depth + 1) for item in node)
-    return length, deepest
+    the deepest nesting of objects and arrays in them (see
+    :func:`~trio_mcp._tool_text.schema_texts`, which never recurses)."""
+    texts, deepest = schema_texts((tool.input_schema, tool.output_schema))
+    return sum(len(text) for _, text in texts), deepest
 
 
 def model_text_length(tool: Tool) -> int:
@@ -164,7 +147,7 @@ class Pins:
             key = (server, tool.name)
             status: ToolStatus
             current = self._current[key] = definition(tool)
-            if not _TOOL_NAME.fullmatch(tool.name):
+            if not TOOL_NAME.fullmatch(tool.name):
                 status = "bad_name"
             elif counts[tool.name] > 1:
                 status = "duplicate"

@@ -4,13 +4,13 @@ capabilities it is offered, and how long and how often its tools may be called."
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Iterable, Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
 import attrs
 
+from .._tool_text import fold
 from .._types._roots import Root
 from ._config_keys import check_policy
 
@@ -97,13 +97,9 @@ class ServerPolicy:
         return _matches(name, self.allowed_skills) or _matches(uri, self.allowed_skills)
 
 
-def _folded(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
-
-
 def _matches(name: str, patterns: Iterable[str]) -> bool:
-    folded = _folded(name)
-    return any(fnmatchcase(folded, _folded(pattern)) for pattern in patterns)
+    folded = fold(name)
+    return any(fnmatchcase(folded, fold(pattern)) for pattern in patterns)
 
 
 class RateLimiter:
