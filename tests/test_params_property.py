@@ -34,7 +34,7 @@ from test_bad_params import (
     request,
 )
 
-from trio_mcp._http._headers import name_source
+from trio_mcp._http._headers import encode_value, name_source
 from trio_mcp._types._methods import METHODS
 from trio_mcp.transports import open_line_stream
 
@@ -144,7 +144,8 @@ async def test_any_params_over_modern_http(
                 if isinstance(params, dict) and data.draw(st.booleans(), label="envelope"):
                     params = {**params, "_meta": meta()}
                 name = name_source(method, params) if isinstance(params, dict) else None
-                headers = modern_headers(method, name)
+                # As a client sends it: a name that is not plain ASCII goes base64-encoded.
+                headers = modern_headers(method, None if name is None else encode_value(name))
                 response = await client.post(
                     "/mcp", json=message(id, method, params), headers=headers
                 )

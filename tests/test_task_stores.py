@@ -431,6 +431,7 @@ async def test_a_sqlite_task_file_of_an_earlier_version_gains_the_listing(tmp_pa
     db.close()
     async with open_sqlite_task_store(path, clock=clock) as store:
         assert await store.list_owned("alice", after=None, limit=5) == [record]
+        clock.now += 1  # created later, so listed after it (ties would go by random id)
         fresh = store.new_record(owner="alice", ttl_ms=None)
         await store.create(fresh)
         assert [r.task_id for r in await store.list_owned("alice", after=None, limit=5)] == [

@@ -365,6 +365,16 @@ EXTRA_ATTRIBUTES: dict[tuple[type, str], tuple[frozenset[str], str]] = {
     (t.ElicitRequestURLParams, "meta"): (frozenset({"2026-07-28"}), _INPUT_OBJECTS_META),
     (t.ElicitResult, "meta"): (frozenset({"2026-07-28"}), _INPUT_OBJECTS_META),
     (t.ListRootsResult, "meta"): (frozenset({"2026-07-28"}), _INPUT_OBJECTS_META),
+    (t.ClientCapabilities, "extensions"): (
+        frozenset(v for v in VERSIONS if v != "2026-07-28"),
+        "hosts of the MCP Apps extension declare capabilities.extensions on initialize-era "
+        "connections too (SEP-1865's own example); servers of those revisions ignore it",
+    ),
+    (t.SubscriptionFilter, "task_ids"): (
+        frozenset({"2026-07-28"}),
+        "the tasks extension's filter key (TaskSubscriptionNotifications in its schema), "
+        "written only when the client asks for task status notifications",
+    ),
     (t.GetTaskPayloadResult, "extra"): (
         frozenset(VERSIONS),
         "not a property: its keys are written at the top level of the result, which the "
