@@ -108,6 +108,7 @@ class WorkerSpec:
     app_options: dict[str, Any]
     sys_path: list[str]
     log_level: int
+    front_end: str = "hypercorn"
     #: The ``requestState`` key of every worker whose Server was given none.
     secret: bytes = attrs.field(factory=lambda: os.urandom(32), repr=False)
     ready_fd: int = -1
