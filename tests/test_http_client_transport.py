@@ -33,7 +33,7 @@ from trio_mcp.http import HttpClientStream, open_http_stream
 from trio_mcp.testing import check_transport, memory_stream_pair
 from trio_mcp.transports import MessageStream, Received
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.usefixtures("front_end")]
 
 
 class PeerStream(MessageStream):

@@ -18,13 +18,14 @@ import pytest
 import trio
 from http_support import MODERN, initialize, make_server, modern_body, modern_headers
 
+from trio_mcp._http.server._serve import FrontEnd
 from trio_mcp.http import McpAsgiApp, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO = ROOT / "examples" / "echo_server.py"
 
 
-async def test_a_trickled_body_gets_408_after_body_timeout() -> None:
+async def test_a_trickled_body_gets_408_after_body_timeout(front_end: FrontEnd) -> None:
     """A client that sends its headers and then the body slower than ``body_timeout`` (here
     never finishing it) gets 408 with a JSON-RPC error, over a real socket: the Hypercorn
     configuration of ``serve`` has no read timeout of its own."""
@@ -32,7 +33,14 @@ async def test_a_trickled_body_gets_408_after_body_timeout() -> None:
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
         port = await nursery.start(
-            partial(serve, server, port=0, body_timeout=0.3, shutdown_trigger=stop.wait)
+            partial(
+                serve,
+                server,
+                port=0,
+                front_end=front_end,
+                body_timeout=0.3,
+                shutdown_trigger=stop.wait,
+            )
         )
         stream = await trio.open_tcp_stream("127.0.0.1", port)
         async with stream:
@@ -57,12 +65,19 @@ async def test_a_trickled_body_gets_408_after_body_timeout() -> None:
         stop.set()
 
 
-async def test_serve_reports_its_port_and_stops_on_its_trigger() -> None:
+async def test_serve_reports_its_port_and_stops_on_its_trigger(front_end: FrontEnd) -> None:
     server, probe = make_server()
     stop = trio.Event()
     async with httpx.AsyncClient() as client, trio.open_nursery() as nursery:
         port = await nursery.start(
-            partial(serve, server, port=0, graceful_timeout=0.5, shutdown_trigger=stop.wait)
+            partial(
+                serve,
+                server,
+                port=0,
+                front_end=front_end,
+                graceful_timeout=0.5,
+                shutdown_trigger=stop.wait,
+            )
         )
         url = f"http://127.0.0.1:{port}/mcp"
         headers = await initialize(client, url)
@@ -146,7 +161,7 @@ def wait_until_up(url: str, process: subprocess.Popen[str]) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("after_start", [False, True])
 async def test_a_failure_inside_the_app_never_reaches_the_server(
-    monkeypatch: pytest.MonkeyPatch, after_start: bool
+    monkeypatch: pytest.MonkeyPatch, after_start: bool, front_end: FrontEnd
 ) -> None:
     """A bug of ours in one exchange is logged and that exchange answered (500 with a
     JSON-RPC error, or the end of a stream already begun); the listener serves on.
@@ -170,7 +185,14 @@ async def test_a_failure_inside_the_app_never_reaches_the_server(
     stop = trio.Event()
     async with httpx.AsyncClient() as client, trio.open_nursery() as nursery:
         port = await nursery.start(
-            partial(serve, server, port=0, graceful_timeout=0.5, shutdown_trigger=stop.wait)
+            partial(
+                serve,
+                server,
+                port=0,
+                front_end=front_end,
+                graceful_timeout=0.5,
+                shutdown_trigger=stop.wait,
+            )
         )
         url = f"http://127.0.0.1:{port}/mcp"
         body = modern_body(1, "tools/call", {"name": "echo", "arguments": {"text": "x"}})

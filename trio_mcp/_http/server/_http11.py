@@ -251,6 +251,7 @@ class Http11Connection:
 
     __slots__ = (
         "_app",
+        "_body_delivered",
         "_body_refusal",
         "_broken",
         "_chunked",
@@ -300,6 +301,7 @@ class Http11Connection:
         self._head_written = False
         self._chunked = False
         self._body_refusal: _BadRequest | None = None
+        self._body_delivered = False  # the last http.request message went to the app
         self._continue_sent = False
         self._keep_alive = request.keep_alive if request is not None else False
         self._exchange_over = trio.Event()
@@ -428,7 +430,7 @@ class Http11Connection:
         complete or the client left, ``http.disconnect``."""
         request = self._request
         assert request is not None
-        if request.body or not request.complete:
+        if not self._body_delivered:
             if not request.body and not self._eof:
                 if not self._continue_sent and _expects_continue(request):
                     self._continue_sent = True
@@ -440,8 +442,10 @@ class Http11Connection:
             if request.body:
                 body = b"".join(request.body) if len(request.body) > 1 else request.body[0]
                 request.body.clear()
+                self._body_delivered = request.complete
                 return {"type": "http.request", "body": body, "more_body": not request.complete}
             if request.complete:
+                self._body_delivered = True
                 return {"type": "http.request", "body": b"", "more_body": False}
             self._exchange_over.set()  # the client left in the middle of the body
             return dict(_DISCONNECT)
@@ -462,6 +466,7 @@ class Http11Connection:
     async def _wait_disconnect(self) -> None:
         """Block until the response is complete or the client leaves, reading what the
         client pipelines meanwhile (unparsed, up to ``MAX_PIPELINED_BYTES``)."""
+        await self._flush_head()  # (the app waits: what it began must reach the client)
         over = self._exchange_over
         if over.is_set() or self._eof:
             await trio.lowlevel.checkpoint()
@@ -509,7 +514,13 @@ class Http11Connection:
             if self._response_status:
                 raise RuntimeError("the response has already started")
             self._response_status = int(message["status"])
-            self._response_headers = list(message.get("headers", ()))
+            headers = self._response_headers = list(message.get("headers", ()))
+            for name, value in headers:
+                if name.lower() == b"content-type" and value.startswith(b"text/event-stream"):
+                    # A stream's head goes out at once: its first event may be long in
+                    # coming, and the client waits for the head.
+                    await self._flush_head()
+                    return
             return  # (no checkpoint: the body follows at once, and its write is one)
         if kind != "http.response.body":
             raise RuntimeError(f"unexpected ASGI message {kind!r}")
@@ -531,6 +542,11 @@ class Http11Connection:
             await trio.lowlevel.checkpoint()
         if not more:
             self._end_exchange()
+
+    async def _flush_head(self) -> None:
+        """Write the head of a started response now, as that of a stream."""
+        if self._response_status and not self._head_written:
+            await self._write(self._head(0, True))
 
     def _head(self, first_length: int, more: bool) -> bytes:
         """The response's head, deciding its framing and whether the connection stays."""
