@@ -11,7 +11,8 @@ from typing import Any
 
 import trio
 
-from ._http11 import AsgiApp, Http11Connection, Http11Limits, ShutdownSignal
+from ._http11 import AsgiApp, Http11Connection, ShutdownSignal
+from ._http11_parse import Http11Limits
 
 __all__ = ["serve_http11"]
 
