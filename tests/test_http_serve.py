@@ -244,3 +244,16 @@ def test_the_echo_example_with_two_workers() -> None:
         except ProcessLookupError:
             pass
         process.wait()
+
+
+async def test_a_front_end_that_does_not_exist_or_tls_on_httptools_is_refused() -> None:
+    from hypercorn.config import Config
+
+    server, _ = make_server()
+    with pytest.raises(ValueError, match="front_end must be 'httptools' or 'hypercorn'"):
+        await serve(server, port=0, front_end="h2o")  # type: ignore[arg-type]
+    config = Config()
+    config.certfile, config.keyfile = "cert.pem", "key.pem"
+    with pytest.raises(ValueError, match="TLS, which the httptools front end does not serve"):
+        await serve(server, port=0, front_end="httptools", config=config)
+

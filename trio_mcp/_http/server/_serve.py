@@ -51,7 +51,7 @@ async def serve(
     port: int = 8000,
     *,
     workers: int = 1,
-    front_end: FrontEnd = "hypercorn",
+    front_end: FrontEnd = "httptools",
     graceful_timeout: float = 5.0,
     backlog: int = DEFAULT_BACKLOG,
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
@@ -83,14 +83,16 @@ async def serve(
             ``config`` are pickled to each worker. The stateless era works across
             workers as is; the initialize era's sessions live in the worker that made
             them unless the workers share state (see the scale-out how-to).
-        front_end: the HTTP server in front of the app. ``"hypercorn"`` (the default):
-            Hypercorn's Trio worker (HTTP/1.1 on h11, in pure Python). ``"httptools"``:
+        front_end: the HTTP server in front of the app. ``"httptools"`` (the default):
             trio_mcp's own HTTP/1.1 server on llhttp (the C parser of Node.js and
             uvicorn, through ``httptools``), which answers each request in the
-            connection's own task, about twice as fast (see the discussion "Where an
-            HTTP call's CPU goes"); it refuses request-smuggling shapes with ``400`` and
-            bounds request heads (16 KiB, 100 fields: ``431``; 10 s: ``408``) and idle
-            keep-alive connections (5 s). Both serve the same app, with the same rules.
+            connection's own task, with a third to a half of Hypercorn's CPU per call
+            (see the discussion "Where an HTTP call's CPU goes"); it refuses
+            request-smuggling shapes with ``400`` and bounds request heads (16 KiB, 100
+            fields: ``431``; 10 s: ``408``) and idle keep-alive connections (5 s); plain
+            HTTP/1.1 only. ``"hypercorn"``: Hypercorn's Trio worker (h11 in pure Python;
+            TLS and HTTP/2 through ``config``). Both serve the same app, with the same
+            rules.
         graceful_timeout: the shutdown deadline (5 s): requests still running that
             many seconds after shutdown began are cancelled and answered with a JSON-RPC
             error saying that the server is shutting down (``503`` as JSON, or the
@@ -103,15 +105,16 @@ async def serve(
             waiting for SIGTERM); by default the server runs until cancelled.
         config: a Hypercorn configuration to start from (its ``bind`` is used when it
             has one; ``fd://N`` shares a listening socket between worker processes).
-            The httptools front end reads only its ``bind`` (one address, or ``fd://N``).
+            The httptools front end reads only its ``bind`` (one address, or ``fd://N``),
+            and refuses one that asks for TLS.
         app_options: :func:`asgi_app`'s options.
 
     Raises:
         RuntimeError: the app cannot start (say, its task store cannot be opened); the
             message names what and why. Nothing was bound. With workers: a worker exited
             before serving (its error went to stderr).
-        ValueError: ``backlog`` or ``workers`` is not a positive int, or ``front_end`` is
-            not one of the two.
+        ValueError: ``backlog`` or ``workers`` is not a positive int, ``front_end`` is
+            not one of the two, or ``config`` asks the httptools front end for TLS.
         TypeError: with workers, a ``Server`` no module holds at its top level, or an
             option that does not pickle (named).
 
@@ -129,6 +132,11 @@ async def serve(
         raise ValueError(f"workers must be a positive int, not {workers!r}")
     if front_end not in FRONT_ENDS:
         raise ValueError(f"front_end must be 'httptools' or 'hypercorn', not {front_end!r}")
+    if front_end == "httptools" and config is not None and config.ssl_enabled:
+        raise ValueError(
+            "config asks for TLS, which the httptools front end does not serve: pass "
+            "front_end='hypercorn' (or put TLS in a proxy in front)"
+        )
     if workers == 1 and isinstance(server, str):
         from ._worker_spec import server_ref
 
