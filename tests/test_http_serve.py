@@ -256,4 +256,3 @@ async def test_a_front_end_that_does_not_exist_or_tls_on_httptools_is_refused() 
     config.certfile, config.keyfile = "cert.pem", "key.pem"
     with pytest.raises(ValueError, match="TLS, which the httptools front end does not serve"):
         await serve(server, port=0, front_end="httptools", config=config)
-
