@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from typing import Any
 
 import attrs
 import httptools
@@ -399,6 +400,53 @@ async def test_a_chunked_body_over_the_limit_is_refused_while_it_is_sent() -> No
         [response], closed = await read_responses(stream, 1, until_eof=True)
         assert (response.status, closed) == (413, True)
         assert sent < 16 * READ_SIZE
+
+
+async def test_an_endless_trailer_is_refused_once_past_the_head_limit() -> None:
+    """llhttp gathers a trailer's field whole: one that never ends is refused after at most
+    one read past ``max_header_bytes``, not held until the body's timeout."""
+    limits = Http11Limits(max_header_bytes=1024)
+    request = post(b"").replace(b"content-length: 0\r\n", b"transfer-encoding: chunked\r\n")
+    async with front_end(limits) as (port, _), connection(port) as stream:
+        await stream.send_all(request + b"3\r\n{}\n\r\n0\r\nx-trailer: ")
+        sent = 0
+        with trio.move_on_after(5):
+            while sent < 64 * READ_SIZE:
+                try:
+                    await stream.send_all(b"a" * 4096)
+                except trio.BrokenResourceError:
+                    break
+                sent += 4096
+        [response], closed = await read_responses(stream, 1, until_eof=True)
+        assert (response.status, closed) == (400, True)
+        assert sent < 16 * READ_SIZE
+
+
+async def test_a_trailer_does_not_add_to_the_request_headers() -> None:
+    """A chunked body's trailer comes after the app read the head: its fields are dropped,
+    never appended to the headers (a session id or a token smuggled in late)."""
+    seen: list[list[tuple[bytes, bytes]]] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        seen.append(list(scope["headers"]))
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    async with trio.open_nursery() as nursery:
+        await nursery.start(partial(serve_http11, app, listeners))
+        async with connection(port) as stream:
+            await stream.send_all(
+                b"POST /x HTTP/1.1\r\n" + HOST + b"transfer-encoding: chunked\r\n\r\n"
+                b"2\r\nhi\r\n0\r\nmcp-session-id: stolen\r\n\r\n"
+            )
+            [response], _ = await read_responses(stream, 1)
+        nursery.cancel_scope.cancel()
+    assert response.status == 204
+    assert [name for name, _ in seen[0]] == [b"host", b"transfer-encoding"]
 
 
 async def test_requests_pipelined_behind_a_stream_are_read_only_so_far() -> None:

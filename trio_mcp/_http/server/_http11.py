@@ -237,17 +237,34 @@ class Http11Connection:
         """Whether more of the current request's body may still come."""
         return not self.eof and self._parser.error is None
 
-    async def read_body(self) -> None:
-        """Parse more of the connection (what was read ahead first): the current
-        request's body grows, or it completes, or :attr:`can_read_body` turns false."""
+    async def read_body(self, request: ParsedRequest) -> None:
+        """Parse more of the connection (what was read ahead first): ``request``'s body
+        grows, or it completes, or :attr:`can_read_body` turns false.
+
+        What a chunked body carries besides its data (chunk sizes, a trailer, which
+        llhttp gathers whole) may take ``max_header_bytes`` more than the data itself;
+        beyond, the request is refused (``400``)."""
+        data: bytes | bytearray
         if self._pipelined:
-            pipelined, self._pipelined = self._pipelined, bytearray()
-            self._parser.feed(pipelined)
+            data, self._pipelined = self._pipelined, bytearray()
             await trio.lowlevel.checkpoint()
-            return
-        data = await self._read()
-        if data:
-            self._parser.feed(data)
+        else:
+            data = await self._read()
+            if not data:
+                return
+        before = request.body_size
+        self._parser.feed(data)
+        request.framing += len(data) - (request.body_size - before)
+        if (
+            not request.complete
+            and self._parser.error is None
+            and request.framing > request.body_size + self._limits.max_header_bytes
+        ):
+            self._parser.error = BadRequest(
+                400,
+                "Bad Request: the chunked framing and trailer of the body are over "
+                f"{self._limits.max_header_bytes} bytes more than its data",
+            )
 
     async def read_ahead(self) -> bool:
         """Read what the client sends next, unparsed (a pipelined request, while an answer
@@ -448,7 +465,7 @@ class _Exchange:
                     self._continue_sent = True
                     await connection.write(_CONTINUE)
                 while not request.body and not request.complete and connection.can_read_body:
-                    await connection.read_body()
+                    await connection.read_body(request)
             if request.body:
                 body = b"".join(request.body) if len(request.body) > 1 else request.body[0]
                 request.body.clear()

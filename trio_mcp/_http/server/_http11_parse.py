@@ -40,8 +40,11 @@ class ParsedRequest:
 
     __slots__ = (
         "body",
+        "body_size",
         "complete",
+        "framing",
         "head_bytes",
+        "head_done",
         "headers",
         "keep_alive",
         "method",
@@ -57,6 +60,12 @@ class ParsedRequest:
         self.version = "1.1"
         self.keep_alive = True
         self.body: deque[bytes] = deque()
+        #: Bytes of body parsed so far (taken or not).
+        self.body_size = 0
+        #: Bytes read for the body that were not its data (see ``read_body``).
+        self.framing = 0
+        #: The head is complete (header fields after it are a chunked body's trailer).
+        self.head_done = False
         self.complete = False
 
 
@@ -125,8 +134,9 @@ class RequestParser:
     def on_header(self, name: bytes, value: bytes) -> None:
         request = self.current
         assert request is not None
-        request.headers.append((name.lower(), value))
         request.head_bytes += len(name) + len(value) + 4
+        if not request.head_done:  # (a trailer's fields are counted, and dropped)
+            request.headers.append((name.lower(), value))
         if len(request.headers) > self.limits.max_headers:
             raise BadRequest(
                 431, f"Request Header Fields Too Large: more than {self.limits.max_headers}"
@@ -141,6 +151,7 @@ class RequestParser:
     def on_headers_complete(self) -> None:
         request = self.current
         assert request is not None
+        request.head_done = True
         parser = self.parser
         request.method = parser.get_method().decode("ascii")
         request.version = parser.get_http_version()
@@ -151,6 +162,7 @@ class RequestParser:
         request = self.current
         assert request is not None
         request.body.append(body)
+        request.body_size += len(body)
 
     def on_message_complete(self) -> None:
         request = self.current
