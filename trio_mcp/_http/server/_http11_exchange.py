@@ -94,7 +94,7 @@ class Http11Exchange:
         self._finished = False
         self._over = trio.Event()  # the response ended, or the client left
         self._reader: trio.CancelScope | None = None  # the task reading for a disconnect
-        self._reader_gone = trio.Event()  # (set when that task stopped reading)
+        self._reader_gone: trio.Event | None = None  # set when that task stopped reading
 
     def finish(self) -> None:
         """The app returned: later calls of ``receive`` and ``send`` do nothing."""
@@ -105,10 +105,10 @@ class Http11Exchange:
         """Block until no task of the app reads the connection for this exchange any
         more (one waiting for a disconnect stops at once once the exchange is over, but
         only at its next checkpoint: what it read by then is kept for the next request)."""
-        if self._reader is not None:
+        if self._reader_gone is not None:
             await self._reader_gone.wait()
-        else:
-            await trio.lowlevel.checkpoint()
+        # (else no checkpoint: the connection's next read is one, and a scheduler trip
+        # here would cost every request)
 
     def _end(self) -> None:
         self._over.set()
@@ -162,7 +162,7 @@ class Http11Exchange:
             return
         with trio.CancelScope() as reader:
             self._reader = reader
-            self._reader_gone = trio.Event()
+            gone = self._reader_gone = trio.Event()
             try:
                 while await connection.read_ahead():
                     pass
@@ -170,7 +170,7 @@ class Http11Exchange:
                     await over.wait()  # read enough ahead: wait for the response's end
             finally:
                 self._reader = None
-                self._reader_gone.set()
+                gone.set()
         if connection.client_left():
             self._end()
 
