@@ -19,7 +19,7 @@ import trio
 from http_support import MODERN, initialize, make_server, modern_body, modern_headers
 
 from trio_mcp._http.server._serve import FrontEnd
-from trio_mcp.http import McpAsgiApp, serve
+from trio_mcp.http import Http11Limits, McpAsgiApp, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO = ROOT / "examples" / "echo_server.py"
@@ -256,3 +256,46 @@ async def test_a_front_end_that_does_not_exist_or_tls_on_httptools_is_refused() 
     config.certfile, config.keyfile = "cert.pem", "key.pem"
     with pytest.raises(ValueError, match="TLS, which the httptools front end does not serve"):
         await serve(server, port=0, front_end="httptools", config=config)
+
+
+async def test_the_httptools_limits_are_an_option_of_serve() -> None:
+    """``serve(http11_limits=...)`` reaches the connections: a head with more fields than
+    the limit gets 431 over a real socket."""
+    server, _ = make_server()
+    stop = trio.Event()
+    limits = Http11Limits(max_headers=3)
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(
+            partial(serve, server, port=0, http11_limits=limits, shutdown_trigger=stop.wait)
+        )
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        async with stream:
+            await stream.send_all(
+                b"GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\na: 1\r\nb: 2\r\nc: 3\r\n\r\n"
+            )
+            with trio.fail_after(5):
+                answer = await stream.receive_some()
+        assert answer.startswith(b"HTTP/1.1 431 "), answer
+        stop.set()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("max_header_bytes", 0),
+        ("max_headers", True),
+        ("header_timeout", -1.0),
+        ("keep_alive_timeout", "5"),
+    ],
+)
+def test_http11_limits_refuse_what_is_not_positive_naming_the_field(
+    field: str, value: object
+) -> None:
+    with pytest.raises(ValueError, match=f"Http11Limits.{field} must be a positive"):
+        Http11Limits(**{field: value})  # type: ignore[arg-type]
+
+
+async def test_http11_limits_of_another_type_are_refused() -> None:
+    server, _ = make_server()
+    with pytest.raises(TypeError, match="http11_limits must be an Http11Limits, not dict"):
+        await serve(server, port=0, http11_limits={"max_headers": 3})  # type: ignore[arg-type]

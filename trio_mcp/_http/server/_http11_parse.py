@@ -14,25 +14,39 @@ from ._exchange import Header
 __all__ = ["BadRequest", "Http11Limits", "ParsedRequest", "RequestParser"]
 
 
+def _positive_int(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"Http11Limits.{attribute.name} must be a positive int, not {value!r}")
+
+
+def _positive_seconds(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(
+            f"Http11Limits.{attribute.name} must be a positive number of seconds, not {value!r}"
+        )
+
+
 @attrs.frozen(kw_only=True)
 class Http11Limits:
-    """The limits of the httptools front end on each connection (see
-    ``docs/reference/limits.md``).
+    """The limits of the httptools front end on each connection (``serve(http11_limits=
+    ...)``; see ``docs/reference/limits.md``). A value that is not positive is refused
+    (``ValueError`` naming the field).
 
     Attributes:
         max_header_bytes: the largest request head (request line and header fields),
-            16 KiB; ``431`` and close beyond.
+            16 KiB; ``431`` and close beyond. A chunked body's framing and trailer may
+            take as much again beyond its data (``400`` beyond).
         max_headers: the most header fields in a request (100); ``431`` and close beyond.
         header_timeout: seconds from a request's first byte to the end of its head (10);
             ``408`` and close beyond.
-        keep_alive_timeout: seconds an idle connection waits for its next request (5);
-            it closes quietly then.
+        keep_alive_timeout: seconds an idle connection waits for its next request (5,
+            ``math.inf``: for ever); it closes quietly then.
     """
 
-    max_header_bytes: int = 16 * 1024
-    max_headers: int = 100
-    header_timeout: float = 10.0
-    keep_alive_timeout: float = 5.0
+    max_header_bytes: int = attrs.field(default=16 * 1024, validator=_positive_int)
+    max_headers: int = attrs.field(default=100, validator=_positive_int)
+    header_timeout: float = attrs.field(default=10.0, validator=_positive_seconds)
+    keep_alive_timeout: float = attrs.field(default=5.0, validator=_positive_seconds)
 
 
 class ParsedRequest:

@@ -17,6 +17,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 
 from ._asgi import AppOptions, McpAsgiApp
+from ._http11_parse import Http11Limits
 from ._security import HostPolicy, is_loopback
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ async def serve(
     *,
     workers: int = 1,
     front_end: FrontEnd = "httptools",
+    http11_limits: Http11Limits | None = None,
     graceful_timeout: float = 5.0,
     backlog: int = DEFAULT_BACKLOG,
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
@@ -93,6 +95,9 @@ async def serve(
             HTTP/1.1 only. ``"hypercorn"``: Hypercorn's Trio worker (h11 in pure Python;
             TLS and HTTP/2 through ``config``). Both serve the same app, with the same
             rules.
+        http11_limits: the httptools front end's bounds of request heads and idle
+            connections (:class:`Http11Limits`: 16 KiB and 100 fields, 10 s for a head,
+            5 s idle, by default); ignored by Hypercorn, whose ``config`` has its own.
         graceful_timeout: the shutdown deadline (5 s): requests still running that
             many seconds after shutdown began are cancelled and answered with a JSON-RPC
             error saying that the server is shutting down (``503`` as JSON, or the
@@ -116,7 +121,8 @@ async def serve(
         ValueError: ``backlog`` or ``workers`` is not a positive int, ``front_end`` is
             not one of the two, or ``config`` asks the httptools front end for TLS.
         TypeError: with workers, a ``Server`` no module holds at its top level, or an
-            option that does not pickle (named).
+            option that does not pickle (named); ``http11_limits`` that is not an
+            :class:`Http11Limits`.
 
     Resource handling: the front end's nurseries (connections; Hypercorn's lifespan) and
     the app's
@@ -132,6 +138,10 @@ async def serve(
         raise ValueError(f"workers must be a positive int, not {workers!r}")
     if front_end not in FRONT_ENDS:
         raise ValueError(f"front_end must be 'httptools' or 'hypercorn', not {front_end!r}")
+    if http11_limits is not None and not isinstance(http11_limits, Http11Limits):
+        raise TypeError(
+            f"http11_limits must be an Http11Limits, not {type(http11_limits).__name__}"
+        )
     if front_end == "httptools" and config is not None and config.ssl_enabled:
         raise ValueError(
             "config asks for TLS, which the httptools front end does not serve: pass "
@@ -148,6 +158,7 @@ async def serve(
             port,
             workers=workers,
             front_end=front_end,
+            http11_limits=http11_limits,
             graceful_timeout=graceful_timeout,
             backlog=backlog,
             shutdown_trigger=shutdown_trigger,
@@ -166,6 +177,7 @@ async def serve(
             app,
             host,
             port,
+            limits=http11_limits,
             graceful_timeout=graceful_timeout,
             backlog=backlog,
             shutdown_trigger=shutdown_trigger,
@@ -212,6 +224,7 @@ async def _serve_httptools(
     host: str,
     port: int,
     *,
+    limits: Http11Limits | None,
     graceful_timeout: float,
     backlog: int,
     shutdown_trigger: Callable[[], Awaitable[Any]] | None,
@@ -240,6 +253,7 @@ async def _serve_httptools(
                     listeners,
                     shutdown_trigger=trigger,
                     shutdown_deadline=graceful_timeout + ANSWER_TIME,
+                    limits=limits,
                 )
             )
             task_status.started(bound)
@@ -273,6 +287,7 @@ async def _serve_workers(
     *,
     workers: int,
     front_end: FrontEnd,
+    http11_limits: Http11Limits | None,
     graceful_timeout: float,
     backlog: int,
     shutdown_trigger: Callable[[], Awaitable[Any]] | None,
@@ -288,6 +303,7 @@ async def _serve_workers(
         host=host,
         port=port,
         front_end=front_end,
+        http11_limits=http11_limits,
         graceful_timeout=graceful_timeout,
         backlog=backlog,
         config=config,

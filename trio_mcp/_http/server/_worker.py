@@ -67,6 +67,7 @@ async def _serve(spec: WorkerSpec) -> None:
                 spec.host,
                 spec.port,
                 front_end="httptools" if spec.front_end == "httptools" else "hypercorn",
+                http11_limits=spec.http11_limits,
                 graceful_timeout=spec.graceful_timeout,
                 backlog=spec.backlog,
                 config=config,
