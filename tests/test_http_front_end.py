@@ -230,6 +230,30 @@ async def test_expect_100_continue_is_answered_before_the_body_is_sent() -> None
         assert echoed(response) == "continued"
 
 
+async def test_a_head_request_gets_no_body_and_the_connection_goes_on() -> None:
+    async with front_end() as (port, _), connection(port) as stream:
+        await stream.send_all(b"HEAD /elsewhere HTTP/1.1\r\n" + HOST + b"\r\n" + post(call(1)))
+        data = b""
+        with trio.fail_after(5):
+            while data.count(b"HTTP/1.1 ") < 2 or not data.endswith(b"}"):
+                data += await stream.receive_some()
+        head, _, rest = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 404 ")
+        assert rest.startswith(b"HTTP/1.1 200 ")  # (no body between the two)
+
+
+async def test_expect_100_continue_on_a_refused_body_gets_no_interim_answer() -> None:
+    """A body refused from its ``Content-Length`` is never asked for: 413 comes first
+    and the connection closes (the client must not send the body on it)."""
+    request = post(b"", b"expect: 100-continue\r\n").replace(
+        b"content-length: 0", b"content-length: 100000"
+    )
+    async with front_end(max_body_bytes=1000) as (port, _), connection(port) as stream:
+        await stream.send_all(request)
+        [response], closed = await read_responses(stream, 1, until_eof=True)
+        assert (response.status, closed) == (413, True)
+
+
 async def test_a_request_answered_without_its_body_being_read_closes_the_connection() -> None:
     """A body the app never read cannot be skipped safely (it might hold a request of
     its own): the answer says ``Connection: close``."""
