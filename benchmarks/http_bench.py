@@ -71,6 +71,16 @@ SERVERS: dict[str, tuple[list[str], tuple[str, ...]]] = {
 }
 
 
+def use_front_ends(front_ends: list[str]) -> None:
+    """Run trio_mcp's servers on ``front_ends``: one front end replaces serve's default;
+    several make one server per front end, named ``trio_mcp:<front end>``."""
+    for name in [n for n in SERVERS if n.startswith("trio_mcp")]:
+        command, eras = SERVERS.pop(name)
+        for front_end in front_ends:
+            key = name if len(front_ends) == 1 else f"{name}:{front_end}"
+            SERVERS[key] = ([*command, "--front-end", front_end], eras)
+
+
 # -- /proc --------------------------------------------------------------------------------------
 
 
@@ -542,7 +552,7 @@ def cell(values: list[float], fmt: str = "{:.0f}") -> str:
 def report(rows: list[dict[str, Any]], plan: list[tuple[str, str]]) -> dict[str, Any]:
     print()
     print("median (min-max over rounds)")
-    header = f"{'server':<14}{'era':<8}{'seq/s':>16}{'8 conc/s':>16}{'32 conc/s':>16}"
+    header = f"{'server':<24}{'era':<8}{'seq/s':>16}{'8 conc/s':>16}{'32 conc/s':>16}"
     header += f"{'p50 ms':>14}{'p99 ms':>14}{'CPU us/call (8)':>20}"
     print(header)
     for server, era in plan:
@@ -554,20 +564,20 @@ def report(rows: list[dict[str, Any]], plan: list[tuple[str, str]]) -> dict[str,
             collect(rows, server, era, lambda r: r["c1"]["p99_ms"]),
             collect(rows, server, era, lambda r: r["c8"]["cpu_us_per_call"]),
         ]
-        line = f"{server:<14}{era:<8}"
+        line = f"{server:<24}{era:<8}"
         line += "".join(f"{cell(v):>16}" for v in values[:3])
         line += "".join(f"{cell(v, '{:.2f}'):>14}" for v in values[3:5])
         line += f"{cell(values[5]):>20}"
         print(line)
     print()
-    print(f"{'server':<14}{'KB/idle session':>20}{'sessions/s':>16}{'SIGTERM->exit s':>20}")
-    print(f"{'':<14}{'':>20}{'':>16}{'(sessions open)':>20}")
+    print(f"{'server':<24}{'KB/idle session':>20}{'sessions/s':>16}{'SIGTERM->exit s':>20}")
+    print(f"{'':<24}{'':>20}{'':>16}{'(sessions open)':>20}")
     for server in dict.fromkeys(s for s, _ in plan):
         kb = collect(rows, server, "legacy", lambda r: r["kb_per_idle_session"])
         rate = collect(rows, server, "legacy", lambda r: r["sessions_per_s"])
         exits = collect(rows, server, "legacy", lambda r: r["sigterm_exit_with_sessions_s"])
         exits = exits or collect(rows, server, "modern", lambda r: r["sigterm_exit_s"])
-        print(f"{server:<14}{cell(kb, '{:.1f}'):>20}{cell(rate):>16}{cell(exits, '{:.2f}'):>20}")
+        print(f"{server:<24}{cell(kb, '{:.1f}'):>20}{cell(rate):>16}{cell(exits, '{:.2f}'):>20}")
 
     def ratio(a: list[float], b: list[float]) -> float | None:
         return median(a) / median(b) if a and b else None
@@ -584,6 +594,17 @@ def report(rows: list[dict[str, Any]], plan: list[tuple[str, str]]) -> dict[str,
             ours_rate = collect(rows, "trio_mcp", era, lambda r, c=c: r[c]["calls_per_s"])
             sdk_rate = collect(rows, "sdk", era, lambda r, c=c: r[c]["calls_per_s"])
             summary[f"{era}: calls/s vs SDK ({c})"] = ratio(ours_rate, sdk_rate)
+    for era in ("legacy", "modern"):
+        fast, slow = "trio_mcp:httptools", "trio_mcp:hypercorn"
+        for c in ("c1", "c8"):
+            summary[f"{era}: httptools vs hypercorn front end, calls/s ({c})"] = ratio(
+                collect(rows, fast, era, lambda r, c=c: r[c]["calls_per_s"]),
+                collect(rows, slow, era, lambda r, c=c: r[c]["calls_per_s"]),
+            )
+            summary[f"{era}: httptools vs hypercorn front end, CPU/call ({c})"] = ratio(
+                collect(rows, fast, era, lambda r, c=c: r[c]["cpu_us_per_call"]),
+                collect(rows, slow, era, lambda r, c=c: r[c]["cpu_us_per_call"]),
+            )
     summary["memory per idle session vs SDK"] = ratio(
         collect(rows, "trio_mcp", "legacy", lambda r: r["kb_per_idle_session"]),
         collect(rows, "sdk", "legacy", lambda r: r["kb_per_idle_session"]),
@@ -599,7 +620,7 @@ def report(rows: list[dict[str, Any]], plan: list[tuple[str, str]]) -> dict[str,
         )
     print()
     for key, value in summary.items():
-        print(f"{key:<58}{'-' if value is None else f'{value:.2f}x'}")
+        print(f"{key:<64}{'-' if value is None else f'{value:.2f}x'}")
     return summary
 
 
@@ -614,6 +635,13 @@ def main() -> int:
     parser.add_argument("--only", default=None, help="comma list of servers")
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument(
+        "--front-end",
+        default=None,
+        help="comma list of the HTTP front ends trio_mcp's servers run on (httptools, "
+        "hypercorn; default: serve's); with two, each trio_mcp server is measured on both, "
+        "named trio_mcp:<front end>",
+    )
+    parser.add_argument(
         "--instructions",
         type=int,
         default=0,
@@ -622,7 +650,11 @@ def main() -> int:
     )
     args = parser.parse_args()
 
+    if args.front_end:
+        use_front_ends(args.front_end.split(","))
     names = args.only.split(",") if args.only else list(SERVERS)
+    if args.only and args.front_end and "," in args.front_end:
+        names = [n for n in SERVERS if n.split(":")[0] in names]
     plan = [(name, era) for name in names for era in SERVERS[name][1]]
     rows: list[dict[str, Any]] = []
     if args.instructions:
@@ -632,7 +664,7 @@ def main() -> int:
                 continue
             counted[f"{name} {era}"] = measure_instructions(name, era, args.instructions)
             print(
-                f"{name:<14}{era:<8}{counted[f'{name} {era}']:>12,.0f} instructions/call",
+                f"{name:<24}{era:<8}{counted[f'{name} {era}']:>12,.0f} instructions/call",
                 flush=True,
             )
         for era in ("legacy", "modern"):

@@ -28,6 +28,7 @@ import http_bench as hb
 PACKAGES = (
     ("h11", "h11 (HTTP parsing)"),
     ("hypercorn", "hypercorn (ASGI server)"),
+    ("trio_mcp/_http/server/_http11", "trio_mcp httptools front end"),
     ("trio_mcp/_http", "trio_mcp HTTP layer"),
     ("trio_mcp", "trio_mcp MCP work"),
     ("site-packages/trio/", "trio (scheduler, sockets, scopes)"),
@@ -42,7 +43,15 @@ KERNEL = (
     "<method 'poll' of 'select.epoll' objects>",
 )
 STARTUP = ("compile", "marshal.loads", "__build_class__", "BufferedReader")
-COUNTED = ("spawn_impl", "unrolled_run", "reschedule", "send_all", "protocol_send", "next_event")
+COUNTED = (
+    "spawn_impl",
+    "unrolled_run",
+    "reschedule",
+    "send_all",
+    "receive_some",
+    "protocol_send",
+    "next_event",
+)
 
 
 def main() -> int:
@@ -50,7 +59,12 @@ def main() -> int:
     parser.add_argument("--era", choices=("modern", "legacy"), default="modern")
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--warmup", type=int, default=200)
+    parser.add_argument(
+        "--front-end", choices=("httptools", "hypercorn"), default=None, help="(serve's default)"
+    )
     args = parser.parse_args()
+    if args.front_end:
+        hb.use_front_ends([args.front_end])
     out = Path(tempfile.mkdtemp()) / "server.prof"
     port = hb.free_port()
     command, _ = hb.SERVERS["trio_mcp"]

@@ -4,6 +4,7 @@ over Streamable HTTP (both protocol eras) on 127.0.0.1::
     python examples/echo_server.py                          # stdio
     python examples/echo_server.py --http 8000              # http://127.0.0.1:8000/mcp
     python examples/echo_server.py --http 8000 --workers 2  # two processes on one port
+    python examples/echo_server.py --http 8000 --front-end hypercorn  # on Hypercorn
 
 SIGTERM or Ctrl-C shuts the HTTP server down gracefully: long-lived streams
 end at once, requests in flight get ``--graceful`` seconds, then everything
@@ -46,9 +47,12 @@ async def until_signalled() -> None:
             return
 
 
-async def serve_http(port: int, graceful: float, workers: int = 1) -> None:
+async def serve_http(
+    port: int, graceful: float, workers: int = 1, front_end: str | None = None
+) -> None:
     from trio_mcp.http import serve
 
+    options = {"front_end": front_end} if front_end else {}  # (else serve's default)
     async with trio.open_nursery() as nursery:
         bound = await nursery.start(
             partial(
@@ -58,6 +62,7 @@ async def serve_http(port: int, graceful: float, workers: int = 1) -> None:
                 port,
                 workers=workers,
                 graceful_timeout=graceful,
+                **options,
                 shutdown_trigger=until_signalled,
             )
         )
@@ -76,11 +81,14 @@ def main() -> None:
     parser.add_argument("--http", type=int, metavar="PORT", help="serve HTTP on this port")
     parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes")
     parser.add_argument("--graceful", type=float, default=5.0, help="shutdown deadline (s)")
+    parser.add_argument(
+        "--front-end", choices=["httptools", "hypercorn"], help="the HTTP server (serve's default)"
+    )
     args = parser.parse_args()
     if args.http is None:
         trio_mcp.run(server)
     else:
-        trio.run(serve_http, args.http, args.graceful, args.workers)
+        trio.run(serve_http, args.http, args.graceful, args.workers, args.front_end)
 
 
 if __name__ == "__main__":

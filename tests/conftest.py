@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import front_ends
 import pytest
 
 if TYPE_CHECKING:
@@ -104,3 +105,14 @@ async def pair(
         options[key] = value
     async with memory_session_pair(**options) as opened:
         yield opened
+
+
+@pytest.fixture(params=front_ends.FRONT_ENDS)
+def front_end(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each HTTP front end in turn, for the helpers that serve apps (see ``front_ends``)."""
+    chosen: str = request.param
+    front_ends.current = chosen
+    try:
+        yield chosen
+    finally:
+        front_ends.current = "hypercorn"

@@ -4,11 +4,12 @@ reading SSE bodies."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from functools import partial
 from typing import Annotated, Any
 
 import attrs
+import front_ends
 import httpx
 import trio
 from hypercorn.config import Config
@@ -98,8 +99,24 @@ def make_server() -> tuple[Server, Probe]:
 
 @asynccontextmanager
 async def running(app: McpAsgiApp, *, graceful_timeout: float = 2.0) -> AsyncIterator[str]:
-    """Serve ``app`` with Hypercorn's Trio worker on a free port; yields the base URL. Leaving
-    shuts down gracefully (the lifespan ends the sessions)."""
+    """Serve ``app`` on a free port with the front end of the test (Hypercorn's Trio worker
+    unless the ``front_end`` fixture says otherwise); yields the base URL. Leaving shuts
+    down gracefully (the lifespan, or the app's ``running`` block, ends the sessions)."""
+    if front_ends.current == "httptools":
+
+        async def begin_shutdown() -> None:
+            app.begin_shutdown()
+
+        async with AsyncExitStack() as stack:
+            if app.manager is None:  # (else the caller runs it)
+                await stack.enter_async_context(app.running())
+            async with front_ends.serving_http11(
+                app,
+                shutdown_trigger=begin_shutdown,
+                shutdown_deadline=graceful_timeout,
+            ) as url:
+                yield url
+        return
     config = Config()
     config.bind = ["127.0.0.1:0"]
     config.accesslog = None

@@ -11,6 +11,7 @@ from functools import partial
 from typing import Any
 
 import attrs
+import front_ends
 import httpx
 import orjson
 import trio
@@ -22,7 +23,12 @@ ASGIApp = Callable[..., Awaitable[None]]
 
 @asynccontextmanager
 async def serving(app: ASGIApp) -> AsyncIterator[str]:
-    """Run ``app`` for the block; yields its base URL (``http://127.0.0.1:PORT``)."""
+    """Run ``app`` for the block, on the front end of the test (see ``front_ends``); yields
+    its base URL (``http://127.0.0.1:PORT``)."""
+    if front_ends.current == "httptools":
+        async with front_ends.serving_http11(app) as url:
+            yield url
+        return
     config = Config()
     config.bind = ["127.0.0.1:0"]
     config.accesslog = None

@@ -914,6 +914,7 @@ def test_without_the_auth_extra_http_and_auth_import_and_verifying_says_what_to_
     )
 
 
+@pytest.mark.usefixtures("front_end")
 async def test_the_2024_transport_is_protected_and_its_principal_is_the_subject() -> None:
     """GET /sse needs a token, and each POST to /messages is checked for its scopes."""
     issuer = FakeIssuer()

@@ -51,6 +51,7 @@ async def test_ctx_cancelled_turns_true_when_the_client_cancels(
     assert answers == []  # a cancelled handler sends nothing
 
 
+@pytest.mark.usefixtures("front_end")
 async def test_over_stateless_http_a_disconnect_is_the_cancellation() -> None:
     server, seen, started, done = cleanup_server()
     body = modern_body(1, "tools/call", {"name": "careful"})

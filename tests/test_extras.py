@@ -37,7 +37,7 @@ def run_without(hidden: set[str], code: str) -> subprocess.CompletedProcess[str]
     )
 
 
-HTTP = {"hypercorn", "httpx", "httpx_sse", "trio_websocket"}
+HTTP = {"hypercorn", "httptools", "httpx", "httpx_sse", "trio_websocket"}
 
 
 @pytest.mark.parametrize(

@@ -545,6 +545,7 @@ async def test_prompts_and_resources_are_routed_to_their_owner(autojump_clock: A
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("front_end")
 async def test_leaving_a_host_deletes_the_legacy_http_session_before_closing_its_client() -> None:
     """Leaving the host cancels everything at once; the session's DELETE must still go out
     before the HTTP client it goes out on is closed (it once raced it, losing about half the

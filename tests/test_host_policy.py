@@ -683,6 +683,7 @@ async def test_a_denied_call_never_reaches_a_stdio_server(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("front_end")
 async def test_a_denied_call_never_reaches_an_http_server() -> None:
     from http_support import running
 

@@ -31,7 +31,7 @@ from trio_mcp import ConnectionClosed, McpError, ProtocolError, types
 from trio_mcp.client import EraCache
 from trio_mcp.http import HttpClientStream, era_key, open_http_client
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = [pytest.mark.timeout(30), pytest.mark.usefixtures("front_end")]
 
 REGION_TOOL = {
     "name": "execute_sql",

@@ -22,6 +22,9 @@ from trio_mcp.http import (
     open_http_stream,
 )
 
+#: Every test here runs on both HTTP front ends.
+pytestmark = pytest.mark.usefixtures("front_end")
+
 KB = 1000
 EVENT = KB + EVENT_OVERHEAD  # the charge for one event of KB bytes
 

@@ -14,6 +14,9 @@ from http_support import LEGACY, MODERN, make_server, running
 from trio_mcp.http import asgi_app, open_http_client
 from trio_mcp.types import ElicitResult
 
+#: Every test here runs on both HTTP front ends.
+pytestmark = pytest.mark.usefixtures("front_end")
+
 mcp = pytest.importorskip("mcp")
 mcp_types = pytest.importorskip("mcp_types")
 

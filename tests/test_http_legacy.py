@@ -28,6 +28,9 @@ from http_support import (
 
 from trio_mcp.http import McpAsgiApp, MemoryEventStore, asgi_app, open_asgi_app
 
+#: Every test here runs on both HTTP front ends.
+pytestmark = pytest.mark.usefixtures("front_end")
+
 
 def call(
     id: int, name: str, arguments: dict[str, Any] | None = None, **meta: Any

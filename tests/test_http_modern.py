@@ -23,6 +23,9 @@ from http_support import (
 
 from trio_mcp.http import HostPolicy, asgi_app, open_asgi_app
 
+#: Every test here runs on both HTTP front ends.
+pytestmark = pytest.mark.usefixtures("front_end")
+
 
 @pytest.fixture
 async def served() -> Any:

@@ -160,6 +160,7 @@ def test_the_path_inside_the_app(path: str, root_path: str, inside: str) -> None
     assert app_path({"path": path, "root_path": root_path}) == inside
 
 
+@pytest.mark.usefixtures("front_end")
 async def test_a_root_path_with_a_trailing_slash_gives_no_scheme_relative_endpoint() -> None:
     server, _ = make_server()
     async with open_asgi_app(server) as app:

@@ -16,6 +16,9 @@ from http_support import initialize, make_server, open_sse, parse_sse, running
 from trio_mcp.http import asgi_app
 from trio_mcp.server import Context
 
+#: Every test here runs on both HTTP front ends.
+pytestmark = pytest.mark.usefixtures("front_end")
+
 
 def principal_from_header(scope: Any) -> str | None:
     """The test's stand-in for authentication: the ``x-user`` header names the caller."""

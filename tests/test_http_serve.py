@@ -18,13 +18,14 @@ import pytest
 import trio
 from http_support import MODERN, initialize, make_server, modern_body, modern_headers
 
-from trio_mcp.http import McpAsgiApp, serve
+from trio_mcp._http.server._serve import FrontEnd
+from trio_mcp.http import Http11Limits, McpAsgiApp, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO = ROOT / "examples" / "echo_server.py"
 
 
-async def test_a_trickled_body_gets_408_after_body_timeout() -> None:
+async def test_a_trickled_body_gets_408_after_body_timeout(front_end: FrontEnd) -> None:
     """A client that sends its headers and then the body slower than ``body_timeout`` (here
     never finishing it) gets 408 with a JSON-RPC error, over a real socket: the Hypercorn
     configuration of ``serve`` has no read timeout of its own."""
@@ -32,7 +33,14 @@ async def test_a_trickled_body_gets_408_after_body_timeout() -> None:
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
         port = await nursery.start(
-            partial(serve, server, port=0, body_timeout=0.3, shutdown_trigger=stop.wait)
+            partial(
+                serve,
+                server,
+                port=0,
+                front_end=front_end,
+                body_timeout=0.3,
+                shutdown_trigger=stop.wait,
+            )
         )
         stream = await trio.open_tcp_stream("127.0.0.1", port)
         async with stream:
@@ -57,12 +65,19 @@ async def test_a_trickled_body_gets_408_after_body_timeout() -> None:
         stop.set()
 
 
-async def test_serve_reports_its_port_and_stops_on_its_trigger() -> None:
+async def test_serve_reports_its_port_and_stops_on_its_trigger(front_end: FrontEnd) -> None:
     server, probe = make_server()
     stop = trio.Event()
     async with httpx.AsyncClient() as client, trio.open_nursery() as nursery:
         port = await nursery.start(
-            partial(serve, server, port=0, graceful_timeout=0.5, shutdown_trigger=stop.wait)
+            partial(
+                serve,
+                server,
+                port=0,
+                front_end=front_end,
+                graceful_timeout=0.5,
+                shutdown_trigger=stop.wait,
+            )
         )
         url = f"http://127.0.0.1:{port}/mcp"
         headers = await initialize(client, url)
@@ -146,7 +161,7 @@ def wait_until_up(url: str, process: subprocess.Popen[str]) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("after_start", [False, True])
 async def test_a_failure_inside_the_app_never_reaches_the_server(
-    monkeypatch: pytest.MonkeyPatch, after_start: bool
+    monkeypatch: pytest.MonkeyPatch, after_start: bool, front_end: FrontEnd
 ) -> None:
     """A bug of ours in one exchange is logged and that exchange answered (500 with a
     JSON-RPC error, or the end of a stream already begun); the listener serves on.
@@ -170,7 +185,14 @@ async def test_a_failure_inside_the_app_never_reaches_the_server(
     stop = trio.Event()
     async with httpx.AsyncClient() as client, trio.open_nursery() as nursery:
         port = await nursery.start(
-            partial(serve, server, port=0, graceful_timeout=0.5, shutdown_trigger=stop.wait)
+            partial(
+                serve,
+                server,
+                port=0,
+                front_end=front_end,
+                graceful_timeout=0.5,
+                shutdown_trigger=stop.wait,
+            )
         )
         url = f"http://127.0.0.1:{port}/mcp"
         body = modern_body(1, "tools/call", {"name": "echo", "arguments": {"text": "x"}})
@@ -222,3 +244,58 @@ def test_the_echo_example_with_two_workers() -> None:
         except ProcessLookupError:
             pass
         process.wait()
+
+
+async def test_a_front_end_that_does_not_exist_or_tls_on_httptools_is_refused() -> None:
+    from hypercorn.config import Config
+
+    server, _ = make_server()
+    with pytest.raises(ValueError, match="front_end must be 'httptools' or 'hypercorn'"):
+        await serve(server, port=0, front_end="h2o")  # type: ignore[arg-type]
+    config = Config()
+    config.certfile, config.keyfile = "cert.pem", "key.pem"
+    with pytest.raises(ValueError, match="TLS, which the httptools front end does not serve"):
+        await serve(server, port=0, front_end="httptools", config=config)
+
+
+async def test_the_httptools_limits_are_an_option_of_serve() -> None:
+    """``serve(http11_limits=...)`` reaches the connections: a head with more fields than
+    the limit gets 431 over a real socket."""
+    server, _ = make_server()
+    stop = trio.Event()
+    limits = Http11Limits(max_headers=3)
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(
+            partial(serve, server, port=0, http11_limits=limits, shutdown_trigger=stop.wait)
+        )
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        async with stream:
+            await stream.send_all(
+                b"GET /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\na: 1\r\nb: 2\r\nc: 3\r\n\r\n"
+            )
+            with trio.fail_after(5):
+                answer = await stream.receive_some()
+        assert answer.startswith(b"HTTP/1.1 431 "), answer
+        stop.set()
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("max_header_bytes", 0),
+        ("max_headers", True),
+        ("header_timeout", -1.0),
+        ("keep_alive_timeout", "5"),
+    ],
+)
+def test_http11_limits_refuse_what_is_not_positive_naming_the_field(
+    field: str, value: object
+) -> None:
+    with pytest.raises(ValueError, match=f"Http11Limits.{field} must be a positive"):
+        Http11Limits(**{field: value})  # type: ignore[arg-type]
+
+
+async def test_http11_limits_of_another_type_are_refused() -> None:
+    server, _ = make_server()
+    with pytest.raises(TypeError, match="http11_limits must be an Http11Limits, not dict"):
+        await serve(server, port=0, http11_limits={"max_headers": 3})  # type: ignore[arg-type]

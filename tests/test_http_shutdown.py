@@ -15,6 +15,9 @@ from http_support import initialize, make_server, meta, modern_headers, parse_ss
 from trio_mcp import Context, McpError
 from trio_mcp.http import open_asgi_app, open_http_client, serve
 
+#: Every test here runs on both HTTP front ends.
+pytestmark = pytest.mark.usefixtures("front_end")
+
 SHUTTING_DOWN = "Service Unavailable: the server is shutting down"
 
 

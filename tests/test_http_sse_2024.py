@@ -13,6 +13,9 @@ from http_support import make_server, open_sse, running
 
 from trio_mcp.http import asgi_app
 
+#: Every test here runs on both HTTP front ends.
+pytestmark = pytest.mark.usefixtures("front_end")
+
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

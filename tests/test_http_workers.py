@@ -59,7 +59,9 @@ async def pids(url: str, calls: int = 40) -> set[int]:
 
 
 @asynccontextmanager
-async def fleet(target: Server | str, workers: int = 2) -> AsyncIterator[tuple[str, trio.Event]]:
+async def fleet(
+    target: Server | str, workers: int = 2, front_end: Any = "hypercorn"
+) -> AsyncIterator[tuple[str, trio.Event]]:
     stop = trio.Event()
     async with trio.open_nursery() as nursery:
         with trio.fail_after(60):
@@ -69,6 +71,7 @@ async def fleet(target: Server | str, workers: int = 2) -> AsyncIterator[tuple[s
                     target,
                     port=0,
                     workers=workers,
+                    front_end=front_end,
                     graceful_timeout=1,
                     shutdown_trigger=stop.wait,
                 )
@@ -77,8 +80,8 @@ async def fleet(target: Server | str, workers: int = 2) -> AsyncIterator[tuple[s
         stop.set()
 
 
-async def test_every_worker_answers_on_the_one_port() -> None:
-    async with fleet("workers_app:server") as (url, _):
+async def test_every_worker_answers_on_the_one_port(front_end: str) -> None:
+    async with fleet("workers_app:server", front_end=front_end) as (url, _):
         with trio.fail_after(30):
             answered = await pids(url)
     # Forty connections spread by SO_REUSEPORT over two workers: both answer (all on one

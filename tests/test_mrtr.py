@@ -325,6 +325,7 @@ async def test_handlers_see_the_principal() -> None:
     assert nobody.content[0].text == "None"
 
 
+@pytest.mark.usefixtures("front_end")
 async def test_over_http_the_asgi_principal_hook_binds_the_state() -> None:
     """``asgi_app(principal=...)`` names each stateless request's caller from its scope (as
     an authentication middleware would); a state replayed by another caller is refused."""

@@ -60,6 +60,7 @@ def test_the_shares_are_checked() -> None:
         TaskSettings(max_waiting_per_principal=-1)
 
 
+@pytest.mark.usefixtures("front_end")
 async def test_over_http_a_quota_is_429_and_the_servers_bound_503() -> None:
     server = make_server(
         Recorder(),

@@ -90,6 +90,7 @@ async def test_an_outage_is_retried_refused_and_recovered_from(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("front_end")
 async def test_a_locked_sqlite_file_over_http(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -85,6 +85,7 @@ async def test_a_failed_and_a_cancelled_core_task(autojump_clock: trio.abc.Clock
     assert events == ["task True", "cancelled"]
 
 
+@pytest.mark.usefixtures("front_end")
 async def test_over_legacy_http_the_app_runs_the_task() -> None:
     """Legacy Streamable HTTP sessions run core tasks in the app's task nursery (they used
     to answer a task-augmented call at once, without a task)."""

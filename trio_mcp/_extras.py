@@ -13,7 +13,7 @@ __all__ = ["EXTRAS", "MissingExtra", "require_extra"]
 
 #: The third-party modules each extra installs (as imported, not as named on PyPI).
 EXTRAS: Final = {
-    "http": ("hypercorn", "httpx", "httpx_sse", "trio_websocket"),
+    "http": ("hypercorn", "httptools", "httpx", "httpx_sse", "trio_websocket"),
     "auth": ("joserfc", "cryptography", "httpx"),
     "testing": ("hypothesis",),
     "tasks-redis": ("coredis",),

@@ -1,6 +1,6 @@
 """MCP over HTTP: Streamable HTTP (both protocol eras on one endpoint) and the legacy
-2024-11-05 HTTP+SSE transport. The server is an ASGI app served with Hypercorn's Trio
-worker; the client runs on httpx."""
+2024-11-05 HTTP+SSE transport. The server is an ASGI app, served by ``serve`` on trio_mcp's
+own HTTP/1.1 front end (httptools) or Hypercorn's Trio worker; the client runs on httpx."""
 
 from ._extras import require_extra
 
@@ -32,6 +32,7 @@ from ._http.server._event_store import (
     MemoryEventStore as MemoryEventStore,
     Replay as Replay,
 )
+from ._http.server._http11_parse import Http11Limits as Http11Limits
 from ._http.server._legacy_session import close_sse_stream as close_sse_stream
 from ._http.server._security import HostPolicy as HostPolicy
 from ._http.server._serve import serve as serve

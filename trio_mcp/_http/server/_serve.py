@@ -1,13 +1,15 @@
-"""Serving the ASGI app with Hypercorn's Trio worker."""
+"""Serving the ASGI app: on the httptools front end (:mod:`._http11`) or with Hypercorn's
+Trio worker."""
 
 from __future__ import annotations
 
 import logging
 import math
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final, Unpack
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, Unpack
 from urllib.parse import urlsplit
 
 import trio
@@ -15,12 +17,17 @@ from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 
 from ._asgi import AppOptions, McpAsgiApp
+from ._http11_parse import Http11Limits
 from ._security import HostPolicy, is_loopback
 
 if TYPE_CHECKING:
     from ..._server._server import Server
 
-__all__ = ["serve"]
+__all__ = ["FrontEnd", "serve"]
+
+#: Which HTTP server carries the requests to the app.
+FrontEnd: TypeAlias = Literal["httptools", "hypercorn"]
+FRONT_ENDS: Final = ("httptools", "hypercorn")
 
 log = logging.getLogger("trio_mcp.http")
 
@@ -45,6 +52,8 @@ async def serve(
     port: int = 8000,
     *,
     workers: int = 1,
+    front_end: FrontEnd = "httptools",
+    http11_limits: Http11Limits | None = None,
     graceful_timeout: float = 5.0,
     backlog: int = DEFAULT_BACKLOG,
     shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
@@ -76,6 +85,19 @@ async def serve(
             ``config`` are pickled to each worker. The stateless era works across
             workers as is; the initialize era's sessions live in the worker that made
             them unless the workers share state (see the scale-out how-to).
+        front_end: the HTTP server in front of the app. ``"httptools"`` (the default):
+            trio_mcp's own HTTP/1.1 server on llhttp (the C parser of Node.js and
+            uvicorn, through ``httptools``), which answers each request in the
+            connection's own task, with a third to a half of Hypercorn's CPU per call
+            (see the discussion "Where an HTTP call's CPU goes"); it refuses
+            request-smuggling shapes with ``400`` and bounds request heads (16 KiB, 100
+            fields: ``431``; 10 s: ``408``) and idle keep-alive connections (5 s); plain
+            HTTP/1.1 only. ``"hypercorn"``: Hypercorn's Trio worker (h11 in pure Python;
+            TLS and HTTP/2 through ``config``). Both serve the same app, with the same
+            rules.
+        http11_limits: the httptools front end's bounds of request heads and idle
+            connections (:class:`Http11Limits`: 16 KiB and 100 fields, 10 s for a head,
+            5 s idle, by default); ignored by Hypercorn, whose ``config`` has its own.
         graceful_timeout: the shutdown deadline (5 s): requests still running that
             many seconds after shutdown began are cancelled and answered with a JSON-RPC
             error saying that the server is shutting down (``503`` as JSON, or the
@@ -88,17 +110,22 @@ async def serve(
             waiting for SIGTERM); by default the server runs until cancelled.
         config: a Hypercorn configuration to start from (its ``bind`` is used when it
             has one; ``fd://N`` shares a listening socket between worker processes).
+            The httptools front end reads only its ``bind`` (one address, or ``fd://N``),
+            and refuses one that asks for TLS.
         app_options: :func:`asgi_app`'s options.
 
     Raises:
         RuntimeError: the app cannot start (say, its task store cannot be opened); the
             message names what and why. Nothing was bound. With workers: a worker exited
             before serving (its error went to stderr).
-        ValueError: ``backlog`` or ``workers`` is not a positive int.
+        ValueError: ``backlog`` or ``workers`` is not a positive int, ``front_end`` is
+            not one of the two, or ``config`` asks the httptools front end for TLS.
         TypeError: with workers, a ``Server`` no module holds at its top level, or an
-            option that does not pickle (named).
+            option that does not pickle (named); ``http11_limits`` that is not an
+            :class:`Http11Limits`.
 
-    Resource handling: Hypercorn's nurseries (connections, lifespan) and the app's
+    Resource handling: the front end's nurseries (connections; Hypercorn's lifespan) and
+    the app's
     session manager all live inside this call. Shutdown first ends the long-lived
     streams and stops accepting connections; requests in flight then have
     ``graceful_timeout`` seconds, then get their error answers; then the sessions
@@ -109,6 +136,17 @@ async def serve(
         raise ValueError(f"backlog must be a positive int, not {backlog!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive int, not {workers!r}")
+    if front_end not in FRONT_ENDS:
+        raise ValueError(f"front_end must be 'httptools' or 'hypercorn', not {front_end!r}")
+    if http11_limits is not None and not isinstance(http11_limits, Http11Limits):
+        raise TypeError(
+            f"http11_limits must be an Http11Limits, not {type(http11_limits).__name__}"
+        )
+    if front_end == "httptools" and config is not None and config.ssl_enabled:
+        raise ValueError(
+            "config asks for TLS, which the httptools front end does not serve: pass "
+            "front_end='hypercorn' (or put TLS in a proxy in front)"
+        )
     if workers == 1 and isinstance(server, str):
         from ._worker_spec import server_ref
 
@@ -119,6 +157,8 @@ async def serve(
             host,
             port,
             workers=workers,
+            front_end=front_end,
+            http11_limits=http11_limits,
             graceful_timeout=graceful_timeout,
             backlog=backlog,
             shutdown_trigger=shutdown_trigger,
@@ -132,6 +172,19 @@ async def serve(
         # Serving other names is a deliberate choice; Host checks would refuse them.
         app_options["host_policy"] = HostPolicy.off()
     app = McpAsgiApp(server, **app_options)
+    if front_end == "httptools":
+        await _serve_httptools(
+            app,
+            host,
+            port,
+            limits=http11_limits,
+            graceful_timeout=graceful_timeout,
+            backlog=backlog,
+            shutdown_trigger=shutdown_trigger,
+            config=config,
+            task_status=task_status,
+        )
+        return
     if config is None:
         config = Config()
         config.loglevel = "WARNING"
@@ -166,12 +219,75 @@ async def serve(
         task_status.started(bound if bound is not None else port)
 
 
+async def _serve_httptools(
+    app: McpAsgiApp,
+    host: str,
+    port: int,
+    *,
+    limits: Http11Limits | None,
+    graceful_timeout: float,
+    backlog: int,
+    shutdown_trigger: Callable[[], Awaitable[Any]] | None,
+    config: Config | None,
+    task_status: trio.TaskStatus[int],
+) -> None:
+    from ._http11_serve import serve_http11
+
+    async def trigger() -> None:
+        if shutdown_trigger is None:
+            await trio.sleep_forever()
+        await shutdown_trigger()
+        log.info("shutting down (deadline %s s)", graceful_timeout)
+        app.begin_shutdown(grace=graceful_timeout)
+
+    # As on Hypercorn: the app runs first, so that what cannot start is raised before the
+    # port is bound.
+    async with app.running():
+        listeners = await _listeners(host, port, backlog, config)
+        bound = listeners[0].socket.getsockname()[1]
+        async with trio.open_nursery() as nursery:
+            await nursery.start(
+                partial(
+                    serve_http11,
+                    app,
+                    listeners,
+                    shutdown_trigger=trigger,
+                    shutdown_deadline=graceful_timeout + ANSWER_TIME,
+                    limits=limits,
+                )
+            )
+            task_status.started(bound)
+
+
+async def _listeners(
+    host: str, port: int, backlog: int, config: Config | None
+) -> list[trio.SocketListener]:
+    """The listening sockets: ``config``'s bind when it has one (``fd://N``: that
+    descriptor, taken over), else ``host:port``."""
+    bind = config.bind if config is not None else []
+    if bind and bind != ["127.0.0.1:8000"]:
+        if len(bind) != 1:
+            raise ValueError(f"front_end='httptools' listens on one bind, not {bind!r}")
+        where = bind[0]
+        if where.startswith("fd://"):
+            sock = socket.socket(fileno=int(where[len("fd://") :]))
+            sock.listen(backlog)
+            return [trio.SocketListener(trio.socket.from_stdlib_socket(sock))]
+        parts = urlsplit(f"//{where}")
+        if parts.hostname is None or parts.port is None:
+            raise ValueError(f"config.bind {where!r} is not host:port or fd://N")
+        host, port = parts.hostname, parts.port
+    return await trio.open_tcp_listeners(port, host=host, backlog=backlog)
+
+
 async def _serve_workers(
     server: Server | str,
     host: str,
     port: int,
     *,
     workers: int,
+    front_end: FrontEnd,
+    http11_limits: Http11Limits | None,
     graceful_timeout: float,
     backlog: int,
     shutdown_trigger: Callable[[], Awaitable[Any]] | None,
@@ -186,6 +302,8 @@ async def _serve_workers(
         server=server_ref(server),
         host=host,
         port=port,
+        front_end=front_end,
+        http11_limits=http11_limits,
         graceful_timeout=graceful_timeout,
         backlog=backlog,
         config=config,

@@ -1,8 +1,8 @@
 """One worker process of ``serve(workers=N)``: ``python -m trio_mcp._http.server._worker``.
 
 It reads its :class:`WorkerSpec` from stdin (an 8-byte length, then the pickle), binds the
-shared port with ``SO_REUSEPORT``, serves with :func:`serve` (Hypercorn's Trio worker on
-the bound socket), tells the parent on its ready pipe, and shuts down gracefully when its
+shared port with ``SO_REUSEPORT``, serves with :func:`serve` (the chosen front end on the
+bound socket), tells the parent on its ready pipe, and shuts down gracefully when its
 stdin closes: the parent's shutdown, or the parent's death.
 """
 
@@ -57,7 +57,7 @@ async def _serve(spec: WorkerSpec) -> None:
     config = spec.config if spec.config is not None else Config()
     if spec.config is None:
         config.loglevel = "WARNING"
-    # Hypercorn takes the descriptor over (and closes it when it stops serving).
+    # The front end takes the descriptor over (and closes it when it stops serving).
     config.bind = [f"fd://{_listening_socket(spec).detach()}"]
     async with trio.open_nursery() as nursery:
         await nursery.start(
@@ -66,6 +66,8 @@ async def _serve(spec: WorkerSpec) -> None:
                 server,
                 spec.host,
                 spec.port,
+                front_end="httptools" if spec.front_end == "httptools" else "hypercorn",
+                http11_limits=spec.http11_limits,
                 graceful_timeout=spec.graceful_timeout,
                 backlog=spec.backlog,
                 config=config,

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from hypercorn.config import Config
 
     from ..._server._server import Server
+    from ._http11_parse import Http11Limits
 
 __all__ = ["ServerRef", "WorkerSpec", "load_main_script", "server_ref"]
 
@@ -108,6 +109,8 @@ class WorkerSpec:
     app_options: dict[str, Any]
     sys_path: list[str]
     log_level: int
+    front_end: str = "hypercorn"
+    http11_limits: Http11Limits | None = None
     #: The ``requestState`` key of every worker whose Server was given none.
     secret: bytes = attrs.field(factory=lambda: os.urandom(32), repr=False)
     ready_fd: int = -1
