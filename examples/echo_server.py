@@ -5,6 +5,8 @@ over Streamable HTTP (both protocol eras) on 127.0.0.1::
     python examples/echo_server.py --http 8000              # http://127.0.0.1:8000/mcp
     python examples/echo_server.py --http 8000 --workers 2  # two processes on one port
     python examples/echo_server.py --http 8000 --front-end hypercorn  # on Hypercorn
+    python examples/echo_server.py --http 8000 --workers 2 --redis redis://127.0.0.1:6379/0
+                                                            # a fleet sharing that Redis
 
 SIGTERM or Ctrl-C shuts the HTTP server down gracefully: long-lived streams
 end at once, requests in flight get ``--graceful`` seconds, then everything
@@ -48,7 +50,11 @@ async def until_signalled() -> None:
 
 
 async def serve_http(
-    port: int, graceful: float, workers: int = 1, front_end: str | None = None
+    port: int,
+    graceful: float,
+    workers: int = 1,
+    front_end: str | None = None,
+    redis: str | None = None,
 ) -> None:
     from trio_mcp.http import serve
 
@@ -62,6 +68,7 @@ async def serve_http(
                 port,
                 workers=workers,
                 graceful_timeout=graceful,
+                state=redis,  # None: this process alone; a URL: one worker of that fleet
                 **options,
                 shutdown_trigger=until_signalled,
             )
@@ -84,11 +91,16 @@ def main() -> None:
     parser.add_argument(
         "--front-end", choices=["httptools", "hypercorn"], help="the HTTP server (serve's default)"
     )
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        help="share state with every other worker given this Redis (redis://host:port/db)",
+    )
     args = parser.parse_args()
     if args.http is None:
         trio_mcp.run(server)
     else:
-        trio.run(serve_http, args.http, args.graceful, args.workers, args.front_end)
+        trio.run(serve_http, args.http, args.graceful, args.workers, args.front_end, args.redis)
 
 
 if __name__ == "__main__":
