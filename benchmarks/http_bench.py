@@ -68,7 +68,41 @@ SERVERS: dict[str, tuple[list[str], tuple[str, ...]]] = {
         [PY, str(ROOT / "benchmarks" / "servers" / "hypercorn_bare.py"), "{port}", "2"],
         ("modern",),
     ),
+    # The TypeScript SDK 1.x speaks the initialize era only.
+    "ts": (["node", "{ts}", "{port}"], ("legacy",)),
 }
+
+#: Where the TypeScript SDK is installed (the interop tests' npm folder, shared).
+NPM_CACHE = Path(os.environ.get("TRIO_MCP_NPM_CACHE", Path.home() / ".cache" / "trio-mcp-npm"))
+TS_SDK_VERSION = "1.32.2"
+
+
+def ts_server() -> str:
+    """``servers/ts_sdk_http.mjs``, copied beside the TypeScript SDK in :data:`NPM_CACHE`
+    (installed there with npm the first time)."""
+    installed = NPM_CACHE / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+    try:
+        version = json.loads(installed.read_text())["version"]
+    except (OSError, ValueError, KeyError):
+        version = None
+    if version != TS_SDK_VERSION:
+        NPM_CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                "--prefix",
+                str(NPM_CACHE),
+                "--no-audit",
+                "--no-fund",
+                f"@modelcontextprotocol/sdk@{TS_SDK_VERSION}",
+                "zod@4",
+            ],
+            check=True,
+        )
+    target = NPM_CACHE / "ts_sdk_http.mjs"
+    target.write_bytes((ROOT / "benchmarks" / "servers" / "ts_sdk_http.mjs").read_bytes())
+    return str(target)
 
 
 def use_front_ends(front_ends: list[str]) -> None:
@@ -417,6 +451,8 @@ class Spawned:
     def __init__(self, name: str) -> None:
         command, _ = SERVERS[name]
         self.port = free_port()
+        if "{ts}" in command:
+            command = [ts_server() if part == "{ts}" else part for part in command]
         self.process = subprocess.Popen(
             [part.replace("{port}", str(self.port)) for part in command],
             stdout=subprocess.DEVNULL,
@@ -594,6 +630,9 @@ def report(rows: list[dict[str, Any]], plan: list[tuple[str, str]]) -> dict[str,
             ours_rate = collect(rows, "trio_mcp", era, lambda r, c=c: r[c]["calls_per_s"])
             sdk_rate = collect(rows, "sdk", era, lambda r, c=c: r[c]["calls_per_s"])
             summary[f"{era}: calls/s vs SDK ({c})"] = ratio(ours_rate, sdk_rate)
+            if era == "legacy":
+                ts_rate = collect(rows, "ts", era, lambda r, c=c: r[c]["calls_per_s"])
+                summary[f"{era}: calls/s vs TypeScript SDK ({c})"] = ratio(ours_rate, ts_rate)
     for era in ("legacy", "modern"):
         fast, slow = "trio_mcp:httptools", "trio_mcp:hypercorn"
         for c in ("c1", "c8"):
