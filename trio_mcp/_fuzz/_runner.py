@@ -52,6 +52,8 @@ from ._probe import Catalogue, EraCatalogue, probe_era
 from ._replay import replay_steps
 from ._report import FuzzFailure, FuzzReport, Progress
 from ._runtime import Candidate, Runtime, Store
+from ._scan import run_scans
+from ._scan_finding import ScanFinding
 from ._settings import DEFAULT_TIME_BUDGET, FuzzOptions, FuzzSettings
 from ._steps import Settle, Step
 from ._target import HttpTarget, StdioTarget, Target
@@ -200,6 +202,9 @@ async def fuzz(
             "no official schemas (spec_dir / TRIO_MCP_SPEC_DIR): results checked with "
             "trio_mcp's models only"
         )
+    if isinstance(target, HttpTarget) and run.identities:
+        # The examples speak as the first identity (the scans as each in turn).
+        target = attrs.evolve(target, headers={**target.headers, **run.identities[0].headers})
     per_run = isinstance(target, StdioTarget) and target.process == "per-run"
     ticker = Progress(progress, interval=run.progress_interval)
     async with open_nursery_unwrapped() as nursery:
@@ -229,11 +234,18 @@ async def fuzz(
         if catalogue.eras:
             await _run_machine(runtime, max_examples, max_steps, seed, ticker, stop)
         await runtime.close_all()
+        scanned: list[ScanFinding] = []
+        if catalogue.eras:
+            scanned, scan_notes = await run_scans(target, run, catalogue)
+            notes.extend(scan_notes)
         ticker.draw(final=True)
         failures = await _finish(
             runtime.store, opener, verify=run.verify, budget=run.minimize_budget
         )
         warnings = await _finish(runtime.warnings, opener, verify=False, budget=0)
+        for found in scanned:
+            failure = _scan_failure(found)
+            (failures if failure.level == "MUST" or run.strict else warnings).append(failure)
     notes.extend(runtime.problems)
     report = FuzzReport(
         target=target.describe(),
@@ -401,6 +413,18 @@ async def _finish(
     return failures
 
 
+def _scan_failure(found: ScanFinding) -> FuzzFailure:
+    """A security scan's finding as a failure: its transcript stands for the reproduction
+    (a scan crosses identities and connections, which a reproduction file cannot)."""
+    return FuzzFailure.from_invariant(
+        INVARIANTS[found.invariant],
+        detail=found.detail,
+        era=found.era,
+        steps=(),
+        received=found.transcript,
+    )
+
+
 async def write_reproductions(report: FuzzReport, directory: Path) -> FuzzReport:
     """Write each failure's reproduction to ``directory/<invariant>.jsonl`` (creating the
     directory); returns the report with the paths filled in."""
@@ -413,6 +437,9 @@ async def write_reproductions(report: FuzzReport, directory: Path) -> FuzzReport
     }
     written = []
     for failure in report.failures:
+        if not failure.steps:  # a security scan's: its transcript is in the report
+            written.append(failure)
+            continue
         path = directory / f"{failure.invariant}.jsonl"
         await trio.Path(path).write_bytes(
             failure.reproduction(report.transport, report.target, timing)

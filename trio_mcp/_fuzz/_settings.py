@@ -11,12 +11,27 @@ from typing import Final, TypedDict
 
 import attrs
 
-__all__ = ["DEFAULT_TIME_BUDGET", "FuzzOptions", "FuzzSettings"]
+from ._identities import Identity
+
+__all__ = [
+    "DEFAULT_CROSSTALK_CLIENTS",
+    "DEFAULT_LEAK_MEMORY_BOUND",
+    "DEFAULT_LEAK_REQUESTS",
+    "DEFAULT_TIME_BUDGET",
+    "FuzzOptions",
+    "FuzzSettings",
+]
 
 #: Seconds a run may take by default (probes, examples and shrinking): long enough for a
 #: hundred examples against most servers, short enough for a CI job. A run that reaches it
 #: ends normally, saying how many examples it reached.
 DEFAULT_TIME_BUDGET: Final = 120.0
+#: Clients the cross-talk scan of ``trio-mcp fuzz`` runs at once.
+DEFAULT_CROSSTALK_CLIENTS: Final = 20
+#: Requests the leaks scan of ``trio-mcp fuzz`` has in flight at once.
+DEFAULT_LEAK_REQUESTS: Final = 100
+#: Bytes a server's memory may grow by over the leaks scan (after a warm-up burst).
+DEFAULT_LEAK_MEMORY_BOUND: Final = 32 * 1024 * 1024
 
 
 @attrs.frozen(kw_only=True)
@@ -58,6 +73,17 @@ class FuzzSettings:
             ``<invariant>.jsonl``.
         progress_interval: seconds between two progress lines (default: 0.2 on a
             terminal, where the line is redrawn in place; 10 otherwise).
+        identities: (HTTP) the principals to act as; with two or more, the identity
+            scan checks that none reaches another's sessions, streams or tasks. The
+            first one's headers go with every request of the examples too.
+        crosstalk_clients: (HTTP) clients the cross-talk scan runs at once (0: no
+            scan; ``trio-mcp fuzz`` runs it with :data:`DEFAULT_CROSSTALK_CLIENTS`).
+        leak_requests: requests the leaks scan has in flight at once, a third of them
+            cancelled (0: no scan; ``trio-mcp fuzz`` runs it with
+            :data:`DEFAULT_LEAK_REQUESTS`).
+        leak_memory_bound: bytes the server's memory (RSS) may grow by over the leaks
+            scan's bursts before it is a finding (a local server: stdio, or an HTTP one
+            whose process is found by its port).
     """
 
     protocol_version: str | None = None
@@ -78,6 +104,10 @@ class FuzzSettings:
     verify: bool = True
     reproduction_dir: str | os.PathLike[str] | None = None
     progress_interval: float | None = None
+    identities: Sequence[Identity] = ()
+    crosstalk_clients: int = 0
+    leak_requests: int = 0
+    leak_memory_bound: int = DEFAULT_LEAK_MEMORY_BOUND
 
 
 class FuzzOptions(TypedDict, total=False):
@@ -103,3 +133,7 @@ class FuzzOptions(TypedDict, total=False):
     verify: bool
     reproduction_dir: str | os.PathLike[str] | None
     progress_interval: float | None
+    identities: Sequence[Identity]
+    crosstalk_clients: int
+    leak_requests: int
+    leak_memory_bound: int

@@ -1,0 +1,198 @@
+"""The fuzzer's identity scan: acting as two principals (bearer tokens), it catches a server
+whose sessions are not bound to the principal that opened them and one whose tasks anyone
+may read with sequential ids (tests/fuzz_targets/identity_server.py), and finds nothing
+against trio_mcp's own server, which binds both. Identities come from ``--identity``
+options or a strictly parsed file, and never show their headers' values."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from trio_mcp._fuzz._identities import (
+    Identity,
+    IdentityError,
+    load_identities,
+    parse_identity_options,
+)
+from trio_mcp._fuzz._identity_scan import guessable_ids
+from trio_mcp._fuzz._report import FuzzReport
+from trio_mcp.fuzz import HttpTarget, fuzz
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = ROOT / "tests" / "fuzz_targets" / "identity_server.py"
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+IDENTITIES = parse_identity_options(
+    ["alice:Authorization=Bearer alice-token", "bob:Authorization=Bearer bob-token"]
+)
+
+# -- identities from options and files -------------------------------------------------------
+
+
+def test_options_add_up_per_identity_and_hide_their_values() -> None:
+    identities = parse_identity_options(
+        ["alice:Authorization=Bearer a", "bob:Authorization=Bearer b", "alice:X-Tenant=t1"]
+    )
+    assert identities == (
+        Identity(name="alice", headers={"Authorization": "Bearer a", "X-Tenant": "t1"}),
+        Identity(name="bob", headers={"Authorization": "Bearer b"}),
+    )
+    assert "Bearer a" not in repr(identities)
+
+
+@pytest.mark.parametrize(
+    ("option", "complaint"),
+    [
+        ("alice", "expected NAME:HEADER=VALUE"),
+        ("alice:Authorization", "expected NAME:HEADER=VALUE"),
+        ("al ice:Authorization=x", "is not an identity name"),
+        ("alice:Bad Header=x", "is not a header name"),
+    ],
+)
+def test_a_malformed_option_is_refused_saying_why(option: str, complaint: str) -> None:
+    with pytest.raises(IdentityError, match=complaint):
+        parse_identity_options([option])
+
+
+def test_a_header_given_twice_is_refused() -> None:
+    with pytest.raises(IdentityError, match="header authorization given twice"):
+        parse_identity_options(["a:Authorization=x", "a:authorization=y"])
+
+
+def test_a_toml_or_json_file_gives_the_same_identities(tmp_path: Path) -> None:
+    toml = tmp_path / "ids.toml"
+    toml.write_text(
+        '[identities.alice.headers]\nAuthorization = "Bearer alice-token"\n'
+        '[identities.bob.headers]\nAuthorization = "Bearer bob-token"\n'
+    )
+    json = tmp_path / "ids.json"
+    json.write_text(
+        '{"identities": {"alice": {"headers": {"Authorization": "Bearer alice-token"}},'
+        ' "bob": {"headers": {"Authorization": "Bearer bob-token"}}}}'
+    )
+    assert load_identities(toml) == load_identities(json) == IDENTITIES
+
+
+@pytest.mark.parametrize(
+    ("text", "complaint"),
+    [
+        ('{"identity": {}}', "unknown key 'identity'"),
+        ('{"identities": {"alice": {"header": {}}}}', "identities.alice: unknown key 'header'"),
+        ('{"identities": {"alice": {"headers": {"A": 1}}}}', r"headers.A: expected a string"),
+        ('{"identities": {"alice": {"headers": {}}}}', r"identities.alice.headers: expected"),
+        ('{"identities": []}', "identities: expected a table"),
+        ("{not json", "ids.json"),
+    ],
+)
+def test_a_bad_file_is_refused_naming_the_key(tmp_path: Path, text: str, complaint: str) -> None:
+    path = tmp_path / "ids.json"
+    path.write_text(text)
+    with pytest.raises(IdentityError, match=complaint):
+        load_identities(path)
+
+
+# -- guessable task ids ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ids", "why"),
+    [
+        (["1", "2", "3"], "sequential"),
+        (["task-0007", "task-0008", "task-0009"], "sequential"),
+        (["task-10-a", "task-12-a", "task-14-a"], "sequential"),
+        (["a1b2c3", "9f8e7d", "0a0b0c"], "bits of entropy"),
+        (["job-4fa", "job-91c", "job-0d2"], "bits of entropy"),
+    ],
+)
+def test_guessable_ids_are_told_why(ids: list[str], why: str) -> None:
+    assert why in (guessable_ids(ids) or "")
+
+
+def test_random_ids_are_not_guessable() -> None:
+    assert guessable_ids([str(uuid.uuid4()) for _ in range(3)]) is None
+    assert guessable_ids([uuid.uuid4().hex for _ in range(3)]) is None
+    assert guessable_ids(["task-" + uuid.uuid4().hex for _ in range(3)]) is None
+
+
+# -- against servers ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server(request: pytest.FixtureRequest) -> Iterator[str]:
+    bug = getattr(request, "param", None)
+    process = subprocess.Popen(
+        [sys.executable, str(SERVER), *([bug] if bug else [])],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=ENV,
+    )
+    assert process.stdout is not None
+    try:
+        url = process.stdout.readline().strip()
+        assert url.startswith("http://127.0.0.1:"), url
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+async def scan(url: str) -> FuzzReport:
+    return await fuzz(
+        HttpTarget(url=url),
+        identities=IDENTITIES,
+        max_examples=2,
+        max_steps=3,
+        seed=1,
+        verify=False,
+        time_budget=30,
+    )
+
+
+def found(report: FuzzReport) -> dict[str, str]:
+    return {f.invariant: f.detail for f in (*report.failures, *report.warnings)}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_a_server_binding_sessions_and_tasks_passes(server: str) -> None:
+    report = await scan(server)
+    assert not [name for name in found(report) if name.startswith("identity-")], found(report)
+    assert not [n for n in report.notes if n.startswith("identities:")], report.notes
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("server", ["shared-sessions"], indirect=True)
+async def test_a_session_usable_by_another_principal_is_caught(server: str) -> None:
+    report = await scan(server)
+    findings = found(report)
+    assert "identity-session-bound" in findings
+    assert (
+        "bob's POST with alice's Mcp-Session-Id was answered" in findings["identity-session-bound"]
+    )
+    assert "identity-task-bound" not in findings
+    failure = next(f for f in report.failures if f.invariant == "identity-session-bound")
+    assert failure.received  # the transcript, naming identities...
+    assert "bob-token" not in str(report.to_json())  # ...never their tokens
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("server", ["guessable-tasks"], indirect=True)
+async def test_tasks_readable_by_anyone_with_sequential_ids_are_caught(server: str) -> None:
+    report = await scan(server)
+    findings = found(report)
+    assert "was answered with a result" in findings["identity-task-bound"]
+    assert "sequential" in findings["identity-task-id-unguessable"]
+    assert "identity-task-bound" in {f.invariant for f in report.failures}  # a MUST

@@ -1,0 +1,93 @@
+"""The security scans a fuzz run makes after its examples: identities (two or more
+principals, nothing crossing between them), cross-talk (many clients at once, every answer
+and notification reaching its own request) and leaks (a burst of requests with
+cancellations: all answered, memory and open streams given back).
+
+Each scan is a fixed sequence of exchanges, bounded by the run's deadline per exchange;
+:func:`run_scans` blocks until they are done, and cancelling it cancels the exchange (and
+any process) in flight. Their findings become failures (``MUST``) or warnings
+(``SHOULD``) of the report like the examples' findings, with a transcript for a
+reproduction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import httpx
+
+from ._crosstalk import scan_crosstalk
+from ._identities import Identity
+from ._identity_scan import scan_identities
+from ._leaks import scan_leaks
+from ._probe import Catalogue
+from ._scan_finding import ScanFinding
+from ._settings import FuzzSettings
+from ._target import HttpTarget, StdioTarget, Target
+from ._wire import Wire
+
+__all__ = ["run_scans"]
+
+
+def _client(deadline: float) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        trust_env=False,
+        follow_redirects=False,
+        timeout=httpx.Timeout(deadline),
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+    )
+
+
+async def run_scans(
+    target: Target, settings: FuzzSettings, catalogue: Catalogue
+) -> tuple[list[ScanFinding], list[str]]:
+    """Run the scans ``settings`` asks for against ``target`` (whose eras ``catalogue``
+    describes); returns their findings and notes on what could not be checked."""
+    findings: list[ScanFinding] = []
+    notes: list[str] = []
+    identities: Sequence[Identity] = settings.identities
+    if isinstance(target, HttpTarget):
+        async with _client(settings.deadline) as client:
+            wires = {
+                era: Wire(client, target.url, era, entry.version, window=settings.deadline)
+                for era, entry in catalogue.eras.items()
+            }
+            if len(identities) >= 2:
+                found, said = await scan_identities(wires, identities, catalogue)
+                findings += found
+                notes += said
+            base = dict(target.headers)
+            if settings.crosstalk_clients > 0:
+                found, said = await scan_crosstalk(
+                    wires, base, catalogue, clients=settings.crosstalk_clients
+                )
+                findings += found
+                notes += said
+            if settings.leak_requests > 0:
+                found, said = await scan_leaks(
+                    target, settings, catalogue, wires=wires, headers=base
+                )
+                findings += found
+                notes += said
+    else:
+        if len(identities) >= 2:
+            notes.append("identities: a stdio server has one principal; nothing to cross")
+        if settings.crosstalk_clients > 0 or settings.leak_requests > 0:
+            assert isinstance(target, StdioTarget)
+            if settings.crosstalk_clients > 0:
+                found, said = await scan_crosstalk_stdio(target, settings, catalogue)
+                findings += found
+                notes += said
+            if settings.leak_requests > 0:
+                found, said = await scan_leaks(target, settings, catalogue, wires={}, headers={})
+                findings += found
+                notes += said
+    return findings, notes
+
+
+async def scan_crosstalk_stdio(
+    target: StdioTarget, settings: FuzzSettings, catalogue: Catalogue
+) -> tuple[list[ScanFinding], list[str]]:
+    """Cross-talk needs clients that share a server: a stdio server has one."""
+    del target, settings, catalogue
+    return [], ["cross-talk: a stdio server has one client; see the leaks scan instead"]
