@@ -1,11 +1,368 @@
-"""Leaks scan (placeholder)."""
+"""The leaks scan: bursts of ``leak_requests`` requests at once, a third of them cancelled,
+against a server whose memory and open streams are sampled before and after.
+
+Theory of operation
+-------------------
+
+A warm-up burst first (so that caches and pools the server fills once do not count),
+then the server's resident memory (RSS, of the process and its descendants) and open file
+descriptors are read from ``/proc``; then :data:`BURSTS` more bursts, and they are read
+again. Growth past ``leak_memory_bound`` bytes, or past :data:`STREAM_BOUND` open
+descriptors, is a ``leaks-memory-bounded`` finding. Every request of every burst that was
+not cancelled must be answered within the deadline (``leaks-requests-answered``): a server
+that loses requests, or stops answering once enough were cancelled, fails it.
+
+The server is a fresh process for a stdio target (started and shut down by the scan,
+within its ``async with``); for an HTTP one it is found by the port it listens on, when it
+runs on this machine as this user (otherwise only the answers are checked).
+
+A cancelled request is cancelled as its transport says: ``notifications/cancelled`` right
+after it on stdio and in a legacy HTTP session, its stream dropped at once in 2026-07-28
+HTTP. Blocks for each burst until its answers came or the deadline passed.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Final
 
-__all__ = ["scan_leaks"]
+import attrs
+import orjson
+import trio
+
+from .. import _jsonrpc as rpc
+from .._transports._process import open_process_stream
+from .._transports._stream import MessageTooLarge
+from ._messages import Speaker
+from ._probe import Catalogue, EraCatalogue
+from ._scan_finding import ScanFinding, Transcript
+from ._scan_tools import minimal_arguments, text_tools
+from ._settings import FuzzSettings
+from ._target import HttpTarget, StdioTarget, Target
+from ._wire import Wire
+
+__all__ = ["BURSTS", "STREAM_BOUND", "Usage", "process_of_port", "scan_leaks", "usage"]
+
+#: Bursts after the warm-up one.
+BURSTS: Final = 3
+#: Open file descriptors a server may gain over the bursts before it is a finding.
+STREAM_BOUND: Final = 32
+#: Seconds between a burst's requests and its cancellations.
+CANCEL_AFTER: Final = 0.02
+#: Every third request of a burst is cancelled (the first of each three).
+_CANCEL_EVERY = 3
 
 
-async def scan_leaks(*args: Any, **kwargs: Any) -> tuple[list[Any], list[str]]:
-    return [], []
+@attrs.frozen
+class Usage:
+    """What a process (and its descendants) holds: resident bytes and open descriptors."""
+
+    rss: int
+    fds: int
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [pid], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def usage(pid: int) -> Usage | None:
+    """The memory and descriptors of ``pid`` and its descendants, or ``None`` when
+    ``/proc`` does not tell (another OS, another user's process, gone)."""
+    rss = fds = 0
+    try:
+        for each in _descendants(pid):
+            status = Path(f"/proc/{each}/status").read_text()
+            match = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
+            rss += int(match.group(1)) * 1024 if match else 0
+            fds += len(os.listdir(f"/proc/{each}/fd"))
+    except (OSError, ValueError):
+        return None
+    return Usage(rss=rss, fds=fds)
+
+
+def process_of_port(port: int) -> int | None:
+    """The process listening on TCP ``port`` on this machine, if ``/proc`` shows it."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if (
+                len(fields) > 9
+                and fields[3] == "0A"
+                and int(fields[1].rsplit(":", 1)[1], 16) == port
+            ):
+                inodes.add(f"socket:[{fields[9]}]")
+    if not inodes:
+        return None
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            for fd in (entry / "fd").iterdir():
+                if os.readlink(fd) in inodes:
+                    return int(entry.name)
+        except OSError:
+            continue
+    return None
+
+
+def _request(speaker: Speaker, catalogue: EraCatalogue, id: str) -> dict[str, Any]:
+    tools = text_tools(catalogue.tools)
+    if tools:
+        name, argument = tools[0]
+        tool = next(t for t in catalogue.tools if t["name"] == name)
+        arguments = minimal_arguments(tool.get("inputSchema"), id)
+        arguments[argument] = id
+        return speaker.request(id, "tools/call", {"name": name, "arguments": arguments})
+    return speaker.request(id, "ping" if speaker.era == "legacy" else "tools/list")
+
+
+class _Bursts:
+    """Bursts of requests over one transport; ``lost`` counts the unanswered ones."""
+
+    def __init__(self, catalogue: EraCatalogue, size: int, deadline: float) -> None:
+        self.catalogue = catalogue
+        self.size = size
+        self.deadline = deadline
+        self.lost: list[str] = []
+        self.sent = 0
+
+    def _ids(self, burst: int) -> list[tuple[str, bool]]:
+        return [
+            (f"lk-{burst}-{i}", i % _CANCEL_EVERY == _CANCEL_EVERY - 1) for i in range(self.size)
+        ]
+
+
+class _StdioBursts(_Bursts):
+    def __init__(
+        self, stream: Any, speaker: Speaker, catalogue: EraCatalogue, size: int, deadline: float
+    ) -> None:
+        super().__init__(catalogue, size, deadline)
+        self.stream = stream
+        self.speaker = speaker
+        self.answered: set[object] = set()
+        self.changed = trio.Event()
+
+    async def read(self) -> None:
+        """Collect answer ids until the stream ends (run in the scan's nursery)."""
+        while True:
+            try:
+                message = await self.stream.receive()
+            except (trio.EndOfChannel, trio.ClosedResourceError, MessageTooLarge):
+                return
+            if isinstance(message, rpc.ResultResponse | rpc.ErrorResponse):
+                self.answered.add(message.id)
+                self.changed.set()
+                self.changed = trio.Event()
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        await self.stream.send_raw(orjson.dumps(message) + b"\n")
+
+    async def _wait(self, ids: set[object]) -> None:
+        with trio.move_on_after(self.deadline):
+            while not ids <= self.answered:
+                await self.changed.wait()
+
+    async def start(self) -> bool:
+        legacy = self.speaker.era == "legacy"
+        if legacy:
+            await self._send(self.speaker.initialize("lk-init", self.speaker.version))
+            await self._wait({"lk-init"})
+            if "lk-init" not in self.answered:
+                return False
+            done = self.speaker.notification("notifications/initialized")
+            await self._send(done)
+        # One request answered first: the server is up and reading before a burst.
+        await self._send(self.speaker.request("lk-ready", "ping" if legacy else "tools/list"))
+        await self._wait({"lk-ready"})
+        return "lk-ready" in self.answered
+
+    async def burst(self, number: int) -> None:
+        owed = set()
+        cancelled = []
+        for id, cancel in self._ids(number):
+            await self._send(_request(self.speaker, self.catalogue, id))
+            (cancelled.append if cancel else owed.add)(id)
+        # The cancellations follow once the server is busy with the burst: they reach
+        # handlers that run, not requests not read yet.
+        await trio.sleep(CANCEL_AFTER)
+        for id in cancelled:
+            params = {"requestId": id, "reason": "leaks scan"}
+            await self._send(self.speaker.notification("notifications/cancelled", params))
+        self.sent += self.size
+        await self._wait(set(owed))
+        self.lost += sorted(str(i) for i in owed - self.answered)
+
+
+class _HttpBursts(_Bursts):
+    def __init__(
+        self,
+        wire: Wire,
+        headers: Mapping[str, str],
+        catalogue: EraCatalogue,
+        size: int,
+        deadline: float,
+    ) -> None:
+        super().__init__(catalogue, size, deadline)
+        self.wire = wire
+        self.headers = headers
+        self.session: str | None = None
+
+    async def start(self) -> bool:
+        if self.wire.era == "legacy":
+            self.session = await self.wire.initialize(self.headers)
+            return self.session is not None
+        return True
+
+    async def burst(self, number: int) -> None:
+        async def one(id: str, cancelled: bool) -> None:
+            request = _request(self.wire.speaker, self.catalogue, id)
+            if cancelled:
+                with trio.move_on_after(0):
+                    await self.wire.post(request, self.headers, session=self.session)
+                if self.session is not None:
+                    cancel = self.wire.speaker.notification(
+                        "notifications/cancelled", {"requestId": id, "reason": "leaks scan"}
+                    )
+                    await self.wire.post(cancel, self.headers, session=self.session)
+                return
+            got = await self.wire.post(request, self.headers, session=self.session)
+            if got.answer(id) is None:
+                self.lost.append(id)
+
+        async with trio.open_nursery() as nursery:
+            for id, cancelled in self._ids(number):
+                nursery.start_soon(one, id, cancelled)
+        self.sent += self.size
+
+    async def close(self) -> None:
+        if self.session is not None:
+            await self.wire.delete(self.headers, session=self.session)
+
+
+async def scan_leaks(
+    target: Target,
+    settings: FuzzSettings,
+    catalogue: Catalogue,
+    *,
+    wires: Mapping[str, Wire],
+    headers: Mapping[str, str],
+) -> tuple[list[ScanFinding], list[str]]:
+    """Run the leaks scan against ``target`` in the newest era it speaks; returns the
+    findings and notes on what could not be measured."""
+    era = "modern" if "modern" in catalogue.eras else "legacy"
+    entry = catalogue.eras[era]
+    size, deadline = settings.leak_requests, settings.deadline
+    if isinstance(target, StdioTarget):
+        speaker = Speaker(era, entry.version)
+        async with (
+            open_process_stream(
+                target.command,
+                env=dict(target.env) if target.env is not None else None,
+                cwd=target.cwd,
+                grace=1.0,
+                stderr=_ignore,
+            ) as stream,
+            trio.open_nursery() as nursery,
+        ):
+            bursts = _StdioBursts(stream, speaker, entry, size, deadline)
+            nursery.start_soon(bursts.read)
+            result = await _measure(bursts, stream.pid, settings, era)
+            nursery.cancel_scope.cancel()
+        return result
+    assert isinstance(target, HttpTarget)
+    wire = wires[era]
+    bursts_http = _HttpBursts(wire, headers, entry, size, deadline)
+    port = _port(target.url)
+    pid = process_of_port(port) if port is not None else None
+    findings, notes = await _measure(bursts_http, pid, settings, era)
+    await bursts_http.close()
+    if pid is None:
+        notes.append("leaks: the server's process is not on this machine: memory not sampled")
+    return findings, notes
+
+
+def _port(url: str) -> int | None:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    return parts.port or (443 if parts.scheme == "https" else 80)
+
+
+async def _measure(
+    bursts: _StdioBursts | _HttpBursts, pid: int | None, settings: FuzzSettings, era: str
+) -> tuple[list[ScanFinding], list[str]]:
+    findings: list[ScanFinding] = []
+    log = Transcript()
+    if not await bursts.start():
+        return findings, ["leaks: the server did not start a session: not scanned"]
+    await bursts.burst(0)
+    before = usage(pid) if pid is not None else None
+    for number in range(1, BURSTS + 1):
+        await bursts.burst(number)
+    after = usage(pid) if pid is not None else None
+    log.add(
+        "client",
+        f"{BURSTS + 1} bursts of {bursts.size} requests at once, one in {_CANCEL_EVERY} cancelled",
+        lost=len(bursts.lost),
+        before=attrs.asdict(before) if before else None,
+        after=attrs.asdict(after) if after else None,
+    )
+    if bursts.lost:
+        findings.append(
+            log.finding(
+                "leaks-requests-answered",
+                f"{len(bursts.lost)} requests (of {bursts.sent} sent; none of them cancelled) "
+                f"were not answered within {settings.deadline:g} s, first {bursts.lost[0]!r}",
+                era,
+            )
+        )
+    if before is not None and after is not None:
+        grown = after.rss - before.rss
+        if grown > settings.leak_memory_bound:
+            findings.append(
+                log.finding(
+                    "leaks-memory-bounded",
+                    f"the server's memory grew by {grown / 2**20:.1f} MiB over {BURSTS} bursts "
+                    f"of {bursts.size} requests (bound {settings.leak_memory_bound / 2**20:g} MiB)",
+                    era,
+                )
+            )
+        elif after.fds - before.fds > STREAM_BOUND:
+            findings.append(
+                log.finding(
+                    "leaks-memory-bounded",
+                    f"the server's open descriptors went from {before.fds} to {after.fds} over "
+                    f"{BURSTS} bursts (bound +{STREAM_BOUND})",
+                    era,
+                )
+            )
+    return findings, []
+
+
+def _ignore(line: str) -> None:
+    """The server's stderr: not looked at by this scan."""

@@ -23,7 +23,7 @@ from ._leaks import scan_leaks
 from ._probe import Catalogue
 from ._scan_finding import ScanFinding
 from ._settings import FuzzSettings
-from ._target import HttpTarget, StdioTarget, Target
+from ._target import HttpTarget, Target
 from ._wire import Wire
 
 __all__ = ["run_scans"]
@@ -71,23 +71,11 @@ async def run_scans(
                 notes += said
     else:
         if len(identities) >= 2:
-            notes.append("identities: a stdio server has one principal; nothing to cross")
-        if settings.crosstalk_clients > 0 or settings.leak_requests > 0:
-            assert isinstance(target, StdioTarget)
-            if settings.crosstalk_clients > 0:
-                found, said = await scan_crosstalk_stdio(target, settings, catalogue)
-                findings += found
-                notes += said
-            if settings.leak_requests > 0:
-                found, said = await scan_leaks(target, settings, catalogue, wires={}, headers={})
-                findings += found
-                notes += said
+            notes.append("identities: a stdio server has one principal: nothing to cross")
+        if settings.crosstalk_clients > 0:
+            notes.append("cross-talk: a stdio server has one client: see the leaks scan")
+        if settings.leak_requests > 0:
+            found, said = await scan_leaks(target, settings, catalogue, wires={}, headers={})
+            findings += found
+            notes += said
     return findings, notes
-
-
-async def scan_crosstalk_stdio(
-    target: StdioTarget, settings: FuzzSettings, catalogue: Catalogue
-) -> tuple[list[ScanFinding], list[str]]:
-    """Cross-talk needs clients that share a server: a stdio server has one."""
-    del target, settings, catalogue
-    return [], ["cross-talk: a stdio server has one client; see the leaks scan instead"]
