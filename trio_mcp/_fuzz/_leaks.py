@@ -200,11 +200,14 @@ class _StdioBursts(_Bursts):
         return "lk-ready" in self.answered
 
     async def burst(self, number: int) -> None:
-        owed = set()
-        cancelled = []
+        owed: set[object] = set()
+        cancelled: list[str] = []
         for id, cancel in self._ids(number):
             await self._send(_request(self.speaker, self.catalogue, id))
-            (cancelled.append if cancel else owed.add)(id)
+            if cancel:
+                cancelled.append(id)
+            else:
+                owed.add(id)
         # The cancellations follow once the server is busy with the burst: they reach
         # handlers that run, not requests not read yet.
         await trio.sleep(CANCEL_AFTER)
@@ -212,7 +215,7 @@ class _StdioBursts(_Bursts):
             params = {"requestId": id, "reason": "leaks scan"}
             await self._send(self.speaker.notification("notifications/cancelled", params))
         self.sent += self.size
-        await self._wait(set(owed))
+        await self._wait(owed)
         self.lost += sorted(str(i) for i in owed - self.answered)
 
 
