@@ -32,7 +32,7 @@ import trio
 from ._probe import Catalogue, EraCatalogue
 from ._scan_finding import ScanFinding, Transcript
 from ._scan_tools import minimal_arguments, text_tools
-from ._wire import Exchange, Wire
+from ._wire import CANCEL_AFTER, Exchange, Wire
 
 __all__ = ["REQUESTS_PER_CLIENT", "scan_crosstalk"]
 
@@ -107,8 +107,7 @@ class _Crosstalk:
             request = self._request(id, marker)
             if id == REQUESTS_PER_CLIENT:
                 # Cancelled: the stream is dropped at once (and said so in the legacy era).
-                with trio.move_on_after(0):
-                    await self.wire.post(request, self.headers, session=session)
+                await self.wire.post(request, self.headers, session=session, window=CANCEL_AFTER)
                 if session is not None:
                     cancel = self.wire.speaker.notification(
                         "notifications/cancelled", {"requestId": id, "reason": "cross-talk scan"}

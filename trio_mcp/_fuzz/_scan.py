@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import httpx
-
 from ._crosstalk import scan_crosstalk
 from ._identities import Identity
 from ._identity_scan import scan_identities
@@ -24,18 +22,9 @@ from ._probe import Catalogue
 from ._scan_finding import ScanFinding
 from ._settings import FuzzSettings
 from ._target import HttpTarget, Target
-from ._wire import Wire
+from ._wire import Wire, scan_client
 
 __all__ = ["run_scans"]
-
-
-def _client(deadline: float) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        trust_env=False,
-        follow_redirects=False,
-        timeout=httpx.Timeout(deadline),
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
-    )
 
 
 async def run_scans(
@@ -47,7 +36,7 @@ async def run_scans(
     notes: list[str] = []
     identities: Sequence[Identity] = settings.identities
     if isinstance(target, HttpTarget):
-        async with _client(settings.deadline) as client:
+        async with scan_client(settings.deadline) as client:
             wires = {
                 era: Wire(client, target.url, era, entry.version, window=settings.deadline)
                 for era, entry in catalogue.eras.items()

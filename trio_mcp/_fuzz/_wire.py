@@ -31,10 +31,25 @@ from .._http._headers import (
 from ._http import split_sse_lines
 from ._messages import CLIENT_INFO, Speaker
 
-__all__ = ["Exchange", "Wire"]
+__all__ = ["CANCEL_AFTER", "Exchange", "Wire", "scan_client"]
 
 #: The most bytes of one answer kept (a larger one is cut there).
 MAX_ANSWER_BYTES: Final = 4 * 1024 * 1024
+#: Seconds a scan lets a request it cancels run first: the server has read it and its
+#: handler runs when the cancellation (or the dropped stream) reaches it.
+CANCEL_AFTER: Final = 0.02
+
+
+def scan_client(deadline: float) -> httpx.AsyncClient:
+    """An httpx client for the scans: no redirects, no proxies from the environment,
+    ``deadline`` seconds per operation, as many connections as the scans open at once."""
+    return httpx.AsyncClient(
+        trust_env=False,
+        follow_redirects=False,
+        timeout=httpx.Timeout(deadline),
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=32),
+    )
+
 
 JsonObject = dict[str, Any]
 
@@ -124,13 +139,16 @@ class Wire:
         identity: Mapping[str, str],
         *,
         session: str | None = None,
+        window: float | None = None,
     ) -> Exchange:
         """POST ``message`` as ``identity``; blocks until its answer came, the body ended,
-        or the read window ran out (then the stream is closed and what came is kept)."""
+        or the read window (``window``, default the wire's) ran out: then the stream is
+        closed (a request still running is abandoned, which a 2026-07-28 server takes for
+        its cancellation) and what came is kept."""
         headers = self.headers(identity, message, session=session)
         headers["content-type"] = "application/json"
         body = orjson.dumps(message)
-        return await self._exchange("POST", headers, body, message.get("id"))
+        return await self._exchange("POST", headers, body, message.get("id"), window=window)
 
     async def get(
         self,
