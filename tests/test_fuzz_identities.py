@@ -196,3 +196,64 @@ async def test_tasks_readable_by_anyone_with_sequential_ids_are_caught(server: s
     assert "was answered with a result" in findings["identity-task-bound"]
     assert "sequential" in findings["identity-task-id-unguessable"]
     assert "identity-task-bound" in {f.invariant for f in report.failures}  # a MUST
+
+
+# -- from the command line ---------------------------------------------------------------------
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "trio_mcp", "fuzz", *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        (["--identity", "alice"], "--identity 'alice'...: expected NAME:HEADER=VALUE"),
+        (["--identities", "ids.json"], "ids.json: identities.alice: unknown key 'token'"),
+        (["--identities", "missing.toml"], "--identities: [Errno 2]"),
+        (["--identity", "alice:A=1", "--identities", "good.json"], "identity 'alice' is given"),
+        (["--leak-requests", "-1"], "--crosstalk-clients, --leak-requests and"),
+    ],
+)
+def test_bad_identities_are_refused_before_anything_runs(
+    options: list[str], error: str, tmp_path: Path
+) -> None:
+    (tmp_path / "ids.json").write_text('{"identities": {"alice": {"token": "x"}}}')
+    (tmp_path / "good.json").write_text('{"identities": {"alice": {"headers": {"A": "x"}}}}')
+    run = cli("--url", "http://127.0.0.1:9/mcp", *options, cwd=tmp_path)
+    assert run.returncode == 1
+    assert run.stderr.startswith(f"trio-mcp: {error}"), run.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("server", ["shared-sessions"], indirect=True)
+def test_the_command_line_scans_as_two_identities(server: str, tmp_path: Path) -> None:
+    ids = tmp_path / "ids.toml"
+    ids.write_text('[identities.bob.headers]\nAuthorization = "Bearer bob-token"\n')
+    run = cli(
+        "--url",
+        server,
+        "--identity",
+        "alice:Authorization=Bearer alice-token",
+        "--identities",
+        str(ids),
+        "--max-examples",
+        "2",
+        "--no-verify",
+        "--seed",
+        "1",
+        "--quiet",
+        cwd=tmp_path,
+    )
+    assert run.returncode == 1, run.stderr
+    assert "FAILED identity-session-bound [MUST, legacy]: bob's POST" in run.stdout
+    assert "alice-token" not in run.stdout + run.stderr
