@@ -195,6 +195,7 @@ async def test_tasks_readable_by_anyone_with_sequential_ids_are_caught(server: s
     findings = found(report)
     assert "was answered with a result" in findings["identity-task-bound"]
     assert "sequential" in findings["identity-task-id-unguessable"]
+    assert "with alice's requestState was taken" in findings["identity-request-state-bound"]
     assert "identity-task-bound" in {f.invariant for f in report.failures}  # a MUST
 
 

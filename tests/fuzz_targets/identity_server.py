@@ -11,7 +11,7 @@ endpoint's URL as its first stdout line. BUG is one of:
 ``guessable-tasks``
     Task ids are sequential numbers and nothing is bound to a principal (the server
     ignores who calls: CVE-2026-52870's class): anyone may read, answer or cancel anyone's
-    task.
+    task, and take up anyone's ``requestState``.
 """
 
 from __future__ import annotations
@@ -69,10 +69,18 @@ def make_server(bug: str | None) -> Server:
         await ctx.report_progress(1, 2)
         return "done"
 
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        """Asks for a name (a multi round-trip request in 2026-07-28), then greets."""
+        answer = await ctx.elicit(
+            "Your name?", {"type": "object", "properties": {"name": {"type": "string"}}}
+        )
+        return f"Hello, {(answer.content or {}).get('name', 'stranger')}!"
+
     @server.tool(task="optional")
     async def work(seconds: float) -> str:
-        """Works for ``seconds``, then says so."""
-        await trio.sleep(seconds)
+        """Works for ``seconds`` (a second at most), then says so."""
+        await trio.sleep(min(max(seconds, 0.0), 1.0))
         return f"worked {seconds:g} s"
 
     return server

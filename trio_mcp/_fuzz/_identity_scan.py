@@ -15,6 +15,9 @@ task was not cancelled by the intruder).
 - Sessions (initialize era): POST, GET and DELETE with the owner's ``Mcp-Session-Id``;
   a GET resuming the owner's stream with its ``Last-Event-ID`` (with the owner's session,
   and with the intruder's own).
+- ``requestState`` (2026-07-28 multi round-trip requests): the owner's state sent back
+  by the intruder (same request, same answers), by the owner altered, and by the owner
+  for the same tool with other arguments; none may be taken.
 - Tasks (2026-07-28, the tasks extension): ``tasks/get``, ``tasks/update`` and
   ``tasks/cancel`` with the owner's task id; the owner's ids judged for guessability
   (length, alphabet, sequence).
@@ -44,6 +47,8 @@ from ._wire import Exchange, Wire
 __all__ = ["guessable_ids", "scan_identities"]
 
 _DECLARED: dict[str, Any] = {CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}}}
+#: Client capabilities that let a server ask for input (multi round-trip requests).
+_ASKABLE: dict[str, Any] = {CLIENT_CAPABILITIES: {"elicitation": {}, "sampling": {}, "roots": {}}}
 #: Task ids created by the owner to judge their guessability.
 _SAMPLES = 3
 #: Tools tried, at most, for one that answers with a task.
@@ -72,6 +77,8 @@ async def scan_identities(
         if modern is not None and "modern" in wires:
             scan = _Scan(wires["modern"], owner, intruder, "modern", findings, notes)
             await scan.tasks(modern)
+            scan = _Scan(wires["modern"], owner, intruder, "modern", findings, notes)
+            await scan.request_state(modern)
     return _first_of_each(findings), notes
 
 
@@ -263,6 +270,72 @@ class _Scan:
             self._found("identity-task-id-unguessable", f"task ids {ids[:3]!r}: {why}")
         await self._cross_task(ids[-1])
 
+    # -- requestState (2026-07-28) ---------------------------------------------------------
+
+    async def request_state(self, catalogue: EraCatalogue) -> None:
+        """Find a tool that asks the owner for input, then offer its ``requestState``
+        where it does not belong."""
+        for tool in catalogue.tools[:_TRIED_TOOLS]:
+            arguments = minimal_arguments(tool.get("inputSchema"), "x")
+            call = self.wire.request(
+                self._id(self.owner),
+                "tools/call",
+                {"name": tool["name"], "arguments": arguments},
+                **_ASKABLE,
+            )
+            got = await self.wire.post(call, self.owner.headers)
+            answer = got.answer(call["id"])
+            result = answer.get("result") if answer is not None else None
+            if _result_type(answer) != "input_required" or not isinstance(result, dict):
+                continue
+            state, asked = result.get("requestState"), result.get("inputRequests")
+            if not isinstance(state, str) or not state or not isinstance(asked, dict):
+                continue
+            self.log.add(self.owner.name, f"tools/call {tool['name']}", result="input_required")
+            responses = {key: _plausible_input(value) for key, value in asked.items()}
+            await self._offer_state(tool, arguments, state, responses)
+            return
+        self.notes.append("identities: no tool asked for input: requestState not crossed")
+
+    async def _retry(
+        self,
+        who: Identity,
+        tool: dict[str, Any],
+        arguments: dict[str, Any],
+        state: str,
+        responses: dict[str, Any],
+        what: str,
+    ) -> tuple[Exchange, dict[str, Any] | None]:
+        params = {
+            "name": tool["name"],
+            "arguments": arguments,
+            "inputResponses": responses,
+            "requestState": state,
+        }
+        call = self.wire.request(self._id(who), "tools/call", params, **_ASKABLE)
+        got = await self.wire.post(call, who.headers)
+        answer = got.answer(call["id"])
+        self.log.add(who.name, what, status=got.status, answer=answer)
+        return got, answer
+
+    async def _offer_state(
+        self, tool: dict[str, Any], arguments: dict[str, Any], state: str, responses: dict[str, Any]
+    ) -> None:
+        owner, intruder, name = self.owner, self.intruder, tool["name"]
+        other = {**arguments, "_fuzz": "another request"} if arguments else {"_fuzz": 1}
+        offers = (
+            (intruder, arguments, state, f"tools/call {name} with {owner.name}'s requestState"),
+            (owner, arguments, _altered(state), f"tools/call {name} with its requestState altered"),
+            (owner, other, state, f"tools/call {name}, other arguments, its requestState"),
+        )
+        for who, args, offered, what in offers:
+            got, answer = await self._retry(who, tool, args, offered, responses, what)
+            if got.accepted and _result_type(answer) == "complete":
+                self._found(
+                    "identity-request-state-bound",
+                    f"{who.name}'s {what} was taken: the call completed",
+                )
+
     async def _create_task(self, tool: dict[str, Any]) -> str | None:
         wire, owner = self.wire, self.owner
         arguments = minimal_arguments(tool.get("inputSchema"), "x")
@@ -325,6 +398,29 @@ class _Scan:
                 f"{owner.name}'s task {task_id!r} was {status_before}, and after "
                 f"{intruder.name}'s tasks/cancel it is cancelled",
             )
+
+
+def _plausible_input(request: Any) -> dict[str, Any]:
+    """An answer a client might give to one input request (declining where it can)."""
+    method = request.get("method") if isinstance(request, dict) else None
+    if method == "sampling/createMessage":
+        return {"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "fuzz"}
+    if method == "roots/list":
+        return {"roots": []}
+    return {"action": "decline"}
+
+
+def _result_type(answer: dict[str, Any] | None) -> str | None:
+    result = answer.get("result") if answer is not None else None
+    kind = result.get("resultType", "complete") if isinstance(result, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def _altered(state: str) -> str:
+    """``state`` with one character in its middle changed."""
+    middle = len(state) // 2
+    swap = "A" if state[middle] != "A" else "B"
+    return state[:middle] + swap + state[middle + 1 :]
 
 
 def _task_status(answer: dict[str, Any] | None) -> str | None:

@@ -354,6 +354,16 @@ _ALL = (
         cwe=639,
     ),
     Invariant(
+        "identity-request-state-bound",
+        "MUST",
+        "A requestState is taken back only from the principal it was issued to, unaltered, "
+        "for the request it was issued for: one replayed by another principal, altered, or "
+        "sent with another request is refused.",
+        "MCP 2026-07-28 basic/utilities/multi-round-trip (Security: requestState integrity)",
+        check_class="identity",
+        cwe=639,
+    ),
+    Invariant(
         "identity-task-id-unguessable",
         "SHOULD",
         "Task ids are unguessable: long, random (at least 64 bits of entropy) and not "
