@@ -52,7 +52,6 @@ from ._probe import Catalogue, EraCatalogue, probe_era
 from ._replay import replay_steps
 from ._report import FuzzFailure, FuzzReport, Progress
 from ._runtime import Candidate, Runtime, Store
-from ._scan import run_scans
 from ._scan_finding import ScanFinding
 from ._settings import DEFAULT_TIME_BUDGET, FuzzOptions, FuzzSettings
 from ._steps import Settle, Step
@@ -235,8 +234,8 @@ async def fuzz(
             await _run_machine(runtime, max_examples, max_steps, seed, ticker, stop)
         await runtime.close_all()
         scanned: list[ScanFinding] = []
-        if catalogue.eras:
-            scanned, scan_notes = await run_scans(target, run, catalogue)
+        if catalogue.eras and runtime.stopped != "stopped":  # (not after a Ctrl-C)
+            scanned, scan_notes = await _lazy.run_scans(target, run, catalogue)
             notes.extend(scan_notes)
         ticker.draw(final=True)
         failures = await _finish(
