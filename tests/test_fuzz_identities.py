@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from trio_mcp._fuzz._identities import (
+from trio_mcp._fuzz._identity_scan import guessable_ids
+from trio_mcp._fuzz._report import FuzzReport
+from trio_mcp.fuzz import (
+    HttpTarget,
     Identity,
     IdentityError,
+    fuzz,
     load_identities,
     parse_identity_options,
 )
-from trio_mcp._fuzz._identity_scan import guessable_ids
-from trio_mcp._fuzz._report import FuzzReport
-from trio_mcp.fuzz import HttpTarget, fuzz
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "tests" / "fuzz_targets" / "identity_server.py"

@@ -7,6 +7,12 @@ Needs the ``fuzz`` extra (``pip install 'trio-mcp[fuzz]'``). These names were fi
 published in :mod:`trio_mcp.testing`, where they stay as aliases.
 """
 
+from ._fuzz._identities import (
+    Identity as Identity,
+    IdentityError as IdentityError,
+    load_identities as load_identities,
+    parse_identity_options as parse_identity_options,
+)
 from ._fuzz._replay import (
     ReplayResult as ReplayResult,
     replay_reproduction as replay_reproduction,
@@ -21,6 +27,9 @@ from ._fuzz._runner import (
     fuzz_server as fuzz_server,
 )
 from ._fuzz._settings import (
+    DEFAULT_CROSSTALK_CLIENTS as DEFAULT_CROSSTALK_CLIENTS,
+    DEFAULT_LEAK_MEMORY_BOUND as DEFAULT_LEAK_MEMORY_BOUND,
+    DEFAULT_LEAK_REQUESTS as DEFAULT_LEAK_REQUESTS,
     DEFAULT_TIME_BUDGET as DEFAULT_TIME_BUDGET,
     FuzzOptions as FuzzOptions,
     FuzzSettings as FuzzSettings,

@@ -151,7 +151,10 @@ async def fuzz(
     examples ending then are owed (at most ``deadline``), the closing of connections
     (the stdio shutdown ladder) and, when something failed, ``minimize_budget`` seconds
     of replays. A run cut short by its budget is not a failure: ``report.stopped`` is
-    ``"time budget"`` and ``report.examples`` says how far it got. Cancelling it stops
+    ``"time budget"`` and ``report.examples`` says how far it got. The security scans
+    the settings ask for (``identities``, ``crosstalk_clients``, ``leak_requests``) run
+    after the examples, unless the run was stopped: a few seconds against a small server,
+    each exchange bounded by ``deadline``. Cancelling it stops
     the run at once; every process it started is shut down before the cancellation
     propagates.
 
