@@ -152,3 +152,15 @@ async def test_the_everything_server_passes_over_stdio() -> None:
 async def test_the_tasks_server_passes_over_http(http_server: str) -> None:
     report = await scan(HttpTarget(url=http_server), crosstalk_clients=20, leak_requests=100)
     assert scanned(report) == set(), found(report)
+
+
+async def test_answers_after_a_cancellation_was_read_are_caught() -> None:
+    """Over stdio the scan knows when the server read a cancellation: it answered a request
+    sent after it. (tests/fuzz_targets/answers_after_cancel.py ignores cancellations.)"""
+    command = [sys.executable, str(ROOT / "tests" / "fuzz_targets" / "answers_after_cancel.py")]
+    report = await scan(StdioTarget(command=command), leak_requests=100)
+    assert any(
+        f.invariant == "cancelled-request-not-answered"
+        and "cancelled requests were answered after a request sent after" in f.detail
+        for f in report.failures
+    ), report.summary()

@@ -40,7 +40,7 @@ from .._transports._stream import MessageTooLarge
 from ._messages import Speaker
 from ._probe import Catalogue, EraCatalogue
 from ._scan_finding import ScanFinding, Transcript
-from ._scan_tools import minimal_arguments, text_tools
+from ._scan_tools import minimal_arguments
 from ._settings import FuzzSettings
 from ._target import HttpTarget, StdioTarget, Target
 from ._wire import CANCEL_AFTER, Wire, scan_client
@@ -51,6 +51,8 @@ __all__ = ["BURSTS", "STREAM_BOUND", "Usage", "process_of_port", "scan_leaks", "
 BURSTS: Final = 3
 #: Open file descriptors a server may gain over the bursts before it is a finding.
 STREAM_BOUND: Final = 32
+#: A request every server answers at once, by era.
+_QUICK: Final = {"legacy": "ping", "modern": "tools/list"}
 #: Seconds the server is given to close what a burst's client closed before sampling.
 SETTLE: Final = 1.0
 #: Every third request of a burst is cancelled (the first of each three).
@@ -129,15 +131,15 @@ def process_of_port(port: int) -> int | None:
     return None
 
 
-def _request(speaker: Speaker, catalogue: EraCatalogue, id: str) -> dict[str, Any]:
-    tools = text_tools(catalogue.tools)
-    if tools:
-        name, argument = tools[0]
-        tool = next(t for t in catalogue.tools if t["name"] == name)
-        arguments = minimal_arguments(tool.get("inputSchema"), id)
-        arguments[argument] = id
-        return speaker.request(id, "tools/call", {"name": name, "arguments": arguments})
-    return speaker.request(id, "ping" if speaker.era == "legacy" else "tools/list")
+def _request(speaker: Speaker, catalogue: EraCatalogue, id: str, index: int) -> dict[str, Any]:
+    """Request ``index`` of a burst: a call of each tool in turn (slow ones too, so that
+    cancellations reach work in progress), with arguments that fit its schema."""
+    tools = catalogue.tools
+    if not tools:
+        return speaker.request(id, _QUICK[speaker.era])
+    tool = tools[index % len(tools)]
+    arguments = minimal_arguments(tool.get("inputSchema"), id)
+    return speaker.request(id, "tools/call", {"name": tool["name"], "arguments": arguments})
 
 
 class _Bursts:
@@ -148,6 +150,8 @@ class _Bursts:
         self.size = size
         self.deadline = deadline
         self.lost: list[str] = []
+        #: Cancelled requests answered after their cancellation was read (stdio only).
+        self.late: list[str] = []
         self.sent = 0
         #: Whether open descriptors are judged: not over HTTP, where a server may keep
         #: connections the client closed until its keep-alive timeout (hypercorn: 5 s).
@@ -167,6 +171,8 @@ class _StdioBursts(_Bursts):
         self.stream = stream
         self.speaker = speaker
         self.answered: set[object] = set()
+        #: The answered ids, in the order their answers came (bounded: one run's ids).
+        self.order: list[object] = []
         self.changed = trio.Event()
 
     async def read(self) -> None:
@@ -178,6 +184,7 @@ class _StdioBursts(_Bursts):
                 return
             if isinstance(message, rpc.ResultResponse | rpc.ErrorResponse):
                 self.answered.add(message.id)
+                self.order.append(message.id)
                 self.changed.set()
                 self.changed = trio.Event()
 
@@ -199,15 +206,15 @@ class _StdioBursts(_Bursts):
             done = self.speaker.notification("notifications/initialized")
             await self._send(done)
         # One request answered first: the server is up and reading before a burst.
-        await self._send(self.speaker.request("lk-ready", "ping" if legacy else "tools/list"))
+        await self._send(self.speaker.request("lk-ready", _QUICK[self.speaker.era]))
         await self._wait({"lk-ready"})
         return "lk-ready" in self.answered
 
     async def burst(self, number: int) -> None:
         owed: set[object] = set()
         cancelled: list[str] = []
-        for id, cancel in self._ids(number):
-            await self._send(_request(self.speaker, self.catalogue, id))
+        for index, (id, cancel) in enumerate(self._ids(number)):
+            await self._send(_request(self.speaker, self.catalogue, id, index))
             if cancel:
                 cancelled.append(id)
             else:
@@ -218,9 +225,17 @@ class _StdioBursts(_Bursts):
         for id in cancelled:
             params = {"requestId": id, "reason": "leaks scan"}
             await self._send(self.speaker.notification("notifications/cancelled", params))
+        # A quick request after the cancellations: once it is answered, the server has
+        # read them (stdio is one ordered stream), so a cancelled request answered later
+        # was answered after its cancellation was read.
+        after = f"lk-{number}-after"
+        await self._send(self.speaker.request(after, _QUICK[self.speaker.era]))
         self.sent += self.size
-        await self._wait(owed)
+        await self._wait({*owed, after})
         self.lost += sorted(str(i) for i in owed - self.answered)
+        if after in self.answered:
+            late = self.order[self.order.index(after) + 1 :]
+            self.late += [str(i) for i in late if i in set(cancelled)]
 
 
 class _HttpBursts(_Bursts):
@@ -256,12 +271,12 @@ class _HttpBursts(_Bursts):
 
     async def burst(self, number: int) -> None:
         async with self._wire() as wire, trio.open_nursery() as nursery:
-            for id, cancelled in self._ids(number):
-                nursery.start_soon(self._one, wire, id, cancelled)
+            for index, (id, cancelled) in enumerate(self._ids(number)):
+                nursery.start_soon(self._one, wire, id, index, cancelled)
         self.sent += self.size
 
-    async def _one(self, wire: Wire, id: str, cancelled: bool) -> None:
-        request = _request(wire.speaker, self.catalogue, id)
+    async def _one(self, wire: Wire, id: str, index: int, cancelled: bool) -> None:
+        request = _request(wire.speaker, self.catalogue, id, index)
         if not cancelled:
             got = await wire.post(request, self.headers, session=self.session)
             if got.answer(id) is None:
@@ -355,6 +370,17 @@ async def _measure(
                 "leaks-requests-answered",
                 f"{len(bursts.lost)} requests (of {bursts.sent} sent; none of them cancelled) "
                 f"were not answered within {settings.deadline:g} s, first {bursts.lost[0]!r}",
+                era,
+            )
+        )
+    if bursts.late:
+        name = "cancelled-request-not-answered" + ("" if era == "modern" else "-legacy")
+        findings.append(
+            log.finding(
+                name,
+                f"{len(bursts.late)} cancelled requests were answered after a request sent "
+                f"after their cancellations (so after the server read them), first "
+                f"{bursts.late[0]!r}",
                 era,
             )
         )
