@@ -259,3 +259,14 @@ def test_the_command_line_scans_as_two_identities(server: str, tmp_path: Path) -
     assert run.returncode == 1, run.stderr
     assert "FAILED identity-session-bound [MUST, legacy]: bob's POST" in run.stdout
     assert "alice-token" not in run.stdout + run.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("server", ["forbidden"], indirect=True)
+async def test_a_refusal_that_confirms_the_session_exists_is_caught(server: str) -> None:
+    report = await scan(server)
+    findings = found(report)
+    assert "identity-session-bound" not in findings
+    assert "status 403 and code -32600" in findings["identity-refusal-not-found"]
+    assert "with status 404" in findings["identity-refusal-not-found"]

@@ -8,6 +8,10 @@ endpoint's URL as its first stdout line. BUG is one of:
 ``shared-sessions``
     A session is trusted by its id alone (CVE-2026-52869's class): a request carrying a
     known ``Mcp-Session-Id`` is served as the session's opener, whoever sent it.
+``forbidden``
+    Sessions are bound to their principal, but another principal's request for one is
+    refused with 403 Forbidden, where an unknown session gets 404: the refusal confirms
+    that the session exists.
 ``guessable-tasks``
     Task ids are sequential numbers and nothing is bound to a principal (the server
     ignores who calls: CVE-2026-52870's class): anyone may read, answer or cancel anyone's
@@ -86,6 +90,41 @@ def make_server(bug: str | None) -> Server:
     return server
 
 
+class Forbidden:
+    """An ASGI app in front of ``app`` that refuses another principal's session with 403."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.owners: dict[bytes, str | None] = {}
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        session = dict((k.lower(), v) for k, v in scope["headers"]).get(b"mcp-session-id")
+        caller = principal(scope)
+        if session in self.owners and self.owners[session] != caller:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 403,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            body = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Forbidden"}}'
+            await send({"type": "http.response.body", "body": body})
+            return
+
+        async def watch(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                new = dict(message.get("headers") or []).get(b"mcp-session-id")
+                if new is not None:
+                    self.owners.setdefault(new, caller)
+            await send(message)
+
+        await self.app(scope, receive, watch)
+
+
 class SharedSessions:
     """An ASGI app in front of ``app`` that serves a request carrying a known session id
     as the session's opener (it swaps in the opener's Authorization header)."""
@@ -124,7 +163,8 @@ async def main(bug: str | None) -> None:
     config.graceful_timeout = 1.0
     who = None if bug == "guessable-tasks" else principal
     app = asgi_app(make_server(bug), principal=who, retry_ms=50)
-    asgi = SharedSessions(app) if bug == "shared-sessions" else app
+    wrappers = {"shared-sessions": SharedSessions, "forbidden": Forbidden}
+    asgi = wrappers[bug](app) if bug in wrappers else app
 
     async def until_signalled() -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:

@@ -103,6 +103,8 @@ def _refused(exchange: Exchange, id: object | None) -> bool:
 def _shape(exchange: Exchange, id: object | None) -> tuple[int, object]:
     """What a refusal looks like: its status and error code."""
     answer = exchange.answer(id) if id is not None else None
+    if answer is None:  # a refusal at the HTTP level answers with a null id
+        answer = exchange.answer(None)
     error = answer.get("error") if answer is not None else None
     return exchange.status, error.get("code") if isinstance(error, dict) else None
 
