@@ -197,6 +197,7 @@ async def test_tasks_readable_by_anyone_with_sequential_ids_are_caught(server: s
     assert "was answered with a result" in findings["identity-task-bound"]
     assert "sequential" in findings["identity-task-id-unguessable"]
     assert "with alice's requestState was taken" in findings["identity-request-state-bound"]
+    assert "was agreed to" in findings["identity-subscription-bound"]
     assert "identity-task-bound" in {f.invariant for f in report.failures}  # a MUST
 
 

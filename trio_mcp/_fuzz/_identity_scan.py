@@ -272,6 +272,45 @@ class _Scan:
             self._found("identity-task-id-unguessable", f"task ids {ids[:3]!r}: {why}")
         await self._cross_task(ids[-1])
 
+    async def _listen_to(self, task_id: str) -> None:
+        """The intruder's ``subscriptions/listen`` asks for the owner's task's status
+        notifications: they must not be agreed to, nor arrive (read for a quarter of the
+        window, while the owner's task may still change)."""
+        wire, owner, intruder = self.wire, self.owner, self.intruder
+        params = {"notifications": {"taskIds": [task_id]}}
+        listen = wire.request(self._id(intruder), "subscriptions/listen", params, **_DECLARED)
+        got = await wire.post(listen, intruder.headers, window=wire.window / 4)
+        agreed: list[object] = []
+        acknowledged = False
+        for message in got.messages:
+            if message.get("method") == "notifications/subscriptions/acknowledged":
+                acknowledged = True
+                notes = (message.get("params") or {}).get("notifications")
+                ids = notes.get("taskIds") if isinstance(notes, dict) else None
+                agreed = ids if isinstance(ids, list) else []
+        leaked = [
+            m
+            for m in got.messages
+            if m.get("method") == "notifications/tasks"
+            and (m.get("params") or {}).get("taskId") == task_id
+        ]
+        self.log.add(
+            intruder.name,
+            f"subscriptions/listen to {owner.name}'s task",
+            status=got.status,
+            agreed=agreed,
+            notifications=len(leaked),
+        )
+        if not acknowledged:
+            self.notes.append("identities: subscriptions/listen was not acknowledged")
+        if task_id in agreed or leaked:
+            self._found(
+                "identity-subscription-bound",
+                f"{intruder.name}'s subscriptions/listen for {owner.name}'s task {task_id!r} "
+                + ("was agreed to" if task_id in agreed else "was not agreed to")
+                + (f" and got {len(leaked)} of its status notifications" if leaked else ""),
+            )
+
     # -- requestState (2026-07-28) ---------------------------------------------------------
 
     async def request_state(self, catalogue: EraCatalogue) -> None:
@@ -392,6 +431,7 @@ class _Scan:
                     (got.status, _error_code(answer)),
                     unknown,
                 )
+        await self._listen_to(task_id)
         _, after = await self._task_request(owner, "tasks/get", task_id)
         status_after = _task_status(after)
         if status_after == "cancelled" and status_before not in (None, "cancelled"):

@@ -364,6 +364,16 @@ _ALL = (
         cwe=639,
     ),
     Invariant(
+        "identity-subscription-bound",
+        "MUST",
+        "A subscription carries only its principal's changes: a subscriptions/listen asking "
+        "for another principal's task is not agreed to, and none of that task's status "
+        "notifications reach it.",
+        "MCP 2026-07-28 server/utilities/subscriptions; tasks extension (Task Isolation)",
+        check_class="identity",
+        cwe=639,
+    ),
+    Invariant(
         "identity-task-id-unguessable",
         "SHOULD",
         "Task ids are unguessable: long, random (at least 64 bits of entropy) and not "
