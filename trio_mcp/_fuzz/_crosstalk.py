@@ -4,13 +4,14 @@ progress tokens, each checking that everything it gets belongs to its own reques
 Theory of operation
 -------------------
 
-Each of ``clients`` clients (a legacy session each, or plain 2026-07-28 POSTs) sends
-:data:`REQUESTS_PER_CLIENT` requests at once, numbered 1, 2, 3 like every other client's.
-Each request carries a *marker* unique to the client and request (``xt-4-2``): as its
-progress token and, when the server has a tool with a required string argument (an
-``echo``), as that argument, where the answer is likely to repeat it. The last request of
-each client is cancelled (its stream dropped at once, and ``notifications/cancelled``
-posted in the initialize era).
+In each era the server speaks, each of ``clients`` clients (a legacy session each, or
+plain 2026-07-28 POSTs) sends :data:`REQUESTS_PER_CLIENT` requests at once, numbered 1,
+2, 3 like every other client's. Each request carries a *marker* unique to the client and
+request (``xt-4-2``): as its progress token and, when the server has a tool with a
+required string argument (an ``echo``), as that argument, where the answer is likely to
+repeat it. The last request of each client is cancelled (its stream dropped after
+:data:`~._wire.CANCEL_AFTER` seconds, and ``notifications/cancelled`` posted in the
+initialize era).
 
 A client must get no answer for an id it did not send on that stream, no answer or
 notification carrying another client's marker, and no progress for a token that is not
@@ -48,23 +49,23 @@ async def scan_crosstalk(
     *,
     clients: int,
 ) -> tuple[list[ScanFinding], list[str]]:
-    """Run ``clients`` clients at once in the newest era the server speaks; returns the
-    findings (at most one per invariant) and notes."""
-    era = "modern" if "modern" in catalogue.eras else "legacy"
-    wire = wires.get(era)
-    if wire is None:
-        return [], []
-    scan = _Crosstalk(wire, dict(headers), catalogue.eras[era], era)
-    async with trio.open_nursery() as nursery:
-        for client in range(clients):
-            nursery.start_soon(scan.client, client)
-    notes = []
-    if scan.tool is None:
-        notes.append(
-            "cross-talk: no tool with a string argument to carry markers: answers checked "
-            "by id only"
-        )
-    return list(scan.findings.values()), notes
+    """Run ``clients`` clients at once in each era the server speaks (legacy clients
+    each in a session of their own); returns the findings (at most one per invariant and
+    era) and notes."""
+    findings: list[ScanFinding] = []
+    notes: list[str] = []
+    for era, wire in sorted(wires.items()):
+        scan = _Crosstalk(wire, dict(headers), catalogue.eras[era], era)
+        async with trio.open_nursery() as nursery:
+            for client in range(clients):
+                nursery.start_soon(scan.client, client)
+        findings += scan.findings.values()
+        if scan.tool is None and not notes:
+            notes.append(
+                "cross-talk: no tool with a string argument to carry markers: answers "
+                "checked by id only"
+            )
+    return findings, notes
 
 
 class _Crosstalk:
