@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from trio_mcp._fuzz._identity_scan import guessable_ids
+from trio_mcp._fuzz._guessable import guessable_ids
 from trio_mcp._fuzz._report import FuzzReport
 from trio_mcp.fuzz import (
     HttpTarget,

@@ -67,4 +67,4 @@ async def run_scans(
             found, said = await scan_leaks(target, settings, catalogue, wires={}, headers={})
             findings += found
             notes += said
-    return findings, notes
+    return findings, list(dict.fromkeys(notes))  # (each intruder may say the same)
