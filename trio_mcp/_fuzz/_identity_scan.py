@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._protocol._envelope import CLIENT_CAPABILITIES
-from ._guessable import MIN_ID_BITS, guessable_ids
+from ._guessable import guessable_ids
 from ._identities import Identity
 from ._probe import Catalogue, EraCatalogue
 from ._scan_finding import ScanFinding, Transcript
@@ -42,7 +42,7 @@ from ._scan_tools import minimal_arguments, task_tools
 from ._tasks import TASKS_EXTENSION
 from ._wire import Exchange, Wire
 
-__all__ = ["MIN_ID_BITS", "guessable_ids", "scan_identities"]
+__all__ = ["scan_identities"]
 
 _DECLARED: dict[str, Any] = {CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}}}
 #: Client capabilities that let a server ask for input (multi round-trip requests).
