@@ -15,8 +15,8 @@ then answers with the text. BUG is one of:
 ``leaks-on-cancel``
     Every cancelled call leaves a megabyte behind, forever.
 ``loses-requests``
-    Calls take one of five slots and a cancelled call never gives its slot back: after
-    five cancellations, no call is ever answered again.
+    Calls run five at a time, and each cancelled call (running or waiting) loses the pool
+    a slot: after five cancellations, no call is ever answered again.
 """
 
 from __future__ import annotations
@@ -38,16 +38,22 @@ BUG = next((a for a in sys.argv[1:] if not a.startswith("--")), None)
 server = Server("concurrency-target", version="1.0.0", tools=True)
 shared: dict[str, Any] = {}
 kept: list[bytes] = []
-slots = [5]
+POOL = 5
+running = [0]
+leaked = [0]
 
 
 @server.tool()
 async def echo(text: str, ctx: Context) -> str:
     """Reports progress (its message is the text), naps a moment, then says the text."""
     if BUG == "loses-requests":
-        while slots[0] <= 0:
-            await trio.sleep(0.01)
-        slots[0] -= 1
+        while running[0] >= POOL - leaked[0]:
+            try:
+                await trio.sleep(0.01)
+            except trio.Cancelled:
+                leaked[0] += 1  # the bug: a cancelled call's slot is lost, waiting or not
+                raise
+        running[0] += 1
     try:
         shared["text"], shared["ctx"] = text, ctx
         await trio.sleep(0.05)
@@ -57,9 +63,12 @@ async def echo(text: str, ctx: Context) -> str:
     except trio.Cancelled:
         if BUG == "leaks-on-cancel":
             kept.append(bytes(1 << 20) + text.encode())
-        raise  # (with loses-requests: its slot is never given back)
+        if BUG == "loses-requests":
+            running[0] -= 1
+            leaked[0] += 1
+        raise
     if BUG == "loses-requests":
-        slots[0] += 1
+        running[0] -= 1
     return str(shared["text"]) if BUG == "mixed-answers" else text
 
 

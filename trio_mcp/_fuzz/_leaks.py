@@ -9,8 +9,10 @@ then the server's resident memory (RSS, of the process and its descendants) and 
 descriptors are read from ``/proc``; then :data:`BURSTS` more bursts, and they are read
 again. Growth past ``leak_memory_bound`` bytes, or past :data:`STREAM_BOUND` open
 descriptors, is a ``leaks-memory-bounded`` finding. Every request of every burst that was
-not cancelled must be answered within the deadline (``leaks-requests-answered``): a server
-that loses requests, or stops answering once enough were cancelled, fails it.
+not cancelled must be answered (``leaks-requests-answered``): a burst is waited for as
+long as answers keep coming, and what is unanswered once none came for the deadline is
+lost. A server that loses requests, or stops answering once enough were cancelled, fails
+it; one that works through a burst one request at a time does not.
 
 The server is a fresh process for a stdio target (started and shut down by the scan,
 within its ``async with``); for an HTTP one it is found by the port it listens on, when it
@@ -18,11 +20,12 @@ runs on this machine as this user (otherwise only the answers are checked).
 
 A cancelled request is cancelled as its transport says: ``notifications/cancelled`` right
 after it on stdio and in a legacy HTTP session, its stream dropped at once in 2026-07-28
-HTTP. Blocks for each burst until its answers came or the deadline passed.
+HTTP. Blocks for each burst until its answers came or none came for the deadline.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import AsyncIterator, Mapping
@@ -192,9 +195,14 @@ class _StdioBursts(_Bursts):
         await self.stream.send_raw(orjson.dumps(message) + b"\n")
 
     async def _wait(self, ids: set[object]) -> None:
-        with trio.move_on_after(self.deadline):
-            while not ids <= self.answered:
+        """Until every one of ``ids`` is answered, or no answer at all came for a
+        deadline: a server that works through a burst one request at a time is slow, not
+        lost, while answers keep coming."""
+        while not ids <= self.answered:
+            with trio.move_on_after(self.deadline) as idle:
                 await self.changed.wait()
+            if idle.cancelled_caught:
+                return
 
     async def start(self) -> bool:
         legacy = self.speaker.era == "legacy"
@@ -255,11 +263,14 @@ class _HttpBursts(_Bursts):
         self.headers = headers
         self.session: str | None = None
         self.judge_fds = False
+        #: When the burst last got an answer.
+        self._progress = 0.0
 
     @asynccontextmanager
     async def _wire(self) -> AsyncIterator[Wire]:
         like = self.like
-        async with scan_client(self.deadline) as client:
+        # No timeout of httpx's own: the burst's watchdog bounds every wait.
+        async with scan_client(None) as client:
             yield Wire(client, like.url, like.era, like.version, window=like.window)
 
     async def start(self) -> bool:
@@ -270,17 +281,44 @@ class _HttpBursts(_Bursts):
         return True
 
     async def burst(self, number: int) -> None:
+        """The burst's requests at once, each waiting for its answer for as long as some
+        answer of the burst came within the last deadline (then the rest are lost)."""
+        self._progress = trio.current_time()
+        waiting: set[str] = set()
+        done = trio.Event()
         async with self._wire() as wire, trio.open_nursery() as nursery:
             for index, (id, cancelled) in enumerate(self._ids(number)):
-                nursery.start_soon(self._one, wire, id, index, cancelled)
+                if not cancelled:
+                    waiting.add(id)
+                nursery.start_soon(self._one, wire, id, index, cancelled, waiting, done)
+            while waiting and not done.is_set():
+                with trio.move_on_at(self._progress + self.deadline):
+                    await done.wait()
+                if not done.is_set() and trio.current_time() >= self._progress + self.deadline:
+                    self.lost += sorted(waiting)
+                    nursery.cancel_scope.cancel()
+                    break
         self.sent += self.size
 
-    async def _one(self, wire: Wire, id: str, index: int, cancelled: bool) -> None:
+    async def _one(
+        self,
+        wire: Wire,
+        id: str,
+        index: int,
+        cancelled: bool,
+        waiting: set[str],
+        done: trio.Event,
+    ) -> None:
         request = _request(wire.speaker, self.catalogue, id, index)
         if not cancelled:
-            got = await wire.post(request, self.headers, session=self.session)
+            got = await wire.post(request, self.headers, session=self.session, window=math.inf)
+            waiting.discard(id)
+            if not waiting:
+                done.set()
             if got.answer(id) is None:
                 self.lost.append(id)
+            else:
+                self._progress = trio.current_time()
             return
         await wire.post(request, self.headers, session=self.session, window=CANCEL_AFTER)
         if self.session is not None:

@@ -40,9 +40,10 @@ MAX_ANSWER_BYTES: Final = 4 * 1024 * 1024
 CANCEL_AFTER: Final = 0.02
 
 
-def scan_client(deadline: float) -> httpx.AsyncClient:
+def scan_client(deadline: float | None) -> httpx.AsyncClient:
     """An httpx client for the scans: no redirects, no proxies from the environment,
-    ``deadline`` seconds per operation, as many connections as the scans open at once."""
+    ``deadline`` seconds per operation (``None``: the caller's cancel scopes bound them),
+    as many connections as the scans open at once."""
     return httpx.AsyncClient(
         trust_env=False,
         follow_redirects=False,
