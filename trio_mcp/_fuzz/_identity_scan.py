@@ -19,8 +19,10 @@ task was not cancelled by the intruder).
   by the intruder (same request, same answers), by the owner altered, and by the owner
   for the same tool with other arguments; none may be taken.
 - Tasks (2026-07-28, the tasks extension): ``tasks/get``, ``tasks/update`` and
-  ``tasks/cancel`` with the owner's task id; the owner's ids judged for guessability
-  (length, alphabet, sequence).
+  ``tasks/cancel`` with the owner's task id (2025-11-25's core tasks: ``tasks/get``,
+  ``tasks/result`` and ``tasks/cancel``, each identity in a session of its own); the
+  owner's ids judged for guessability (length, alphabet, sequence); the intruder's
+  ``subscriptions/listen`` for the owner's task.
 
 Each step is one exchange with a bounded read window (:class:`~._wire.Wire`); the scan
 blocks for at most a few windows per step, and cancelling it cancels the exchange in
@@ -49,6 +51,8 @@ _DECLARED: dict[str, Any] = {CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSIO
 _ASKABLE: dict[str, Any] = {CLIENT_CAPABILITIES: {"elicitation": {}, "sampling": {}, "roots": {}}}
 #: Task ids created by the owner to judge their guessability.
 _SAMPLES = 3
+#: The revision with core tasks (tasks/get, tasks/result, tasks/cancel in a session).
+_CORE_TASKS_VERSION = "2025-11-25"
 #: Tools tried, at most, for one that answers with a task.
 _TRIED_TOOLS = 6
 
@@ -69,6 +73,8 @@ async def scan_identities(
         if legacy is not None and "legacy" in wires:
             scan = _Scan(wires["legacy"], owner, intruder, "legacy", findings, notes)
             await scan.sessions(legacy)
+            scan = _Scan(wires["legacy"], owner, intruder, "legacy", findings, notes)
+            await scan.legacy_tasks(legacy)
         modern = catalogue.eras.get("modern")
         if modern is not None and "modern" in wires:
             scan = _Scan(wires["modern"], owner, intruder, "modern", findings, notes)
@@ -123,6 +129,10 @@ class _Scan:
         self.notes = notes
         self.log = Transcript()
         self.ids = 0
+        #: (2025-11-25 tasks) each identity's session, by name.
+        self.task_sessions: dict[str, str] = {}
+        #: What each task request's ``_meta`` adds: the extension's declaration (modern).
+        self._meta: dict[str, Any] = _DECLARED if era == "modern" else {}
 
     def _id(self, who: Identity) -> str:
         self.ids += 1
@@ -244,8 +254,26 @@ class _Scan:
 
     # -- tasks (2026-07-28) -----------------------------------------------------------------
 
+    async def legacy_tasks(self, catalogue: EraCatalogue) -> None:
+        """2025-11-25's core tasks: the owner's and the intruder's requests each in a
+        session of their own."""
+        if catalogue.version != _CORE_TASKS_VERSION or not catalogue.has("tasks"):
+            return
+        for who in (self.owner, self.intruder):
+            session = await self.wire.initialize(who.headers)
+            if session is None:
+                self.notes.append("identities: no legacy session: core tasks not crossed")
+                return
+            self.task_sessions[who.name] = session
+        try:
+            await self.tasks(catalogue)
+        finally:
+            for who in (self.owner, self.intruder):
+                await self.wire.delete(who.headers, session=self.task_sessions.pop(who.name))
+
     async def tasks(self, catalogue: EraCatalogue) -> None:
-        if not catalogue.has("extensions", TASKS_EXTENSION):
+        """Tasks: the 2026-07-28 extension, or (:meth:`legacy_tasks`) 2025-11-25's."""
+        if self.era == "modern" and not catalogue.has("extensions", TASKS_EXTENSION):
             return
         # Tools that say they run as tasks first (2025-11-25's execution.taskSupport),
         # then any: in 2026-07-28 a tool shows it by answering with a task.
@@ -376,15 +404,15 @@ class _Scan:
     async def _create_task(self, tool: dict[str, Any]) -> str | None:
         wire, owner = self.wire, self.owner
         arguments = minimal_arguments(tool.get("inputSchema"), "x")
-        call = wire.request(
-            self._id(owner),
-            "tools/call",
-            {"name": tool["name"], "arguments": arguments},
-            **_DECLARED,
-        )
-        got = await wire.post(call, owner.headers)
+        params: dict[str, Any] = {"name": tool["name"], "arguments": arguments}
+        if self.era == "legacy":
+            params["task"] = {}  # 2025-11-25: a task-augmented call
+        call = wire.request(self._id(owner), "tools/call", params, **self._meta)
+        got = await wire.post(call, owner.headers, session=self.task_sessions.get(owner.name))
         answer = got.answer(call["id"])
         result = answer.get("result") if answer is not None else None
+        if self.era == "legacy" and isinstance(result, dict):
+            result = result.get("task")
         task_id = result.get("taskId") if isinstance(result, dict) else None
         self.log.add(owner.name, f"tools/call {tool['name']} as a task", status=got.status)
         return task_id if isinstance(task_id, str) else None
@@ -393,9 +421,9 @@ class _Scan:
         self, who: Identity, method: str, task_id: str, **params: Any
     ) -> tuple[Exchange, dict[str, Any] | None]:
         request = self.wire.request(
-            self._id(who), method, {"taskId": task_id, **params}, **_DECLARED
+            self._id(who), method, {"taskId": task_id, **params}, **self._meta
         )
-        got = await self.wire.post(request, who.headers)
+        got = await self.wire.post(request, who.headers, session=self.task_sessions.get(who.name))
         answer = got.answer(request["id"])
         mine = "its own" if who is self.owner else f"{self.owner.name}'s"
         self.log.add(who.name, f"{method} for {mine} task", status=got.status, answer=answer)
@@ -410,7 +438,9 @@ class _Scan:
         unknown = (got.status, _error_code(answer))
         crossings: tuple[tuple[str, dict[str, Any]], ...] = (
             ("tasks/get", {}),
-            ("tasks/update", {"inputResponses": {}}),
+            ("tasks/update", {"inputResponses": {}})
+            if self.era == "modern"
+            else ("tasks/result", {}),
             ("tasks/cancel", {}),
         )
         for method, params in crossings:
@@ -427,7 +457,8 @@ class _Scan:
                     (got.status, _error_code(answer)),
                     unknown,
                 )
-        await self._listen_to(task_id)
+        if self.era == "modern":
+            await self._listen_to(task_id)
         _, after = await self._task_request(owner, "tasks/get", task_id)
         status_after = _task_status(after)
         if status_after == "cancelled" and status_before not in (None, "cancelled"):
