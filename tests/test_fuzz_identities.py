@@ -54,6 +54,8 @@ def test_options_add_up_per_identity_and_hide_their_values() -> None:
         ("alice:Authorization", "expected NAME:HEADER=VALUE"),
         ("al ice:Authorization=x", "is not an identity name"),
         ("alice:Bad Header=x", "is not a header name"),
+        ("alice:Authorization=Bearer é", "a header value is visible ASCII"),
+        ("alice:Authorization=a\nb", "a header value is visible ASCII"),
     ],
 )
 def test_a_malformed_option_is_refused_saying_why(option: str, complaint: str) -> None:

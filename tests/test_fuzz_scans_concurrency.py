@@ -164,3 +164,8 @@ async def test_answers_after_a_cancellation_was_read_are_caught() -> None:
         and "cancelled requests were answered after a request sent after" in f.detail
         for f in report.failures
     ), report.summary()
+
+
+async def test_a_server_that_dies_under_the_burst_is_reported_not_fatal() -> None:
+    report = await scan(stdio("dies-under-load"), leak_requests=100, deadline=2)
+    assert "leaks-requests-answered" in scanned(report), report.summary()

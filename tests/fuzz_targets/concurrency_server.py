@@ -17,10 +17,13 @@ then answers with the text. BUG is one of:
 ``loses-requests``
     Calls run five at a time, and each cancelled call (running or waiting) loses the pool
     a slot: after five cancellations, no call is ever answered again.
+``dies-under-load``
+    The process exits when more than twenty calls are in flight.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from functools import partial
@@ -46,6 +49,10 @@ leaked = [0]
 @server.tool()
 async def echo(text: str, ctx: Context) -> str:
     """Reports progress (its message is the text), naps a moment, then says the text."""
+    if BUG == "dies-under-load":
+        running[0] += 1
+        if running[0] > 20:
+            os._exit(3)
     if BUG == "loses-requests":
         while running[0] >= POOL - leaked[0]:
             try:

@@ -58,8 +58,11 @@ def _check_header(where: str, name: object, value: object) -> tuple[str, str]:
         raise IdentityError(f"{where}: {name!r} is not a header name")
     if not isinstance(value, str):
         raise IdentityError(f"{where}.{name}: expected a string, got {type(value).__name__}")
-    if any(c in value for c in "\r\n\0"):
-        raise IdentityError(f"{where}.{name}: a header value holds no line break or NUL")
+    if not all(c == "\t" or " " <= c <= "~" for c in value):
+        raise IdentityError(
+            f"{where}.{name}: a header value is visible ASCII (no line break, NUL or other "
+            "control character, nothing beyond ASCII)"
+        )
     return name, value
 
 

@@ -39,7 +39,6 @@ import trio
 
 from .. import _jsonrpc as rpc
 from .._transports._process import open_process_stream
-from .._transports._stream import MessageTooLarge
 from ._messages import Speaker
 from ._probe import Catalogue, EraCatalogue
 from ._scan_finding import ScanFinding, Transcript
@@ -176,6 +175,8 @@ class _StdioBursts(_Bursts):
         self.answered: set[object] = set()
         #: The answered ids, in the order their answers came (bounded: one run's ids).
         self.order: list[object] = []
+        #: Whether the server's stream ended (it exited, or wrote a line too long).
+        self.gone = False
         self.changed = trio.Event()
 
     async def read(self) -> None:
@@ -183,7 +184,9 @@ class _StdioBursts(_Bursts):
         while True:
             try:
                 message = await self.stream.receive()
-            except (trio.EndOfChannel, trio.ClosedResourceError, MessageTooLarge):
+            except (trio.EndOfChannel, trio.ClosedResourceError, trio.BrokenResourceError):
+                self.gone = True  # (MessageTooLarge too: the stream reads no further)
+                self.changed.set()
                 return
             if isinstance(message, rpc.ResultResponse | rpc.ErrorResponse):
                 self.answered.add(message.id)
@@ -192,13 +195,20 @@ class _StdioBursts(_Bursts):
                 self.changed = trio.Event()
 
     async def _send(self, message: dict[str, Any]) -> None:
-        await self.stream.send_raw(orjson.dumps(message) + b"\n")
+        """Write ``message``; a server that is gone reads nothing more (what it owes is
+        then lost, and said so), it does not end the scan."""
+        if self.gone:
+            return
+        try:
+            await self.stream.send_raw(orjson.dumps(message) + b"\n")
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self.gone = True
 
     async def _wait(self, ids: set[object]) -> None:
         """Until every one of ``ids`` is answered, or no answer at all came for a
         deadline: a server that works through a burst one request at a time is slow, not
         lost, while answers keep coming."""
-        while not ids <= self.answered:
+        while not ids <= self.answered and not self.gone:
             with trio.move_on_after(self.deadline) as idle:
                 await self.changed.wait()
             if idle.cancelled_caught:
