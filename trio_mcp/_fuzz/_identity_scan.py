@@ -309,14 +309,13 @@ class _Scan:
         for message in got.messages:
             if message.get("method") == "notifications/subscriptions/acknowledged":
                 acknowledged = True
-                notes = (message.get("params") or {}).get("notifications")
+                notes = _params(message).get("notifications")
                 ids = notes.get("taskIds") if isinstance(notes, dict) else None
                 agreed = ids if isinstance(ids, list) else []
         leaked = [
             m
             for m in got.messages
-            if m.get("method") == "notifications/tasks"
-            and (m.get("params") or {}).get("taskId") == task_id
+            if m.get("method") == "notifications/tasks" and _params(m).get("taskId") == task_id
         ]
         self.log.add(
             intruder.name,
@@ -467,6 +466,12 @@ class _Scan:
                 f"{owner.name}'s task {task_id!r} was {status_before}, and after "
                 f"{intruder.name}'s tasks/cancel it is cancelled",
             )
+
+
+def _params(message: dict[str, Any]) -> dict[str, Any]:
+    """A message's params, or ``{}`` when they are not an object."""
+    params = message.get("params")
+    return params if isinstance(params, dict) else {}
 
 
 def _plausible_input(request: Any) -> dict[str, Any]:
