@@ -275,3 +275,16 @@ async def test_a_refusal_that_confirms_the_session_exists_is_caught(server: str)
     assert "identity-session-bound" not in findings
     assert "status 403 and code -32600" in findings["identity-refusal-not-found"]
     assert "with status 404" in findings["identity-refusal-not-found"]
+
+
+def test_each_identity_gets_the_shared_headers_but_never_anothers() -> None:
+    from trio_mcp._fuzz._scan import _with_shared
+
+    alice = Identity(name="alice", headers={"Authorization": "Bearer a"})
+    bob = Identity(name="bob", headers={"X-Api-Key": "b"})
+    # The target's headers: the user's own (--header), and alice's, as the examples send.
+    target = {"X-Tenant": "t", "authorization": "Bearer a"}
+    assert _with_shared([alice, bob], target) == [
+        Identity(name="alice", headers={"X-Tenant": "t", "Authorization": "Bearer a"}),
+        Identity(name="bob", headers={"X-Tenant": "t", "X-Api-Key": "b"}),
+    ]

@@ -12,7 +12,9 @@ reproduction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+import attrs
 
 from ._crosstalk import scan_crosstalk
 from ._identities import Identity
@@ -42,7 +44,9 @@ async def run_scans(
                 for era, entry in catalogue.eras.items()
             }
             if len(identities) >= 2:
-                found, said = await scan_identities(wires, identities, catalogue)
+                found, said = await scan_identities(
+                    wires, _with_shared(identities, target.headers), catalogue
+                )
                 findings += found
                 notes += said
             base = dict(target.headers)
@@ -68,3 +72,14 @@ async def run_scans(
             findings += found
             notes += said
     return findings, list(dict.fromkeys(notes))  # (each intruder may say the same)
+
+
+def _with_shared(identities: Sequence[Identity], headers: Mapping[str, str]) -> list[Identity]:
+    """Each identity with the target's own headers too (``--header``), except any that
+    some identity sets: the target's headers hold the first identity's by now, and
+    another identity must never send those."""
+    personal = {name.lower() for identity in identities for name in identity.headers}
+    shared = {name: value for name, value in headers.items() if name.lower() not in personal}
+    return [
+        attrs.evolve(identity, headers={**shared, **identity.headers}) for identity in identities
+    ]
