@@ -27,11 +27,10 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-import orjson
 import trio
 
 from ._probe import Catalogue, EraCatalogue
-from ._scan_finding import ScanFinding, Transcript
+from ._scan_finding import ScanFinding, Transcript, json_text
 from ._scan_tools import minimal_arguments, text_tools
 from ._wire import CANCEL_AFTER, Exchange, Wire
 
@@ -175,5 +174,5 @@ class _Crosstalk:
 
 def _foreign_markers(message: dict[str, Any], own: str) -> list[str]:
     """The markers of other requests that ``message`` carries."""
-    text = orjson.dumps(message).decode()
+    text = json_text(message)
     return [m.group(0) for m in _MARKER.finditer(text) if m.group(0) != own]

@@ -9,6 +9,7 @@ reproduction file to replay. A transcript names identities, never their headers'
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 import attrs
@@ -16,7 +17,7 @@ import orjson
 
 from ._invariants import INVARIANTS
 
-__all__ = ["ScanFinding", "Transcript"]
+__all__ = ["ScanFinding", "Transcript", "json_text", "short"]
 
 #: The most entries a transcript keeps (the first ones: a scan's story is at its start).
 MAX_TRANSCRIPT: Final = 40
@@ -44,9 +45,18 @@ class ScanFinding:
             raise ValueError(f"unknown invariant {self.invariant!r}")
 
 
+def json_text(value: Any) -> str:
+    """``value`` as JSON text, whatever it holds (an integer past 64 bits, which orjson
+    refuses, or something that is not JSON at all, as its ``repr``)."""
+    try:
+        return orjson.dumps(value, default=repr).decode()
+    except TypeError:
+        return json.dumps(value, default=repr, ensure_ascii=False)
+
+
 def short(value: Any) -> Any:
     """``value``, or its JSON cut to a few hundred characters when it is longer."""
-    text = orjson.dumps(value, default=repr).decode()
+    text = json_text(value)
     return value if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 1] + "…"
 
 
