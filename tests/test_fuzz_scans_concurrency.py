@@ -169,3 +169,12 @@ async def test_answers_after_a_cancellation_was_read_are_caught() -> None:
 async def test_a_server_that_dies_under_the_burst_is_reported_not_fatal() -> None:
     report = await scan(stdio("dies-under-load"), leak_requests=100, deadline=2)
     assert "leaks-requests-answered" in scanned(report), report.summary()
+
+
+async def test_the_servers_requests_are_answered_so_that_it_can_answer_ours() -> None:
+    """A server of the initialize era may ping its client in the middle of a call: the
+    scan answers (a ping with a result, anything else with an error), as the examples do."""
+    command = [sys.executable, str(ROOT / "tests" / "fuzz_targets" / "pings_the_client.py")]
+    report = await scan(StdioTarget(command=command), leak_requests=100, deadline=2)
+    assert report.eras == ("legacy",)
+    assert scanned(report) == set(), found(report)

@@ -188,6 +188,14 @@ class _StdioBursts(_Bursts):
                 self.gone = True  # (MessageTooLarge too: the stream reads no further)
                 self.changed.set()
                 return
+            if isinstance(message, rpc.Request):
+                # A client that declared nothing: a ping is answered, anything else is
+                # refused (the examples judge what it asked; here it must not hang on us).
+                if message.method == "ping":
+                    reply: dict[str, Any] = {"result": {}}
+                else:
+                    reply = {"error": {"code": -32601, "message": "Method not found"}}
+                await self._send({"jsonrpc": "2.0", "id": message.id, **reply})
             if isinstance(message, rpc.ResultResponse | rpc.ErrorResponse):
                 self.answered.add(message.id)
                 self.order.append(message.id)
