@@ -237,7 +237,8 @@ async def fuzz(
             await _run_machine(runtime, max_examples, max_steps, seed, ticker, stop)
         await runtime.close_all()
         scanned: list[ScanFinding] = []
-        if catalogue.eras and runtime.stopped != "stopped":  # (not after a Ctrl-C)
+        asked = run.identities or run.crosstalk_clients > 0 or run.leak_requests > 0
+        if asked and catalogue.eras and runtime.stopped != "stopped":  # (not after a Ctrl-C)
             scanned, scan_notes = await _lazy.run_scans(target, run, catalogue)
             notes.extend(scan_notes)
         ticker.draw(final=True)
