@@ -12,11 +12,16 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
 
 from trio_mcp._fuzz._guessable import guessable_ids
+from trio_mcp._fuzz._identity_scan import scan_identities
+from trio_mcp._fuzz._probe import Catalogue, EraCatalogue
 from trio_mcp._fuzz._report import FuzzReport
+from trio_mcp._fuzz._wire import Exchange, Wire
 from trio_mcp.fuzz import (
     HttpTarget,
     Identity,
@@ -288,3 +293,68 @@ def test_each_identity_gets_the_shared_headers_but_never_anothers() -> None:
         Identity(name="alice", headers={"X-Tenant": "t", "Authorization": "Bearer a"}),
         Identity(name="bob", headers={"X-Tenant": "t", "X-Api-Key": "b"}),
     ]
+
+
+class ScriptedTasks(Wire):
+    """A 2026-07-28 server's tasks, scripted: alice's tool call makes a task; tasks/get and
+    tasks/update of a task not one's own are refused as unknown; tasks/cancel is
+    acknowledged for any id (known or not) and cancels only one's own tasks, or, with
+    ``cancels_anyones``, anyone's."""
+
+    def __init__(self, *, cancels_anyones: bool) -> None:
+        super().__init__(None, "http://127.0.0.1:9/mcp", "modern", "2026-07-28", window=1.0)  # type: ignore[arg-type]
+        self.cancels_anyones = cancels_anyones
+        self.tasks: dict[str, tuple[str, str]] = {}  # id -> (owner, status)
+
+    async def post(self, message: dict[str, Any], identity: Any, **_: Any) -> Exchange:
+        await trio.lowlevel.checkpoint()
+        who = identity["Authorization"]
+        method, params = message.get("method"), message.get("params") or {}
+        if method == "notifications/cancelled":
+            return Exchange(status=202)
+        if method == "tools/call":
+            task_id = uuid.uuid4().hex
+            self.tasks[task_id] = (who, "working")
+            result: dict[str, Any] = {"resultType": "task", "taskId": task_id}
+        else:
+            task = self.tasks.get(params.get("taskId"))
+            mine = task is not None and task[0] == who
+            if method == "tasks/cancel":
+                if task is not None and (mine or self.cancels_anyones):
+                    self.tasks[params["taskId"]] = (task[0], "cancelled")
+                result = {"resultType": "complete"}
+            elif not mine or task is None:
+                error = {"code": -32602, "message": "unknown task"}
+                return Exchange(
+                    status=200, messages=({"jsonrpc": "2.0", "id": message["id"], "error": error},)
+                )
+            else:
+                result = {"taskId": params["taskId"], "status": task[1]}
+        return Exchange(
+            status=200, messages=({"jsonrpc": "2.0", "id": message["id"], "result": result},)
+        )
+
+
+TASKS_ONLY = Catalogue(
+    eras={
+        "modern": EraCatalogue(
+            era="modern",
+            version="2026-07-28",
+            capabilities={"extensions": {"io.modelcontextprotocol/tasks": {}}},
+            tools=({"name": "work", "inputSchema": {"type": "object"}},),
+        )
+    }
+)
+
+
+@pytest.mark.parametrize("cancels_anyones", [False, True])
+async def test_acknowledging_every_cancel_is_no_crossing_unless_it_cancels(
+    cancels_anyones: bool,
+) -> None:
+    wire = ScriptedTasks(cancels_anyones=cancels_anyones)
+    findings, _ = await scan_identities({"modern": wire}, IDENTITIES, TASKS_ONLY)
+    found = {f.invariant: f.detail for f in findings}
+    if cancels_anyones:
+        assert "and after bob's tasks/cancel it is cancelled" in found["identity-task-bound"]
+    else:
+        assert "identity-task-bound" not in found, found
