@@ -7,6 +7,12 @@ Needs the ``fuzz`` extra (``pip install 'trio-mcp[fuzz]'``). These names were fi
 published in :mod:`trio_mcp.testing`, where they stay as aliases.
 """
 
+from ._fuzz._identities import (
+    Identity as Identity,
+    IdentityError as IdentityError,
+    load_identities as load_identities,
+    parse_identity_options as parse_identity_options,
+)
 from ._fuzz._invariants import (
     CHECK_CLASSES as CHECK_CLASSES,
     SECURITY_CLASSES as SECURITY_CLASSES,
@@ -29,6 +35,9 @@ from ._fuzz._sarif import (
     sarif_log as sarif_log,
 )
 from ._fuzz._settings import (
+    DEFAULT_CROSSTALK_CLIENTS as DEFAULT_CROSSTALK_CLIENTS,
+    DEFAULT_LEAK_MEMORY_BOUND as DEFAULT_LEAK_MEMORY_BOUND,
+    DEFAULT_LEAK_REQUESTS as DEFAULT_LEAK_REQUESTS,
     DEFAULT_MAX_BODY as DEFAULT_MAX_BODY,
     DEFAULT_TIME_BUDGET as DEFAULT_TIME_BUDGET,
     FuzzOptions as FuzzOptions,

@@ -15,12 +15,18 @@ from typing import Any, Literal
 import orjson
 import trio
 
+from .._fuzz._identities import Identity, IdentityError, load_identities, parse_identity_options
 from .._fuzz._invariants import CHECK_CLASSES, INVARIANTS, SECURITY_CLASSES, parse_checks
 from .._fuzz._replay import replay_reproduction
 from .._fuzz._report import FuzzReport
 from .._fuzz._runner import DEFAULT_TIME_BUDGET, FuzzSettings, fuzz_server, write_reproductions
 from .._fuzz._sarif import sarif_log
-from .._fuzz._settings import DEFAULT_MAX_BODY
+from .._fuzz._settings import (
+    DEFAULT_CROSSTALK_CLIENTS,
+    DEFAULT_LEAK_MEMORY_BOUND,
+    DEFAULT_LEAK_REQUESTS,
+    DEFAULT_MAX_BODY,
+)
 from .._fuzz._steps import iter_sent_lines, load_steps
 from .._fuzz._target import HttpTarget, StdioTarget, Target
 from .._util import open_nursery_unwrapped
@@ -131,6 +137,44 @@ def add_fuzz_commands(commands: Any) -> None:
         action="store_true",
         help="also call tools annotated openWorldHint or destructiveHint (not called by "
         "default: they may reach beyond the server or destroy things)",
+    )
+    fuzz.add_argument(
+        "--identity",
+        action="append",
+        default=[],
+        metavar="NAME:HEADER=VALUE",
+        help="act as this principal too (repeatable; the options naming one NAME add up its "
+        "headers): with two or more, check that none reaches another's sessions, streams or "
+        "tasks (HTTP). The first one's headers go with every request",
+    )
+    fuzz.add_argument(
+        "--identities",
+        metavar="FILE",
+        help="the identities of a JSON or TOML file ({identities: {NAME: {headers: {...}}}})",
+    )
+    fuzz.add_argument(
+        "--crosstalk-clients",
+        type=int,
+        default=DEFAULT_CROSSTALK_CLIENTS,
+        metavar="N",
+        help=f"HTTP: clients at once, checking that every answer and notification reaches "
+        f"its own request (default {DEFAULT_CROSSTALK_CLIENTS}; 0: no cross-talk scan)",
+    )
+    fuzz.add_argument(
+        "--leak-requests",
+        type=int,
+        default=DEFAULT_LEAK_REQUESTS,
+        metavar="N",
+        help=f"requests at once, a third cancelled, in four bursts: all answered, memory "
+        f"given back (default {DEFAULT_LEAK_REQUESTS}; 0: no leaks scan)",
+    )
+    fuzz.add_argument(
+        "--leak-memory-bound",
+        type=int,
+        default=DEFAULT_LEAK_MEMORY_BOUND,
+        metavar="BYTES",
+        help=f"how much the server's memory may grow over the leaks scan (default "
+        f"{DEFAULT_LEAK_MEMORY_BOUND // 2**20} MiB)",
     )
     fuzz.add_argument("--strict", action="store_true", help="SHOULD requirements fail too")
     fuzz.add_argument(
@@ -244,6 +288,30 @@ def _target(
     return StdioTarget(command=args.stdio, env=env or None, cwd=args.cwd, process=process)
 
 
+def _identities(args: argparse.Namespace) -> tuple[Identity, ...]:
+    """The identities of ``--identity`` and ``--identities``.
+
+    Raises:
+        CliError: a malformed option or file (naming what is wrong), one name in both,
+            or a negative scan size.
+    """
+    if args.crosstalk_clients < 0 or args.leak_requests < 0 or args.leak_memory_bound < 0:
+        raise CliError("--crosstalk-clients, --leak-requests and --leak-memory-bound are >= 0")
+    try:
+        identities = parse_identity_options(args.identity)
+        if args.identities is not None:
+            identities += load_identities(args.identities)
+    except IdentityError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"--identities: {exc}") from None
+    names = [identity.name for identity in identities]
+    for name in names:
+        if names.count(name) > 1:
+            raise CliError(f"identity {name!r} is given both by --identity and in --identities")
+    return identities
+
+
 def _list_invariants() -> int:
     for invariant in INVARIANTS.values():
         cwe = f", CWE-{invariant.cwe}" if invariant.cwe is not None else ""
@@ -263,6 +331,7 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         return 2
     target = _target(args, process=args.process) if args.stdio else _target(args)
     checks = _checks(args)
+    identities = _identities(args)
     stop = trio.Event()
     settings = FuzzSettings(
         protocol_version=args.protocol_version,
@@ -284,6 +353,10 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         progress_interval=args.progress_interval,
         checks=checks,
         max_body=args.max_body,
+        identities=identities,
+        crosstalk_clients=args.crosstalk_clients,
+        leak_requests=args.leak_requests,
+        leak_memory_bound=args.leak_memory_bound,
     )
     fuzz = partial(
         fuzz_server, target, settings, progress=None if args.quiet else sys.stderr, stop=stop

@@ -470,6 +470,101 @@ _ALL = (
         check_class="tools",
         cwe=1007,
     ),
+    Invariant(
+        "identity-session-bound",
+        "MUST",
+        "A session belongs to the principal that opened it: another principal's POST, GET "
+        "or DELETE with its Mcp-Session-Id, or GET resuming its stream with Last-Event-ID, is "
+        "refused and changes nothing.",
+        "MCP Streamable HTTP (Session Management); basic/security_best_practices "
+        "(Session Hijacking)",
+        check_class="identity",
+        cwe=639,
+    ),
+    Invariant(
+        "identity-task-bound",
+        "MUST",
+        "A task belongs to the principal that created it: tasks/get, tasks/update and "
+        "tasks/cancel for its id from another principal are refused and change nothing.",
+        "MCP tasks extension (Security Considerations: Task Isolation and Access Control)",
+        check_class="identity",
+        cwe=639,
+    ),
+    Invariant(
+        "identity-request-state-bound",
+        "MUST",
+        "A requestState is taken back only from the principal it was issued to, unaltered, "
+        "for the request it was issued for: one replayed by another principal, altered, or "
+        "sent with another request is refused.",
+        "MCP 2026-07-28 basic/utilities/multi-round-trip (Security: requestState integrity)",
+        check_class="identity",
+        cwe=639,
+    ),
+    Invariant(
+        "identity-subscription-bound",
+        "MUST",
+        "A subscription carries only its principal's changes: a subscriptions/listen asking "
+        "for another principal's task is not agreed to, and none of that task's status "
+        "notifications reach it.",
+        "MCP 2026-07-28 server/utilities/subscriptions; tasks extension (Task Isolation)",
+        check_class="identity",
+        cwe=639,
+    ),
+    Invariant(
+        "identity-task-id-unguessable",
+        "SHOULD",
+        "Task ids are unguessable: long, random (at least 64 bits of entropy) and not "
+        "sequential, so that knowing one does not lead to another's.",
+        "MCP tasks extension (Security Considerations)",
+        check_class="identity",
+        cwe=330,
+    ),
+    Invariant(
+        "identity-refusal-not-found",
+        "SHOULD",
+        "A principal refused another's session or task is told what it would be told of one "
+        'that does not exist (the same status and error code): "not found", never '
+        '"forbidden", so that refusals do not confirm that an id exists.',
+        "MCP Streamable HTTP (Session Management); tasks extension (Security Considerations)",
+        check_class="identity",
+        cwe=203,
+    ),
+    Invariant(
+        "crosstalk-answer-own-request",
+        "MUST",
+        "Under concurrency every response reaches the client and the request it answers: a "
+        "client never gets an answer (or a result) that belongs to another client's request.",
+        "JSON-RPC 2.0 §5; MCP Streamable HTTP (Sending Messages)",
+        check_class="crosstalk",
+        cwe=488,
+    ),
+    Invariant(
+        "crosstalk-progress-own-request",
+        "MUST",
+        "Progress and other notifications for a request reach the client that sent it, with "
+        "its own progress token, never another client's.",
+        "MCP basic/utilities/progress; Streamable HTTP (Sending Messages)",
+        check_class="crosstalk",
+        cwe=488,
+    ),
+    Invariant(
+        "leaks-requests-answered",
+        "MUST",
+        "Under N-way concurrency with cancellations every request that was not cancelled is "
+        "answered within the deadline (none is lost or starved).",
+        "JSON-RPC 2.0 §4; MCP basic/lifecycle (Timeouts)",
+        check_class="leaks",
+        cwe=400,
+    ),
+    Invariant(
+        "leaks-memory-bounded",
+        "SHOULD",
+        "Cancelled and answered requests release what they held: the server's memory (RSS) "
+        "and open streams after a burst of requests with cancellations stay within the bound.",
+        "MCP basic/utilities/cancellation (Implementation Notes: free resources)",
+        check_class="leaks",
+        cwe=772,
+    ),
 )
 
 #: Every invariant by name.

@@ -1,8 +1,9 @@
 """What the fuzzer loads only when a run starts: Hypothesis (the ``testing`` extra) and the
-state machine built on it, and ``jsonschema`` to check answers against the spec's schemas. The
-``trio-mcp`` command imports the runner for its options and errors, and the pytest plugin
-loads with every pytest session: neither should pay for (or need) these before a run (see
-"What importing loads" in ``docs/reference/layout.md``). Code here writes ``_lazy.Name``."""
+state machine built on it, the security scans (on httpx), and ``jsonschema`` to check
+answers against the spec's schemas. The ``trio-mcp`` command imports the runner for its
+options and errors, and the pytest plugin loads with every pytest session: neither should
+pay for (or need) these before a run (see "What importing loads" in
+``docs/reference/layout.md``). Code here writes ``_lazy.Name``."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from hypothesis.stateful import get_state_machine_test
     from ._machine import ServerMachine, machine_for
     from ._runner import fuzz
+    from ._scan import run_scans
     from ._settings import FuzzSettings
 # isort: on
 
@@ -32,6 +34,7 @@ if not TYPE_CHECKING:
         from hypothesis.stateful import get_state_machine_test
         from ._machine import ServerMachine, machine_for
         from ._runner import fuzz
+        from ._scan import run_scans
         from ._settings import FuzzSettings
         """,
     )

@@ -196,6 +196,13 @@ class FuzzReport:
                 lines.append("")
                 lines.append(f"{kind} {item.invariant} [{item.labels}, {item.era}]: {item.detail}")
                 lines.append(f"  requirement: {item.requirement} ({item.source})")
+                if not item.steps:
+                    # A fixed probe's or a security scan's finding: no replayable steps
+                    # (it crosses connections or identities); what was exchanged instead.
+                    lines.append(f"  transcript: {len(item.received)} exchanges")
+                    for exchange in item.received[:_SHOWN_EXCHANGES]:
+                        lines.append("    " + _one_line_json(exchange))
+                    continue
                 repro = f"  reproduction: {item.messages_sent} messages"
                 if item.path:
                     repro += f" in {item.path}"
@@ -287,3 +294,12 @@ class Progress:
         else:
             stream.write(self.line() + "\n")
         stream.flush()
+
+
+#: Exchanges of a transcript shown in the summary (the JSON report has them all).
+_SHOWN_EXCHANGES = 8
+
+
+def _one_line_json(value: Any) -> str:
+    text = orjson.dumps(value, default=str).decode()
+    return text if len(text) <= 200 else text[:197] + "..."

@@ -52,6 +52,7 @@ from ._probe import Catalogue, EraCatalogue, probe_era
 from ._replay import replay_steps
 from ._report import FuzzFailure, FuzzReport, Progress
 from ._runtime import Candidate, Runtime, Store
+from ._scan_finding import ScanFinding
 from ._settings import DEFAULT_TIME_BUDGET, FuzzOptions, FuzzSettings
 from ._steps import Settle, Step
 from ._target import HttpTarget, StdioTarget, Target
@@ -155,7 +156,10 @@ async def fuzz(
     examples ending then are owed (at most ``deadline``), the closing of connections
     (the stdio shutdown ladder) and, when something failed, ``minimize_budget`` seconds
     of replays. A run cut short by its budget is not a failure: ``report.stopped`` is
-    ``"time budget"`` and ``report.examples`` says how far it got. Cancelling it stops
+    ``"time budget"`` and ``report.examples`` says how far it got. The security scans
+    the settings ask for (``identities``, ``crosstalk_clients``, ``leak_requests``) run
+    after the examples, unless the run was stopped: a few seconds against a small server,
+    each exchange bounded by ``deadline``. Cancelling it stops
     the run at once; every process it started is shut down before the cancellation
     propagates.
 
@@ -208,6 +212,9 @@ async def fuzz(
             "no official schemas (spec_dir / TRIO_MCP_SPEC_DIR): results checked with "
             "trio_mcp's models only"
         )
+    if isinstance(target, HttpTarget) and run.identities:
+        # The examples speak as the first identity (the scans as each in turn).
+        target = attrs.evolve(target, headers={**target.headers, **run.identities[0].headers})
     per_run = isinstance(target, StdioTarget) and target.process == "per-run"
     ticker = Progress(progress, interval=run.progress_interval)
     async with open_nursery_unwrapped() as nursery:
@@ -250,13 +257,28 @@ async def fuzz(
         if catalogue.eras and machine is not None:
             await _run_machine(runtime, machine, max_examples, max_steps, seed, ticker, stop)
         await runtime.close_all()
+        scan_findings: list[ScanFinding] = []
+        # The scans of the classes --checks selected (each runs only when asked for).
+        scans = attrs.evolve(
+            run,
+            identities=run.identities if "identity" in checks else (),
+            crosstalk_clients=run.crosstalk_clients if "crosstalk" in checks else 0,
+            leak_requests=run.leak_requests if "leaks" in checks else 0,
+        )
+        asked = scans.identities or scans.crosstalk_clients > 0 or scans.leak_requests > 0
+        if asked and catalogue.eras and runtime.stopped != "stopped":  # (not after a Ctrl-C)
+            scan_findings, scan_notes = await _lazy.run_scans(target, scans, catalogue)
+            notes.extend(scan_notes)
         ticker.draw(final=True)
         failures = await _finish(
             runtime.store, opener, verify=run.verify, budget=run.minimize_budget
         )
         warnings = await _finish(runtime.warnings, opener, verify=False, budget=0)
-    for found in scanned:
-        (failures if found.level == "MUST" or run.strict else warnings).append(found)
+        for found in scan_findings:
+            failure = _scan_failure(found)
+            (failures if failure.level == "MUST" or run.strict else warnings).append(failure)
+    for probed in scanned:
+        (failures if probed.level == "MUST" or run.strict else warnings).append(probed)
     notes.extend(runtime.problems)
     report = FuzzReport(
         target=target.describe(),
@@ -444,6 +466,18 @@ async def _finish(
     return failures
 
 
+def _scan_failure(found: ScanFinding) -> FuzzFailure:
+    """A security scan's finding as a failure: its transcript stands for the reproduction
+    (a scan crosses identities and connections, which a reproduction file cannot)."""
+    return FuzzFailure.from_invariant(
+        INVARIANTS[found.invariant],
+        detail=found.detail,
+        era=found.era,
+        steps=(),
+        received=found.transcript,
+    )
+
+
 async def write_reproductions(report: FuzzReport, directory: Path) -> FuzzReport:
     """Write each failure's reproduction to ``directory/<invariant>.jsonl`` (creating the
     directory); returns the report with the paths filled in."""
@@ -456,8 +490,8 @@ async def write_reproductions(report: FuzzReport, directory: Path) -> FuzzReport
     }
     written = []
     for failure in report.failures:
-        if not failure.steps:
-            written.append(failure)  # a fixed probe's: nothing to replay
+        if not failure.steps:  # a fixed probe's or a scan's: its transcript is in the report
+            written.append(failure)
             continue
         path = directory / f"{failure.invariant}.jsonl"
         await trio.Path(path).write_bytes(

@@ -11,9 +11,18 @@ from typing import Final, TypedDict
 
 import attrs
 
+from ._identities import Identity
 from ._invariants import CHECK_CLASSES
 
-__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_TIME_BUDGET", "FuzzOptions", "FuzzSettings"]
+__all__ = [
+    "DEFAULT_CROSSTALK_CLIENTS",
+    "DEFAULT_LEAK_MEMORY_BOUND",
+    "DEFAULT_LEAK_REQUESTS",
+    "DEFAULT_MAX_BODY",
+    "DEFAULT_TIME_BUDGET",
+    "FuzzOptions",
+    "FuzzSettings",
+]
 
 #: Seconds a run may take by default (probes, examples and shrinking): long enough for a
 #: hundred examples against most servers, short enough for a CI job. A run that reaches it
@@ -22,6 +31,12 @@ DEFAULT_TIME_BUDGET: Final = 120.0
 #: The largest request body the HTTP checks send to probe a server's body limit (16 MiB):
 #: a server that reads, parses and answers one this big sets no limit of its own.
 DEFAULT_MAX_BODY: Final = 16 * 1024 * 1024
+#: Clients the cross-talk scan of ``trio-mcp fuzz`` runs at once.
+DEFAULT_CROSSTALK_CLIENTS: Final = 20
+#: Requests the leaks scan of ``trio-mcp fuzz`` has in flight at once.
+DEFAULT_LEAK_REQUESTS: Final = 100
+#: Bytes a server's memory may grow by over the leaks scan (after a warm-up burst).
+DEFAULT_LEAK_MEMORY_BOUND: Final = 32 * 1024 * 1024
 
 
 @attrs.frozen(kw_only=True)
@@ -68,6 +83,17 @@ class FuzzSettings:
             findings are reported. Default: every class.
         max_body: the largest request body (bytes) the ``http`` checks send when they
             probe the server's body limit; default :data:`DEFAULT_MAX_BODY` (16 MiB).
+        identities: (HTTP) the principals to act as; with two or more, the identity
+            scan checks that none reaches another's sessions, streams or tasks. The
+            first one's headers go with every request of the examples too.
+        crosstalk_clients: (HTTP) clients the cross-talk scan runs at once (0: no
+            scan; ``trio-mcp fuzz`` runs it with :data:`DEFAULT_CROSSTALK_CLIENTS`).
+        leak_requests: requests the leaks scan has in flight at once, a third of them
+            cancelled (0: no scan; ``trio-mcp fuzz`` runs it with
+            :data:`DEFAULT_LEAK_REQUESTS`).
+        leak_memory_bound: bytes the server's memory (RSS) may grow by over the leaks
+            scan's bursts before it is a finding (a local server: stdio, or an HTTP one
+            whose process is found by its port).
     """
 
     protocol_version: str | None = None
@@ -90,6 +116,10 @@ class FuzzSettings:
     progress_interval: float | None = None
     checks: Sequence[str] = CHECK_CLASSES
     max_body: int = DEFAULT_MAX_BODY
+    identities: Sequence[Identity] = ()
+    crosstalk_clients: int = 0
+    leak_requests: int = 0
+    leak_memory_bound: int = DEFAULT_LEAK_MEMORY_BOUND
 
 
 class FuzzOptions(TypedDict, total=False):
@@ -117,3 +147,7 @@ class FuzzOptions(TypedDict, total=False):
     progress_interval: float | None
     checks: Sequence[str]
     max_body: int
+    identities: Sequence[Identity]
+    crosstalk_clients: int
+    leak_requests: int
+    leak_memory_bound: int
