@@ -267,7 +267,9 @@ def test_the_command_line_scans_as_two_identities(server: str, tmp_path: Path) -
         cwd=tmp_path,
     )
     assert run.returncode == 1, run.stderr
-    assert "FAILED identity-session-bound [MUST, identity, CWE-639, legacy]: bob's POST" in run.stdout
+    assert (
+        "FAILED identity-session-bound [MUST, identity, CWE-639, legacy]: bob's POST" in run.stdout
+    )
     assert "alice-token" not in run.stdout + run.stderr
 
 
