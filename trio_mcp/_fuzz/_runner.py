@@ -274,7 +274,12 @@ async def fuzz(
             runtime.store, opener, verify=run.verify, budget=run.minimize_budget
         )
         warnings = await _finish(runtime.warnings, opener, verify=False, budget=0)
+        # One failure per invariant, as everywhere in a report: a scan's finding of one the
+        # examples already failed (with a shrunk, replayable reproduction) adds nothing.
+        reproduced = {failure.invariant for failure in (*failures, *warnings)}
         for found in scan_findings:
+            if found.invariant in reproduced:
+                continue
             failure = _scan_failure(found)
             (failures if failure.level == "MUST" or run.strict else warnings).append(failure)
     for probed in scanned:
