@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from http_bench import MODERN, cell, free_port, phase, wait_listening
+from http_bench import cell, free_port, phase, wait_listening
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO = [sys.executable, str(ROOT / "examples" / "echo_server.py"), "--http", "{port}"]
@@ -72,11 +72,11 @@ def run_config(
     try:
         wait_listening(port, process)
         time.sleep(0.5)  # workers and lifespans settle
-        phase(process.pid, port, MODERN, 1, args.warmup)
+        phase(process.pid, port, "modern", 1, args.warmup)
         result: dict[str, Any] = {}
         for connections in (1, 8, 32):
             before = redis_commands(redis_port)
-            result[f"c{connections}"] = phase(process.pid, port, MODERN, connections, args.calls)
+            result[f"c{connections}"] = phase(process.pid, port, "modern", connections, args.calls)
             done = args.calls - result[f"c{connections}"]["errors"]
             result[f"c{connections}"]["redis_per_call"] = (
                 redis_commands(redis_port) - before
@@ -111,8 +111,8 @@ def main() -> int:
             for name in CONFIGS:
                 rows[name].append(run_config(name, url, redis_port, args))
         print(f"{os.cpu_count()} cores; {args.calls} calls a phase, {args.rounds} rounds (median)")
-        print(f"{'':<20}" + "".join(f"{f'{c} conn':>28}" for c in (1, 8, 32)))
-        print(f"{'':<20}" + "".join(f"{'calls/s  p50/p99 ms  Redis/call':>28}" for _ in range(3)))
+        print(f"{'':<20}" + "".join(f"{f'{c} conn':>32}" for c in (1, 8, 32)))
+        print(f"{'':<20}" + "".join(f"{'calls/s  p50/p99 ms  Redis/call':>32}" for _ in range(3)))
         for name, results in rows.items():
             line = f"{name:<20}"
             for c in ("c1", "c8", "c32"):
@@ -120,7 +120,7 @@ def main() -> int:
                 p50 = cell([r[c]["p50_ms"] for r in results], "{:.2f}").split()[0]
                 p99 = cell([r[c]["p99_ms"] for r in results], "{:.2f}").split()[0]
                 per = cell([r[c]["redis_per_call"] for r in results], "{:.2f}").split()[0]
-                line += f"{rate.split()[0]:>9} {p50:>6}/{p99:<6} {per:>5}"
+                line += f"{rate.split()[0]:>13} {p50:>6}/{p99:<6} {per:>5}"
             print(line)
         base = {c: [r[c]["calls_per_s"] for r in rows["1 process"]] for c in ("c8", "c32")}
         for name in ("2 workers + Redis", "4 workers + Redis"):
