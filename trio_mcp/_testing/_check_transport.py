@@ -28,12 +28,15 @@ __all__ = ["PairMaker", "check_transport"]
 
 
 def _samples(tag: str) -> list[rpc.Message]:
+    # The responses' ids (3, 2) are none of the requests' (1, "id-..."): both sides send
+    # these, and a response sharing a request's id could reach that request's sender before
+    # the request left it (an HTTP client would take it for the answer).
     return [
         rpc.Request(1, "tools/call", {"name": "echo", "arguments": {"text": f"{tag} ünïcödé ✓"}}),
         rpc.Request(f"id-{tag}", "ping", None),
         rpc.Notification("notifications/progress", {"progressToken": 1, "progress": 0.5}),
         rpc.Notification("notifications/initialized", None),
-        rpc.ResultResponse(1, {"content": [{"type": "text", "text": "line\nbreak"}]}),
+        rpc.ResultResponse(3, {"content": [{"type": "text", "text": "line\nbreak"}]}),
         rpc.ErrorResponse(2, Error(code=-32601, message="Method not found", data={"m": tag})),
         rpc.ErrorResponse(None, Error(code=-32700, message="Parse error")),
     ]
