@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -365,12 +366,13 @@ def _imported(statements: list[ast.stmt]) -> set[tuple[str, str]]:
     return found
 
 
-def _typed_and_loaded(path: Path) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
-    """A ``_lazy`` module's imports under ``TYPE_CHECKING`` and the ones its ``__getattr__``
-    reads, each as (module, name) pairs."""
+def _typed(path: Path) -> set[tuple[str, str]]:
+    """A ``_lazy`` module's imports under ``TYPE_CHECKING`` (what type checkers see and
+    ``on_first_use`` loads), as (module, name) pairs; and that its ``__getattr__`` is made by
+    ``on_first_use`` from them alone."""
     tree = ast.parse(path.read_text())
     typed: set[tuple[str, str]] = set()
-    loaded: set[tuple[str, str]] = set()
+    made = False
     for node in tree.body:
         if not isinstance(node, ast.If):
             continue
@@ -380,17 +382,18 @@ def _typed_and_loaded(path: Path) -> tuple[set[tuple[str, str]], set[tuple[str, 
         elif test == "not TYPE_CHECKING":
             (assign,) = node.body
             assert isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Call)
-            text = ast.literal_eval(assign.value.args[1])
-            loaded = _imported(ast.parse(textwrap.dedent(text)).body)
-    return typed, loaded
+            assert ast.unparse(assign.value).endswith("on_first_use(globals())")
+            made = True
+    assert made, f"{path}: no __getattr__ = on_first_use(globals())"
+    return typed
 
 
 @pytest.mark.parametrize("path", LAZY_MODULES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_each_lazy_module_loads_what_it_declares(path: Path) -> None:
-    """What type checkers see (the ``TYPE_CHECKING`` imports) is what runs (the imports
-    handed to ``on_first_use``), and every name resolves to the object its import names."""
-    typed, loaded = _typed_and_loaded(path)
-    assert typed and typed == loaded
+    """What type checkers see (the ``TYPE_CHECKING`` imports) is what runs: every name
+    resolves to the object its import names, and nothing else does."""
+    loaded = _typed(path)
+    assert loaded
     name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
     lazy = importlib.import_module(name)
     for module, attribute in sorted(loaded):
@@ -406,3 +409,21 @@ def test_each_lazy_module_loads_what_it_declares(path: Path) -> None:
         assert attribute in vars(lazy)  # kept: later reads are plain lookups
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         lazy.not_a_name  # noqa: B018
+
+
+def test_on_first_use_refuses_what_it_cannot_load(tmp_path: Path) -> None:
+    from trio_mcp._lazy import _declared_imports
+
+    def declared(block: str) -> Any:
+        path = tmp_path / "lazy.py"
+        path.write_text(f"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    {block}\n")
+        return _declared_imports(str(path))
+
+    assert declared("from .x import a") == {"a": (".x", False)}
+    assert declared("import a.b as c") == {"c": ("a.b", True)}
+    with pytest.raises(ValueError, match=r"import a\.b as NAME"):
+        declared("import a.b")
+    with pytest.raises(ValueError, match="keeps its name"):
+        declared("from x import a as b")
+    with pytest.raises(TypeError, match="not an import"):
+        declared("x = 1")

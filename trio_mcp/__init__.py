@@ -29,7 +29,7 @@ from ._server._stdio import run as run
 from ._server._tools import ToolError as ToolError
 from ._version import __version__ as __version__
 
-# The same statements as the text handed to on_first_use below, one a line.
+# What __getattr__ below loads on first use: on_first_use reads these statements.
 # isort: off
 if TYPE_CHECKING:
     from ._client._client import Client as Client, connect_client as connect_client
@@ -39,10 +39,4 @@ if TYPE_CHECKING:
 # isort: on
 
 if not TYPE_CHECKING:
-    __getattr__ = _lazy.on_first_use(
-        globals(),
-        """
-        from ._client._client import Client, connect_client, open_client
-        from ._client._stdio import connect_stdio_client, open_stdio_client
-        """,
-    )
+    __getattr__ = _lazy.on_first_use(globals())

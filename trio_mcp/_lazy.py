@@ -4,18 +4,19 @@
 Each private package that defers imports for start-up time (see "What importing loads" in
 ``docs/reference/layout.md``) lists them in its own ``_lazy.py``, in one place: code writes
 ``_lazy.Name`` where it needs one of them, and the first read imports the module. The
-imports are written twice, the same statements: under ``TYPE_CHECKING`` (what type checkers
-and the layering test read) and as the text handed to :func:`on_first_use` (what runs);
-``tests/test_lazy_imports.py`` checks that the two agree.
+imports are written once, under ``TYPE_CHECKING``: type checkers (and the layering test)
+read them as imports, and :func:`on_first_use` reads the same statements from the module's
+source when a name is first read.
 """
 
 from __future__ import annotations
 
+import ast  # loaded already: inspect imports it
 import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-# The same statements as the text handed to on_first_use below, one a line.
+# What __getattr__ below loads on first use: on_first_use reads these statements.
 # isort: off
 if TYPE_CHECKING:
     # _jsonschema: a slow import, that servers whose tools are typed functions never need
@@ -27,33 +28,27 @@ if TYPE_CHECKING:
 # isort: on
 
 
-def on_first_use(namespace: dict[str, Any], imports: str) -> Callable[[str], Any]:
-    """The module ``__getattr__`` (PEP 562) of a ``_lazy`` module.
+def on_first_use(namespace: dict[str, Any]) -> Callable[[str], Any]:
+    """The module ``__getattr__`` (PEP 562) of a ``_lazy`` module, whose imports are the ones
+    it writes under ``if TYPE_CHECKING:``: written once, read by type checkers as imports and,
+    on the first read of a name, by this helper from the module's own source.
 
     Args:
         namespace: the ``_lazy`` module's ``globals()``.
-        imports: import statements, one a line, as they would be written at the top of the
-            ``_lazy`` module: ``import module`` or ``from module import name, name``
-            (``module`` relative to the ``_lazy`` module's package, or absolute). They are
-            read, not run: each binds its names on first read.
 
     Reading a name imports its module once and keeps the name in ``namespace``, so later
-    reads are plain attribute lookups. A name not in ``imports`` raises
+    reads are plain attribute lookups. A name not imported under ``TYPE_CHECKING`` raises
     :class:`AttributeError`; a module that cannot be imported (an extra not installed)
-    raises :class:`ImportError` at the read.
+    raises :class:`ImportError` at the read. The source is parsed once, at the first read of
+    any name.
     """
-    where: dict[str, tuple[str, bool]] = {}
-    for line in imports.splitlines():
-        words = line.replace(",", " ").split()
-        if words[:1] == ["import"] and len(words) == 2:
-            where[words[1].rpartition(".")[2]] = (words[1], True)
-        elif words[:1] == ["from"] and words[2:3] == ["import"] and "as" not in words:
-            where.update((name, (words[1], False)) for name in words[3:])
-        elif words:
-            raise ValueError(f"not an import statement on_first_use reads: {line!r}")
+    where: dict[str, tuple[str, bool]] | None = None
     package = namespace["__package__"]
 
     def __getattr__(name: str) -> Any:
+        nonlocal where
+        if where is None:
+            where = _declared_imports(namespace["__file__"])
         try:
             module_name, whole = where[name]
         except KeyError:
@@ -73,12 +68,39 @@ def on_first_use(namespace: dict[str, Any], imports: str) -> Callable[[str], Any
     return __getattr__
 
 
+def _declared_imports(path: str) -> dict[str, tuple[str, bool]]:
+    """What the ``if TYPE_CHECKING:`` block at the top level of the module at ``path``
+    imports: each bound name -> (module, whether the name is the module itself).
+
+    Raises:
+        ValueError: an import this helper cannot load (``import a.b`` without ``as``, a
+            name imported under another name).
+        TypeError: a statement in the block that is not an import.
+    """
+    with open(path, encoding="utf-8") as source:
+        tree = ast.parse(source.read(), path)
+    where: dict[str, tuple[str, bool]] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"):
+            continue
+        for statement in node.body:
+            if isinstance(statement, ast.Import):
+                for alias in statement.names:
+                    if "." in alias.name and alias.asname is None:
+                        raise ValueError(f"{path}: write 'import {alias.name} as NAME'")
+                    where[alias.asname or alias.name] = (alias.name, True)
+            elif isinstance(statement, ast.ImportFrom):
+                module = "." * statement.level + (statement.module or "")
+                for alias in statement.names:
+                    if alias.asname not in (None, alias.name):
+                        raise ValueError(f"{path}: a lazy import keeps its name ({alias.name})")
+                    where[alias.name] = (module, False)
+            else:
+                raise TypeError(
+                    f"{path}: not an import under TYPE_CHECKING: {ast.unparse(statement)}"
+                )
+    return where
+
+
 if not TYPE_CHECKING:
-    __getattr__ = on_first_use(
-        globals(),
-        """
-        import jsonschema
-        import referencing
-        from ._types._elicitation import ElicitRequestURLParams
-        """,
-    )
+    __getattr__ = on_first_use(globals())

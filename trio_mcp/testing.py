@@ -47,7 +47,7 @@ from ._transports._memory import (
     memory_stream_pair as memory_stream_pair,
 )
 
-# The same statements as the text handed to on_first_use below, one a line.
+# What __getattr__ below loads on first use: on_first_use reads these statements.
 # isort: off
 if TYPE_CHECKING:
     from ._testing._strategies import (
@@ -78,13 +78,4 @@ if TYPE_CHECKING:
 # isort: on
 
 if not TYPE_CHECKING:
-    __getattr__ = _lazy.on_first_use(
-        globals(),
-        """
-        from ._testing._strategies import content_blocks, elicitation_schemas, input_requests
-        from ._testing._strategies import input_responses, json_objects, json_values
-        from ._testing._strategies import meta_objects, primitive_schemas, progress_tokens
-        from ._testing._strategies import protocol_versions, request_ids, resource_contents
-        from ._testing._strategies import sampling_content_blocks, strategy_for, uris
-        """,
-    )
+    __getattr__ = _lazy.on_first_use(globals())

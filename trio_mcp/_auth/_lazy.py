@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
-# The same statements as the text handed to on_first_use below, one a line.
+# What __getattr__ below loads on first use: on_first_use reads these statements.
 # isort: off
 if TYPE_CHECKING:
     from ._client._dpop_proof import DPoPKey
@@ -18,10 +18,4 @@ if TYPE_CHECKING:
 # isort: on
 
 if not TYPE_CHECKING:
-    __getattr__ = on_first_use(
-        globals(),
-        """
-        from ._client._dpop_proof import DPoPKey
-        from ._joserfc import JWSRegistry, JoseError, jwk, jws, jwt
-        """,
-    )
+    __getattr__ = on_first_use(globals())

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
-# The same statements as the text handed to on_first_use below, one a line.
+# What __getattr__ below loads on first use: on_first_use reads these statements.
 # isort: off
 if TYPE_CHECKING:
     import webbrowser
@@ -29,20 +29,4 @@ if TYPE_CHECKING:
 # isort: on
 
 if not TYPE_CHECKING:
-    __getattr__ = on_first_use(
-        globals(),
-        """
-        import webbrowser
-        import httpx
-        import trio_websocket
-        from .._http.client._connect import open_http_client
-        from .._types._completion import PromptReference, ResourceTemplateReference
-        from .._types._roots import Root
-        from ..auth import AuthorizationCode, ClientCredentials, ClientInfo, FileTokenStore, OAuth
-        from ..auth import open_loopback_redirect
-        from .._websocket import open_websocket_client
-        from .._cards._fetching import card_url, fetch_catalog, fetch_server_card
-        from .._cards._generate import META_KEY
-        from .._cards._model import CardError
-        """,
-    )
+    __getattr__ = on_first_use(globals())

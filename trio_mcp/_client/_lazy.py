@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
-# The same statements as the text handed to on_first_use below, one a line.
+# What __getattr__ below loads on first use: on_first_use reads these statements.
 # isort: off
 if TYPE_CHECKING:
     import shlex
@@ -26,18 +26,4 @@ if TYPE_CHECKING:
 # isort: on
 
 if not TYPE_CHECKING:
-    __getattr__ = on_first_use(
-        globals(),
-        """
-        import shlex
-        from .._transports._process import connect_process_stream
-        from .._types._completion import CompleteRequestParams, CompleteResult, CompletionArgument
-        from .._types._completion import CompletionContext
-        from .._types._prompts import GetPromptResult, ListPromptsResult
-        from .._types._resources import ListResourcesResult, ListResourceTemplatesResult
-        from .._types._resources import ReadResourceResult
-        from .._types._roots import ListRootsResult
-        from .._types._subscriptions import SubscriptionFilter
-        from .._types._tasks import ListTasksResult
-        """,
-    )
+    __getattr__ = on_first_use(globals())

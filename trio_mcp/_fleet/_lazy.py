@@ -7,16 +7,11 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
-# The same statements as the text handed to on_first_use below, one a line.
+# What __getattr__ below loads on first use: on_first_use reads these statements.
 # isort: off
 if TYPE_CHECKING:
     from ._fleet import open_fleet
 # isort: on
 
 if not TYPE_CHECKING:
-    __getattr__ = on_first_use(
-        globals(),
-        """
-        from ._fleet import open_fleet
-        """,
-    )
+    __getattr__ = on_first_use(globals())

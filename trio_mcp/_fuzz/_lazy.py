@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
-# The same statements as the text handed to on_first_use below, one a line.
+# What __getattr__ below loads on first use: on_first_use reads these statements.
 # isort: off
 if TYPE_CHECKING:
     import jsonschema  # type: ignore[import-untyped]
@@ -25,16 +25,4 @@ if TYPE_CHECKING:
 # isort: on
 
 if not TYPE_CHECKING:
-    __getattr__ = on_first_use(
-        globals(),
-        """
-        import jsonschema
-        from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
-        from hypothesis.errors import Flaky, FlakyStrategyDefinition, HypothesisException
-        from hypothesis.stateful import get_state_machine_test
-        from ._machine import ServerMachine, machine_for
-        from ._runner import fuzz
-        from ._scan import run_scans
-        from ._settings import FuzzSettings
-        """,
-    )
+    __getattr__ = on_first_use(globals())

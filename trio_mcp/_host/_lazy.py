@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
-# The same statements as the text handed to on_first_use below, one a line.
+# What __getattr__ below loads on first use: on_first_use reads these statements.
 # isort: off
 if TYPE_CHECKING:
     from .._apps._fetching import tool_ui, view_from_result
@@ -19,11 +19,4 @@ if TYPE_CHECKING:
 # isort: on
 
 if not TYPE_CHECKING:
-    __getattr__ = on_first_use(
-        globals(),
-        """
-        from .._apps._fetching import tool_ui, view_from_result
-        from .._http.client._connect import open_http_client
-        from .._server._uritemplate import UriTemplate
-        """,
-    )
+    __getattr__ = on_first_use(globals())

@@ -8,16 +8,11 @@ from typing import TYPE_CHECKING
 
 from .._lazy import on_first_use
 
-# The same statements as the text handed to on_first_use below, one a line.
+# What __getattr__ below loads on first use: on_first_use reads these statements.
 # isort: off
 if TYPE_CHECKING:
     import coredis
 # isort: on
 
 if not TYPE_CHECKING:
-    __getattr__ = on_first_use(
-        globals(),
-        """
-        import coredis
-        """,
-    )
+    __getattr__ = on_first_use(globals())

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..._lazy import on_first_use
 
-# The same statements as the text handed to on_first_use below, one a line.
+# What __getattr__ below loads on first use: on_first_use reads these statements.
 # isort: off
 if TYPE_CHECKING:
     from ..._cards._model import ServerCard, check_card
@@ -16,10 +16,4 @@ if TYPE_CHECKING:
 # isort: on
 
 if not TYPE_CHECKING:
-    __getattr__ = on_first_use(
-        globals(),
-        """
-        from ..._cards._model import ServerCard, check_card
-        from ..._cards._serving import CardEndpoints
-        """,
-    )
+    __getattr__ = on_first_use(globals())
