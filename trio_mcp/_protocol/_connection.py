@@ -611,13 +611,12 @@ class Connection:
 
     def receive(self, message: rpc.Message | rpc.InvalidMessage) -> ReceiveEvent:
         """Take one message from the peer and say what to do about it."""
-        kind = type(message)
-        if kind is rpc.Request:
-            return self._receive_request(message)  # type: ignore[arg-type]
-        if kind is rpc.Notification:
-            return self._receive_notification(message)  # type: ignore[arg-type]
-        if kind is rpc.ResultResponse or kind is rpc.ErrorResponse:
-            return self._receive_response(message)  # type: ignore[arg-type]
+        if isinstance(message, rpc.Request):
+            return self._receive_request(message)
+        if isinstance(message, rpc.Notification):
+            return self._receive_notification(message)
+        if isinstance(message, (rpc.ResultResponse, rpc.ErrorResponse)):
+            return self._receive_response(message)
         assert isinstance(message, rpc.InvalidMessage)
         self._stats.invalid_messages += 1
         if message.response_id is not None and message.response_id in self._outbound:

@@ -238,11 +238,10 @@ class ExchangeStream(MessageStream):
     def _rewrite(
         self, message: rpc.Message | rpc.InvalidMessage, source: Exchange | None
     ) -> tuple[rpc.Message | rpc.InvalidMessage, bool]:
-        kind = type(message)
-        if kind is rpc.ResultResponse or kind is rpc.ErrorResponse:
-            wire_id = message.id  # type: ignore[union-attr]
-        elif kind is rpc.InvalidMessage:
-            wire_id = message.response_id  # type: ignore[union-attr]
+        if isinstance(message, (rpc.ResultResponse, rpc.ErrorResponse)):
+            wire_id = message.id
+        elif isinstance(message, rpc.InvalidMessage):
+            wire_id = message.response_id
         else:
             return message, False
         exchange = self._exchanges.get(wire_id) if wire_id is not None else None
@@ -252,12 +251,12 @@ class ExchangeStream(MessageStream):
         if exchange is not source:
             exchange.scope.cancel()  # answered elsewhere (say, on a resumed stream)
         original = exchange.request
-        if kind is rpc.ResultResponse:
-            result = self._take_result(exchange, message.result)  # type: ignore[union-attr]
+        if isinstance(message, rpc.ResultResponse):
+            result = self._take_result(exchange, message.result)
             return rpc.ResultResponse(original.id, result), True
-        if kind is rpc.ErrorResponse:
-            return rpc.ErrorResponse(original.id, message.error), True  # type: ignore[union-attr]
-        return rpc.InvalidMessage(message.reason, message.reply, original.id), True  # type: ignore[union-attr]
+        if isinstance(message, rpc.ErrorResponse):
+            return rpc.ErrorResponse(original.id, message.error), True
+        return rpc.InvalidMessage(message.reason, message.reply, original.id), True
 
     def _take_result(self, exchange: Exchange, result: dict[str, Any]) -> dict[str, Any]:
         """A hook: what the stream learns from (or changes in) a result on its way to the

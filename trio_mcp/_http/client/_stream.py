@@ -172,12 +172,11 @@ class HttpClientStream(LegacyStream, Sse2024Stream):
             raise trio.ClosedResourceError("the HTTP stream is closed")
         if self._ended:
             raise trio.BrokenResourceError(self._broken or "the server ended the event stream")
-        kind = type(message)
-        if kind is rpc.Request:
-            await self._send_request(message)  # type: ignore[arg-type]
+        if isinstance(message, rpc.Request):
+            await self._send_request(message)
             return
-        if kind is rpc.Notification and message.method == "notifications/cancelled":  # type: ignore[union-attr]
-            await self._cancel(message)  # type: ignore[arg-type]
+        if isinstance(message, rpc.Notification) and message.method == "notifications/cancelled":
+            await self._cancel(message)
             return
         if self.mode in ("new", "modern"):
             # The modern wire has no client notifications and no server requests to answer.
@@ -187,8 +186,8 @@ class HttpClientStream(LegacyStream, Sse2024Stream):
         await self._post_message(message)
         if (
             self.mode == "streamable"
-            and kind is rpc.Notification
-            and message.method == "notifications/initialized"  # type: ignore[union-attr]
+            and isinstance(message, rpc.Notification)
+            and message.method == "notifications/initialized"
         ):
             await self._open_get_stream()
 

@@ -385,8 +385,7 @@ class McpAsgiApp:
         token = http.scope.get(ACCESS_TOKEN_KEY)
         if auth is None or token is None:
             return False  # (not reached: the edge admitted only requests with a token)
-        kind = type(message)
-        items = message.items if kind is rpc.Batch else [message]  # type: ignore[union-attr]
+        items = message.items if isinstance(message, rpc.Batch) else [message]
         needed: frozenset[str] = frozenset()
         first_id = None
         for item in items:
@@ -545,18 +544,16 @@ def _token_subject(scope: Scope) -> str | None:
 def _is_modern(header: str | None, message: Received) -> bool:
     if header is not None and header.strip() not in LEGACY_VERSIONS:
         return True
-    kind = type(message)
-    if kind is rpc.Request or kind is rpc.Notification:
-        return declares_modern_version(message.params)  # type: ignore[union-attr]
+    if isinstance(message, (rpc.Request, rpc.Notification)):
+        return declares_modern_version(message.params)
     return False
 
 
 def _carries_request(message: Received) -> bool:
-    kind = type(message)
-    if kind is rpc.Request:
+    if isinstance(message, rpc.Request):
         return True
-    if kind is rpc.Batch:
-        return any(type(item) is rpc.Request for item in message.items)  # type: ignore[union-attr]
+    if isinstance(message, rpc.Batch):
+        return any(type(item) is rpc.Request for item in message.items)
     return False
 
 

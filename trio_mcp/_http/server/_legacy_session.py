@@ -170,17 +170,16 @@ class LegacySession:
         Raises:
             SessionClosed: the session ended.
         """
-        kind = type(message)
-        if kind is rpc.Request and message.method in SELF_ANSWERED:  # type: ignore[union-attr]
-            event = self.connection.receive(message)  # type: ignore[arg-type]
+        if isinstance(message, rpc.Request) and message.method in SELF_ANSWERED:
+            event = self.connection.receive(message)
             if type(event) is Reply:
-                await self.route(event.message, message.id)  # type: ignore[union-attr]
+                await self.route(event.message, message.id)
             else:
                 await trio.lowlevel.checkpoint()
             return
-        if kind is rpc.Notification and message.method == "notifications/cancelled":  # type: ignore[union-attr]
-            await self._cancelled((message.params or {}).get("requestId"))  # type: ignore[union-attr]
-        if self._inbound is None and kind is not rpc.Request:
+        if isinstance(message, rpc.Notification) and message.method == "notifications/cancelled":
+            await self._cancelled((message.params or {}).get("requestId"))
+        if self._inbound is None and not isinstance(message, rpc.Request):
             # Dormant: no handler runs and none of our requests waits for an answer, so the
             # connection alone deals with it.
             event = self.connection.receive(message)  # type: ignore[arg-type]
@@ -326,8 +325,7 @@ class LegacySession:
     ) -> None:
         """Send one message to the channel it belongs to (see the module notes); an answer
         that goes out alone as JSON has ``status`` and ``headers``."""
-        kind = type(message)
-        answer = kind is rpc.ResultResponse or kind is rpc.ErrorResponse
+        answer = isinstance(message, (rpc.ResultResponse, rpc.ErrorResponse))
         if answer and related is None:
             related = message.id  # type: ignore[union-attr]
         channel = self.routes.get(related) if related is not None else None
@@ -341,7 +339,7 @@ class LegacySession:
             if channel is None or (answer and related is not None):
                 # No stream for it: the client never opened the standalone stream (so it
                 # could not resume it either), or an answer to a request we do not know.
-                log.debug("dropped %s: no stream carries it", kind.__name__)
+                log.debug("dropped %s: no stream carries it", type(message).__name__)
                 await trio.lowlevel.checkpoint()
                 return
         elif answer:

@@ -101,14 +101,15 @@ class _ExchangeStream(MessageStream):
 
     async def send(self, message: rpc.Message, *, related: RequestId | None = None) -> None:
         writer = self._writer
-        kind = type(message)
-        if kind is rpc.ResultResponse or kind is rpc.ErrorResponse:
-            if message.id != self._id:  # type: ignore[union-attr]
+        if isinstance(message, (rpc.ResultResponse, rpc.ErrorResponse)):
+            if message.id != self._id:
                 await trio.lowlevel.checkpoint()
                 return
             data = rpc.dumps(message)
             if writer.state == "new" and writer.json_ok:
-                status, headers = (200, ()) if kind is rpc.ResultResponse else _status(message)
+                status, headers = (
+                    (200, ()) if isinstance(message, rpc.ResultResponse) else _status(message)
+                )
                 await writer.json(data, status, headers=headers)
             else:
                 await writer.event(data)
@@ -200,19 +201,18 @@ class ModernEndpoint:
         :func:`~._callers.caller_of`; it names the principal and the rate-limit bucket).
         Blocks until the answer was sent (for a subscription: until it ends), or the client
         disconnected."""
-        kind = type(message)
-        if kind is rpc.Request:
-            await self._request(http, message, caller)  # type: ignore[arg-type]
-        elif kind is rpc.Notification:
+        if isinstance(message, rpc.Request):
+            await self._request(http, message, caller)
+        elif isinstance(message, rpc.Notification):
             # This revision defines no client notifications over HTTP: accept and drop.
             await http.respond(202)
-        elif kind is rpc.InvalidMessage:
-            reply = message.reply  # type: ignore[union-attr]
+        elif isinstance(message, rpc.InvalidMessage):
+            reply = message.reply
             if reply is None:
                 await http.respond_error(400, ErrorCode.INVALID_REQUEST, "Invalid message")
             else:
                 await http.respond_message(reply, 400)
-        elif kind is rpc.Batch:
+        elif isinstance(message, rpc.Batch):
             await http.respond_error(
                 400, ErrorCode.INVALID_REQUEST, "Invalid Request: batches are not supported"
             )
