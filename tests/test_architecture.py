@@ -404,3 +404,30 @@ def test_the_shield_check_accepts_a_deadline_or_a_reason(source: str) -> None:
 @pytest.mark.parametrize("source", UNBOUNDED_SHIELDS)
 def test_the_shield_check_refuses_a_shield_without_either(source: str) -> None:
     assert len(_shields(source)[0]) == 1
+
+
+#: Modules that import by a name computed at run time (not a deferred import, which goes
+#: through a ``_lazy`` module), and why.
+IMPORTS_BY_COMPUTED_NAME = {
+    "trio_mcp/_types/_methods.py": "the method table loads each method's model by its name",
+    "trio_mcp/_types/_converter.py": "resolves the string annotations of every model module",
+    "trio_mcp/_http/server/_worker_spec.py": "a worker imports the user's 'module:attribute'",
+    "trio_mcp/_fuzz/_runner.py": "checks that the fuzz extra's packages, named, are there",
+}
+
+
+def test_only_the_lazy_modules_import_importlib() -> None:
+    """A deferred import is written in the package's ``_lazy.py``, nowhere else: any other
+    module importing ``importlib`` imports by a computed name, and says why above."""
+    found = []
+    for path in SOURCES:
+        tree = ast.parse(path.read_text())
+        uses = any(
+            (isinstance(node, ast.Import) and any(a.name == "importlib" for a in node.names))
+            or (isinstance(node, ast.ImportFrom) and node.module == "importlib")
+            for node in ast.walk(tree)
+        )
+        name = str(path.relative_to(PACKAGE.parent))
+        if uses and path.name != "_lazy.py" and name not in IMPORTS_BY_COMPUTED_NAME:
+            found.append(name)
+    assert not found, f"importlib outside the _lazy modules: {found}"

@@ -18,9 +18,11 @@ if TYPE_CHECKING:
     from hypothesis import HealthCheck, Phase, Verbosity, seed, settings
     from hypothesis.errors import Flaky, FlakyStrategyDefinition, HypothesisException
     from hypothesis.stateful import get_state_machine_test
+    from ._http import HttpConnection
     from ._machine import ServerMachine, machine_for
     from ._runner import fuzz
     from ._scan import run_scans
+    from ._scan_http import scan_http
     from ._settings import FuzzSettings
 # isort: on
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
-
 import trio
 
+from . import _lazy
 from ._checker import Checker
 from ._connection import Connection, StdioConnection, Timing
 from ._target import HttpTarget, StdioTarget, Target
@@ -72,8 +71,7 @@ class Opener:
                 max_message_size=max(_MIN_READ_LIMIT, 4 * self.max_message_size),
             )
         assert isinstance(target, HttpTarget)
-        http = importlib.import_module("trio_mcp._fuzz._http")
-        connection: Connection = await http.HttpConnection.start(
+        connection: Connection = await _lazy.HttpConnection.start(
             self.nursery, target, checker, self.timing
         )
         return connection

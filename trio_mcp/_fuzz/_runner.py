@@ -338,8 +338,7 @@ async def _scan_http(
 ) -> tuple[list[FuzzFailure], bool]:
     """The ``http`` class's fixed probes (:mod:`._scan_http`), as failures without a
     reproduction to replay, and whether they reached the server."""
-    scan = importlib.import_module("trio_mcp._fuzz._scan_http")
-    findings, scan_notes, reached = await scan.scan_http(
+    findings, scan_notes, reached = await _lazy.scan_http(
         target, eras=tuple(sorted(catalogue.eras)), deadline=run.deadline, max_body=run.max_body
     )
     notes.extend(scan_notes)
