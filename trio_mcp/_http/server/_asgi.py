@@ -77,9 +77,9 @@ from . import _lazy
 from ._callers import PEER_PREFIXES_KEY, CallerCaps, PeerPrefixes, caller_of
 from ._event_store import EventStore, MemoryEventStore
 from ._exchange import Disconnected, HttpRequest, Receive, Scope, Send, TooLarge, error_body
-from ._legacy_sessions import SessionManager
 from ._modern import ModernEndpoint
 from ._security import HostPolicy
+from ._session_manager import SessionManager
 from ._sse_2024 import SseTransport
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from ..._transports._stream import MessageStream, Received
 from ..._types._base import Error, RequestId
 from ._callers import CallerCaps, caller_of
 from ._exchange import HttpRequest, ResponseWriter, Scope, cancel_on_disconnect, keep_alive
-from ._legacy_sessions import SHUTTING_DOWN
+from ._session_manager import SHUTTING_DOWN
 from ._sse import endpoint_event
 
 if TYPE_CHECKING:

@@ -11,14 +11,14 @@ and an idle session costs a few kilobytes. Requests the protocol answers by
 itself (``initialize``, ``ping``, ``logging/setLevel``) and notifications to
 a dormant session need no engine at all.
 
-The engine runs in the session manager's nursery (see :mod:`._legacy_sessions`).
+The engine runs in the session manager's nursery (see :mod:`._session_manager`).
 
 Routing
 -------
 
 What the engine sends is routed by the request it belongs to (``related``):
 to the channel of the POST that carried that request, else to the
-standalone ``GET`` stream; never to several streams. See :mod:`._legacy_channels`
+standalone ``GET`` stream; never to several streams. See :mod:`._resumable_streams`
 for resumption.
 """
 
@@ -38,11 +38,11 @@ from ..._session._engine import Session, connect_session
 from ..._transports._stream import MessageStream, Received
 from ..._types._base import RequestId
 from ._exchange import Header, retry_status
-from ._legacy_channels import Channel
+from ._resumable_streams import Channel
 
 if TYPE_CHECKING:
     from ..._server._context import Context
-    from ._legacy_sessions import SessionManager
+    from ._session_manager import SessionManager
 
 __all__ = ["LegacySession", "SessionClosed", "close_sse_stream"]
 

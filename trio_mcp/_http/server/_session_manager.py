@@ -6,7 +6,7 @@ Resource handling
 
 The :class:`SessionManager` lives in a nursery its owner opened (the ASGI
 lifespan task, or :func:`~trio_mcp.http.open_asgi_app`); every session's
-engine runs there (see :mod:`._legacy_session`), so none outlives it.
+engine runs there (see :mod:`._session_engine`), so none outlives it.
 
 A session ends on ``DELETE``, after ``idle_timeout`` seconds without HTTP
 traffic, and at shutdown: its engine is cancelled, its waiting responses are
@@ -33,8 +33,8 @@ from .._headers import LAST_EVENT_ID, MCP_SESSION_ID
 from ._callers import CallerCaps
 from ._event_store import EventStore
 from ._exchange import HttpRequest, ResponseWriter, error_body, keep_alive
-from ._legacy_channels import Channel, replay as replay_events
-from ._legacy_session import SESSION_END_TIMEOUT, LegacySession, SessionClosed
+from ._resumable_streams import Channel, replay as replay_events
+from ._session_engine import SESSION_END_TIMEOUT, LegacySession, SessionClosed
 from ._sse import priming_event
 
 if TYPE_CHECKING:
