@@ -72,3 +72,23 @@ def test_the_command_line_names_the_extra_in_one_line() -> None:
         "trio-mcp: --url needs the 'http' extra, which is not installed (no module 'httpx', "
         "'httpx_sse'): pip install 'trio-mcp[http]'\n"
     )
+
+
+def test_a_fleet_state_without_its_extra_names_the_extra() -> None:
+    """``serve(..., state=...)`` without coredis: the error names the extra before any Redis
+    is reached (the rest of the app imports nothing of Redis)."""
+    code = """
+import trio
+from trio_mcp import Server
+from trio_mcp.http import open_asgi_app
+
+async def main():
+    async with open_asgi_app(Server("s"), state="redis://127.0.0.1:1/0"):
+        pass
+
+trio.run(main)
+"""
+    run = run_without({"coredis"}, code)
+    assert run.returncode == 1
+    assert "needs the 'tasks-redis' extra" in run.stderr, run.stderr
+    assert "pip install 'trio-mcp[tasks-redis]'" in run.stderr

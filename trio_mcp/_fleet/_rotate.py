@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._extras import require_extra
 from ._keys import rotate_keys
 from ._state import RedisState, parse_state
 
@@ -18,6 +19,7 @@ async def rotate_request_state_key(state: str | RedisState) -> None:
         ValueError: ``state`` is not a Redis URL.
         Exception: what Redis raised (it does not answer).
     """
+    require_extra("tasks-redis", "rotate_request_state_key")
     from coredis import Redis
 
     parsed = parse_state(state)

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 import trio
 
+from .._extras import require_extra
 from . import _lazy
 from ._state import RedisState, parse_state
 
@@ -25,12 +26,18 @@ async def running_fleet(
     server: Server, state: str | RedisState | None
 ) -> AsyncIterator[Fleet | None]:
     """Be a worker of the fleet sharing ``state`` for the block (see
-    :func:`~trio_mcp._fleet._fleet.open_fleet`), or nothing (``None``) without one."""
+    :func:`~trio_mcp._fleet._fleet.open_fleet`), or nothing (``None``) without one.
+
+    Raises:
+        MissingExtra: a state is given but coredis (the ``tasks-redis`` extra) is not
+            installed.
+    """
     parsed = parse_state(state)
     if parsed is None:
         await trio.lowlevel.checkpoint()
         yield None
         return
+    require_extra("tasks-redis", "a fleet's shared state (state=)")
     async with _lazy.open_fleet(server, parsed) as fleet:
         yield fleet
 

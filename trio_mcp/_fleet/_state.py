@@ -36,6 +36,8 @@ class RedisState:
     status) for every ``subscriptions/listen`` stream of every worker, and, for a server
     that runs tasks in the default in-memory store, the task store.
 
+    Needs the ``tasks-redis`` extra (coredis), which also backs the Redis task store.
+
     Attributes:
         url: ``redis://host:port/db`` (or ``rediss://``, ``unix://``).
         prefix: put before every key, so several servers can share one database.
