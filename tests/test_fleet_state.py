@@ -226,3 +226,17 @@ async def test_the_everything_server_runs_as_a_fleet_member(redis: RedisProcess)
         for process in processes:
             process.terminate()
             process.wait(timeout=10)
+
+
+def test_a_redis_state_is_parsed_strictly() -> None:
+    assert RedisState(url="redis://127.0.0.1:6379/0").key_refresh == 10.0
+    with pytest.raises(ValueError, match="not a Redis URL"):
+        RedisState(url="http://127.0.0.1:6379")
+    with pytest.raises(TypeError, match="changes_kept must be int, not float"):
+        RedisState(url="redis://h/0", changes_kept=1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="relay_queue must be int, not bool"):
+        RedisState(url="redis://h/0", relay_queue=True)
+    with pytest.raises(TypeError, match="prefix must be str"):
+        RedisState(url="redis://h/0", prefix=b"x")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="key_refresh must be more than 0"):
+        RedisState(url="redis://h/0", key_refresh=0)

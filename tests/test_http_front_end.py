@@ -183,7 +183,7 @@ async def test_pipelined_requests_are_answered_in_order() -> None:
     async with front_end() as (port, _), connection(port) as stream:
         wire = b"".join(post(call(id, f"call {id}")) for id in range(5))
         await stream.send_all(wire[:-10])
-        await trio.sleep(0.05)
+        await trio.testing.wait_all_tasks_blocked()  # the server has read the first part
         await stream.send_all(wire[-10:])
         responses, closed = await read_responses(stream, 5)
         assert [echoed(r) for r in responses] == [f"call {id}" for id in range(5)]

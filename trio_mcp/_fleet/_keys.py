@@ -85,7 +85,7 @@ async def read_keys(
         args=[clock(), first.hex(), 2 * key_refresh, state_ttl + key_refresh],
     )
     if not isinstance(reply, list):
-        raise TypeError(f"the fleet's key script answered {reply!r:.60}")
+        raise TypeError(f"the fleet's key script answered a {type(reply).__name__}, not a list")
     flat = list(reply)
     fields = {_text(k): _text(v) for k, v in zip(flat[::2], flat[1::2], strict=True)}
     current = bytes.fromhex(fields["current"])

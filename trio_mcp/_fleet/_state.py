@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
@@ -18,6 +19,17 @@ def _check_url(_: object, __: object, url: str) -> None:
             f"state: {url!r:.80} is not a Redis URL (redis://host:port/db, rediss://..., "
             "unix:///path)"
         )
+
+
+def _of(*types: type) -> Callable[[object, attrs.Attribute[Any], object], None]:
+    def check(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if type(value) not in types:  # bool is an int: refused too
+            names = " or ".join(t.__name__ for t in types)
+            raise TypeError(
+                f"RedisState: {attribute.name} must be {names}, not {type(value).__name__}"
+            )
+
+    return check
 
 
 def _positive(_: object, attribute: attrs.Attribute[Any], value: float) -> None:
@@ -50,10 +62,10 @@ class RedisState:
     """
 
     url: str = attrs.field(validator=_check_url)
-    prefix: str = DEFAULT_PREFIX
-    key_refresh: float = attrs.field(default=10.0, validator=_positive)
-    changes_kept: int = attrs.field(default=10_000, validator=_positive)
-    relay_queue: int = attrs.field(default=1024, validator=_positive)
+    prefix: str = attrs.field(default=DEFAULT_PREFIX, validator=_of(str))
+    key_refresh: float = attrs.field(default=10.0, validator=[_of(int, float), _positive])
+    changes_kept: int = attrs.field(default=10_000, validator=[_of(int), _positive])
+    relay_queue: int = attrs.field(default=1024, validator=[_of(int), _positive])
 
 
 def parse_state(state: str | RedisState | None) -> RedisState | None:
