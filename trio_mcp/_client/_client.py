@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, Unpack
 
 import trio
 
@@ -68,6 +68,10 @@ __all__ = ["Client", "LogHandler", "connect_client", "open_client"]
 T = TypeVar("T")
 
 
+#: The default of :attr:`Client.max_list_items`.
+MAX_LIST_ITEMS: Final = 100_000
+
+
 class Client:
     """A connected MCP client. Create it with :func:`open_client` (or a transport's own
     ``open_*_client``); every method blocks until the server answers, and cancelling the
@@ -103,6 +107,10 @@ class Client:
         self.validate_output = validate_output
         self._output_schemas = inbound.output_schemas
         self.discovery = discovery
+        #: How many items (a page without any counts as one) the list-all helpers
+        #: (:meth:`list_tools`, :meth:`list_resources`, ...) collect before refusing a
+        #: server whose pages do not end.
+        self.max_list_items = MAX_LIST_ITEMS
 
     # -- what we declare --------------------------------------------------------------------
 
@@ -516,12 +524,25 @@ class Client:
         return result
 
     async def _all(self, page: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
+        """Every item of a paginated list, page after page. Raises :class:`ProtocolError` if
+        the server repeats a cursor, or if its pages go past :attr:`max_list_items` (empty
+        pages counting one each), so a server whose cursors never end cannot make this
+        collect without end."""
         items: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
+        budget = self.max_list_items
         while True:
             result = await page(cursor)
-            items.extend(getattr(result, field))
+            found = getattr(result, field)
+            budget -= max(1, len(found))
+            if budget < 0:
+                raise ProtocolError(
+                    f"the server's {field} list goes past max_list_items="
+                    f"{self.max_list_items} (its pages do not end); raise the client's "
+                    "max_list_items, or read it page by page"
+                )
+            items.extend(found)
             cursor = result.next_cursor
             if cursor is None:
                 return items
