@@ -235,6 +235,27 @@ def test_the_http_clients_two_legacies_do_not_import_each_other(module: str) -> 
     assert other not in imported, f"_http/client/{module}.py imports {other}"
 
 
+#: The session's modules that may import the session module itself: the session's own
+#: options (a TypedDict of its keyword arguments, which name its handler types; imported
+#: only for the type checker).
+SESSION = PACKAGE / "_session"
+SESSION_MODULE = "trio_mcp._session._engine"
+IMPORTS_THE_SESSION = {"_engine.py", "_options.py"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in SESSION.glob("*.py") if p.name not in IMPORTS_THE_SESSION),
+    ids=lambda p: p.name,
+)
+def test_the_session_parts_do_not_import_the_session(path: Path) -> None:
+    """Imports run one way, as in h11: ``_engine`` puts the session together from its
+    parts, and a part is given what it needs (a ``_link.Link``, callables), never the
+    ``Session`` class, not even for the type checker."""
+    imported = _imports(path)
+    assert SESSION_MODULE not in imported, f"_session/{path.name} imports {SESSION_MODULE}"
+
+
 def test_the_package_is_typed() -> None:
     assert (PACKAGE / "py.typed").exists()
 
