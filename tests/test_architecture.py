@@ -256,6 +256,72 @@ def test_the_session_parts_do_not_import_the_session(path: Path) -> None:
     assert SESSION_MODULE not in imported, f"_session/{path.name} imports {SESSION_MODULE}"
 
 
+# -- nobody reads a Server's private attributes ----------------------------------------------
+
+#: The names a Server goes by in trio_mcp (``server._x``, ``self.server._x``, ``srv._x``,
+#: ``self._server._x``, ``manager.server._x``).
+SERVER_NAMES = {"server", "srv", "_server"}
+#: The modules that may read a Server's private attributes, and why.
+READS_SERVER_PRIVATES = {
+    "trio_mcp/_server/_server.py": "the Server itself",
+    "trio_mcp/_server/_internals.py": "ServerInternals: the one internal read interface that "
+    "the dispatch, the HTTP transports, the workers and the fleet use instead",
+}
+
+
+def _server_private_reads(source: str) -> list[tuple[int, str]]:
+    """The ``(line, code)`` of every private attribute read (or call, or write) on
+    something named as a server in ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            continue
+        holder = node.value
+        if (isinstance(holder, ast.Name) and holder.id in SERVER_NAMES) or (
+            isinstance(holder, ast.Attribute) and holder.attr in SERVER_NAMES
+        ):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_only_the_server_reads_its_private_attributes() -> None:
+    """The dispatch and the transports read a Server through ``ServerInternals``
+    (``_server/_internals.py``), so ``_server.py`` can change what is behind it."""
+    found = []
+    for path in SOURCES:
+        name = str(path.relative_to(PACKAGE.parent))
+        if name not in READS_SERVER_PRIVATES:
+            found += [
+                f"{name}:{line}: {code}" for line, code in _server_private_reads(path.read_text())
+            ]
+    assert not found, "a Server's private attributes read outside it:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "server._tools.get(name)\n",
+        "self.server._sealer.open(state)\n",
+        "srv._hub.relay = None\n",
+        "self.manager.server._notification_callbacks\n",
+        "self._server._templates\n",
+    ],
+)
+def test_the_server_privates_check_finds_a_read(source: str) -> None:
+    assert len(_server_private_reads(source)) == 1
+
+
+@pytest.mark.parametrize(
+    "source", ["server.tools.get(name)\n", "internals.tools\n", "server.__class__\n"]
+)
+def test_the_server_privates_check_passes_public_reads(source: str) -> None:
+    assert _server_private_reads(source) == []
+
+
 def test_the_package_is_typed() -> None:
     assert (PACKAGE / "py.typed").exists()
 
