@@ -235,6 +235,147 @@ def test_the_http_clients_two_legacies_do_not_import_each_other(module: str) -> 
     assert other not in imported, f"_http/client/{module}.py imports {other}"
 
 
+#: Which modules each layer of the edges may not import (absolute names, prefixes; imports
+#: for the type checker count too). What holds today, written down so it keeps holding.
+EDGE_LAYERS: dict[str, tuple[tuple[str, ...], str]] = {
+    "_auth": (
+        (
+            "trio_mcp._http",
+            "trio_mcp._websocket",
+            "trio_mcp._server",
+            "trio_mcp._client",
+            "trio_mcp._session",
+            "trio_mcp._transports",
+            "trio_mcp._protocol",
+            "trio_mcp._host",
+            "trio_mcp._fleet",
+            "trio_mcp._cli",
+            "trio_mcp._fuzz",
+            "trio_mcp._testing",
+        ),
+        "OAuth is below every transport: the HTTP server and the WebSocket transport call it, "
+        "it names what it needs of a request (_auth/_exchange.py)",
+    ),
+    "_http": (
+        (
+            "trio_mcp._websocket",
+            "trio_mcp._host",
+            "trio_mcp._cli",
+            "trio_mcp._fuzz",
+            "trio_mcp._testing",
+        ),
+        "the HTTP transports know nothing of the layers built on them",
+    ),
+    "_websocket.py": (
+        (
+            "trio_mcp._http.client",
+            "trio_mcp._http.server._asgi",
+            "trio_mcp._http.server._modern",
+            "trio_mcp._http.server._session_engine",
+            "trio_mcp._http.server._session_manager",
+            "trio_mcp._host",
+            "trio_mcp._cli",
+            "trio_mcp._fuzz",
+            "trio_mcp._testing",
+        ),
+        "the WebSocket transport is beside HTTP, not on it: of the HTTP server it uses only "
+        "the shared pieces (test_the_websocket_transport_uses_only_https_shared_pieces)",
+    ),
+    "_websocket_auth.py": (
+        (
+            "trio_mcp._http.client",
+            "trio_mcp._http.server._asgi",
+            "trio_mcp._http.server._modern",
+            "trio_mcp._http.server._session_engine",
+            "trio_mcp._http.server._session_manager",
+            "trio_mcp._client",
+            "trio_mcp._host",
+            "trio_mcp._cli",
+            "trio_mcp._fuzz",
+            "trio_mcp._testing",
+        ),
+        "the WebSocket handshake's authorization: the auth layer and the wire, no more",
+    ),
+}
+
+
+def _under(name: str, modules: tuple[str, ...] | set[str]) -> bool:
+    """Whether ``name`` is one of ``modules`` or inside one (``trio_mcp._cli`` is not
+    inside ``trio_mcp._client``)."""
+    return any(name == module or name.startswith(module + ".") for module in modules)
+
+
+def _layer_files(layer: str) -> list[Path]:
+    if layer.endswith(".py"):
+        return [PACKAGE / layer]
+    return sorted((PACKAGE / layer).rglob("*.py"))
+
+
+def _edge_layer_violations(layer: str) -> list[str]:
+    forbidden, _why = EDGE_LAYERS[layer]
+    files = _layer_files(layer)
+    assert files, layer
+    return [
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in files
+        for name in sorted(_imports(path))
+        if _under(name, forbidden)
+    ]
+
+
+@pytest.mark.parametrize("layer", sorted(EDGE_LAYERS))
+def test_the_edges_are_layered(layer: str) -> None:
+    found = _edge_layer_violations(layer)
+    assert not found, f"{EDGE_LAYERS[layer][1]}:\n" + "\n".join(found)
+
+
+#: What the WebSocket transport takes from the HTTP server: the Host/Origin policy both
+#: enforce, and the JSON-RPC error body both send.
+WEBSOCKET_FROM_HTTP_SERVER = {
+    ("trio_mcp._http.server._security", "HostPolicy"),
+    ("trio_mcp._http.server._security", "is_loopback"),
+    ("trio_mcp._http.server._exchange", "error_body"),
+}
+
+
+def _imported_from(path: Path, prefix: str) -> set[tuple[str, str]]:
+    """The ``(module, name)`` pairs ``path`` imports from modules under ``prefix``."""
+    package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else ()
+            module = ".".join((*base, *(node.module.split(".") if node.module else ())))
+            if _under(module, (prefix,)):
+                found.update((module, alias.name) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update((a.name, "") for a in node.names if _under(a.name, (prefix,)))
+    return found
+
+
+@pytest.mark.parametrize("module", ["_websocket.py", "_websocket_auth.py"])
+def test_the_websocket_transport_uses_only_https_shared_pieces(module: str) -> None:
+    taken = _imported_from(PACKAGE / module, "trio_mcp._http")
+    assert taken <= WEBSOCKET_FROM_HTTP_SERVER, sorted(taken - WEBSOCKET_FROM_HTTP_SERVER)
+
+
+#: The one module that imports the command line: ``python -m trio_mcp`` runs it.
+IMPORTS_THE_CLI = {"__main__.py"}
+
+
+def test_nothing_but_the_entry_point_imports_the_cli() -> None:
+    """The CLI is the top layer: the library never imports it (nor its dependencies)."""
+    found = [
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in SOURCES
+        if path.relative_to(PACKAGE).parts[0] != "_cli"
+        and str(path.relative_to(PACKAGE)) not in IMPORTS_THE_CLI
+        for name in sorted(_imports(path))
+        if _under(name, ("trio_mcp._cli",))
+    ]
+    assert not found, found
+
+
 #: The session's modules that may import the session module itself: the session's own
 #: options (a TypedDict of its keyword arguments, which name its handler types; imported
 #: only for the type checker).
