@@ -395,6 +395,9 @@ def test_the_session_parts_do_not_import_the_session(path: Path) -> None:
     ``Session`` class, not even for the type checker."""
     imported = _imports(path)
     assert SESSION_MODULE not in imported, f"_session/{path.name} imports {SESSION_MODULE}"
+    # Nor does it reach into the session it is given (``session._send``).
+    reads = _private_reads(path.read_text(), {"session", "_session"})
+    assert not reads, f"_session/{path.name} reads the session's privates: {reads}"
 
 
 # -- nobody reads a Server's private attributes ----------------------------------------------
@@ -410,9 +413,9 @@ READS_SERVER_PRIVATES = {
 }
 
 
-def _server_private_reads(source: str) -> list[tuple[int, str]]:
+def _private_reads(source: str, names: set[str] = SERVER_NAMES) -> list[tuple[int, str]]:
     """The ``(line, code)`` of every private attribute read (or call, or write) on
-    something named as a server in ``source``."""
+    something named as one of ``names`` (a server, by default) in ``source``."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if not (
@@ -422,8 +425,8 @@ def _server_private_reads(source: str) -> list[tuple[int, str]]:
         ):
             continue
         holder = node.value
-        if (isinstance(holder, ast.Name) and holder.id in SERVER_NAMES) or (
-            isinstance(holder, ast.Attribute) and holder.attr in SERVER_NAMES
+        if (isinstance(holder, ast.Name) and holder.id in names) or (
+            isinstance(holder, ast.Attribute) and holder.attr in names
         ):
             found.append((node.lineno, ast.unparse(node)))
     return found
@@ -436,9 +439,7 @@ def test_only_the_server_reads_its_private_attributes() -> None:
     for path in SOURCES:
         name = str(path.relative_to(PACKAGE.parent))
         if name not in READS_SERVER_PRIVATES:
-            found += [
-                f"{name}:{line}: {code}" for line, code in _server_private_reads(path.read_text())
-            ]
+            found += [f"{name}:{line}: {code}" for line, code in _private_reads(path.read_text())]
     assert not found, "a Server's private attributes read outside it:\n" + "\n".join(found)
 
 
@@ -453,14 +454,14 @@ def test_only_the_server_reads_its_private_attributes() -> None:
     ],
 )
 def test_the_server_privates_check_finds_a_read(source: str) -> None:
-    assert len(_server_private_reads(source)) == 1
+    assert len(_private_reads(source)) == 1
 
 
 @pytest.mark.parametrize(
     "source", ["server.tools.get(name)\n", "internals.tools\n", "server.__class__\n"]
 )
 def test_the_server_privates_check_passes_public_reads(source: str) -> None:
-    assert _server_private_reads(source) == []
+    assert _private_reads(source) == []
 
 
 def test_the_package_is_typed() -> None:
