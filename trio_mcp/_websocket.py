@@ -184,7 +184,7 @@ class WebSocketStream(MessageStream):
             return
         self._closed = True
         self._outgoing.close()
-        # unbounded shield: each step inside has its deadline (flush_timeout, close_timeout)
+        # Shielded, and bounded from inside: each step has its deadline.
         with trio.CancelScope(shield=True):
             with trio.move_on_after(flush_timeout):
                 await self._written.wait()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 import trio
 
+from .._server._internals import ServerInternals
 from ._keys import FleetKeys, read_keys
 from ._relay import BACKOFF_INITIAL, BACKOFF_MAX, ChangeRelay
 from ._state import RedisState
@@ -40,11 +41,12 @@ class Fleet:
 
     def __init__(self, server: Server, state: RedisState, redis: coredis.Redis[bytes]) -> None:
         self.server = server
+        self._internals = ServerInternals(server)
         self.state = state
         self._redis = redis
         self.relay = ChangeRelay(
             redis,
-            server._hub,
+            self._internals.hub,
             prefix=state.prefix,
             kept=state.changes_kept,
             queue=state.relay_queue,
@@ -59,11 +61,11 @@ class Fleet:
             self._redis,
             self.state.prefix,
             key_refresh=self.state.key_refresh,
-            state_ttl=self.server._request_state_ttl,
+            state_ttl=self._internals.request_state_ttl,
             seed=self.keys.current if self.keys is not None else None,
         )
         self.keys = keys
-        self.server._use_fleet_keys(keys.current, keys.accepted[1:])
+        self._internals.use_fleet_keys(keys.current, keys.accepted[1:])
 
     async def _keep_keys(self) -> None:
         delay = BACKOFF_INITIAL
@@ -119,9 +121,10 @@ async def open_fleet(server: Server, state: RedisState) -> AsyncIterator[Fleet]:
                 log.warning("the fleet's Redis does not answer at start-up (%r)", exc)
         nursery.start_soon(fleet._keep_keys)
         nursery.start_soon(fleet.relay.run if fleet.relay.connected else fleet._relay_changes)
-        server._hub.relay = fleet.relay.offer
+        hub = ServerInternals(server).hub
+        hub.relay = fleet.relay.offer
         try:
             yield fleet
         finally:
-            server._hub.relay = None
+            hub.relay = None
             nursery.cancel_scope.cancel()

@@ -204,6 +204,11 @@ class Connection:
     def statistics(self) -> Statistics:
         return attrs.evolve(self._stats)
 
+    def count_progress_dropped(self, count: int) -> None:
+        """Count ``count`` progress updates dropped after this connection delivered them
+        (a session's buffer for a slow reader overflowed), with those it dropped itself."""
+        self._stats.progress_dropped += count
+
     @property
     def peer_capabilities(self) -> Capabilities | None:
         """What the peer declared (``None`` until we know)."""

@@ -100,14 +100,17 @@ from .._types._converter import converter_for
 from .._types._notifications import LoggingMessageNotificationParams, ProgressNotificationParams
 from .._util import open_nursery_unwrapped
 from ._call import Call
-from ._inbound import Admission, ImmediateHandler, Inbound, RequestHandler
+from ._inbound import Admission, Inbound
+from ._link import send_quietly
 from ._options import SessionOptions
 from ._outbound import Outbound, ProgressCallback
 from ._reader import Reader
 from ._waiter import Closed, Waiter
 
 __all__ = [
+    "ImmediateHandler",
     "NotificationHandler",
+    "RequestHandler",
     "Session",
     "connect_session",
     "open_session",
@@ -120,6 +123,14 @@ R = TypeVar("R")
 #: ``await handler(session, method, params)`` takes one notification; ``params`` is typed
 #: for methods the protocol defines.
 NotificationHandler = Callable[["Session", str, Any], Awaitable[None]]
+#: ``await handler(session, request)`` answers one inbound request: return a result model
+#: (or a plain dict), or raise :exc:`~trio_mcp.McpError` to answer with an error.
+RequestHandler = Callable[["Session", InboundRequest], Awaitable[Any]]
+#: ``handler(session, request)`` answers a request *now*, without a task, or returns
+#: :data:`~._inbound.LATER` to have it handled by :data:`RequestHandler` in a task of its
+#: own. Only for work that never blocks (a plain function): it runs in the receive loop, and
+#: cannot be cancelled because it never yields.
+ImmediateHandler = Callable[["Session", InboundRequest], Any]
 
 
 async def _no_notifications(session: Session, method: str, params: Any) -> None:
@@ -187,7 +198,9 @@ class Session:
         self.drain_timeout = drain_timeout
         if admission is None:
             admission = Admission(max_concurrent_requests)
-        self._inbound = Inbound(self, handler, immediate, admission, max_concurrent_requests)
+        self._inbound: Inbound[Session] = Inbound(
+            self, handler, immediate, admission, max_concurrent_requests
+        )
         self._notification_buffer = notification_buffer
         #: Our requests waiting for answers, by id: filed by _outbound, answered by _reader.
         self._waiters: dict[Any, Waiter] = {}
@@ -233,7 +246,13 @@ class Session:
         or the session closed)."""
         await self._finished.wait()
 
-    def _check_open(self) -> None:
+    def check_open(self) -> None:
+        """Raise if no answer can come any more; does not block. For a request the caller
+        registers before it is sent (:meth:`track`).
+
+        Raises:
+            ConnectionClosed: the session was closed, or the peer's input ended.
+        """
         if self._closed_error is not None:
             raise self._closed_error
         if self._input_ended:
@@ -286,7 +305,7 @@ class Session:
             self._on_input_ended()
         if isinstance(broken, MessageTooLarge):
             with trio.move_on_after(self.cancel_send_timeout):
-                await self._send_quietly(broken.reply)
+                await send_quietly(self, broken.reply)
 
     def _closure(self, message: str) -> ConnectionClosed:
         details = getattr(self.stream, "close_details", None)
@@ -368,7 +387,17 @@ class Session:
 
     # -- sending ----------------------------------------------------------------------------
 
-    async def _send(self, message: rpc.Message, *, related: Any = None) -> None:
+    async def send_message(self, message: rpc.Message, *, related: Any = None) -> None:
+        """Send a message: the session's own, and one the connection made that the session
+        does not send itself (the ``notifications/initialized`` of
+        :meth:`Connection.complete_initialize`). ``related``: the id of the inbound request
+        it belongs to, for transports that route by request.
+
+        Blocks until the transport takes it.
+
+        Raises:
+            ConnectionClosed: the connection is gone (then every waiting request fails too).
+        """
         if self._closed_error is not None:
             raise self._closed_error
         try:
@@ -378,12 +407,6 @@ class Session:
             self._closed_error = error
             self._fail_all(error)
             raise error from exc
-
-    async def _send_quietly(self, message: rpc.Message, *, related: Any = None) -> None:
-        try:
-            await self._send(message, related=related)
-        except ConnectionClosed:
-            pass
 
     @asynccontextmanager
     async def open_request(
@@ -411,7 +434,7 @@ class Session:
         request may not be sent (phase, era, or the peer's capabilities), and
         :exc:`~trio_mcp.ConnectionClosed` if the connection is gone.
         """
-        self._check_open()
+        self.check_open()
         pending, message = self.connection.send_request(
             method, params, progress_token=True if progress else None
         )
@@ -514,7 +537,7 @@ class Session:
         """
         version = related.version if related is not None else None
         notification = self.connection.send_notification(method, params, version=version)
-        await self._send(notification, related=related.id if related is not None else None)
+        await self.send_message(notification, related=related.id if related is not None else None)
 
     async def notify(self, notification: Any, *, related: InboundRequest | None = None) -> None:
         """Send a typed notification (``types.ToolListChangedNotification()``)."""
@@ -577,28 +600,6 @@ class Session:
         await self.stream.aclose()
 
     # -- for the layers built on a session (the client) ---------------------------------------
-
-    async def send_message(self, message: rpc.Message, *, related: Any = None) -> None:
-        """Send a message the connection made and the session does not send itself (the
-        ``notifications/initialized`` of :meth:`Connection.complete_initialize`).
-        ``related``: the id of the inbound request it belongs to, for transports that
-        route by request.
-
-        Blocks until the transport takes it.
-
-        Raises:
-            ConnectionClosed: the connection is gone (then every waiting request fails too).
-        """
-        await self._send(message, related=related)
-
-    def check_open(self) -> None:
-        """Raise if no answer can come any more; does not block. For a request the caller
-        registers before it is sent (:meth:`track`).
-
-        Raises:
-            ConnectionClosed: the session was closed, or the peer's input ended.
-        """
-        self._check_open()
 
     def notifications_pending(self) -> int:
         """How many of the notifications received so far the notification handler has not

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
-    from ._engine import NotificationHandler
-    from ._inbound import Admission, ImmediateHandler, RequestHandler
+    from ._engine import ImmediateHandler, NotificationHandler, RequestHandler
+    from ._inbound import Admission
 
 __all__ = ["SessionOptions", "SessionSettings"]
 

@@ -35,6 +35,7 @@ from ..._protocol._connection import Connection
 from ..._protocol._envelope import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from ..._protocol._events import Dispatch, InboundRequest, Reply
 from ..._server._dispatch import Dispatcher
+from ..._server._internals import ServerInternals
 from ..._server._rate_limit import RateLimiter
 from ..._session._engine import Session
 from ..._session._inbound import LATER, Admission
@@ -162,6 +163,7 @@ class ModernEndpoint:
         rate_limiter: RateLimiter | None = None,
     ) -> None:
         self.server = server
+        self._internals = ServerInternals(server)
         self.principal = principal
         options = dict(session_options or {})
         #: One bound for every request's session: at most ``max_concurrent_requests``
@@ -444,7 +446,7 @@ class ModernEndpoint:
         self, headers: dict[str, str], params: dict[str, Any]
     ) -> McpError | None:
         name = name_source("tools/call", params)  # a string, or None
-        spec = self.server.tools.get(name) if name is not None else None
+        spec = self._internals.tools.get(name) if name is not None else None
         if spec is None:
             return None  # the call fails on its own
         arguments = params.get("arguments")

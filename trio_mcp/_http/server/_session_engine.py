@@ -34,6 +34,7 @@ from ... import _jsonrpc as rpc
 from ..._protocol._connection import Connection
 from ..._protocol._events import NotificationReceived, Reply
 from ..._server._dispatch import Dispatcher
+from ..._server._internals import ServerInternals
 from ..._session._engine import Session, connect_session
 from ..._transports._stream import MessageStream, Received
 from ..._types._base import RequestId
@@ -210,7 +211,9 @@ class LegacySession:
             await self._forget(channel)
 
     async def _notify(self, event: NotificationReceived) -> None:
-        callback = self.manager.server._notification_callbacks.get(event.method)
+        # A client's notifications are few (roots changed, initialized): the view is made
+        # for each.
+        callback = ServerInternals(self.manager.server).notification_callbacks.get(event.method)
         if callback is None:
             await trio.lowlevel.checkpoint()
             return
