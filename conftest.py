@@ -1,10 +1,10 @@
-"""Settings shared by every test (tests/, the lifecycle fuzzers in tests/lifecycle/ too).
+"""Settings shared by every test: tests/, and the lifecycle fuzzers in fuzz/.
 
 Hypothesis profiles, chosen with ``HYPOTHESIS_PROFILE`` (default ``ci``):
 
 * ``ci``: a quick pass that keeps the whole suite, fuzzers included, well under a minute;
 * ``deep``: thousands of examples and longer runs, for hunting bugs
-  (``HYPOTHESIS_PROFILE=deep python -m pytest tests/lifecycle``); the per-test timeout is
+  (``HYPOTHESIS_PROFILE=deep python -m pytest fuzz``); the per-test timeout is
   lifted;
 * ``dev``: fewer examples than ``ci``, for a fast edit-test loop.
 """
