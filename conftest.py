@@ -44,8 +44,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.timeout(0))
 
 
-#: What a skip's report says when the skip gave no reason (``pytest.skip()``).
-_NO_REASON = ("", "Skipped", "Skipped: ")
+#: What a skip's report says when the skip gave no reason (``pytest.skip()``, a bare
+#: ``@pytest.mark.skip``), stripped.
+_NO_REASON = ("", "Skipped", "Skipped:", "Skipped: unconditional skip")
 
 
 def _skip_in_a_group(exc: BaseException) -> pytest.skip.Exception | None:
@@ -90,5 +91,5 @@ def pytest_runtest_makereport(
             return report
     report.outcome = "failed"
     where = f"{os.path.relpath(path, item.config.rootpath)}:{lineno}"
-    report.longrepr = f"skipped without saying why, at {where}: give pytest.skip() a reason"
+    report.longrepr = f"skipped without saying why, at {where}: give the skip a reason"
     return report

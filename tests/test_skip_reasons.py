@@ -36,6 +36,11 @@ def test_sync_skip_without_a_reason():
 
 async def test_async_skip_without_a_reason():
     pytest.skip()
+
+
+@pytest.mark.skip
+def test_marked_without_a_reason():
+    pass
 """
 
 
@@ -60,4 +65,5 @@ def test_every_skip_says_why_and_one_that_does_not_fails(tmp_path: Path) -> None
     assert "FAILED test_skips.py::test_sync_skip_without_a_reason" in out, out
     assert "FAILED test_skips.py::test_async_skip_without_a_reason" in out, out
     assert "skipped without saying why, at test_skips.py:24" in out, out
-    assert "2 failed, 3 skipped" in out, out
+    assert "ERROR test_skips.py::test_marked_without_a_reason" in out, out  # at setup
+    assert "2 failed, 3 skipped, 1 error" in out, out
