@@ -50,7 +50,7 @@ def test_every_skip_says_why_and_one_that_does_not_fails(tmp_path: Path) -> None
     (tmp_path / "pytest.ini").write_text("[pytest]\ntrio_mode = true\n")
     (tmp_path / "test_skips.py").write_text(SKIPS)
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-rsf", "-p", "no:cacheprovider", "test_skips.py"],
+        [sys.executable, "-m", "pytest", "-rsfE", "-p", "no:cacheprovider", "test_skips.py"],
         cwd=tmp_path,
         env={**os.environ, "HYPOTHESIS_PROFILE": "ci"},
         capture_output=True,
