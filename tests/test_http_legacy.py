@@ -292,7 +292,7 @@ async def test_a_stream_closed_early_resumes_with_last_event_id(served: Any) -> 
     assert events[0].data == "" and events[0].retry == 1000
     assert [json.loads(e.data).get("method") for e in events[1:]] == ["notifications/progress"]
     probe.release.set()
-    await trio.sleep(0.05)  # the answer goes into the event store
+    await trio.testing.wait_all_tasks_blocked()  # the answer went into the event store
     resume = {**headers, "last-event-id": events[-1].id or ""}
     r = await client.get(url, headers=resume)
     replay = parse_sse(r.text)
@@ -312,8 +312,9 @@ async def test_a_client_that_lost_its_stream_gets_the_rest_live(served: Any) -> 
         with trio.fail_after(5):
             await probe.started.wait()
         nursery.cancel_scope.cancel()  # the client leaves before any answer
-    # The call goes on; its answer waits in the event store.
-    await trio.sleep(0.05)
+    # The call goes on; its answer waits in the event store. Nothing is left to happen
+    # once every task is blocked, a cancellation included.
+    await trio.testing.wait_all_tasks_blocked()
     assert not probe.cancelled.is_set()
     probe.release.set()
     with trio.fail_after(5):
@@ -329,7 +330,7 @@ async def test_resuming_attaches_to_a_call_still_running(served: Any) -> None:
         events = await reader.rest()  # priming, progress, then the server ends the stream
     resume = {**headers, "last-event-id": events[-1].id or ""}
     async with open_sse(client, "GET", url, headers=resume) as reader:
-        await trio.sleep(0.05)
+        await trio.testing.wait_all_tasks_blocked()  # the resumed stream is attached
         probe.release.set()  # the answer comes live on the resumed stream
         events = await reader.rest()
     assert [json.loads(e.data)["id"] for e in events] == [7]

@@ -204,7 +204,7 @@ def test_server_serves_a_client_that_forgot_initialized() -> None:
     assert isinstance(s.receive(jsonrpc.Request(5, "tools/list", None)), p.Dispatch)
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_initialize_request_on_modern_only_client_raises_value_error_not_index_error() -> None:
     client = p.Connection("client", info=INFO, versions=p.MODERN_VERSIONS)
     with pytest.raises(ValueError, match="no legacy revision"):
@@ -213,7 +213,7 @@ def test_initialize_request_on_modern_only_client_raises_value_error_not_index_e
     assert client.outstanding == 0
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_send_request_initialize_cannot_bypass_the_handshake() -> None:
     # send_request("initialize") went out with the phase still NEW (and again once
     # operating): the server moved on while the client never could complete.
@@ -312,7 +312,7 @@ def test_methods_outside_the_negotiated_version_are_refused() -> None:
     assert error_of(s.receive(jsonrpc.Request(1, "server/discover", None)))[0] == -32601
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_send_checks_follow_new_peer_capabilities_after_rediscovery() -> None:
     # The send-check cache was keyed on id(peer_capabilities). After record_discovery()
     # replaced the object, a new one at a recycled address read the old verdicts: the
@@ -437,7 +437,7 @@ def _modern_request(server: p.Connection, id: int, method: str = "tools/list") -
     return event.request
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_respond_to_modern_request_leaves_the_handlers_dict_alone() -> None:
     # respond() stamped serverInfo into the handler's own result dict: a shared constant
     # result grew a _meta the first time it was used.
@@ -599,7 +599,7 @@ def _notification(method: str, params: dict[str, Any]) -> jsonrpc.Message | json
     return parsed
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 @pytest.mark.parametrize("request_id", [[1], {"id": 1}])
 def test_cancel_with_unhashable_request_id_is_dropped_not_raised(request_id: Any) -> None:
     # A list or object requestId reached a dict lookup and raised TypeError out of
@@ -609,7 +609,7 @@ def test_cancel_with_unhashable_request_id_is_dropped_not_raised(request_id: Any
     assert isinstance(event, p.Dropped)
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 @pytest.mark.parametrize("alias", [True, 1.0])
 def test_cancel_with_bool_or_float_request_id_does_not_cancel_request_1(alias: Any) -> None:
     # true == 1 and hash(1.0) == hash(1): "requestId": true cancelled request 1.
@@ -622,7 +622,7 @@ def test_cancel_with_bool_or_float_request_id_does_not_cancel_request_1(alias: A
     assert server.respond(event.request, {"tools": []}) is not None
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 @pytest.mark.parametrize("token", [[2], {"t": 2}, True, 2.0])
 def test_progress_with_non_id_token_is_dropped(token: Any) -> None:
     client, _ = _legacy_pair()
@@ -634,7 +634,7 @@ def test_progress_with_non_id_token_is_dropped(token: Any) -> None:
     assert isinstance(event, p.Dropped)
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_close_abandons_the_peers_requests_in_flight() -> None:
     # close() said "nothing more may be sent", yet respond() still produced answers for
     # the peer's requests that were in flight when the connection closed.
@@ -649,7 +649,7 @@ def test_close_abandons_the_peers_requests_in_flight() -> None:
     assert server.respond_error(event.request, McpError("x")) is None
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 @pytest.mark.parametrize(
     ("method", "params"),
     [
@@ -669,7 +669,7 @@ def test_closed_connection_drops_notifications(method: str, params: Any) -> None
         assert isinstance(conn.receive(jsonrpc.Notification(method, params)), p.Dropped)
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 @pytest.mark.parametrize("modern", [False, True])
 def test_respond_with_a_non_object_result_raises_and_keeps_the_request_answerable(
     modern: bool,
@@ -737,7 +737,7 @@ def test_the_era_cache_remembers_per_peer() -> None:
     assert cache.get("python server.py") is None
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_legacy_only_client_cannot_send_server_discover_unchecked() -> None:
     # The era probe skipped every send check, so a client speaking no modern revision sent
     # a modern-only method with no envelope.
@@ -748,7 +748,7 @@ def test_legacy_only_client_cannot_send_server_discover_unchecked() -> None:
     assert client.outstanding == 0
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_dual_era_client_probes_with_server_discover_in_the_modern_envelope() -> None:
     client = p.Connection("client", info=INFO)
     pending, message = client.send_request("server/discover")

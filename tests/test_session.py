@@ -667,7 +667,7 @@ async def echo_or_garbage(session: Session, request: InboundRequest) -> Any:
     return {"value": params.get("n")}
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 @pytest.mark.session_pair(server_capabilities=None, server_options={"handler": echo_or_garbage})
 async def test_unserializable_result_is_an_internal_error_not_a_dead_session(
     pair: SessionPair, era: str, autojump_clock: trio.testing.MockClock
@@ -681,7 +681,7 @@ async def test_unserializable_result_is_an_internal_error_not_a_dead_session(
     assert result["value"] == 2
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 @pytest.mark.parametrize("modern", [False, True])
 async def test_closing_the_session_closes_its_notification_channel(
     modern: bool, autojump_clock: trio.testing.MockClock
@@ -702,7 +702,7 @@ async def an_hour_of_work(session: Session, request: InboundRequest) -> Any:
     return {}
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 @pytest.mark.session_pair(server_capabilities=None, server_options={"handler": an_hour_of_work})
 async def test_cancellation_read_before_the_handler_starts_is_not_lost(
     pair: SessionPair, era: str, autojump_clock: trio.testing.MockClock
@@ -729,7 +729,7 @@ async def waits_as_told(session: Session, request: InboundRequest) -> Any:
     return {"value": params.get("n")}
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 @pytest.mark.session_pair(
     server_capabilities=None,
     server_options={"handler": waits_as_told, "max_concurrent_requests": 1},
@@ -753,7 +753,7 @@ async def test_full_house_does_not_stop_cancellations_from_being_read(
     assert result["value"] == 2
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 @pytest.mark.session_pair(
     server_capabilities=None,
     server_options={"handler": waits_as_told, "max_concurrent_requests": 1},
@@ -776,7 +776,7 @@ async def ten_seconds_of_work(session: Session, request: InboundRequest) -> Any:
     return {"value": (request.raw_params or {})["n"]}
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 @pytest.mark.session_pair(
     server_capabilities=None,
     server_options={"handler": ten_seconds_of_work, "max_concurrent_requests": 2},
@@ -805,7 +805,7 @@ async def test_requests_beyond_the_backlog_are_refused_at_once(
     assert set(served) <= set(range(6))
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 async def test_lockstep_peers_pinging_each_other_at_once_do_not_deadlock(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

@@ -290,9 +290,13 @@ async def test_a_peer_that_stops_reading_blocks_senders_then_is_terminated() -> 
             pids = await started(stream)
             nursery.start_soon(receiving.run, stream.receive)
             nursery.start_soon(sending.run, lambda: flood(stream))
-            await trio.sleep(0.3)
-            stalled_at = sent
-            await trio.sleep(0.2)
+            # The reader is a real process, out of Trio's sight: stalled means every task
+            # here blocked (the flood in send) for a while of real time, twice with nothing
+            # sent in between. Bounded: a flood that never blocks fails the deadline.
+            with trio.fail_after(10):
+                await trio.testing.wait_all_tasks_blocked(0.2)
+                stalled_at = sent
+                await trio.testing.wait_all_tasks_blocked(0.2)
             # Backpressure: the pipe (64 KiB) and the send buffer (16 messages) are full.
             assert sent == stalled_at
             assert sent < 64
@@ -337,6 +341,9 @@ async def test_infinite_grace_never_escalates() -> None:
         stream = await connect_process_stream(nursery, peer("ignores_eof"), grace=math.inf)
         (pid,) = await started(stream)
         nursery.start_soon(stream.aclose)
+        # A real wait, bounded: a ladder that escalated would signal after GRACE of real
+        # time (a real child rules out the autojump clock, which would fire our deadlines
+        # while the child starts).
         await trio.sleep(4 * GRACE)
         assert alive(pid)  # nobody signalled it
         os.kill(pid, signal.SIGUSR1)  # it goes when it chooses to

@@ -110,9 +110,12 @@ async def check_transport(
     closes (there is no connection to end: ``a`` abandons its requests in
     flight, which may never reach ``b``). A duplex transport passes it too.
 
-    The checks wait briefly for a few things (a task to block, a flood to
-    stall): about a second in all on a real clock, nothing under
-    ``autojump_clock``.
+    To see a task blocked in ``receive``, or a flood stalled in ``send``, the
+    checks wait until every task of the run is blocked
+    (:func:`trio.testing.wait_all_tasks_blocked`, as trio's own stream checks
+    do), never for a fixed time: a stall must last a few hundredths of a second
+    of real time (the peer may be another process), and nothing waits on the
+    clock, so ``autojump_clock`` runs them as they are.
 
     Raises:
         AssertionError: the first contract the transport breaks (a check that
