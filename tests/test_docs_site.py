@@ -103,7 +103,7 @@ def test_the_site_builds_strictly_with_every_page(site: Path) -> None:
     ):
         assert (expected if expected != "/" else "/") in built
     api = (site / "reference" / "api" / "client" / "index.html").read_text()
-    assert 'id="trio_mcp.client.Client.call_tool"' in api  # members are rendered
+    assert 'id="trio_mcp.Client.call_tool"' in api  # members are rendered
     assert ":class:`" not in api  # Sphinx roles became code and links
 
 

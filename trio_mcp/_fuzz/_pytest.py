@@ -10,7 +10,7 @@ fixture is there in every test suite; then::
 
 The awaited call fails the test (showing each failure and its minimal
 reproduction, written under the test's ``tmp_path``) when a requirement
-failed, and returns the :class:`~trio_mcp.testing.FuzzReport` otherwise.
+failed, and returns the :class:`~trio_mcp.fuzz.FuzzReport` otherwise.
 Runs are deterministic: the seed is derived from the test's id unless
 ``--mcp-fuzz-seed`` says otherwise. ``--mcp-fuzz-examples`` and
 ``--mcp-fuzz-time-budget`` override every call's budget (for a long run

@@ -421,7 +421,7 @@ class Session:
     def track(
         self,
         pending: OutboundRequest,
-        message: rpc.Request,
+        message: rpc.JsonRpcRequest,
         *,
         progress: bool = False,
         model: type[Any] | None = None,
