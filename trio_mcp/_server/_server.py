@@ -21,7 +21,7 @@ import attrs
 import trio
 
 from .._protocol._connection import Connection
-from .._session._engine import connect_session
+from .._session._engine import Session, connect_session
 from .._session._options import SessionSettings
 from .._transports._stream import MessageStream
 from .._types._base import Icon, Implementation
@@ -759,7 +759,7 @@ class Server:
         *,
         principal: str | None = None,
         task_runner: TaskRunner | None = None,
-        task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
+        task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
         **session_options: Unpack[SessionSettings],
     ) -> None:
         """Serve one client over ``stream`` until its input ends and running requests drain
