@@ -391,7 +391,7 @@ class Faulty(MessageStream):
     ("fault", "failure", "complaint"),
     [
         ("answers twice", AssertionError, "received ResultResponse"),
-        ("drops notifications", AssertionError, "sent Notification"),
+        ("drops notifications", AssertionError, "sent JsonRpcNotification"),
         ("mixes up answers", AssertionError, "sent ResultResponse(id='rt-3'"),
         ("leaves pending requests hanging", AssertionError, "the transport hangs"),
     ],

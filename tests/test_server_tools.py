@@ -151,7 +151,7 @@ def test_both_decorator_forms_keep_the_function_type_under_mypy(tmp_path: Any) -
 
     source = tmp_path / "decorated.py"
     source.write_text(
-        "from trio_mcp.server import Server\n"
+        "from trio_mcp import Server\n"
         "server = Server('t')\n"
         "@server.tool\n"
         "async def add(a: int, b: int) -> int:\n"

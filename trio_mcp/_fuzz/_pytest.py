@@ -3,7 +3,7 @@
 Installing trio_mcp registers it with pytest (a ``pytest11`` entry point), so the
 fixture is there in every test suite; then::
 
-    from trio_mcp.testing import StdioTarget
+    from trio_mcp.fuzz import StdioTarget
 
     async def test_my_server_survives_fuzzing(mcp_fuzz):
         await mcp_fuzz(StdioTarget(command=["python", "my_server.py"]), max_examples=50)
