@@ -357,3 +357,22 @@ async def test_a_hung_handshake_says_what_timed_out_and_after_how_long(
         f"the server did not answer {method} within 7.5 seconds (the client's handshake_timeout)"
     )
     assert [m.method for m in received if isinstance(m, rpc.JsonRpcRequest)][:1] == [method]
+
+
+async def test_a_discover_answered_with_input_required_is_a_protocol_error() -> None:
+    # server/discover may not ask for input: the client says so (a ProtocolError naming the
+    # method), instead of failing later on a result that is not a DiscoverResult.
+    client_end, server_end = memory_stream_pair()
+
+    async def server() -> None:
+        discover = await server_end.receive()
+        assert isinstance(discover, rpc.JsonRpcRequest) and discover.method == "server/discover"
+        answer = {"resultType": "input_required", "requestState": "opaque"}
+        await server_end.send(rpc.ResultResponse(discover.id, answer))
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server)
+            with pytest.raises(ProtocolError, match="server/discover with input_required"):
+                async with open_client(client_end, protocol_version=MODERN):
+                    pass
