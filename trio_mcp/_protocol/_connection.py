@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal, TypeAlias, TypeGuard
+from typing import Any, Final, Literal, TypeAlias, TypeGuard, TypeVar, overload
 
 import attrs
 
@@ -109,6 +109,7 @@ from ._lifecycle import Event, Phase, Side, accepts, may_send, next_phase
 __all__ = ["Connection"]
 
 Capabilities: TypeAlias = ClientCapabilities | ServerCapabilities
+_R = TypeVar("_R")
 _EMPTY_CLIENT_CAPABILITIES = ClientCapabilities()
 
 
@@ -891,27 +892,37 @@ class Connection:
 
     # -- reading answers --------------------------------------------------------------------
 
+    @overload
     def read_result(
-        self, request: OutboundRequest, result: dict[str, Any], model: type[Any] | None = None
+        self, request: OutboundRequest, result: dict[str, Any], model: type[_R]
+    ) -> _R | InputRequiredResult: ...
+    @overload
+    def read_result(
+        self, request: OutboundRequest, result: dict[str, Any], model: None = None
+    ) -> Any: ...
+    def read_result(
+        self, request: OutboundRequest, result: dict[str, Any], model: type[_R] | None = None
     ) -> Any:
-        """Read a result for ``request`` as ``model`` (the method's result type by default).
+        """Read a result for ``request`` as ``model`` (typed so; the method's result type by
+        default).
 
         A modern ``resultType: "input_required"`` is read as :class:`InputRequiredResult`.
 
         Raises:
             ProtocolError: the result does not have the expected shape.
         """
-        if model is None:
-            model = request.spec.result if request.spec is not None else None
-            if model is None:
+        read_as: type[Any] | None = model
+        if read_as is None:
+            read_as = request.spec.result if request.spec is not None else None
+            if read_as is None:
                 return result
         if result.get("resultType") == "input_required" and request.version in MODERN_VERSIONS:
-            model = InputRequiredResult
+            read_as = InputRequiredResult
         try:
-            return structure_hook(model)(result, model)
+            return structure_hook(read_as)(result, read_as)
         except Exception:  # noqa: BLE001 - explained off the fast path
             raise ProtocolError(
-                f"malformed result for {request.method}: {explain(result, model)}"
+                f"malformed result for {request.method}: {explain(result, read_as)}"
             ) from None
 
     # -- logging ----------------------------------------------------------------------------
