@@ -13,12 +13,10 @@ import pytest
 import trio
 from feature_harness import ERAS, MODERN, open_pair, open_raw
 
-from trio_mcp.client import Client, connect_client
-from trio_mcp.jsonrpc import ErrorCode, McpError, ProtocolError
+from trio_mcp import Client, Context, ErrorCode, McpError, ProtocolError, Server, connect_client
 from trio_mcp.protocol import Connection
-from trio_mcp.server import Context, Server
 from trio_mcp.session import Session, connect_session
-from trio_mcp.testing import memory_stream_pair
+from trio_mcp.transports import memory_stream_pair
 from trio_mcp.types import (
     ElicitResult,
     Implementation,

@@ -24,8 +24,7 @@ import pytest
 import trio
 import trio.testing
 
-from trio_mcp import jsonrpc as rpc
-from trio_mcp.jsonrpc import ConnectionClosed
+from trio_mcp import ConnectionClosed, jsonrpc as rpc
 from trio_mcp.protocol import Connection
 from trio_mcp.session import Session, connect_session
 from trio_mcp.transports import (
@@ -65,7 +64,7 @@ async def started(stream: MessageStream) -> list[int]:
     """Read the peer's ``peer/started`` notification: the pids of its process tree."""
     with trio.fail_after(10):
         message = await stream.receive()
-    assert isinstance(message, rpc.Notification), message
+    assert isinstance(message, rpc.JsonRpcNotification), message
     assert message.method == "peer/started"
     assert message.params is not None
     pids = list(message.params.values())
@@ -74,7 +73,7 @@ async def started(stream: MessageStream) -> list[int]:
 
 
 async def echo_round_trip(stream: MessageStream) -> None:
-    message = rpc.Request(7, "tools/call", {"arguments": {"text": "ünïcödé"}})
+    message = rpc.JsonRpcRequest(7, "tools/call", {"arguments": {"text": "ünïcödé"}})
     await stream.send(message)
     with trio.fail_after(5):
         assert await stream.receive() == message
@@ -281,7 +280,7 @@ async def test_a_peer_that_stops_reading_blocks_senders_then_is_terminated() -> 
     async def flood(stream: MessageStream) -> None:
         nonlocal sent
         while True:
-            await stream.send(rpc.Notification("flood", {"pad": "x" * 4096}))
+            await stream.send(rpc.JsonRpcNotification("flood", {"pad": "x" * 4096}))
             sent += 1
 
     sending, receiving = Outcome(), Outcome()
@@ -357,7 +356,7 @@ async def test_infinite_grace_never_escalates() -> None:
 async def test_a_child_dying_midstream_ends_receive_with_its_status_and_last_words() -> None:
     lines: list[str] = []
     async with open_process_stream(peer("dies_midstream"), stderr=lines.append) as stream:
-        await stream.send(rpc.Request(1, "tools/call", {}))
+        await stream.send(rpc.JsonRpcRequest(1, "tools/call", {}))
         with trio.fail_after(5):
             with pytest.raises(trio.EndOfChannel):
                 await stream.receive()
@@ -377,7 +376,7 @@ async def test_a_child_dying_midstream_ends_receive_with_its_status_and_last_wor
 
 async def _send_until_it_fails(stream: MessageStream) -> None:
     for _ in range(100):
-        await stream.send(rpc.Notification("anyone/there"))
+        await stream.send(rpc.JsonRpcNotification("anyone/there"))
         await trio.sleep(0.01)
 
 
@@ -451,7 +450,7 @@ async def test_past_the_rate_stderr_lines_are_counted_and_dropped_but_the_tail_i
 async def test_stderr_goes_to_logging_by_default(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="trio_mcp.stdio.stderr")
     async with open_process_stream(peer("dies_midstream")) as stream:
-        await stream.send(rpc.Request(1, "ping"))
+        await stream.send(rpc.JsonRpcRequest(1, "ping"))
         with trio.fail_after(5), pytest.raises(trio.EndOfChannel):
             await stream.receive()
     messages = [r.getMessage() for r in caplog.records if r.name == "trio_mcp.stdio.stderr"]
@@ -477,7 +476,7 @@ async def test_an_error_in_the_stderr_handler_propagates_after_the_child_is_shut
     async def run() -> None:
         async with open_process_stream(peer("dies_midstream"), stderr=handler) as stream:
             streams.append(stream)
-            await stream.send(rpc.Request(1, "ping"))
+            await stream.send(rpc.JsonRpcRequest(1, "ping"))
             await trio.sleep_forever()
 
     start = trio.current_time()
@@ -550,7 +549,7 @@ async def test_the_child_gets_the_default_environment_plus_what_is_passed(
     ) as stream:
         with trio.fail_after(5):
             message = await stream.receive()
-    assert isinstance(message, rpc.Notification)
+    assert isinstance(message, rpc.JsonRpcNotification)
     assert message.params is not None
     assert message.params.get("MCP_SETTING") == "on"
     assert "OPENAI_API_KEY" not in message.params
@@ -572,12 +571,12 @@ async def test_a_process_stream_sends_and_receives_without_waiting_when_it_can()
     """send_nowait and receive_nowait reach the pipes (the base class can do neither)."""
     assert ProcessMessageStream.receive_nowait is not MessageStream.receive_nowait
     async with open_process_stream(["cat"], grace=GRACE) as stream:
-        stream.send_nowait(rpc.Notification("one"))  # the base class raises WouldBlock
-        stream.send_nowait(rpc.Notification("two"))
+        stream.send_nowait(rpc.JsonRpcNotification("one"))  # the base class raises WouldBlock
+        stream.send_nowait(rpc.JsonRpcNotification("two"))
         with trio.fail_after(5):
             first = await stream.receive()
             try:
                 second = stream.receive_nowait()  # if "two" came in the same read
             except trio.WouldBlock:
                 second = await stream.receive()
-        assert (first, second) == (rpc.Notification("one"), rpc.Notification("two"))
+        assert (first, second) == (rpc.JsonRpcNotification("one"), rpc.JsonRpcNotification("two"))

@@ -128,14 +128,13 @@ def test_the_drain_deadline_cancels_what_is_still_running() -> None:
 
 
 # The one documented way to run a server over stdio is trio_mcp.run; run_stdio is the same
-# inside a running Trio program, and Server.run_stdio an alias of it. Each still serves, and
-# passes its options on (here the drain deadline).
+# inside a running Trio program. Each serves, and passes its options on (here the drain
+# deadline).
 RUN_SPELLINGS = {
     "trio_mcp.run": "trio_mcp.run(server, drain_timeout=0.3)",
     "trio_mcp.server.run_stdio": (
         "trio.run(functools.partial(trio_mcp.server.run_stdio, server, drain_timeout=0.3))"
     ),
-    "Server.run_stdio": "trio.run(functools.partial(server.run_stdio, drain_timeout=0.3))",
 }
 
 

@@ -39,6 +39,7 @@ import httpx
 import orjson
 
 from .._errors import ErrorCode
+from .._types._base import RequestId
 from ._dpop_verify import DpopRefused, DpopVerifier
 from ._jwt import JwtVerifier
 from ._metadata import (
@@ -431,7 +432,9 @@ class ProtectedResource:
         return token
 
     @staticmethod
-    async def send_refusal(http: HttpExchange, refusal: AuthRefusal, *, id: Any = None) -> None:
+    async def send_refusal(
+        http: HttpExchange, refusal: AuthRefusal, *, id: RequestId | None = None
+    ) -> None:
         """Send ``refusal`` with a JSON-RPC error body."""
         await http.respond_error(
             refusal.status,

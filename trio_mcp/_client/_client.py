@@ -215,13 +215,15 @@ class Client:
                 return await task.result()
         # The common case, one answer that is the result, without the layers of
         # send_with_inputs and _check_output: this is the hot path of every tool call.
-        result = await self._rounds.send(
+        answer = await self._rounds.send(
             "tools/call", params, CallToolResult, on_progress=on_progress
         )
-        if isinstance(result, InputRequiredResult):
+        if isinstance(answer, InputRequiredResult):
             result, _ = await self._rounds.finish(
-                "tools/call", params, CallToolResult, on_progress, result
+                "tools/call", params, CallToolResult, on_progress, answer
             )
+        else:
+            result = answer
         if (
             self.validate_output
             and not result.is_error
@@ -391,9 +393,9 @@ class Client:
                 code=ErrorCode.METHOD_NOT_FOUND,
             )
         params = {} if cursor is None else {"cursor": cursor}
-        listed: ListTasksResult = await self.session.send_request(
-            "tasks/list", params, model=_lazy.ListTasksResult
-        )
+        listed = await self.session.send_request("tasks/list", params, model=_lazy.ListTasksResult)
+        if isinstance(listed, InputRequiredResult):
+            raise ProtocolError("the server answered tasks/list with input_required")
         return listed
 
     async def list_tasks(self) -> list[Task]:
@@ -424,7 +426,9 @@ class Client:
                 else None,
             )
         )
-        result = await self._rounds.send("completion/complete", params, _lazy.CompleteResult)
+        result = await self._rounds.send_complete(
+            "completion/complete", params, _lazy.CompleteResult
+        )
         return result.completion
 
     async def set_log_level(self, level: LoggingLevel) -> None:
@@ -514,7 +518,7 @@ class Client:
             generation = self.cache.generation(method)
         params = {"cursor": cursor} if cursor is not None else None
         try:
-            result = await self._rounds.send(method, params, model)
+            result = await self._rounds.send_complete(method, params, model)
         except McpError:
             if self.cache is not None and cursor is not None:
                 self.cache.invalidate_method(method)

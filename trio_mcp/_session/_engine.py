@@ -75,7 +75,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, TypeVar, Unpack, assert_never
+from typing import Any, TypeVar, Unpack, assert_never, overload
 
 import trio
 
@@ -95,8 +95,9 @@ from .._protocol._events import (
     ResponseReceived,
 )
 from .._transports._stream import MessageStream, MessageTooLarge
-from .._types._base import LoggingLevel, Request
+from .._types._base import LoggingLevel, Request, RequestId
 from .._types._converter import converter_for
+from .._types._mrtr import InputRequiredResult
 from .._types._notifications import LoggingMessageNotificationParams, ProgressNotificationParams
 from .._util import open_nursery_unwrapped
 from ._call import Call
@@ -387,7 +388,9 @@ class Session:
 
     # -- sending ----------------------------------------------------------------------------
 
-    async def send_message(self, message: rpc.Message, *, related: Any = None) -> None:
+    async def send_message(
+        self, message: rpc.Message, *, related: RequestId | None = None
+    ) -> None:
         """Send a message: the session's own, and one the connection made that the session
         does not send itself (the ``notifications/initialized`` of
         :meth:`Connection.complete_initialize`). ``related``: the id of the inbound request
@@ -408,6 +411,24 @@ class Session:
             self._fail_all(error)
             raise error from exc
 
+    @overload
+    def open_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        progress: bool = False,
+        model: type[R],
+    ) -> AbstractAsyncContextManager[Call[R]]: ...
+    @overload
+    def open_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        progress: bool = False,
+        model: None = None,
+    ) -> AbstractAsyncContextManager[Call[Any]]: ...
     @asynccontextmanager
     async def open_request(
         self,
@@ -415,12 +436,13 @@ class Session:
         params: dict[str, Any] | None = None,
         *,
         progress: bool = False,
-        model: type[Any] | None = None,
-    ) -> AsyncIterator[Call[Any]]:
+        model: type[R] | None = None,
+    ) -> AsyncIterator[Call[R] | Call[Any]]:
         """Send a request whose lifetime is the ``async with`` block.
 
         Inside the block, iterate the :class:`Call` for progress and await
-        :meth:`Call.result` for the answer. Leaving the block before the answer
+        :meth:`Call.result` for the answer: read as ``model`` when one is given (a
+        ``Call[model]``), else as the method's result type. Leaving the block before the answer
         came (an exception, a cancel scope, a ``break``) tells the peer to
         cancel the request.
 
@@ -441,36 +463,77 @@ class Session:
         async with self._outbound.track(pending, message, progress, model, notify=True) as call:
             yield call
 
+    @overload
     def track(
         self,
         pending: OutboundRequest,
-        message: rpc.Request,
+        message: rpc.JsonRpcRequest,
         *,
         progress: bool = False,
-        model: type[Any] | None = None,
+        model: type[R],
         notify_cancel: bool = True,
-    ) -> AbstractAsyncContextManager[Call[Any]]:
+    ) -> AbstractAsyncContextManager[Call[R]]: ...
+    @overload
+    def track(
+        self,
+        pending: OutboundRequest,
+        message: rpc.JsonRpcRequest,
+        *,
+        progress: bool = False,
+        model: None = None,
+        notify_cancel: bool = True,
+    ) -> AbstractAsyncContextManager[Call[Any]]: ...
+    def track(
+        self,
+        pending: OutboundRequest,
+        message: rpc.JsonRpcRequest,
+        *,
+        progress: bool = False,
+        model: type[R] | None = None,
+        notify_cancel: bool = True,
+    ) -> AbstractAsyncContextManager[Call[R]] | AbstractAsyncContextManager[Call[Any]]:
         """Send a request the connection already registered (``Connection.send_request`` or
         ``Connection.initialize_request``) and track it for the block, as
         :meth:`open_request` does. With ``notify_cancel=False`` a request abandoned
         unanswered is forgotten without telling the peer (an era probe)."""
         return self._outbound.track(pending, message, progress, model, notify=notify_cancel)
 
+    @overload
     async def send_request(
         self,
         method: str,
         params: dict[str, Any] | None = None,
         *,
         on_progress: ProgressCallback | None = None,
-        model: type[Any] | None = None,
+        model: type[R],
+        related: InboundRequest | None = None,
+    ) -> R | InputRequiredResult: ...
+    @overload
+    async def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        model: None = None,
+        related: InboundRequest | None = None,
+    ) -> Any: ...
+    async def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        model: type[R] | None = None,
         related: InboundRequest | None = None,
     ) -> Any:
         """Send a request and wait for its answer.
 
-        Returns the result read as ``model`` (by default the method's result
-        type; a plain dict for methods the protocol does not define). A modern
-        ``input_required`` answer is returned as
-        :class:`~trio_mcp.types.InputRequiredResult`.
+        Returns the result read as ``model``, typed so (``model=types.ListToolsResult``
+        returns a ``ListToolsResult``), or by default as the method's result type (a plain
+        dict for methods the protocol does not define). A modern ``input_required`` answer
+        is returned as :class:`~trio_mcp.types.InputRequiredResult`, which the return type
+        with a ``model`` says.
 
         Blocks until the answer. Cancelling the wait (put it in a
         ``trio.fail_after`` for a deadline) tells the peer to cancel.
@@ -505,12 +568,13 @@ class Session:
         *,
         on_progress: ProgressCallback | None = None,
         related: InboundRequest | None = None,
-    ) -> R:
+    ) -> R | InputRequiredResult:
         """Send a typed request (``types.CallToolRequest(params=...)``) and return its typed
-        result; see :meth:`send_request`."""
+        result (or a modern peer's :class:`~trio_mcp.types.InputRequiredResult`); see
+        :meth:`send_request`."""
         params = getattr(request, "params", None)
         raw = None if params is None else converter_for(self._write_version()).unstructure(params)
-        result: R = await self.send_request(
+        result: R | InputRequiredResult = await self.send_request(
             request.method,
             raw,
             on_progress=on_progress,

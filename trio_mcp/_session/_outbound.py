@@ -153,7 +153,7 @@ class Outbound:
     async def track(
         self,
         pending: OutboundRequest,
-        message: rpc.Request,
+        message: rpc.JsonRpcRequest,
         progress: bool,
         model: Any,
         notify: bool,

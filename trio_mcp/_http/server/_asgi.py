@@ -78,7 +78,7 @@ from ._callers import PEER_PREFIXES_KEY, CallerCaps, PeerPrefixes, caller_of
 from ._event_store import EventStore, MemoryEventStore
 from ._exchange import Disconnected, HttpRequest, Receive, Scope, Send, TooLarge, error_body
 from ._modern import ModernEndpoint
-from ._security import HostPolicy
+from ._security import OriginPolicy
 from ._session_manager import SessionManager
 from ._sse_2024 import SseTransport
 
@@ -115,7 +115,7 @@ class McpAsgiApp:
         path: str = "/mcp",
         sse_path: str | None = "/sse",
         message_path: str = "/messages",
-        host_policy: HostPolicy | None = None,
+        origin_policy: OriginPolicy | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
         body_timeout: float = 30.0,
         max_sessions: int = 10_000,
@@ -150,7 +150,7 @@ class McpAsgiApp:
         self.path = path
         self.sse_path = sse_path
         self.message_path = message_path
-        self.host_policy = host_policy if host_policy is not None else HostPolicy.loopback()
+        self.origin_policy = origin_policy if origin_policy is not None else OriginPolicy.loopback()
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
         self.max_sessions = max_sessions
@@ -335,7 +335,7 @@ class McpAsgiApp:
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _http(self, http: HttpRequest) -> None:
-        refusal = self.host_policy.refusal(http.headers)
+        refusal = self.origin_policy.refusal(http.headers)
         if refusal is not None:
             log.warning("refused a request: %s", refusal)
             await http.respond_error(403, ErrorCode.INVALID_REQUEST, f"Forbidden: {refusal}")
@@ -389,7 +389,7 @@ class McpAsgiApp:
         needed: frozenset[str] = frozenset()
         first_id = None
         for item in items:
-            if type(item) is rpc.Request:
+            if type(item) is rpc.JsonRpcRequest:
                 wanted = self.server.scopes_needed(item.method, item.params)
                 if wanted and first_id is None:
                     first_id = item.id
@@ -452,7 +452,7 @@ class McpAsgiApp:
                     429,
                     ErrorCode.INTERNAL_ERROR,
                     caps.refusal(),
-                    id=message.id if isinstance(message, rpc.Request) else None,
+                    id=message.id if isinstance(message, rpc.JsonRpcRequest) else None,
                     headers=[(b"retry-after", b"%d" % REQUESTS_RETRY_AFTER)],
                 )
                 return
@@ -544,21 +544,21 @@ def _token_subject(scope: Scope) -> str | None:
 def _is_modern(header: str | None, message: Received) -> bool:
     if header is not None and header.strip() not in LEGACY_VERSIONS:
         return True
-    if isinstance(message, (rpc.Request, rpc.Notification)):
+    if isinstance(message, (rpc.JsonRpcRequest, rpc.JsonRpcNotification)):
         return declares_modern_version(message.params)
     return False
 
 
 def _carries_request(message: Received) -> bool:
-    if isinstance(message, rpc.Request):
+    if isinstance(message, rpc.JsonRpcRequest):
         return True
     if isinstance(message, rpc.Batch):
-        return any(type(item) is rpc.Request for item in message.items)
+        return any(type(item) is rpc.JsonRpcRequest for item in message.items)
     return False
 
 
 def _is_initialize(message: Received) -> bool:
-    return type(message) is rpc.Request and message.method == "initialize"
+    return type(message) is rpc.JsonRpcRequest and message.method == "initialize"
 
 
 async def _no_session(http: HttpRequest) -> None:
@@ -576,7 +576,7 @@ class AppOptions(TypedDict, total=False):
     path: str
     sse_path: str | None
     message_path: str
-    host_policy: HostPolicy | None
+    origin_policy: OriginPolicy | None
     max_body_bytes: int
     body_timeout: float
     max_sessions: int
@@ -609,9 +609,9 @@ def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
         sse_path, message_path: the 2024-11-05 endpoints (``sse_path=None`` turns them off).
             All three are paths inside the app: mounted under a prefix by an ASGI router
             (the scope's ``root_path``), it serves them below that prefix.
-        host_policy: the accepted ``Host``/``Origin`` headers (DNS-rebinding protection);
+        origin_policy: the accepted ``Host``/``Origin`` headers (DNS-rebinding protection);
             by default the local machine's names only: pass
-            :meth:`HostPolicy(allowed_hosts=[...]) <HostPolicy>` to serve other names.
+            :meth:`OriginPolicy(allowed_hosts=[...]) <OriginPolicy>` to serve other names.
         max_body_bytes: the largest request body (4 MiB; 413 beyond).
         body_timeout: seconds a client may take to send a whole request body (30; 408
             beyond): :func:`serve` turns Hypercorn's ``read_timeout`` off, because
@@ -645,7 +645,7 @@ def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
         principal: ``principal(scope)`` names the caller of a request from its ASGI scope
             (say, what your authentication middleware put there), or returns ``None``.
             Called once per request, before its handler runs; handlers see it as
-            :attr:`Context.principal <trio_mcp.server.Context.principal>`, and every
+            :attr:`Context.principal <trio_mcp.Context.principal>`, and every
             ``requestState`` is bound to it, so a state issued to one caller is refused
             when another presents it. A legacy session (Streamable HTTP or HTTP+SSE) is
             bound to the principal that opened it: any other (anonymous included) that

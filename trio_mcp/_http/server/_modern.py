@@ -203,9 +203,9 @@ class ModernEndpoint:
         :func:`~._callers.caller_of`; it names the principal and the rate-limit bucket).
         Blocks until the answer was sent (for a subscription: until it ends), or the client
         disconnected."""
-        if isinstance(message, rpc.Request):
+        if isinstance(message, rpc.JsonRpcRequest):
             await self._request(http, message, caller)
-        elif isinstance(message, rpc.Notification):
+        elif isinstance(message, rpc.JsonRpcNotification):
             # This revision defines no client notifications over HTTP: accept and drop.
             await http.respond(202)
         elif isinstance(message, rpc.InvalidMessage):
@@ -223,7 +223,9 @@ class ModernEndpoint:
                 400, ErrorCode.INVALID_REQUEST, "Invalid Request: clients send no responses"
             )
 
-    async def _request(self, http: HttpRequest, request: rpc.Request, caller: str | None) -> None:
+    async def _request(
+        self, http: HttpRequest, request: rpc.JsonRpcRequest, caller: str | None
+    ) -> None:
         problem = self._check_headers(http.headers, request)
         if problem is not None:
             await http.respond_error(
@@ -383,7 +385,9 @@ class ModernEndpoint:
 
     # -- header validation ------------------------------------------------------------------
 
-    def _check_headers(self, headers: dict[str, str], request: rpc.Request) -> McpError | None:
+    def _check_headers(
+        self, headers: dict[str, str], request: rpc.JsonRpcRequest
+    ) -> McpError | None:
         """The error for headers that disagree with the body, or ``None``."""
         params = request.params
         meta = params.get("_meta") if params is not None else None

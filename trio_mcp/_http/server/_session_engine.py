@@ -171,16 +171,19 @@ class LegacySession:
         Raises:
             SessionClosed: the session ended.
         """
-        if isinstance(message, rpc.Request) and message.method in SELF_ANSWERED:
+        if isinstance(message, rpc.JsonRpcRequest) and message.method in SELF_ANSWERED:
             event = self.connection.receive(message)
             if type(event) is Reply:
                 await self.route(event.message, message.id)
             else:
                 await trio.lowlevel.checkpoint()
             return
-        if isinstance(message, rpc.Notification) and message.method == "notifications/cancelled":
+        if (
+            isinstance(message, rpc.JsonRpcNotification)
+            and message.method == "notifications/cancelled"
+        ):
             await self._cancelled((message.params or {}).get("requestId"))
-        if self._inbound is None and not isinstance(message, rpc.Request):
+        if self._inbound is None and not isinstance(message, rpc.JsonRpcRequest):
             # Dormant: no handler runs and none of our requests waits for an answer, so the
             # connection alone deals with it.
             event = self.connection.receive(message)  # type: ignore[arg-type]

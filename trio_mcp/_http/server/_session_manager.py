@@ -232,7 +232,7 @@ class SessionManager:
     async def initialize(
         self,
         http: HttpRequest,
-        request: rpc.Request,
+        request: rpc.JsonRpcRequest,
         caller: str,
         *,
         principal: str | None = None,
@@ -294,7 +294,7 @@ class SessionManager:
     async def _post(
         self, http: HttpRequest, session: LegacySession, messages: list[Received]
     ) -> None:
-        ids = [m.id for m in messages if type(m) is rpc.Request]
+        ids = [m.id for m in messages if type(m) is rpc.JsonRpcRequest]
         if not ids:
             try:
                 for message in messages:
