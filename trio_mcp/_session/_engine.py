@@ -388,9 +388,7 @@ class Session:
 
     # -- sending ----------------------------------------------------------------------------
 
-    async def send_message(
-        self, message: rpc.Message, *, related: RequestId | None = None
-    ) -> None:
+    async def send_message(self, message: rpc.Message, *, related: RequestId | None = None) -> None:
         """Send a message: the session's own, and one the connection made that the session
         does not send itself (the ``notifications/initialized`` of
         :meth:`Connection.complete_initialize`). ``related``: the id of the inbound request
