@@ -332,7 +332,7 @@ def test_the_edges_are_layered(layer: str) -> None:
 #: What the WebSocket transport takes from the HTTP server: the Host/Origin policy both
 #: enforce, and the JSON-RPC error body both send.
 WEBSOCKET_FROM_HTTP_SERVER = {
-    ("trio_mcp._http.server._security", "HostPolicy"),
+    ("trio_mcp._http.server._security", "OriginPolicy"),
     ("trio_mcp._http.server._security", "is_loopback"),
     ("trio_mcp._http.server._exchange", "error_body"),
 }
