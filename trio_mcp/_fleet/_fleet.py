@@ -61,6 +61,11 @@ class Fleet:
         self.keys: FleetKeys | None = None
         self._keys_reachable = True
 
+    @property
+    def redis(self) -> coredis.Redis[bytes]:
+        """The fleet's Redis client (open while :func:`open_fleet` runs)."""
+        return self._redis
+
     async def refresh_keys(self) -> None:
         """Read the keys once and seal and open with them (unless the server was given its
         own ``secret``). Blocks for one round trip; raises what Redis raised."""

@@ -236,10 +236,14 @@ class McpAsgiApp:
         async with running_fleet(self.server, self.state) as fleet:
             self.fleet = fleet
             default_store = task_store_url(fleet.state) if fleet is not None else None
+            if self.sse is not None and fleet is not None:
+                self.sse.join(fleet)
             try:
                 async with self._sessions_running(default_store):
                     yield self
             finally:
+                if self.sse is not None:
+                    self.sse.join(None)
                 self.fleet = None
 
     @asynccontextmanager
