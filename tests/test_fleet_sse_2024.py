@@ -14,9 +14,15 @@ from typing import Any
 import httpx
 import pytest
 import trio
+import trio.testing
 from http_support import SseReader, open_sse
 from redis_support import RedisProcess
 from test_fleet_state import workers
+
+from trio_mcp import Server, _jsonrpc as rpc
+from trio_mcp._http.server._exchange import ResponseWriter
+from trio_mcp._http.server._sse_2024 import SseTransport, _Held, _SseStream
+from trio_mcp._transports._stream import Received
 
 pytestmark = pytest.mark.slow
 
@@ -165,3 +171,31 @@ async def test_redis_away_gives_503_on_the_forwarding_worker_and_the_fleet_recov
                     await trio.sleep(0.1)
             back = (await answers(reader, 3))[-1]
             assert back["id"] == 4
+
+
+async def test_a_forwarded_message_its_session_does_not_take_in_time_is_answered_busy(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    transport = SseTransport(Server("owner"), message_path="/messages")
+    written: list[bytes] = []
+
+    async def asgi_send(message: dict[str, Any]) -> None:
+        written.append(message.get("body", b""))
+
+    writer = ResponseWriter(asgi_send, json_ok=False)
+    await writer.open_sse()
+    # A session that takes nothing (its client floods it).
+    inbound, receive = trio.open_memory_channel[Received](0)
+    transport.sessions["s"] = _Held(inbound, "alice", _SseStream(writer, receive))
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    await transport._deliver_forwarded("s", "alice", rpc.parse(json.dumps(note).encode()))
+    assert transport.forwards_dropped == 1 and b"".join(written) == b""
+    await transport._deliver_forwarded("s", "alice", rpc.parse(json.dumps(echo(7, "x")).encode()))
+    assert transport.forwards_dropped == 2
+    (data,) = [line for line in b"".join(written).split(b"\n") if line.startswith(b"data:")]
+    error = json.loads(data.removeprefix(b"data:"))
+    assert error["id"] == 7
+    assert error["error"]["data"] == {"retryAfter": 1, "reason": "busy"}
+    # Another principal's message for it is not delivered (and not answered).
+    await transport._deliver_forwarded("s", "mallory", rpc.parse(json.dumps(echo(8, "x")).encode()))
+    assert transport.forwards_dropped == 2
