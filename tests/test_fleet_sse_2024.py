@@ -2,7 +2,8 @@
 redis-server: the SSE stream on worker A, its POSTs on worker B, the answers on A's stream;
 another principal's POST is refused as for an unknown session; once the stream closed, B
 answers 404; while Redis is away, B answers 503 with ``Retry-After`` and a JSON-RPC error,
-A (which holds the session) goes on, and B forwards again once Redis is back."""
+A (which holds the session) goes on, and B forwards again once Redis is back. The sessions
+per principal are capped across the workers, for both legacy transports together."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import httpx
 import pytest
 import trio
 import trio.testing
-from http_support import SseReader, open_sse
+from http_support import ACCEPT, LEGACY, SseReader, initialize, open_sse
 from redis_support import RedisProcess
 from test_fleet_state import workers
 
@@ -62,6 +63,16 @@ INITIALIZE = request(
         "protocolVersion": "2024-11-05",
         "capabilities": {},
         "clientInfo": {"name": "old", "version": "1"},
+    },
+)
+
+INITIALIZE_2025 = request(
+    0,
+    "initialize",
+    {
+        "protocolVersion": LEGACY,
+        "capabilities": {},
+        "clientInfo": {"name": "new", "version": "1"},
     },
 )
 
@@ -199,3 +210,33 @@ async def test_a_forwarded_message_its_session_does_not_take_in_time_is_answered
     # Another principal's message for it is not delivered (and not answered).
     await transport._deliver_forwarded("s", "mallory", rpc.parse(json.dumps(echo(8, "x")).encode()))
     assert transport.forwards_dropped == 2
+
+
+async def test_the_sessions_per_principal_cap_holds_across_workers_and_both_transports(
+    redis: RedisProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FLEET_SESSIONS_PER_PRINCIPAL", "2")
+    with workers(redis.url) as (a, b):
+        a_base, b_base = base_of(a), base_of(b)
+        sse = {**ALICE, "accept": "text/event-stream"}
+        async with (
+            httpx.AsyncClient(timeout=BOUND, headers=ALICE) as alice,
+            httpx.AsyncClient(timeout=BOUND, headers={"x-user": "bob"}) as bob,
+        ):
+            async with open_sse(alice, "GET", a_base + "/sse", headers=sse) as reader:
+                with trio.fail_after(BOUND):
+                    await reader.wait_for(1)
+                await initialize(alice, b)  # alice's second session, on the other worker
+                # A third is refused on either worker, by either transport.
+                r = await alice.post(a, json=INITIALIZE_2025, headers={"accept": ACCEPT})
+                assert r.status_code == 429 and "retry-after" in r.headers
+                assert "at most 2 sessions" in r.json()["error"]["message"]
+                r = await alice.get(b_base + "/sse", headers=sse)
+                assert r.status_code == 429 and "retry-after" in r.headers
+                await initialize(bob, a)  # bob has a cap of his own
+            # The stream ended on A: its slot is free on B too.
+            with trio.fail_after(BOUND):
+                while (
+                    await alice.post(b, json=INITIALIZE_2025, headers={"accept": ACCEPT})
+                ).status_code != 200:
+                    await trio.sleep(0.05)

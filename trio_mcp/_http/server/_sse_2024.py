@@ -37,6 +37,7 @@ from ._session_manager import SHUTTING_DOWN
 from ._sse import endpoint_event
 
 if TYPE_CHECKING:
+    from ..._fleet._caps import FleetCaps
     from ..._fleet._fleet import Fleet
     from ..._server._server import Server
     from ..._session._engine import Session
@@ -137,9 +138,14 @@ class SseTransport:
         #: Each session's watch for that deadline.
         self._deadlines: dict[str, trio.CancelScope] = {}
 
-    def join(self, fleet: Fleet | None) -> None:
-        """Serve as one worker of ``fleet`` from now on (``None``: alone again)."""
-        self.fleet = None if fleet is None else _lazy.SseFleet(fleet, self._deliver_forwarded)
+    def join(self, fleet: Fleet | None, caps: FleetCaps | None) -> None:
+        """Serve as one worker of ``fleet`` from now on, counting each caller's sessions
+        across it with ``caps`` (``None``: alone again)."""
+        self.fleet = (
+            None
+            if fleet is None or caps is None
+            else _lazy.SseFleet(fleet, caps, self._deliver_forwarded)
+        )
 
     def begin_shutdown(self, deadline: float = math.inf) -> None:
         """End every session's input: they drain their requests and end their streams.
@@ -180,16 +186,16 @@ class SseTransport:
             )
             return
         try:
-            await self._serve_session(http, principal)
+            await self._serve_session(http, principal, caller)
         finally:
             caps.give_back(caller)
 
-    async def _serve_session(self, http: HttpRequest, principal: str | None) -> None:
+    async def _serve_session(self, http: HttpRequest, principal: str | None, caller: str) -> None:
         session_id = secrets.token_urlsafe(24)
         fleet = self.fleet
         if fleet is not None:
             try:
-                await fleet.hold(session_id, principal)
+                held = await fleet.hold(session_id, principal, caller)
             except _lazy.SseFleetUnavailable:
                 await http.respond_error(
                     503,
@@ -199,11 +205,19 @@ class SseTransport:
                     headers=[(b"retry-after", b"5")],
                 )
                 return
+            if not held:
+                await http.respond_error(
+                    429,
+                    ErrorCode.INVALID_REQUEST,
+                    fleet.caps.refusal(),
+                    headers=[(b"retry-after", b"5")],
+                )
+                return
         try:
             await self._serve_held(http, session_id, principal)
         finally:
             if fleet is not None:
-                await fleet.release(session_id)
+                await fleet.release(session_id, caller)
 
     async def _serve_held(self, http: HttpRequest, session_id: str, principal: str | None) -> None:
         send, receive = trio.open_memory_channel[Received](self.inbound_buffer)
