@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import coredis
 import httpx
 import pytest
 import trio
@@ -240,3 +241,22 @@ async def test_the_sessions_per_principal_cap_holds_across_workers_and_both_tran
                     await alice.post(b, json=INITIALIZE_2025, headers={"accept": ACCEPT})
                 ).status_code != 200:
                     await trio.sleep(0.05)
+
+
+async def test_sessions_come_back_when_redis_lost_its_data(redis: RedisProcess) -> None:
+    with workers(redis.url) as (a, b):
+        a_base, b_base = base_of(a), base_of(b)
+        async with (
+            httpx.AsyncClient(timeout=BOUND) as client,
+            open_sse(client, "GET", a_base + "/sse", headers=ALICE) as reader,
+        ):
+            post_url, _ = await open_session(client, reader, b_base)
+            async with coredis.Redis.from_url(redis.url) as direct:
+                await direct.flushall()
+            # Within about a second, A finds Redis forgot it and records its session again.
+            with trio.fail_after(BOUND):
+                while (
+                    await client.post(post_url, json=echo(2, "again"), headers=ALICE)
+                ).status_code != 202:
+                    await trio.sleep(0.1)
+            assert (await answers(reader, 2))[-1]["id"] == 2

@@ -63,10 +63,12 @@ return 1
 """
 
 # KEYS: this worker's liveness key, its inbox. ARGV: the liveness ttl (ms), inbox kept (s).
+# 1: the key was there; 0: it was not (first announce, or Redis lost it).
 _ALIVE: Final = """
+local had = redis.call('EXISTS', KEYS[1])
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
-return 1
+return had
 """
 
 
@@ -122,6 +124,11 @@ class Inbox:
         self._alive_script: Any = redis.register_script(_ALIVE)
         self._last = "0-0"
         self._reachable = True
+        self._announced = False
+        self._rejoined = trio.Event()
+        #: Times this worker found its liveness key gone when refreshing it: Redis lost its
+        #: data (restarted without persistence), or this worker stalled past ``worker_ttl``.
+        self.rejoins = 0
         #: Entries handed to a handler.
         self.delivered = 0
         #: Entries of a kind without a handler, or whose handler raised (each logged).
@@ -187,12 +194,25 @@ class Inbox:
 
     async def announce(self) -> None:
         """Set this worker's liveness key (and keep its inbox). One round trip, at
-        most :attr:`timeout` seconds; raises what Redis raised."""
+        most :attr:`timeout` seconds; raises what Redis raised. Finding the key gone after
+        the first time wakes :meth:`wait_rejoined`."""
         with trio.fail_after(self.timeout):
-            await self._alive_script(
+            had = await self._alive_script(
                 keys=[self._live_key(self.worker_id), self._inbox_key(self.worker_id)],
                 args=[math.ceil(self.worker_ttl * 1000), INBOX_KEPT],
             )
+        if not had and self._announced:
+            log.warning("worker %s: the fleet's Redis had forgotten it: it rejoins", self)
+            self.rejoins += 1
+            self._rejoined.set()
+            self._rejoined = trio.Event()
+        self._announced = True
+
+    async def wait_rejoined(self) -> None:
+        """Block until this worker next finds that Redis had forgotten it (see
+        :attr:`rejoins`): what it keeps in Redis (the sessions it holds) should be written
+        again. Cancelling the wait is harmless."""
+        await self._rejoined.wait()
 
     async def run(self) -> None:
         """Keep this worker alive and read its inbox until cancelled (two tasks in a

@@ -14,8 +14,8 @@ dropped, logged and counted.
 The session counts among its caller's sessions across the fleet (:class:`FleetCaps`) while
 its stream is open. The registry's record of a session is written when its stream opens,
 written again every third of the registry's ``idle_timeout`` while it stays open (so that
-it outlives an idle hour, and comes back after a Redis that lost its data), and ended when
-the stream ends.
+it outlives an idle hour) and as soon as this worker finds that Redis lost its data (so that
+it comes back within a second or so), and ended when the stream ends.
 """
 
 from __future__ import annotations
@@ -113,11 +113,13 @@ class SseFleet:
         return True
 
     async def keep(self, session_id: str, principal: str | None) -> None:
-        """Write the record again every third of the registry's ``idle_timeout`` until
-        cancelled (a failure is logged; the next round tries again)."""
+        """Write the record again every third of the registry's ``idle_timeout``, and at
+        once when Redis had forgotten this worker (it lost its data), until cancelled (a
+        failure is logged; the next round tries again)."""
         record = self._record(session_id, principal)
         while True:
-            await trio.sleep(self.registry.idle_timeout / 3)
+            with trio.move_on_after(self.registry.idle_timeout / 3):
+                await self.inbox.wait_rejoined()
             try:
                 await self.registry.register(record)
             except Exception as exc:  # noqa: BLE001 - tried again at the next round
