@@ -10,7 +10,9 @@ opened, the Redis commands it costs and the bytes it leaves in Redis while idle
 (``MEMORY USAGE`` of every key, before and after ``--sessions`` sessions). ``--spread``
 (legacy) adds two single-worker processes sharing Redis, each session opened on one and
 called on the other: what forwarding a session's requests between workers costs (without
-forwarding, those calls get 404 and the row says so).
+forwarding, those calls get 404 and the row says so). It also runs one HTTP+SSE
+(2024-11-05) session, its calls POSTed to the worker holding its stream and then to another
+one, which forwards them (``--sse-calls``).
 
 Needs ``redis-server``; starts it on a free port of 127.0.0.1.
 
@@ -31,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from http_bench import Engine, Worker, call_request, cell, free_port, opener, phase, wait_listening
@@ -225,6 +229,97 @@ def run_spread(redis_url: str, redis_port: int, args: argparse.Namespace) -> dic
         stop(second)
 
 
+async def sse_calls(stream_base: str, post_base: str, calls: int) -> dict[str, float]:
+    """Sequential calls in one HTTP+SSE (2024-11-05) session whose stream is on
+    ``stream_base``, POSTed to ``post_base``: calls/s and p50/p99 from each POST to its
+    answer on the stream."""
+    import httpx
+    import trio
+
+    answered: dict[int, trio.Event] = {}
+    latencies: list[float] = []
+    async with (
+        httpx.AsyncClient(timeout=30) as client,
+        client.stream("GET", stream_base + "/sse") as stream,
+        trio.open_nursery() as nursery,
+    ):
+        endpoint: list[str] = []
+        got_endpoint = trio.Event()
+
+        async def read() -> None:
+            event = ""
+            async for line in stream.aiter_lines():
+                if line.startswith("event:"):
+                    event = line[6:].strip()
+                elif line.startswith("data:"):
+                    data = line[5:].strip()
+                    if event == "endpoint":
+                        endpoint.append(data)
+                        got_endpoint.set()
+                    else:
+                        message = orjson.loads(data)
+                        if "id" in message and message["id"] in answered:
+                            answered[message["id"]].set()
+                    event = ""
+
+        nursery.start_soon(read)
+        await got_endpoint.wait()
+        url = post_base + endpoint[0]
+
+        async def call(rid: int, body: dict[str, Any]) -> None:
+            answered[rid] = trio.Event()
+            r = await client.post(url, json={"jsonrpc": "2.0", "id": rid, **body})
+            if r.status_code != 202:
+                raise RuntimeError(f"POST answered {r.status_code}: {r.text[:200]}")
+            with trio.fail_after(30):
+                await answered[rid].wait()
+
+        init = {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {},
+            "clientInfo": {"name": "fleet_bench", "version": "1"},
+        }
+        await call(0, {"method": "initialize", "params": init})
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        await client.post(url, json=note)
+        echo = {"method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}
+        started = time.perf_counter()
+        for rid in range(1, calls + 1):
+            t0 = time.perf_counter()
+            await call(rid, echo)
+            latencies.append(time.perf_counter() - t0)
+        elapsed = time.perf_counter() - started
+        nursery.cancel_scope.cancel()
+    latencies.sort()
+    return {
+        "calls_per_s": calls / elapsed,
+        "p50_ms": latencies[calls // 2] * 1000,
+        "p99_ms": latencies[min(calls - 1, int(calls * 0.99))] * 1000,
+    }
+
+
+def run_sse(redis_url: str, redis_port: int, args: argparse.Namespace) -> dict[str, Any]:
+    """One HTTP+SSE session on a worker: its calls POSTed there, then through another."""
+    import trio
+
+    first, first_port = start(["--redis", "{redis}"], redis_url)
+    second, second_port = start(["--redis", "{redis}"], redis_url)
+    try:
+        time.sleep(0.5)
+        a, b = f"http://127.0.0.1:{first_port}", f"http://127.0.0.1:{second_port}"
+        result: dict[str, Any] = {}
+        for name, post_base in (("local", a), ("forwarded", b)):
+            before = redis_commands(redis_port)
+            result[name] = trio.run(sse_calls, a, post_base, args.sse_calls)
+            result[name]["redis_per_call"] = (redis_commands(redis_port) - before) / (
+                args.sse_calls + 2
+            )
+        return result
+    finally:
+        stop(first)
+        stop(second)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -236,6 +331,13 @@ def main() -> int:
     )
     parser.add_argument(
         "--sessions", type=int, default=500, help="legacy: sessions opened to cost them"
+    )
+    parser.add_argument(
+        "--sse-calls",
+        type=int,
+        default=500,
+        help="legacy: sequential calls in an HTTP+SSE session, POSTed to its worker, then "
+        "to another (0: none)",
     )
     args = parser.parse_args()
     if args.spread and args.era != "legacy":
@@ -280,6 +382,17 @@ def main() -> int:
                 per = cell([r["redis_per_session"] for r in results], "{:.1f}").split()[0]
                 size = cell([r["redis_bytes_per_session"] for r in results]).split()[0]
                 print(f"{'':<20}per session opened: {per} Redis commands, {size} bytes in Redis")
+        if args.era == "legacy" and args.sse_calls:
+            sse = [run_sse(url, redis_port, args) for _ in range(args.rounds)]
+            print(f"HTTP+SSE (2024-11-05), {args.sse_calls} sequential calls in one session:")
+            for name in ("local", "forwarded"):
+                rate = cell([r[name]["calls_per_s"] for r in sse]).split()[0]
+                p50 = cell([r[name]["p50_ms"] for r in sse], "{:.2f}").split()[0]
+                p99 = cell([r[name]["p99_ms"] for r in sse], "{:.2f}").split()[0]
+                per = cell([r[name]["redis_per_call"] for r in sse], "{:.2f}").split()[0]
+                print(
+                    f"  POSTs {name:<10} {rate:>6} calls/s  p50/p99 {p50}/{p99} ms  {per} Redis/call"
+                )
         base = {c: [r[c]["calls_per_s"] for r in rows["1 process"]] for c in ("c8", "c32")}
         for name in ("2 workers + Redis", "4 workers + Redis"):
             for c in ("c8", "c32"):
