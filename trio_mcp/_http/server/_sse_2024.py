@@ -214,12 +214,14 @@ class SseTransport:
                 )
                 return
         try:
-            await self._serve_held(http, session_id, principal)
+            await self._serve_held(http, session_id, principal, fleet)
         finally:
             if fleet is not None:
                 await fleet.release(session_id, caller)
 
-    async def _serve_held(self, http: HttpRequest, session_id: str, principal: str | None) -> None:
+    async def _serve_held(
+        self, http: HttpRequest, session_id: str, principal: str | None, fleet: SseFleet | None
+    ) -> None:
         send, receive = trio.open_memory_channel[Received](self.inbound_buffer)
         writer = ResponseWriter(http.send, json_ok=False)
         # The path the client reaches this app's message endpoint by: under the prefix the
@@ -236,8 +238,8 @@ class SseTransport:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(cancel_on_disconnect, http, nursery.cancel_scope, writer)
                 nursery.start_soon(keep_alive, writer, self.keepalive_interval)
-                if self.fleet is not None:
-                    nursery.start_soon(self.fleet.keep, session_id, principal)
+                if fleet is not None:
+                    nursery.start_soon(fleet.keep, session_id, principal)
                 with serving:
                     async with trio.open_nursery() as running:
                         session = await running.start(
