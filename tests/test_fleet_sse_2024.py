@@ -227,7 +227,7 @@ async def test_the_sessions_per_principal_cap_holds_across_workers_and_both_tran
             async with open_sse(alice, "GET", a_base + "/sse", headers=sse) as reader:
                 with trio.fail_after(BOUND):
                     await reader.wait_for(1)
-                await initialize(alice, b)  # alice's second session, on the other worker
+                second = await initialize(alice, b)  # alice's second, on the other worker
                 # A third is refused on either worker, by either transport.
                 r = await alice.post(a, json=INITIALIZE_2025, headers={"accept": ACCEPT})
                 assert r.status_code == 429 and "retry-after" in r.headers
@@ -239,6 +239,16 @@ async def test_the_sessions_per_principal_cap_holds_across_workers_and_both_tran
             with trio.fail_after(BOUND):
                 while (
                     await alice.post(b, json=INITIALIZE_2025, headers={"accept": ACCEPT})
+                ).status_code != 200:
+                    await trio.sleep(0.05)
+            assert (
+                await alice.post(a, json=INITIALIZE_2025, headers={"accept": ACCEPT})
+            ).status_code == 429
+            # A Streamable HTTP session deleted on B frees its slot on A.
+            assert (await alice.delete(b, headers=second)).status_code == 200
+            with trio.fail_after(BOUND):
+                while (
+                    await alice.post(a, json=INITIALIZE_2025, headers={"accept": ACCEPT})
                 ).status_code != 200:
                     await trio.sleep(0.05)
 
