@@ -185,10 +185,10 @@ async def test_redis_away_gives_503_on_the_forwarding_worker_and_the_fleet_recov
             assert back["id"] == 4
 
 
-async def test_a_forwarded_message_its_session_does_not_take_in_time_is_answered_busy(
+async def test_a_session_flooded_through_other_workers_refuses_and_holds_up_no_other(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    transport = SseTransport(Server("owner"), message_path="/messages")
+    transport = SseTransport(Server("owner"), message_path="/messages", inbound_buffer=1)
     written: list[bytes] = []
 
     async def asgi_send(message: dict[str, Any]) -> None:
@@ -196,21 +196,43 @@ async def test_a_forwarded_message_its_session_does_not_take_in_time_is_answered
 
     writer = ResponseWriter(asgi_send, json_ok=False)
     await writer.open_sse()
-    # A session that takes nothing (its client floods it).
-    inbound, receive = trio.open_memory_channel[Received](0)
-    transport.sessions["s"] = _Held(inbound, "alice", _SseStream(writer, receive))
+    # A session that takes nothing (its client floods it), and one that takes everything.
+    stuck, _stuck_receive = trio.open_memory_channel[Received](0)
+    flooded = _Held(stuck, "alice", _SseStream(writer, _stuck_receive))
+    other_send, other_receive = trio.open_memory_channel[Received](10)
+    other = _Held(other_send, "bob", _SseStream(writer, other_receive))
+    transport.sessions.update(s=flooded, t=other)
+
+    def message(body: dict[str, Any]) -> Received:
+        return rpc.parse(json.dumps(body).encode())
+
     note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    await transport._deliver_forwarded("s", "alice", rpc.parse(json.dumps(note).encode()))
-    assert transport.forwards_dropped == 1 and b"".join(written) == b""
-    await transport._deliver_forwarded("s", "alice", rpc.parse(json.dumps(echo(7, "x")).encode()))
-    assert transport.forwards_dropped == 2
+    async with trio.open_nursery() as nursery:
+        transport._forwarding(nursery, flooded)
+        transport._forwarding(nursery, other)
+        started = trio.current_time()
+        for _ in range(2):  # one waits for the session, one in the queue
+            await transport._deliver_forwarded("s", "alice", message(note))
+            await trio.testing.wait_all_tasks_blocked()
+        assert transport.forwards_dropped == 0
+        await transport._deliver_forwarded("s", "alice", message(note))
+        await transport._deliver_forwarded("s", "alice", message(echo(7, "x")))
+        assert transport.forwards_dropped == 2
+        # Another session's messages are not held up.
+        await transport._deliver_forwarded("t", "bob", message(echo(8, "y")))
+        with trio.fail_after(1):
+            got = await other_receive.receive()
+        assert isinstance(got, rpc.Request) and got.id == 8
+        # Another principal's message for a session is not delivered (nor answered).
+        await transport._deliver_forwarded("s", "mallory", message(echo(9, "x")))
+        assert transport.forwards_dropped == 2
+        await trio.testing.wait_all_tasks_blocked()
+        assert trio.current_time() == started  # nothing above waited
+        nursery.cancel_scope.cancel()
     (data,) = [line for line in b"".join(written).split(b"\n") if line.startswith(b"data:")]
     error = json.loads(data.removeprefix(b"data:"))
     assert error["id"] == 7
     assert error["error"]["data"] == {"retryAfter": 1, "reason": "busy"}
-    # Another principal's message for it is not delivered (and not answered).
-    await transport._deliver_forwarded("s", "mallory", rpc.parse(json.dumps(echo(8, "x")).encode()))
-    assert transport.forwards_dropped == 2
 
 
 async def test_the_sessions_per_principal_cap_holds_across_workers_and_both_transports(

@@ -6,10 +6,10 @@ owner delivers it as if it had been POSTed there.
 The forwarding worker answers ``202`` once the owner's inbox took the message, ``404`` for a
 session that is unknown, ended, another principal's, or whose owner is gone, and ``503``
 with ``Retry-After`` (and a JSON-RPC error whose data says when) while Redis does not
-answer or the owner's inbox is full. The owner hands a forwarded message to its session
-within ``DELIVERY_WAIT`` (1 s, in :mod:`._sse_2024`); past that (the session does not keep
-up) a request is answered with an error on the session's stream, and any other message is
-dropped, logged and counted.
+answer or the owner's inbox is full. The owner puts a forwarded message in its session's
+queue of forwarded messages without waiting (see ``SseTransport._deliver_forwarded``): a
+session that does not keep up has it dropped, logged and counted (a request is answered
+with an error on its stream), and no other session waits for it.
 
 The session counts among its caller's sessions across the fleet (:class:`FleetCaps`) while
 its stream is open. The registry's record of a session is written when its stream opens,
