@@ -168,6 +168,10 @@ async def test_redis_away_gives_503_on_the_forwarding_worker_and_the_fleet_recov
                 b_base + "/sse", headers={**ALICE, "accept": "text/event-stream"}
             )
             assert opened.status_code == 503 and "retry-after" in opened.headers
+            # So does a new Streamable HTTP session (its caller's sessions are counted there).
+            r = await client.post(a, json=INITIALIZE_2025, headers={**ALICE, "accept": ACCEPT})
+            assert r.status_code == 503 and "retry-after" in r.headers
+            assert r.json()["error"]["data"] == {"retryAfter": 5, "reason": "unavailable"}
             # The worker holding the session needs no Redis for it.
             a_url = a_base + post_url.removeprefix(b_base)
             r = await client.post(a_url, json=echo(3, "on a"), headers=ALICE)

@@ -82,7 +82,9 @@ class FleetCaps:
         self.cap = cap
         self.timeout = timeout
         self._take: Any = redis.register_script(_TAKE)
-        #: Slots whose giving back failed (Redis away): given back at the next take.
+        #: Slots whose giving back failed (Redis away): given back at the next take. At
+        #: most the sessions this worker held when Redis went away (none is taken while
+        #: Redis does not answer).
         self._owed: set[tuple[str, str]] = set()
 
     def _key(self, caller: str) -> str:
