@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from ..._auth._resource_server import ProtectedResource
     from ..._cards._model import ServerCard
     from ..._cards._serving import CardEndpoints
+    from ..._fleet._caps import FleetCaps
     from ..._fleet._fleet import Fleet
     from ..._server._server import Server
 
@@ -236,14 +237,21 @@ class McpAsgiApp:
         async with running_fleet(self.server, self.state) as fleet:
             self.fleet = fleet
             default_store = task_store_url(fleet.state) if fleet is not None else None
+            shared = None if fleet is None else fleet.caps("sessions", self.sessions_per_caller.cap)
+            if self.sse is not None:
+                self.sse.join(fleet, shared)
             try:
-                async with self._sessions_running(default_store):
+                async with self._sessions_running(default_store, shared):
                     yield self
             finally:
+                if self.sse is not None:
+                    self.sse.join(None, None)
                 self.fleet = None
 
     @asynccontextmanager
-    async def _sessions_running(self, default_store: str | None) -> AsyncIterator[None]:
+    async def _sessions_running(
+        self, default_store: str | None, shared_caps: FleetCaps | None
+    ) -> AsyncIterator[None]:
         running_tasks = self.server.running_tasks(default_store=default_store)
         async with running_tasks as tasks, trio.open_nursery() as nursery:
             self.modern.dispatcher.tasks = tasks
@@ -261,6 +269,7 @@ class McpAsgiApp:
                 session_options=self.session_options,
             )
             self.manager.tasks = tasks  # 2025-11-25 sessions run core tasks here too
+            self.manager.fleet_caps = shared_caps
             self.modern.watchers = nursery
             try:
                 yield
