@@ -35,9 +35,11 @@ from ._event_store import EventStore
 from ._exchange import HttpRequest, ResponseWriter, error_body, keep_alive
 from ._resumable_streams import Channel, replay as replay_events
 from ._session_engine import SESSION_END_TIMEOUT, LegacySession, SessionClosed
+from ._session_registry import SessionRecord, principal_key
 from ._sse import priming_event
 
 if TYPE_CHECKING:
+    from ..._fleet._sessions import FleetSessions
     from ..._server._rate_limit import RateLimiter
     from ..._server._server import Server
     from ..._server._tasks import TaskRunner
@@ -118,6 +120,8 @@ class SessionManager:
         self.callers: dict[str, str] = {}
         #: The tool-call buckets by caller, shared by every session.
         self.rate_limiter = rate_limiter
+        #: Where a fleet records the sessions this worker holds (``None``: no fleet).
+        self.fleet: FleetSessions | None = None
         #: When requests still awaiting answers on POSTs are answered (shutdown).
         self.shutdown_deadline = math.inf
         #: The wait of the task that answers them (started by begin_shutdown).
@@ -150,10 +154,14 @@ class SessionManager:
             if session.busy == 0 and now - session.last_seen > self.idle_timeout:
                 log.debug("session %s expired", session.id)
                 await session.end()
+                if self.fleet is not None:
+                    await self.fleet.ended(session.id)  # (logged, not raised)
 
     def forget(self, session_id: str) -> None:
         """Remove an ended session (it gives its caller's count back)."""
         self.sessions.pop(session_id, None)
+        if self.fleet is not None:
+            self.fleet.forget(session_id)
         caller = self.callers.pop(session_id, None)
         if caller is not None:
             self.sessions_per_caller.give_back(caller)
@@ -268,7 +276,10 @@ class SessionManager:
             return
         session_id = self.new_session_id()
         self.callers[session_id] = caller
-        self.sessions[session_id] = LegacySession(self, session_id, connection, principal=principal)
+        session = LegacySession(self, session_id, connection, principal=principal)
+        self.sessions[session_id] = session
+        if self.fleet is not None and not await self._register(http, session, request):
+            return
         header = [(b"mcp-session-id", session_id.encode("ascii"))]
         data = rpc.dumps(response)
         if http.accepts_json:
@@ -278,6 +289,54 @@ class SessionManager:
             await writer.event(data)
             await writer.close()
 
+    async def _register(
+        self, http: HttpRequest, session: LegacySession, request: rpc.Request
+    ) -> bool:
+        """Record a new session in the fleet; if Redis does not answer, it ends and the
+        client gets 503 (with ``Retry-After``): a session no other worker could find would
+        break as soon as a request reached another worker."""
+        fleet = self.fleet
+        assert fleet is not None
+        record = SessionRecord(
+            session_id=session.id,
+            protocol_version=session.connection.version or "",
+            principal=principal_key(session.principal),
+            owner=fleet.worker_id,
+            initialize=dict(request.params or {}),
+        )
+        try:
+            await fleet.created(record)
+        except Exception as exc:  # noqa: BLE001 - refused with 503, the worker goes on
+            log.warning("could not record a new session in Redis: %r", exc)
+            await session.end()
+            await http.respond_error(
+                503,
+                ErrorCode.INTERNAL_ERROR,
+                "Service Unavailable: the fleet's shared state (Redis) does not answer; "
+                "try again",
+                id=request.id,
+                headers=[(b"retry-after", b"%d" % SESSIONS_RETRY_AFTER)],
+            )
+            return False
+        return True
+
+    def adopt(self, record: SessionRecord, caller: str) -> LegacySession:
+        """Hold a session of the fleet whose owner died (this worker took its record over):
+        its protocol state is rebuilt from the client's ``initialize`` params, as if the
+        client had initialized here. What the dead worker held in memory (requests in
+        flight, the log level, resource subscriptions) is lost; events in the shared store
+        are not."""
+        connection = self.server.connection()
+        connection.receive(rpc.Request(0, "initialize", dict(record.initialize)))
+        connection.receive(rpc.Notification("notifications/initialized"))
+        principal = record.principal or None  # (see principal_key)
+        session = LegacySession(self, record.session_id, connection, principal=principal)
+        self.sessions[record.session_id] = session
+        if self.sessions_per_caller.take(caller):
+            self.callers[record.session_id] = caller
+        log.info("took over session %s... (its worker is gone)", record.session_id[:6])
+        return session
+
     async def post(
         self, http: HttpRequest, session: LegacySession, messages: list[Received]
     ) -> None:
@@ -285,6 +344,9 @@ class SessionManager:
         the client went away, or the session ended."""
         session.busy += 1
         session.touch()
+        fleet = self.fleet
+        if fleet is not None and fleet.due(session.id):
+            await fleet.active(session.id)
         try:
             await self._post(http, session, messages)
         finally:
@@ -364,6 +426,9 @@ class SessionManager:
             return
         session.busy += 1
         session.touch()
+        fleet = self.fleet
+        if fleet is not None and fleet.due(session.id):
+            await fleet.active(session.id)
         try:
             last_event_id = http.headers.get(LAST_EVENT_ID)
             if last_event_id is not None and session.resumable:
@@ -447,8 +512,10 @@ class SessionManager:
         await channel.release(writer)
 
     async def delete(self, http: HttpRequest, session: LegacySession) -> None:
-        """End ``session`` at the client's request."""
+        """End ``session`` at the client's request (in a fleet: on every worker)."""
         await session.end()
+        if self.fleet is not None:
+            await self.fleet.ended(session.id)  # (logged, not raised)
         await http.respond(200)
 
 

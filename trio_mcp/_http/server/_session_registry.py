@@ -33,6 +33,7 @@ __all__ = [
     "SessionRecord",
     "SessionRegistry",
     "SessionState",
+    "principal_key",
 ]
 
 
@@ -67,6 +68,11 @@ class SessionRecord:
     def loads(cls, data: bytes) -> SessionRecord:
         fields = orjson.loads(data)
         return cls(**fields)
+
+
+def principal_key(principal: str | None) -> str:
+    """How a principal is written in a record (``None``, nobody, as the empty string)."""
+    return principal if principal is not None else ""
 
 
 class SessionRegistry(abc.ABC):
