@@ -1,7 +1,7 @@
 """What a served app runs to be one worker of a fleet (:func:`open_fleet`): the Redis client,
-the ``requestState`` keys kept fresh, the change relay. Every wait on Redis here is retried
-with backoff and reported once per outage; a worker never stops serving because Redis does
-not answer."""
+the ``requestState`` keys kept fresh, the change relay, the worker's inbox. Every wait on
+Redis here is retried with backoff and reported once per outage; a worker never stops
+serving because Redis does not answer."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 import trio
 
+from ._inbox import Inbox
 from ._keys import FleetKeys, read_keys
 from ._relay import BACKOFF_INITIAL, BACKOFF_MAX, ChangeRelay
 from ._state import RedisState
@@ -36,6 +37,7 @@ class Fleet:
         state: the shared state's configuration.
         relay: the change relay (its counters say what crossed and what did not).
         keys: the ``requestState`` keys last read (``None`` before the first read).
+        inbox: this worker's inbox (its id, and the way to send to another worker's).
     """
 
     def __init__(self, server: Server, state: RedisState, redis: coredis.Redis[bytes]) -> None:
@@ -48,6 +50,13 @@ class Fleet:
             prefix=state.prefix,
             kept=state.changes_kept,
             queue=state.relay_queue,
+        )
+        self.inbox = Inbox(
+            redis,
+            prefix=state.prefix,
+            size=state.inbox_size,
+            worker_ttl=state.worker_ttl,
+            refresh=min(1.0, state.worker_ttl / 3),
         )
         self.keys: FleetKeys | None = None
         self._keys_reachable = True
@@ -102,10 +111,10 @@ class Fleet:
 
 @asynccontextmanager
 async def open_fleet(server: Server, state: RedisState) -> AsyncIterator[Fleet]:
-    """Be one worker of the fleet that shares ``state`` for the block: the keys are read
-    and the relay connected (waiting at most :data:`START_TIMEOUT` seconds for Redis,
-    then serving without it until it answers), then kept up in this block's own nursery,
-    which leaving cancels."""
+    """Be one worker of the fleet that shares ``state`` for the block: the keys are read,
+    the relay connected and the worker announced alive (waiting at most
+    :data:`START_TIMEOUT` seconds for Redis, then serving without it until it answers),
+    then kept up in this block's own nursery, which leaving cancels."""
     from coredis import Redis
 
     redis: coredis.Redis[bytes] = Redis.from_url(state.url)
@@ -115,10 +124,12 @@ async def open_fleet(server: Server, state: RedisState) -> AsyncIterator[Fleet]:
             try:
                 await fleet.refresh_keys()
                 await fleet.relay.start()
+                await fleet.inbox.announce()
             except Exception as exc:  # noqa: BLE001 - served without Redis until it answers
                 log.warning("the fleet's Redis does not answer at start-up (%r)", exc)
         nursery.start_soon(fleet._keep_keys)
         nursery.start_soon(fleet.relay.run if fleet.relay.connected else fleet._relay_changes)
+        nursery.start_soon(fleet.inbox.run)
         server._hub.relay = fleet.relay.offer
         try:
             yield fleet
