@@ -61,6 +61,12 @@ class Fleet:
         self.keys: FleetKeys | None = None
         self._keys_reachable = True
 
+    @property
+    def redis(self) -> coredis.Redis[bytes]:
+        """The fleet's Redis client (owned by :func:`open_fleet`), for the parts of the app
+        that keep their state there (the initialize era's sessions and events)."""
+        return self._redis
+
     async def refresh_keys(self) -> None:
         """Read the keys once and seal and open with them (unless the server was given its
         own ``secret``). Blocks for one round trip; raises what Redis raised."""

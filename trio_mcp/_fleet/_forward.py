@@ -78,7 +78,7 @@ def _unframe(payload: bytes) -> tuple[dict[str, Any], bytes]:
     head, _, body = payload.partition(b"\n")
     parsed = orjson.loads(head)
     if not isinstance(parsed, dict):
-        raise ValueError("a forwarded message's head is not an object")
+        raise TypeError("a forwarded message's head is not an object")
     return parsed, body
 
 
@@ -267,7 +267,9 @@ class Forwarder:
         if served is not None:
             served.left.set()
 
-    async def _serve_one(self, cid: str, served: _Served, head: dict[str, Any], body: bytes) -> None:
+    async def _serve_one(
+        self, cid: str, served: _Served, head: dict[str, Any], body: bytes
+    ) -> None:
         """Serve one forwarded request as if it had come here; its answer goes back."""
         read = False
 

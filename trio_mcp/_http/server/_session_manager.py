@@ -312,8 +312,7 @@ class SessionManager:
             await http.respond_error(
                 503,
                 ErrorCode.INTERNAL_ERROR,
-                "Service Unavailable: the fleet's shared state (Redis) does not answer; "
-                "try again",
+                "Service Unavailable: the fleet's shared state (Redis) does not answer; try again",
                 id=request.id,
                 headers=[(b"retry-after", b"%d" % SESSIONS_RETRY_AFTER)],
             )

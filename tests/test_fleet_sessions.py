@@ -1,0 +1,151 @@
+"""Initialize-era sessions across a fleet (Streamable HTTP, 2025-03-26 to 2025-11-25), with
+real worker processes on a real redis-server and a client that sends each request to a
+different worker: a session initialized on one worker is served by every worker (its
+requests forwarded to the one that holds it), ends everywhere, is "not found" for anyone
+else, and survives its worker's death."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import attrs
+import httpx
+import pytest
+import trio
+from http_support import ACCEPT, LEGACY, open_sse, parse_sse
+from redis_support import RedisProcess
+
+HERE = Path(__file__).resolve().parent
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisProcess]:
+    process = RedisProcess(tmp_path)
+    process.start()
+    try:
+        yield process
+    finally:
+        process.stop()
+
+
+@attrs.frozen
+class Worker:
+    url: str
+    process: subprocess.Popen[str]
+
+    @property
+    def pid(self) -> str:
+        return str(self.process.pid)
+
+
+@contextmanager
+def workers(state: str, count: int = 3) -> Iterator[list[Worker]]:
+    """``count`` fleet members sharing ``state``."""
+    processes = [
+        subprocess.Popen(
+            [sys.executable, str(HERE / "fleet_sessions_app.py"), state],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(count)
+    ]
+    try:
+        found = []
+        for process in processes:
+            assert process.stdout is not None
+            port = int(process.stdout.readline())
+            found.append(Worker(f"http://127.0.0.1:{port}/mcp", process))
+        yield found
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def request(id: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}
+
+
+def call(id: int, tool: str, **arguments: Any) -> dict[str, Any]:
+    return request(id, "tools/call", {"name": tool, "arguments": arguments})
+
+
+async def initialize(
+    client: httpx.AsyncClient, url: str, user: str = "alice", capabilities: Any = None
+) -> dict[str, str]:
+    """Open a session on ``url`` as ``user``; returns the headers its requests carry."""
+    params = {
+        "protocolVersion": LEGACY,
+        "capabilities": capabilities or {},
+        "clientInfo": {"name": "test", "version": "1"},
+    }
+    answer = await client.post(
+        url, json=request(0, "initialize", params), headers={"accept": ACCEPT, "x-user": user}
+    )
+    assert answer.status_code == 200, answer.text
+    headers = {
+        "mcp-session-id": answer.headers["mcp-session-id"],
+        "mcp-protocol-version": LEGACY,
+        "accept": ACCEPT,
+        "x-user": user,
+    }
+    done = await client.post(
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers
+    )
+    assert done.status_code == 202, done.text
+    return headers
+
+
+def answer_of(response: httpx.Response) -> dict[str, Any]:
+    """The JSON-RPC answer of a POST (JSON, or the last event of its SSE stream)."""
+    assert response.status_code == 200, (response.status_code, response.text)
+    if response.headers["content-type"].startswith("text/event-stream"):
+        events = [e for e in parse_sse(response.text) if e.data]
+        return httpx.Response(200, content=events[-1].data).json()  # type: ignore[no-any-return]
+    return response.json()  # type: ignore[no-any-return]
+
+
+def text_of(response: httpx.Response) -> str:
+    answer = answer_of(response)
+    assert "result" in answer, answer
+    return answer["result"]["content"][0]["text"]  # type: ignore[no-any-return]
+
+
+async def test_any_worker_serves_a_session_and_a_delete_anywhere_ends_it_everywhere(
+    redis: RedisProcess,
+) -> None:
+    with workers(redis.url) as (a, b, c):
+        async with httpx.AsyncClient(timeout=10) as client:
+            headers = await initialize(client, a.url)
+            # Every worker serves it; the tools run on A, which holds it.
+            for n, worker in enumerate((b, c, a, b), start=1):
+                answer = await client.post(worker.url, json=call(n, "where"), headers=headers)
+                assert text_of(answer) == a.pid
+            # Another principal, or an id never issued: "not found", the same on every worker.
+            unknown = {**headers, "mcp-session-id": "never-issued"}
+            for worker in (a, b, c):
+                for wrong in ({**headers, "x-user": "bob"}, unknown):
+                    refused = await client.post(worker.url, json=call(9, "where"), headers=wrong)
+                    assert refused.status_code == 404, refused.text
+                    assert refused.json()["error"]["message"] == "Session not found"
+            # A DELETE on C ends it on A (which held it), and B says it ended.
+            assert (await client.delete(c.url, headers=headers)).status_code == 200
+            for worker in (b, a):
+                gone = await client.post(worker.url, json=call(10, "where"), headers=headers)
+                assert gone.status_code == 404, gone.text
+                assert gone.json()["error"]["message"] == "Session not found (it ended)"
