@@ -3,7 +3,7 @@ serves Streamable HTTP on a free port of 127.0.0.1 as one worker of the fleet sh
 STATE (a Redis URL), and prints the port once it serves. The caller is named by the
 ``x-user`` header. Its tools say which process ran them (``where``), raise a list change
 (``grow``), ask the client's model (``ask``), wait to be cancelled (``hang``, then
-``cancelled``), and report numbered progress (``count``)."""
+``was_cancelled``), and report numbered progress (``count``)."""
 
 from __future__ import annotations
 
@@ -44,7 +44,9 @@ async def ask(ctx: Context, question: str) -> str:
 
 @server.tool
 async def hang(ctx: Context, name: str) -> str:
-    """Wait until cancelled (the name is then listed by ``cancelled``)."""
+    """Report progress once, then wait until cancelled (the name is then listed by
+    ``was_cancelled``)."""
+    await ctx.report_progress(1)
     try:
         await trio.sleep_forever()
     finally:

@@ -6,8 +6,6 @@ else, and survives its worker's death."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -149,3 +147,82 @@ async def test_any_worker_serves_a_session_and_a_delete_anywhere_ends_it_everywh
                 gone = await client.post(worker.url, json=call(10, "where"), headers=headers)
                 assert gone.status_code == 404, gone.text
                 assert gone.json()["error"]["message"] == "Session not found (it ended)"
+
+
+async def test_a_standalone_stream_on_one_worker_hears_what_the_owner_sends(
+    redis: RedisProcess,
+) -> None:
+    """GET on B attaches to the standalone stream of the session held by A: a list change
+    raised by a tool (called through C) reaches it."""
+    with workers(redis.url) as (a, b, c):
+        async with httpx.AsyncClient(timeout=10) as client:
+            headers = await initialize(client, a.url)
+            async with open_sse(client, "GET", b.url, headers=headers) as stream:
+                with trio.fail_after(10):
+                    await stream.wait_for(1)  # the priming event: attached
+                assert text_of(await client.post(c.url, json=call(1, "grow"), headers=headers))
+                with trio.fail_after(10):
+                    while not any("list_changed" in e.data for e in stream.events):
+                        await stream.wait_for(len(stream.events) + 1)
+
+
+async def test_a_sampling_round_trip_across_three_workers(redis: RedisProcess) -> None:
+    """The handler on A asks the client's model; the question reaches the client on the
+    stream of its POST to B; the client answers with a POST to C; the handler hears it
+    and its answer ends the stream on B."""
+    with workers(redis.url) as (a, b, c):
+        async with httpx.AsyncClient(timeout=10) as client:
+            headers = await initialize(client, a.url, capabilities={"sampling": {}})
+            asked = call(1, "ask", question="colour?")
+            async with open_sse(client, "POST", b.url, json=asked, headers=headers) as stream:
+                with trio.fail_after(10):
+                    while not any("sampling/createMessage" in e.data for e in stream.events):
+                        await stream.wait_for(len(stream.events) + 1)
+                question = next(
+                    httpx.Response(200, content=e.data).json()
+                    for e in stream.events
+                    if "sampling/createMessage" in e.data
+                )
+                reply = {
+                    "jsonrpc": "2.0",
+                    "id": question["id"],
+                    "result": {
+                        "role": "assistant",
+                        "content": {"type": "text", "text": "blue"},
+                        "model": "test",
+                    },
+                }
+                taken = await client.post(c.url, json=reply, headers=headers)
+                assert taken.status_code == 202, taken.text
+                with trio.fail_after(10):
+                    events = await stream.rest()
+            last = httpx.Response(200, content=events[-1].data).json()
+            assert last["result"]["content"][0]["text"] == f"{a.pid} heard: blue"
+
+
+async def test_a_cancellation_sent_to_another_worker_cancels_the_handler(
+    redis: RedisProcess,
+) -> None:
+    with workers(redis.url) as (a, b, c):
+        async with httpx.AsyncClient(timeout=10) as client:
+            headers = await initialize(client, a.url)
+            hang = call(7, "hang", name="first")
+            hang["params"]["_meta"] = {"progressToken": "p"}
+            async with open_sse(client, "POST", b.url, json=hang, headers=headers) as stream:
+                with trio.fail_after(10):
+                    await stream.wait_for(2)  # priming, progress: the handler runs on A
+                cancel = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": 7, "reason": "changed my mind"},
+                }
+                taken = await client.post(c.url, json=cancel, headers=headers)
+                assert taken.status_code == 202, taken.text
+                with trio.fail_after(10):
+                    await stream.rest()  # the stream ends, with no answer
+            assert not any('"result"' in e.data for e in stream.events)
+            with trio.fail_after(10):
+                while True:
+                    seen = await client.post(c.url, json=call(8, "was_cancelled"), headers=headers)
+                    if text_of(seen) == "first":
+                        break
