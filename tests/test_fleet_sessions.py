@@ -6,6 +6,8 @@ else, and survives its worker's death."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -226,3 +228,69 @@ async def test_a_cancellation_sent_to_another_worker_cancels_the_handler(
                     seen = await client.post(c.url, json=call(8, "was_cancelled"), headers=headers)
                     if text_of(seen) == "first":
                         break
+
+
+async def test_the_owner_killed_mid_stream_the_stream_resumes_on_another_worker(
+    redis: RedisProcess,
+) -> None:
+    """A is SIGKILLed while its handler streams progress to the client through B. B ends
+    the stream once A is gone; a GET with Last-Event-ID on C takes the session over and
+    replays from the shared store exactly what followed that event (nothing lost, nothing
+    twice); the session goes on, served by C."""
+    with workers(redis.url) as (a, b, c):
+        async with httpx.AsyncClient(timeout=30) as client:
+            headers = await initialize(client, a.url)
+            counting = call(1, "count", upto=1000, pause=0.05)
+            counting["params"]["_meta"] = {"progressToken": "p"}
+            async with open_sse(client, "POST", b.url, json=counting, headers=headers) as stream:
+                with trio.fail_after(10):
+                    await stream.wait_for(4)  # priming, progress 1, 2, 3
+                os.kill(a.process.pid, signal.SIGKILL)
+                a.process.wait()
+                with trio.fail_after(20):
+                    seen = await stream.rest()  # B ends it once A's liveness key expired
+            assert all(e.id for e in seen)
+            assert not any('"result"' in e.data for e in seen)  # its answer is lost
+            # The client resumes from the 3rd event it saw, on C.
+            resumed_from = seen[2]
+            resume = {**headers, "last-event-id": resumed_from.id}
+            async with open_sse(client, "GET", c.url, headers=resume) as again:
+                with trio.fail_after(20):
+                    replayed = await again.rest()
+            assert again.response.status_code == 200
+            assert [(e.id, e.data) for e in replayed] == [(e.id, e.data) for e in seen[3:]]
+            # The session goes on: C holds it now, and B forwards to C.
+            for worker in (b, c):
+                answer = await client.post(worker.url, json=call(2, "where"), headers=headers)
+                assert text_of(answer) == c.pid
+
+
+async def test_redis_stopped_mid_session(tmp_path: Path) -> None:
+    """While Redis is away, a request for the session on a worker that does not hold it
+    gets 503 with Retry-After and a JSON-RPC error; the worker that holds it still serves
+    it; when Redis is back, every worker serves it again, with no worker restarted."""
+    redis = RedisProcess(tmp_path, durable=True)
+    redis.start()
+    try:
+        with workers(redis.url) as (a, b, _):
+            async with httpx.AsyncClient(timeout=30) as client:
+                headers = await initialize(client, a.url)
+                assert text_of(await client.post(b.url, json=call(1, "where"), headers=headers))
+                redis.stop()
+                refused = await client.post(b.url, json=call(2, "where"), headers=headers)
+                assert refused.status_code == 503, refused.text
+                assert int(refused.headers["retry-after"]) > 0
+                assert refused.json()["error"]["code"] == -32603
+                assert "Redis" in refused.json()["error"]["message"]
+                assert text_of(await client.post(a.url, json=call(3, "where"), headers=headers))
+                redis.start()
+                with trio.fail_after(20):
+                    while True:
+                        again = await client.post(b.url, json=call(4, "where"), headers=headers)
+                        if again.status_code == 200:
+                            break
+                        assert again.status_code == 503, again.text
+                        await trio.sleep(0.2)  # real workers reconnecting: bounded above
+                assert text_of(again) == a.pid
+    finally:
+        redis.stop()
