@@ -35,8 +35,10 @@ from typing import Any, Final, Protocol
 import orjson
 import trio
 
+from .._errors import ErrorCode
 from .._http.server._asgi import FORWARDED_PRINCIPAL
 from .._http.server._exchange import HttpRequest, Scope
+from ._inbox import InboxUnavailable
 from ._sessions import REDIS_TIMEOUT
 
 __all__ = ["Forwarder", "Inbox"]
@@ -131,8 +133,8 @@ class Forwarder:
         Blocks until the answer ended, the client left, or the owner went away.
 
         Returns ``False`` when the owner is gone before it took the request (nothing was
-        sent to the client). Raises what Redis raised while sending it (nothing was sent
-        to the client either)."""
+        sent to the client). When Redis does not take the request (it does not answer, or
+        the owner's inbox is full), the client gets 503 with ``Retry-After``."""
         cid = secrets.token_urlsafe(12)
         send, receive = trio.open_memory_channel[tuple[dict[str, Any], bytes]](FORWARD_BUFFER)
         self._waiting[cid] = send
@@ -146,8 +148,19 @@ class Forwarder:
             "u": principal,
         }
         try:
-            with trio.fail_after(REDIS_TIMEOUT):
-                taken = await self.inbox.send(owner, REQUEST, _frame(head, body))
+            try:
+                with trio.fail_after(REDIS_TIMEOUT):
+                    taken = await self.inbox.send(owner, REQUEST, _frame(head, body))
+            except (InboxUnavailable, trio.TooSlowError) as exc:
+                log.warning("could not forward a request to worker %s: %s", owner, exc)
+                await http.respond_error(
+                    503,
+                    ErrorCode.INTERNAL_ERROR,
+                    "Service Unavailable: the worker holding this session cannot be reached "
+                    "now; try again",
+                    headers=[(b"retry-after", b"%d" % OWNER_GONE_RETRY_AFTER)],
+                )
+                return True
             if not taken:
                 return False
             with receive:
@@ -210,7 +223,7 @@ class Forwarder:
         if not started:
             await http.respond_error(
                 503,
-                -32603,
+                ErrorCode.INTERNAL_ERROR,
                 "Service Unavailable: the worker holding this session went away; try again",
                 headers=[(b"retry-after", b"%d" % OWNER_GONE_RETRY_AFTER)],
             )
@@ -303,7 +316,7 @@ class Forwarder:
             if len(self._served) > self.max_served:
                 await HttpRequest(_scope(head, None), receive, send).respond_error(
                     503,
-                    -32603,
+                    ErrorCode.INTERNAL_ERROR,
                     "Service Unavailable: too many forwarded requests",
                     headers=[(b"retry-after", b"1")],
                 )

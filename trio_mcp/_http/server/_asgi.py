@@ -557,28 +557,31 @@ class McpAsgiApp:
             await _no_session(http)
             return None
         session_id = session_id.strip()
-        try:
-            for _ in range(2):  # (a second time if another worker took it over first)
+        for _ in range(2):  # (a second time if another worker took it over first)
+            try:
                 state, record = await sessions.lookup(session_id, principal)
-                if state is SessionState.ENDED:
-                    await _session_ended(http)
-                    return None
-                if record is None:
-                    await _no_session(http)
-                    return None
-                if record.owner != sessions.worker_id and await forwarder.forward(
-                    http, body, record.owner, principal
-                ):
-                    return None
-                # Its owner is gone (or it was this worker, restarted): take it over.
+            except Exception as exc:  # noqa: BLE001 - Redis away: 503, the worker goes on
+                await _redis_away(http, session_id, exc)
+                return None
+            if state is SessionState.ENDED:
+                await _session_ended(http)
+                return None
+            if record is None:
+                await _no_session(http)
+                return None
+            if record.owner != sessions.worker_id and await forwarder.forward(
+                http, body, record.owner, principal
+            ):
+                return None  # answered by the owner (or 503: it could not be reached)
+            # Its owner is gone: take it over.
+            try:
                 taken = await sessions.take_over(record)
-                if taken is not None:
-                    return manager.adopt(taken, caller_of(http.scope, self.principal))
-        except Exception as exc:  # noqa: BLE001 - Redis away: 503, the worker goes on
-            log.warning("session %s...: the fleet's Redis does not answer: %r", session_id[:6], exc)
-            await _redis_away(http)
-            return None
-        await _redis_away(http)
+            except Exception as exc:  # noqa: BLE001 - Redis away: 503, the worker goes on
+                await _redis_away(http, session_id, exc)
+                return None
+            if taken is not None:
+                return manager.adopt(taken, caller_of(http.scope, self.principal))
+        await _redis_away(http, session_id, RuntimeError("the session changed owner twice"))
         return None
 
     async def _dispatch_post(
@@ -673,7 +676,8 @@ async def _session_ended(http: HttpRequest) -> None:
     await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found (it ended)")
 
 
-async def _redis_away(http: HttpRequest) -> None:
+async def _redis_away(http: HttpRequest, session_id: str, exc: BaseException) -> None:
+    log.warning("session %s...: the fleet's Redis does not answer: %r", session_id[:6], exc)
     await http.respond_error(
         503,
         ErrorCode.INTERNAL_ERROR,
