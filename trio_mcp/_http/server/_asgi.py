@@ -811,8 +811,11 @@ def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
         state: the shared state of a fleet of workers serving as one server
             (:class:`~trio_mcp.fleet.RedisState`, or its URL): the ``requestState`` key
             kept in Redis (unless the server has ``secret=``), change notifications
-            reaching the ``subscriptions/listen`` streams of every worker, and the task
-            store (for a server whose tasks use the default in-memory one). ``None``
+            reaching the ``subscriptions/listen`` streams of every worker, the task
+            store (for a server whose tasks use the default in-memory one), and the
+            Streamable HTTP sessions of the initialize era: recorded in Redis, served by
+            any worker (forwarded to the one holding the session), their events in Redis
+            (the default ``event_store`` becomes a Redis one). ``None``
             (the default): this process alone, nothing of Redis imported. See the
             how-to "Run several workers".
     """
