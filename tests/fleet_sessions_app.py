@@ -1,6 +1,7 @@
 """A fleet member for the initialize-era tests: ``python tests/fleet_sessions_app.py STATE``
 serves Streamable HTTP on a free port of 127.0.0.1 as one worker of the fleet sharing
-STATE (a Redis URL), and prints the port once it serves. The caller is named by the
+STATE (a Redis URL), and prints the port once it serves (``... STATE IDLE``: sessions
+end after IDLE seconds without traffic). The caller is named by the
 ``x-user`` header. Its tools say which process ran them (``where``), raise a list change
 (``grow``), ask the client's model (``ask``), wait to be cancelled (``hang``, then
 ``was_cancelled``), and report numbered progress (``count``)."""
@@ -14,6 +15,8 @@ from functools import partial
 import trio
 
 from trio_mcp import Context, Server
+
+IDLE_TIMEOUT = float(sys.argv[2]) if len(sys.argv) > 2 else 600.0
 
 server = Server("fleet-sessions")
 cancelled: list[str] = []
@@ -81,7 +84,15 @@ async def main() -> None:
 
     async with trio.open_nursery() as nursery:
         port = await nursery.start(
-            partial(serve, server, port=0, graceful_timeout=1, state=sys.argv[1], principal=user)
+            partial(
+                serve,
+                server,
+                port=0,
+                graceful_timeout=1,
+                state=sys.argv[1],
+                principal=user,
+                session_idle_timeout=IDLE_TIMEOUT,
+            )
         )
         print(port, flush=True)
 

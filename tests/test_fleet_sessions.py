@@ -48,11 +48,11 @@ class Worker:
 
 
 @contextmanager
-def workers(state: str, count: int = 3) -> Iterator[list[Worker]]:
-    """``count`` fleet members sharing ``state``."""
+def workers(state: str, count: int = 3, idle: float = 600.0) -> Iterator[list[Worker]]:
+    """``count`` fleet members sharing ``state``, ending sessions idle for ``idle`` s."""
     processes = [
         subprocess.Popen(
-            [sys.executable, str(HERE / "fleet_sessions_app.py"), state],
+            [sys.executable, str(HERE / "fleet_sessions_app.py"), state, str(idle)],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -294,3 +294,47 @@ async def test_redis_stopped_mid_session(tmp_path: Path) -> None:
                 assert text_of(again) == a.pid
     finally:
         redis.stop()
+
+
+async def test_a_stream_left_on_one_worker_resumes_on_another_while_its_owner_lives(
+    redis: RedisProcess,
+) -> None:
+    """The client leaves its POST stream on B mid-way; the owner A lets it go and goes on
+    writing to the shared store; Last-Event-ID on C replays what was missed and carries
+    the rest, to the answer."""
+    with workers(redis.url) as (a, b, c):
+        async with httpx.AsyncClient(timeout=30) as client:
+            headers = await initialize(client, a.url)
+            counting = call(1, "count", upto=20, pause=0.05)
+            counting["params"]["_meta"] = {"progressToken": "p"}
+            async with open_sse(client, "POST", b.url, json=counting, headers=headers) as stream:
+                with trio.fail_after(10):
+                    seen = list(await stream.wait_for(3))  # priming, progress 1, 2
+            resume = {**headers, "last-event-id": seen[-1].id}
+            async with open_sse(client, "GET", c.url, headers=resume) as again:
+                with trio.fail_after(20):
+                    rest = await again.rest()
+            progress = [
+                httpx.Response(200, content=e.data).json()["params"]["progress"]
+                for e in seen[1:] + rest[:-1]
+            ]
+            assert progress == list(range(1, 21))  # nothing lost, nothing twice
+            answer = httpx.Response(200, content=rest[-1].data).json()
+            assert answer["result"]["content"][0]["text"] == "counted to 20"
+
+
+async def test_idle_expiry_on_the_owner_ends_the_session_everywhere(
+    redis: RedisProcess,
+) -> None:
+    with workers(redis.url, count=2, idle=0.5) as (a, b):
+        async with httpx.AsyncClient(timeout=10) as client:
+            headers = await initialize(client, a.url)
+            with trio.fail_after(10):
+                while True:
+                    # Real workers: each request is activity, so the next comes after more
+                    # than the idle timeout (the owner's reaper looks every 0.125 s).
+                    await trio.sleep(1.0)
+                    gone = await client.post(b.url, json=call(1, "where"), headers=headers)
+                    if gone.status_code == 404:
+                        break
+            assert gone.json()["error"]["message"] == "Session not found (it ended)"

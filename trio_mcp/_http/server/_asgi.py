@@ -547,13 +547,11 @@ class McpAsgiApp:
         Without a fleet: 404."""
         sessions, forwarder, manager = self.fleet_sessions, self.forwarder, self.manager
         session_id = http.headers.get(MCP_SESSION_ID)
-        if (
-            sessions is None
-            or forwarder is None
-            or manager is None
-            or session_id is None
-            or FORWARDED_PRINCIPAL in http.scope
-        ):
+        if FORWARDED_PRINCIPAL in http.scope and session_id is not None:
+            # The forwarder found it live here: it ended in between.
+            await _session_ended(http)
+            return None
+        if sessions is None or forwarder is None or manager is None or session_id is None:
             await _no_session(http)
             return None
         session_id = session_id.strip()

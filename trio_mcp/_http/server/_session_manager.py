@@ -153,9 +153,10 @@ class SessionManager:
         for session in list(self.sessions.values()):
             if session.busy == 0 and now - session.last_seen > self.idle_timeout:
                 log.debug("session %s expired", session.id)
-                await session.end()
                 if self.fleet is not None:
+                    # First, so that another worker never finds it live but gone from here.
                     await self.fleet.ended(session.id)  # (logged, not raised)
+                await session.end()
 
     def forget(self, session_id: str) -> None:
         """Remove an ended session (it gives its caller's count back)."""
@@ -512,9 +513,10 @@ class SessionManager:
 
     async def delete(self, http: HttpRequest, session: LegacySession) -> None:
         """End ``session`` at the client's request (in a fleet: on every worker)."""
-        await session.end()
         if self.fleet is not None:
+            # First, so that another worker never finds it live but gone from here.
             await self.fleet.ended(session.id)  # (logged, not raised)
+        await session.end()
         await http.respond(200)
 
 
