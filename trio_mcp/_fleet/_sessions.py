@@ -9,9 +9,10 @@ timeout, none on most calls), and ends it there when it ends (``DELETE``, idle e
 that every other worker reads it as ended. A worker that does not hold a session looks it
 up (one round trip) and forwards the request to the owner (see :mod:`._forward`).
 
-The record outlives its owner's idle expiry by that quarter (it is refreshed that late at
-most), so a live record never names a session its owner already let go idle, except for a
-worker that died: then the record expires by itself, or another worker takes it over.
+The record outlives its owner's idle expiry by twice that quarter and
+:data:`RECORD_MARGIN` (the owner refreshes it that late at most, and looks for idle
+sessions as often), so the owner always ends an idle session first, and records its end;
+the record's own expiry is for a worker that died (unless another worker takes it over).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ log = logging.getLogger("trio_mcp.fleet")
 REDIS_TIMEOUT: Final = 5.0
 #: The most seconds between two refreshes of an active session's record.
 TOUCH_EVERY_MAX: Final = 60.0
+#: Seconds a record outlives the owner's idle expiry beyond twice the refresh interval.
+RECORD_MARGIN: Final = 5.0
 
 
 class FleetSessions:
@@ -74,7 +77,9 @@ class FleetSessions:
         self.registry = RedisSessionRegistry(
             redis,
             prefix=f"{state.prefix}sessions:",
-            idle_timeout=idle_timeout + self.touch_every,
+            # Past the owner's own expiry (it looks every quarter of the idle timeout at
+            # most, and refreshes the record that late too), whatever the owner's load.
+            idle_timeout=idle_timeout + 2 * self.touch_every + RECORD_MARGIN,
             timeout=REDIS_TIMEOUT,
         )
         #: session id -> when (Trio time) this worker last refreshed its record

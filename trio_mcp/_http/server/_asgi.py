@@ -262,10 +262,14 @@ class McpAsgiApp:
                 )
                 if self._default_event_store:
                     self.event_store = self.fleet_sessions.event_store()
+            if self.sse is not None and fleet is not None:
+                self.sse.join(fleet)
             try:
                 async with self._sessions_running(default_store):
                     yield self
             finally:
+                if self.sse is not None:
+                    self.sse.join(None)
                 self.fleet = None
                 self.fleet_sessions = None
                 self.event_store = event_store
