@@ -10,7 +10,8 @@ streams, priming events, ids from the shared event store, resumption) holds on B
 unchanged. B's client leaving is told to A (its ``receive`` then says
 ``http.disconnect``): A lets the stream go, and its events wait in the store.
 
-Messages (kinds): ``fwd.request`` (B to A), ``fwd.send`` (A to B, one ASGI message each),
+Messages (kinds): ``fwd.request`` (B to A), ``fwd.send`` (A to B, one ASGI message each,
+except that a response that is not an event stream sends its start with its body),
 ``fwd.leave`` (B to A: the client left). Each payload is a JSON head, a newline, and the
 body's bytes.
 
@@ -199,14 +200,16 @@ class Forwarder:
                         continue
                     log.warning("worker %s went away mid-request", owner)
                     break
+                if head.get("t") == "abort":
+                    break  # the owner could not finish it
                 try:
-                    if head.get("t") == "start":
+                    if head.get("t") in ("start", "whole"):
                         headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in head["h"]]
                         await http.send(
                             {"type": "http.response.start", "status": head["s"], "headers": headers}
                         )
                         started = True
-                    else:
+                    if head.get("t") in ("body", "whole"):
                         more = bool(head.get("more"))
                         await http.send(
                             {"type": "http.response.body", "body": body, "more_body": more}
@@ -295,17 +298,30 @@ class Forwarder:
             await served.left.wait()
             return {"type": "http.disconnect"}
 
+        held: dict[str, Any] | None = None  # a whole response's start, sent with its body
+        ended = False
+
         async def send(message: MutableMapping[str, Any]) -> None:
+            nonlocal held, ended
             if served.left.is_set():
                 raise trio.BrokenResourceError("the client left")
             if message["type"] == "http.response.start":
                 headers = [
                     [k.decode("latin-1"), v.decode("latin-1")] for k, v in message["headers"]
                 ]
-                out = _frame({"c": cid, "t": "start", "s": message["status"], "h": headers})
+                start = {"c": cid, "t": "start", "s": message["status"], "h": headers}
+                if not _is_stream(message["headers"]):
+                    held = start  # its body follows at once: one message for both
+                    await trio.lowlevel.checkpoint()
+                    return
+                out = _frame(start)
             else:
                 more = message.get("more_body", False)
-                out = _frame({"c": cid, "t": "body", "more": more}, message.get("body", b""))
+                body = {"c": cid, "t": "body", "more": more}
+                if held is not None:
+                    body, held = {**held, "t": "whole", "more": more}, None
+                out = _frame(body, message.get("body", b""))
+                ended = not more
             with trio.fail_after(REDIS_TIMEOUT):
                 delivered = await self.inbox.send(served.origin, SEND, out)
             if not delivered:
@@ -326,6 +342,23 @@ class Forwarder:
             log.warning("a forwarded request from %s failed: %r", served.origin, exc)
         finally:
             del self._served[cid]
+            if not ended and not served.left.is_set():
+                # It ended without its last message (failed, or cancelled at shutdown): say
+                # so, or the forwarding worker would wait for it as long as this one lives.
+                with trio.move_on_after(REDIS_TIMEOUT, shield=True):
+                    try:
+                        await self.inbox.send(served.origin, SEND, _frame({"c": cid, "t": "abort"}))
+                    except Exception as exc:  # noqa: BLE001 - it finds out when this worker is gone
+                        log.debug("could not tell %s a response broke off: %r", served.origin, exc)
+
+
+def _is_stream(headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a response with ``headers`` is an event stream (its start goes to the client
+    at once; any other response's start waits for its body, to travel in one message)."""
+    return any(
+        name.lower() == b"content-type" and value.startswith(b"text/event-stream")
+        for name, value in headers
+    )
 
 
 def _scope(head: dict[str, Any], principal: str | None) -> Scope:
