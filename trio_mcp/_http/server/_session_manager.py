@@ -30,6 +30,7 @@ from ..._protocol._events import Reply
 from ..._transports._stream import Received
 from ..._types._base import Error
 from .._headers import LAST_EVENT_ID, MCP_SESSION_ID
+from . import _store_outage as store_outage
 from ._callers import CallerCaps
 from ._event_store import EventStore
 from ._exchange import HttpRequest, ResponseWriter, error_body, keep_alive
@@ -411,8 +412,10 @@ class SessionManager:
         retry_ms = self.retry_ms
 
         async def priming() -> bytes:
-            event_id = await store.append(channel.stream_id, b"", session=channel.session)
-            return priming_event(event_id, retry_ms)
+            event_id = await store_outage.append(
+                store, channel.stream_id, b"", session=channel.session
+            )
+            return priming_event(event_id, retry_ms) if event_id is not None else b""
 
         writer.preamble = priming
 
@@ -454,7 +457,16 @@ class SessionManager:
                 f"{MAX_EVENT_ID_LENGTH} visible ASCII characters",
             )
             return
-        replay = await store.replay_after(last_event_id)
+        try:
+            replay = await store_outage.replay_after(store, last_event_id)
+        except store_outage.StoreUnavailable:
+            await http.respond_error(
+                503,
+                ErrorCode.INTERNAL_ERROR,
+                "Service Unavailable: the event store does not answer; try again",
+                headers=[(b"retry-after", b"%d" % store_outage.STORE_RETRY_AFTER)],
+            )
+            return
         if replay is None or replay.session != session.id:
             await http.respond_error(
                 410, ErrorCode.INVALID_REQUEST, _CANNOT_RESUME, data={"lastEventId": last_event_id}
@@ -466,7 +478,7 @@ class SessionManager:
             # It finished while no client carried it: the store has the rest, to the end.
             await replay_events(writer, replay.events)
             await writer.close()
-            await store.discard(replay.stream_id)
+            await store_outage.discard(store, replay.stream_id)
             return
         if await channel.resume(writer, replay.events) is None:
             await session._forget(channel)  # (the replay was all of it)
