@@ -283,6 +283,12 @@ async def test_redis_stopped_mid_session(tmp_path: Path) -> None:
                 assert refused.json()["error"]["code"] == -32603
                 assert "Redis" in refused.json()["error"]["message"]
                 assert text_of(await client.post(a.url, json=call(3, "where"), headers=headers))
+                # A streamed answer too: its events carry no ids (no store kept them).
+                counting = call(5, "count", upto=3)
+                counting["params"]["_meta"] = {"progressToken": "p"}
+                streamed = await client.post(a.url, json=counting, headers=headers)
+                assert text_of(streamed) == "counted to 3"
+                assert not any(e.id for e in parse_sse(streamed.text))
                 redis.start()
                 with trio.fail_after(20):
                     while True:

@@ -121,6 +121,8 @@ class Forwarder:
         self._waiting: dict[str, trio.MemorySendChannel[tuple[dict[str, Any], bytes]]] = {}
         #: correlation id -> an exchange this worker serves for another
         self._served: dict[str, _Served] = {}
+        #: worker id -> when (Trio time) it was last seen alive
+        self._alive_at: dict[str, float] = {}
         inbox.on(REQUEST, self._on_request)
         inbox.on(SEND, self._on_send)
         inbox.on(LEAVE, self._on_leave)
@@ -235,11 +237,25 @@ class Forwarder:
             await http.send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _alive(self, owner: str) -> bool:
+        """Whether ``owner`` lives: asked at most once per :data:`LIVENESS_CHECK` for all
+        the streams this worker carries from it (so idle streams cost Redis little)."""
+        now = trio.current_time()
+        checked = self._alive_at.get(owner)
+        if checked is not None and now - checked < LIVENESS_CHECK:
+            await trio.lowlevel.checkpoint()
+            return True
         try:
             with trio.fail_after(REDIS_TIMEOUT):
-                return await self.inbox.alive(owner)
+                alive = await self.inbox.alive(owner)
         except Exception:  # noqa: BLE001 - Redis away: the owner cannot answer through it
-            return False
+            alive = False
+        if alive:
+            if len(self._alive_at) >= MAX_SERVED:
+                self._alive_at.clear()
+            self._alive_at[owner] = trio.current_time()
+        else:
+            self._alive_at.pop(owner, None)
+        return alive
 
     async def _tell_leave(self, owner: str, cid: str) -> None:
         with trio.move_on_after(REDIS_TIMEOUT, shield=True):
