@@ -47,6 +47,10 @@ REDIS_TIMEOUT: Final = 5.0
 TOUCH_EVERY_MAX: Final = 60.0
 #: Seconds a record outlives the owner's idle expiry beyond twice the refresh interval.
 RECORD_MARGIN: Final = 5.0
+#: Seconds a live session looked up is taken as live without asking Redis again.
+LOOKUP_CACHE_TTL: Final = 1.0
+#: Live sessions looked up that a worker remembers (all forgotten at once past it).
+LOOKUP_CACHE_SIZE: Final = 10_000
 
 
 class FleetSessions:
@@ -84,6 +88,8 @@ class FleetSessions:
         )
         #: session id -> when (Trio time) this worker last refreshed its record
         self._touched: dict[str, float] = {}
+        #: (session id, principal) -> a live record looked up, and when (Trio time)
+        self._looked_up: dict[tuple[str, str], tuple[SessionRecord, float]] = {}
 
     def event_store(self) -> RedisEventStore:
         """The fleet's event store (default bounds), under the fleet's prefix."""
@@ -125,11 +131,27 @@ class FleetSessions:
         self._touched.pop(session_id, None)
 
     async def lookup(
-        self, session_id: str, principal: str | None
+        self, session_id: str, principal: str | None, *, fresh: bool = False
     ) -> tuple[SessionState, SessionRecord | None]:
         """What ``principal`` may know of a session this worker does not hold. One or two
-        round trips; raises what Redis raised (the request then gets 503)."""
-        return await self.registry.lookup(session_id, principal_key(principal))
+        round trips, none for a live session looked up by the same principal less than
+        :data:`LOOKUP_CACHE_TTL` seconds ago (unless ``fresh``): its owner answers for it
+        if it ended meanwhile, and a gone owner sends the caller here again, ``fresh``.
+        Raises what Redis raised (the request then gets 503)."""
+        key = (session_id, principal_key(principal))
+        now = trio.current_time()
+        cached = self._looked_up.get(key)
+        if not fresh and cached is not None and now - cached[1] < LOOKUP_CACHE_TTL:
+            await trio.lowlevel.checkpoint()
+            return SessionState.LIVE, cached[0]
+        state, record = await self.registry.lookup(*key)
+        if record is not None:
+            if len(self._looked_up) >= LOOKUP_CACHE_SIZE:
+                self._looked_up.clear()
+            self._looked_up[key] = (record, now)
+        else:
+            self._looked_up.pop(key, None)
+        return state, record
 
     async def take_over(self, record: SessionRecord) -> SessionRecord | None:
         """Become the owner of ``record``'s session (its owner is gone); ``None`` if another

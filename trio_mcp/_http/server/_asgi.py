@@ -559,9 +559,9 @@ class McpAsgiApp:
             await _no_session(http)
             return None
         session_id = session_id.strip()
-        for _ in range(2):  # (a second time if another worker took it over first)
+        for attempt in range(2):  # (a second time if another worker took it over first)
             try:
-                state, record = await sessions.lookup(session_id, principal)
+                state, record = await sessions.lookup(session_id, principal, fresh=attempt > 0)
             except Exception as exc:  # noqa: BLE001 - Redis away: 503, the worker goes on
                 await _redis_away(http, session_id, exc)
                 return None
