@@ -160,7 +160,7 @@ class Forwarder:
                     503,
                     ErrorCode.INTERNAL_ERROR,
                     "Service Unavailable: the worker holding this session cannot be reached "
-                    "now; try again",
+                    "through the fleet's shared state (Redis) now; try again",
                     headers=[(b"retry-after", b"%d" % OWNER_GONE_RETRY_AFTER)],
                 )
                 return True
