@@ -2,10 +2,12 @@
 HTTP on a free port of 127.0.0.1 as one worker of the fleet sharing STATE (a Redis URL, or
 ``-`` for none), and prints the port once it serves. Its tools raise changes (``touch``,
 ``grow``), ask for input in rounds (``confirm``) and echo (``echo``). A request's principal
-is its ``x-user`` header, when it has one."""
+is its ``x-user`` header, when it has one; ``FLEET_SESSIONS_PER_PRINCIPAL`` (environment)
+sets ``max_sessions_per_principal``."""
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import partial
 
@@ -71,7 +73,17 @@ async def main() -> None:
     state = None if STATE is None else RedisState(url=STATE, key_refresh=KEY_REFRESH)
     async with trio.open_nursery() as nursery:
         port = await nursery.start(
-            partial(serve, server, port=0, graceful_timeout=1, state=state, principal=principal)
+            partial(
+                serve,
+                server,
+                port=0,
+                graceful_timeout=1,
+                state=state,
+                principal=principal,
+                max_sessions_per_principal=int(
+                    os.environ.get("FLEET_SESSIONS_PER_PRINCIPAL", "2000")
+                ),
+            )
         )
         print(port, flush=True)
 

@@ -230,3 +230,24 @@ def test_the_inbox_options_are_checked_naming_the_option(
 ) -> None:
     with pytest.raises(error, match=option):
         RedisState(url="redis://127.0.0.1:1/0", **{option: value})  # type: ignore[arg-type]
+
+
+async def test_a_worker_that_redis_forgot_rejoins_and_says_so(
+    redis_url: str,  # noqa: F811 - the fixture
+    prefix: str,
+) -> None:
+    async with (
+        coredis.Redis.from_url(redis_url) as client,
+        running(redis_url, prefix, worker_ttl=2.0, refresh=0.1) as a,
+        running(redis_url, prefix) as b,
+    ):
+        assert a.rejoins == 0
+        _, at_a = collector(a)
+        # Redis loses what it held (a restart without persistence).
+        await client.delete([f"{prefix}w:{a.worker_id}"])
+        assert await b.send(a.worker_id, "m", b"lost?") is False
+        with trio.fail_after(BOUND):
+            await a.wait_rejoined()
+        assert a.rejoins == 1
+        assert await b.send(a.worker_id, "m", b"found")
+        assert await expect(at_a, 1) == [b"found"]

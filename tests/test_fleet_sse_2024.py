@@ -2,7 +2,8 @@
 redis-server: the SSE stream on worker A, its POSTs on worker B, the answers on A's stream;
 another principal's POST is refused as for an unknown session; once the stream closed, B
 answers 404; while Redis is away, B answers 503 with ``Retry-After`` and a JSON-RPC error,
-A (which holds the session) goes on, and B forwards again once Redis is back."""
+A (which holds the session) goes on, and B forwards again once Redis is back. The sessions
+per principal are capped across the workers, for both legacy transports together."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import coredis
 import httpx
 import pytest
 import trio
 import trio.testing
-from http_support import SseReader, open_sse
+from http_support import ACCEPT, LEGACY, SseReader, initialize, open_sse
 from redis_support import RedisProcess
 from test_fleet_state import workers
 
@@ -62,6 +64,16 @@ INITIALIZE = request(
         "protocolVersion": "2024-11-05",
         "capabilities": {},
         "clientInfo": {"name": "old", "version": "1"},
+    },
+)
+
+INITIALIZE_2025 = request(
+    0,
+    "initialize",
+    {
+        "protocolVersion": LEGACY,
+        "capabilities": {},
+        "clientInfo": {"name": "new", "version": "1"},
     },
 )
 
@@ -156,6 +168,10 @@ async def test_redis_away_gives_503_on_the_forwarding_worker_and_the_fleet_recov
                 b_base + "/sse", headers={**ALICE, "accept": "text/event-stream"}
             )
             assert opened.status_code == 503 and "retry-after" in opened.headers
+            # So does a new Streamable HTTP session (its caller's sessions are counted there).
+            r = await client.post(a, json=INITIALIZE_2025, headers={**ALICE, "accept": ACCEPT})
+            assert r.status_code == 503 and "retry-after" in r.headers
+            assert r.json()["error"]["data"] == {"retryAfter": 5, "reason": "unavailable"}
             # The worker holding the session needs no Redis for it.
             a_url = a_base + post_url.removeprefix(b_base)
             r = await client.post(a_url, json=echo(3, "on a"), headers=ALICE)
@@ -173,10 +189,10 @@ async def test_redis_away_gives_503_on_the_forwarding_worker_and_the_fleet_recov
             assert back["id"] == 4
 
 
-async def test_a_forwarded_message_its_session_does_not_take_in_time_is_answered_busy(
+async def test_a_session_flooded_through_other_workers_refuses_and_holds_up_no_other(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    transport = SseTransport(Server("owner"), message_path="/messages")
+    transport = SseTransport(Server("owner"), message_path="/messages", inbound_buffer=1)
     written: list[bytes] = []
 
     async def asgi_send(message: dict[str, Any]) -> None:
@@ -184,18 +200,99 @@ async def test_a_forwarded_message_its_session_does_not_take_in_time_is_answered
 
     writer = ResponseWriter(asgi_send, json_ok=False)
     await writer.open_sse()
-    # A session that takes nothing (its client floods it).
-    inbound, receive = trio.open_memory_channel[Received](0)
-    transport.sessions["s"] = _Held(inbound, "alice", _SseStream(writer, receive))
+    # A session that takes nothing (its client floods it), and one that takes everything.
+    stuck, _stuck_receive = trio.open_memory_channel[Received](0)
+    flooded = _Held(stuck, "alice", _SseStream(writer, _stuck_receive))
+    other_send, other_receive = trio.open_memory_channel[Received](10)
+    other = _Held(other_send, "bob", _SseStream(writer, other_receive))
+    transport.sessions.update(s=flooded, t=other)
+
+    def message(body: dict[str, Any]) -> Received:
+        return rpc.parse(json.dumps(body).encode())
+
     note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    await transport._deliver_forwarded("s", "alice", rpc.parse(json.dumps(note).encode()))
-    assert transport.forwards_dropped == 1 and b"".join(written) == b""
-    await transport._deliver_forwarded("s", "alice", rpc.parse(json.dumps(echo(7, "x")).encode()))
-    assert transport.forwards_dropped == 2
+    async with trio.open_nursery() as nursery:
+        transport._forwarding(nursery, flooded)
+        transport._forwarding(nursery, other)
+        started = trio.current_time()
+        for _ in range(2):  # one waits for the session, one in the queue
+            await transport._deliver_forwarded("s", "alice", message(note))
+            await trio.testing.wait_all_tasks_blocked()
+        assert transport.forwards_dropped == 0
+        await transport._deliver_forwarded("s", "alice", message(note))
+        await transport._deliver_forwarded("s", "alice", message(echo(7, "x")))
+        assert transport.forwards_dropped == 2
+        # Another session's messages are not held up.
+        await transport._deliver_forwarded("t", "bob", message(echo(8, "y")))
+        with trio.fail_after(1):
+            got = await other_receive.receive()
+        assert isinstance(got, rpc.Request) and got.id == 8
+        # Another principal's message for a session is not delivered (nor answered).
+        await transport._deliver_forwarded("s", "mallory", message(echo(9, "x")))
+        assert transport.forwards_dropped == 2
+        await trio.testing.wait_all_tasks_blocked()
+        assert trio.current_time() == started  # nothing above waited
+        nursery.cancel_scope.cancel()
     (data,) = [line for line in b"".join(written).split(b"\n") if line.startswith(b"data:")]
     error = json.loads(data.removeprefix(b"data:"))
     assert error["id"] == 7
     assert error["error"]["data"] == {"retryAfter": 1, "reason": "busy"}
-    # Another principal's message for it is not delivered (and not answered).
-    await transport._deliver_forwarded("s", "mallory", rpc.parse(json.dumps(echo(8, "x")).encode()))
-    assert transport.forwards_dropped == 2
+
+
+async def test_the_sessions_per_principal_cap_holds_across_workers_and_both_transports(
+    redis: RedisProcess, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FLEET_SESSIONS_PER_PRINCIPAL", "2")
+    with workers(redis.url) as (a, b):
+        a_base, b_base = base_of(a), base_of(b)
+        sse = {**ALICE, "accept": "text/event-stream"}
+        async with (
+            httpx.AsyncClient(timeout=BOUND, headers=ALICE) as alice,
+            httpx.AsyncClient(timeout=BOUND, headers={"x-user": "bob"}) as bob,
+        ):
+            async with open_sse(alice, "GET", a_base + "/sse", headers=sse) as reader:
+                with trio.fail_after(BOUND):
+                    await reader.wait_for(1)
+                second = await initialize(alice, b)  # alice's second, on the other worker
+                # A third is refused on either worker, by either transport.
+                r = await alice.post(a, json=INITIALIZE_2025, headers={"accept": ACCEPT})
+                assert r.status_code == 429 and "retry-after" in r.headers
+                assert "at most 2 sessions" in r.json()["error"]["message"]
+                r = await alice.get(b_base + "/sse", headers=sse)
+                assert r.status_code == 429 and "retry-after" in r.headers
+                await initialize(bob, a)  # bob has a cap of his own
+            # The stream ended on A: its slot is free on B too.
+            with trio.fail_after(BOUND):
+                while (
+                    await alice.post(b, json=INITIALIZE_2025, headers={"accept": ACCEPT})
+                ).status_code != 200:
+                    await trio.sleep(0.05)
+            assert (
+                await alice.post(a, json=INITIALIZE_2025, headers={"accept": ACCEPT})
+            ).status_code == 429
+            # A Streamable HTTP session deleted on B frees its slot on A.
+            assert (await alice.delete(b, headers=second)).status_code == 200
+            with trio.fail_after(BOUND):
+                while (
+                    await alice.post(a, json=INITIALIZE_2025, headers={"accept": ACCEPT})
+                ).status_code != 200:
+                    await trio.sleep(0.05)
+
+
+async def test_sessions_come_back_when_redis_lost_its_data(redis: RedisProcess) -> None:
+    with workers(redis.url) as (a, b):
+        a_base, b_base = base_of(a), base_of(b)
+        async with (
+            httpx.AsyncClient(timeout=BOUND) as client,
+            open_sse(client, "GET", a_base + "/sse", headers=ALICE) as reader,
+        ):
+            post_url, _ = await open_session(client, reader, b_base)
+            async with coredis.Redis.from_url(redis.url) as direct:
+                await direct.flushall()
+            # Within about a second, A finds Redis forgot it and records its session again.
+            with trio.fail_after(BOUND):
+                while (
+                    await client.post(post_url, json=echo(2, "again"), headers=ALICE)
+                ).status_code != 202:
+                    await trio.sleep(0.1)
+            assert (await answers(reader, 2))[-1]["id"] == 2

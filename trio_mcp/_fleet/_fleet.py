@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 
 import trio
 
+from ._caps import FleetCaps
 from ._inbox import Inbox
 from ._keys import FleetKeys, read_keys
 from ._relay import BACKOFF_INITIAL, BACKOFF_MAX, ChangeRelay
@@ -66,6 +67,17 @@ class Fleet:
         """The fleet's Redis client (owned by :func:`open_fleet`), for the parts of the app
         that keep their state there (the initialize era's sessions and events)."""
         return self._redis
+
+    def caps(self, what: str, cap: int) -> FleetCaps:
+        """A count of ``what`` (``"sessions"``) each caller holds across the fleet, at most
+        ``cap``; this worker's slots are freed with it if it dies."""
+        return FleetCaps(
+            self._redis,
+            prefix=self.state.prefix,
+            worker_id=self.inbox.worker_id,
+            what=what,
+            cap=cap,
+        )
 
     async def refresh_keys(self) -> None:
         """Read the keys once and seal and open with them (unless the server was given its

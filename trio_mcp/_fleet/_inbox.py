@@ -10,7 +10,8 @@ that lives :attr:`~Inbox.worker_ttl` seconds and that the worker sets again ever
 One reader task per worker reads its own inbox in order and hands each entry to the
 handler registered for its ``kind`` with :meth:`Inbox.on`.
 
-Bounds: an inbox holds at most ``size`` unread entries. A handler that waits (a bounded
+Bounds: an inbox holds at most ``size`` unread entries (the reader trims what it read in
+bulk: up to :data:`TRIM_EVERY` read ones may still count). A handler that waits (a bounded
 channel that is full) holds back the entries behind it: they wait in Redis, read in order
 once it returns; past ``size`` unread entries :meth:`Inbox.send` raises
 :class:`InboxFull`, so nothing accepted is dropped and the sender can say "retry later".
@@ -49,6 +50,10 @@ Handler = Callable[[bytes], Awaitable[None]]
 READ_BLOCK_MS: Final = 5_000
 #: Seconds an inbox is kept after its last entry or its worker's last liveness refresh.
 INBOX_KEPT: Final = 3600
+#: Entries read after which the reader trims them from its inbox (or half the size, if less).
+TRIM_EVERY: Final = 64
+#: Seconds after which the reader trims what it read, however little.
+TRIM_INTERVAL: Final = 1.0
 #: Entries the reader takes from Redis at once.
 READ_COUNT: Final = 128
 
@@ -63,10 +68,12 @@ return 1
 """
 
 # KEYS: this worker's liveness key, its inbox. ARGV: the liveness ttl (ms), inbox kept (s).
+# 1: the key was there; 0: it was not (first announce, or Redis lost it).
 _ALIVE: Final = """
+local had = redis.call('EXISTS', KEYS[1])
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[1])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
-return 1
+return had
 """
 
 
@@ -122,6 +129,11 @@ class Inbox:
         self._alive_script: Any = redis.register_script(_ALIVE)
         self._last = "0-0"
         self._reachable = True
+        self._announced = False
+        self._rejoined = trio.Event()
+        #: Times this worker found its liveness key gone when refreshing it: Redis lost its
+        #: data (restarted without persistence), or this worker stalled past ``worker_ttl``.
+        self.rejoins = 0
         #: Entries handed to a handler.
         self.delivered = 0
         #: Entries of a kind without a handler, or whose handler raised (each logged).
@@ -187,12 +199,25 @@ class Inbox:
 
     async def announce(self) -> None:
         """Set this worker's liveness key (and keep its inbox). One round trip, at
-        most :attr:`timeout` seconds; raises what Redis raised."""
+        most :attr:`timeout` seconds; raises what Redis raised. Finding the key gone after
+        the first time wakes :meth:`wait_rejoined`."""
         with trio.fail_after(self.timeout):
-            await self._alive_script(
+            had = await self._alive_script(
                 keys=[self._live_key(self.worker_id), self._inbox_key(self.worker_id)],
                 args=[math.ceil(self.worker_ttl * 1000), INBOX_KEPT],
             )
+        if not had and self._announced:
+            log.warning("worker %s: the fleet's Redis had forgotten it: it rejoins", self)
+            self.rejoins += 1
+            self._rejoined.set()
+            self._rejoined = trio.Event()
+        self._announced = True
+
+    async def wait_rejoined(self) -> None:
+        """Block until this worker next finds that Redis had forgotten it (see
+        :attr:`rejoins`): what it keeps in Redis (the sessions it holds) should be written
+        again. Cancelling the wait is harmless."""
+        await self._rejoined.wait()
 
     async def run(self) -> None:
         """Keep this worker alive and read its inbox until cancelled (two tasks in a
@@ -215,6 +240,10 @@ class Inbox:
     async def _read(self) -> None:
         delay = BACKOFF_INITIAL
         key = self._inbox_key(self.worker_id)
+        # Entries read are trimmed in bulk (a round trip saved per entry under load): at
+        # most this many read ones still count towards ``size``.
+        trim_every = max(1, min(TRIM_EVERY, self.size // 2))
+        untrimmed, trimmed_at = 0, -math.inf
         while True:
             try:
                 with trio.fail_after(READ_BLOCK_MS / 1000 + self.timeout):
@@ -234,12 +263,15 @@ class Inbox:
             for entry in entries:
                 self._last = _text(entry.identifier)
                 await self._dispatch(entry.field_values)
-            if entries:
+            untrimmed += len(entries)
+            now = trio.current_time()
+            if untrimmed and (untrimmed >= trim_every or now - trimmed_at >= TRIM_INTERVAL):
                 # What was read goes (entries below the last one read); a failure leaves
                 # them a while longer, trimmed at the next batch.
                 try:
                     with trio.fail_after(self.timeout):
                         await self._redis.xtrim(key, PureToken.MINID, self._last)  # type: ignore[arg-type]
+                    untrimmed, trimmed_at = 0, now
                 except Exception as exc:  # noqa: BLE001 - trimmed at the next batch
                     self._lost(exc)
 

@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     from ..._auth._resource_server import ProtectedResource
     from ..._cards._model import ServerCard
     from ..._cards._serving import CardEndpoints
+    from ..._fleet._caps import FleetCaps
     from ..._fleet._fleet import Fleet
     from ..._fleet._forward import Forwarder
     from ..._fleet._sessions import FleetSessions
@@ -262,20 +263,23 @@ class McpAsgiApp:
                 )
                 if self._default_event_store:
                     self.event_store = self.fleet_sessions.event_store()
-            if self.sse is not None and fleet is not None:
-                self.sse.join(fleet)
+            shared = None if fleet is None else fleet.caps("sessions", self.sessions_per_caller.cap)
+            if self.sse is not None:
+                self.sse.join(fleet, shared)
             try:
-                async with self._sessions_running(default_store):
+                async with self._sessions_running(default_store, shared):
                     yield self
             finally:
                 if self.sse is not None:
-                    self.sse.join(None)
+                    self.sse.join(None, None)
                 self.fleet = None
                 self.fleet_sessions = None
                 self.event_store = event_store
 
     @asynccontextmanager
-    async def _sessions_running(self, default_store: str | None) -> AsyncIterator[None]:
+    async def _sessions_running(
+        self, default_store: str | None, shared_caps: FleetCaps | None
+    ) -> AsyncIterator[None]:
         running_tasks = self.server.running_tasks(default_store=default_store)
         async with running_tasks as tasks, trio.open_nursery() as nursery:
             self.modern.dispatcher.tasks = tasks
@@ -293,6 +297,7 @@ class McpAsgiApp:
                 session_options=self.session_options,
             )
             self.manager.tasks = tasks  # 2025-11-25 sessions run core tasks here too
+            self.manager.fleet_caps = shared_caps
             self.modern.watchers = nursery
             if self.fleet is not None and self.fleet_sessions is not None:
                 self.manager.fleet = self.fleet_sessions

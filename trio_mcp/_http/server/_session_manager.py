@@ -26,6 +26,7 @@ import trio
 
 from ... import _jsonrpc as rpc
 from ..._errors import ErrorCode
+from ..._fleet._caps import CapsUnavailable
 from ..._protocol._events import Reply
 from ..._transports._stream import Received
 from ..._types._base import Error
@@ -40,6 +41,7 @@ from ._session_registry import SessionRecord, principal_key
 from ._sse import priming_event
 
 if TYPE_CHECKING:
+    from ..._fleet._caps import FleetCaps
     from ..._fleet._sessions import FleetSessions
     from ..._server._rate_limit import RateLimiter
     from ..._server._server import Server
@@ -117,6 +119,8 @@ class SessionManager:
             if sessions_per_caller is not None
             else CallerCaps("sessions", max_sessions)
         )
+        #: The sessions each caller holds across the fleet (set by the app with ``state=``).
+        self.fleet_caps: FleetCaps | None = None
         #: session id -> the caller that opened it
         self.callers: dict[str, str] = {}
         #: The tool-call buckets by caller, shared by every session.
@@ -167,6 +171,9 @@ class SessionManager:
         caller = self.callers.pop(session_id, None)
         if caller is not None:
             self.sessions_per_caller.give_back(caller)
+            if self.fleet_caps is not None:
+                # (shielded and bounded: it runs even in a nursery being cancelled)
+                self.nursery.start_soon(self.fleet_caps.give_back, caller, session_id)
 
     def begin_shutdown(self, deadline: float = math.inf) -> None:
         """Refuse new sessions and let go of the standalone streams (they would keep their
@@ -277,6 +284,11 @@ class SessionManager:
             await http.respond_message(response, 400)
             return
         session_id = self.new_session_id()
+        if self.fleet_caps is not None and not await self._take_fleet_slot(
+            http, request, caller, session_id
+        ):
+            caps.give_back(caller)
+            return
         self.callers[session_id] = caller
         session = LegacySession(self, session_id, connection, principal=principal)
         self.sessions[session_id] = session
@@ -337,6 +349,34 @@ class SessionManager:
             self.callers[record.session_id] = caller
         log.info("took over session %s... (its worker is gone)", record.session_id[:6])
         return session
+
+    async def _take_fleet_slot(
+        self, http: HttpRequest, request: rpc.Request, caller: str, session_id: str
+    ) -> bool:
+        """Count ``session_id`` among ``caller``'s sessions across the fleet; else answer
+        429 (at the cap) or 503 (Redis away), with ``Retry-After``, and return ``False``."""
+        assert self.fleet_caps is not None
+        try:
+            if await self.fleet_caps.take(caller, session_id):
+                return True
+        except CapsUnavailable:
+            await http.respond_error(
+                503,
+                ErrorCode.INTERNAL_ERROR,
+                "Service Unavailable: the fleet's Redis does not answer; try again later",
+                id=request.id,
+                data={"retryAfter": SESSIONS_RETRY_AFTER, "reason": "unavailable"},
+                headers=[(b"retry-after", b"%d" % SESSIONS_RETRY_AFTER)],
+            )
+            return False
+        await http.respond_error(
+            429,
+            ErrorCode.INVALID_REQUEST,
+            self.fleet_caps.refusal(),
+            id=request.id,
+            headers=[(b"retry-after", b"%d" % SESSIONS_RETRY_AFTER)],
+        )
+        return False
 
     async def post(
         self, http: HttpRequest, session: LegacySession, messages: list[Received]

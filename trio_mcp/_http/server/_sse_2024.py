@@ -37,6 +37,7 @@ from ._session_manager import SHUTTING_DOWN
 from ._sse import endpoint_event
 
 if TYPE_CHECKING:
+    from ..._fleet._caps import FleetCaps
     from ..._fleet._fleet import Fleet
     from ..._server._server import Server
     from ..._session._engine import Session
@@ -46,8 +47,13 @@ __all__ = ["SseTransport"]
 
 log = logging.getLogger("trio_mcp.http")
 
-#: Seconds a session has to take a message another worker of the fleet forwarded to it.
-DELIVERY_WAIT: Final = 1.0
+#: The answer to a request another worker forwarded to a session whose queue of forwarded
+#: messages was full.
+BUSY: Final = Error(
+    code=ErrorCode.INTERNAL_ERROR,
+    message="the session is busy: request dropped; try again later",
+    data={"retryAfter": 1, "reason": "busy"},
+)
 
 
 class _SseStream(MessageStream):
@@ -78,11 +84,15 @@ class _SseStream(MessageStream):
 @attrs.define(slots=True)
 class _Held:
     """A session this worker holds: where POSTed messages go, the principal that opened
-    it, and its stream (for errors the session itself cannot send)."""
+    it, its stream, and, in a fleet, where messages other workers forward to it wait, and
+    the ids of forwarded requests refused because that queue was full (each is answered
+    with :data:`BUSY` on the stream)."""
 
     inbound: trio.MemorySendChannel[Received]
     principal: str | None
     stream: _SseStream
+    forwarded: trio.MemorySendChannel[Received] | None = None
+    refused: trio.MemorySendChannel[RequestId] | None = None
 
 
 class SseTransport:
@@ -137,9 +147,14 @@ class SseTransport:
         #: Each session's watch for that deadline.
         self._deadlines: dict[str, trio.CancelScope] = {}
 
-    def join(self, fleet: Fleet | None) -> None:
-        """Serve as one worker of ``fleet`` from now on (``None``: alone again)."""
-        self.fleet = None if fleet is None else _lazy.SseFleet(fleet, self._deliver_forwarded)
+    def join(self, fleet: Fleet | None, caps: FleetCaps | None) -> None:
+        """Serve as one worker of ``fleet`` from now on, counting each caller's sessions
+        across it with ``caps`` (``None``: alone again)."""
+        self.fleet = (
+            None
+            if fleet is None or caps is None
+            else _lazy.SseFleet(fleet, caps, self._deliver_forwarded)
+        )
 
     def begin_shutdown(self, deadline: float = math.inf) -> None:
         """End every session's input: they drain their requests and end their streams.
@@ -180,16 +195,16 @@ class SseTransport:
             )
             return
         try:
-            await self._serve_session(http, principal)
+            await self._serve_session(http, principal, caller)
         finally:
             caps.give_back(caller)
 
-    async def _serve_session(self, http: HttpRequest, principal: str | None) -> None:
+    async def _serve_session(self, http: HttpRequest, principal: str | None, caller: str) -> None:
         session_id = secrets.token_urlsafe(24)
         fleet = self.fleet
         if fleet is not None:
             try:
-                await fleet.hold(session_id, principal)
+                held = await fleet.hold(session_id, principal, caller)
             except _lazy.SseFleetUnavailable:
                 await http.respond_error(
                     503,
@@ -199,20 +214,30 @@ class SseTransport:
                     headers=[(b"retry-after", b"5")],
                 )
                 return
+            if not held:
+                await http.respond_error(
+                    429,
+                    ErrorCode.INVALID_REQUEST,
+                    fleet.caps.refusal(),
+                    headers=[(b"retry-after", b"5")],
+                )
+                return
         try:
-            await self._serve_held(http, session_id, principal)
+            await self._serve_held(http, session_id, principal, fleet)
         finally:
             if fleet is not None:
-                await fleet.release(session_id)
+                await fleet.release(session_id, caller)
 
-    async def _serve_held(self, http: HttpRequest, session_id: str, principal: str | None) -> None:
+    async def _serve_held(
+        self, http: HttpRequest, session_id: str, principal: str | None, fleet: SseFleet | None
+    ) -> None:
         send, receive = trio.open_memory_channel[Received](self.inbound_buffer)
         writer = ResponseWriter(http.send, json_ok=False)
         # The path the client reaches this app's message endpoint by: under the prefix the
         # app is mounted at (``root_path``), percent-encoded again (ASGI paths are decoded).
         where = quote((http.scope.get("root_path") or "").rstrip("/") + self.message_path)
         stream = _SseStream(writer, receive)
-        self.sessions[session_id] = _Held(send, principal, stream)
+        held = self.sessions[session_id] = _Held(send, principal, stream)
         watch = self._deadlines[session_id] = trio.CancelScope(deadline=self.shutdown_deadline)
         serving = trio.CancelScope()
         cut_off: list[RequestId] = []
@@ -222,8 +247,9 @@ class SseTransport:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(cancel_on_disconnect, http, nursery.cancel_scope, writer)
                 nursery.start_soon(keep_alive, writer, self.keepalive_interval)
-                if self.fleet is not None:
-                    nursery.start_soon(self.fleet.keep, session_id, principal)
+                if fleet is not None:
+                    nursery.start_soon(fleet.keep, session_id, principal)
+                    self._forwarding(nursery, held)
                 with serving:
                     async with trio.open_nursery() as running:
                         session = await running.start(
@@ -246,7 +272,19 @@ class SseTransport:
             self._deadlines.pop(session_id, None)
             send.close()
             receive.close()
+            for channel in (held.forwarded, held.refused):
+                if channel is not None:
+                    channel.close()
         await writer.close()
+
+    def _forwarding(self, nursery: trio.Nursery, held: _Held) -> None:
+        """Give ``held`` its queues of forwarded messages and refused requests, and start
+        the two tasks (in ``nursery``, the session's) that empty them: into the session,
+        which may wait for it, and onto the stream."""
+        held.forwarded, forwarded = trio.open_memory_channel[Received](self.inbound_buffer)
+        held.refused, refused = trio.open_memory_channel[RequestId](self.inbound_buffer)
+        nursery.start_soon(_pass_on, forwarded, held.inbound)
+        nursery.start_soon(_answer_busy, refused, held.stream)
 
     async def post(self, http: HttpRequest, body: bytes, principal: str | None = None) -> None:
         """Deliver one POSTed message (or batch) of ``principal`` to its session: ``202
@@ -288,41 +326,59 @@ class SseTransport:
         self, session_id: str, principal: str | None, message: Received
     ) -> None:
         """Hand ``message``, forwarded by another worker, to the session it is for, as a
-        POST here would. Waits at most :data:`DELIVERY_WAIT` seconds for
-        the session to take it; past that a request is answered with an error on the
-        stream (bounded as long), anything else dropped, each logged and counted."""
+        POST here would, without waiting: it joins the session's queue of forwarded
+        messages (``inbound_buffer`` long). A session whose queue is full (its client
+        floods it) has the message dropped, logged and counted, and a request among it
+        answered with :data:`BUSY` on its stream; other sessions never wait for it."""
+        await trio.lowlevel.checkpoint()
         held = self.sessions.get(session_id)
-        if held is None or held.principal != principal:
+        if held is None or held.principal != principal or held.forwarded is None:
             # Ended meanwhile (or never here: the registry was out of date).
-            await trio.lowlevel.checkpoint()
             if self.fleet is not None:
                 self.fleet.unclaimed += 1
             return
-        with trio.move_on_after(DELIVERY_WAIT):
-            try:
-                await held.inbound.send(message)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass  # the session is ending
+        try:
+            held.forwarded.send_nowait(message)
             return
+        except trio.WouldBlock:
+            pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return  # the session is ending
         self.forwards_dropped += 1
         log.warning(
-            "HTTP+SSE session %s... did not take a forwarded message within %ss: dropped",
+            "HTTP+SSE session %s... has %d forwarded messages waiting already: one dropped",
             session_id[:6],
-            DELIVERY_WAIT,
+            self.inbound_buffer,
         )
         items = message.items if isinstance(message, rpc.Batch) else [message]
-        busy = Error(
-            code=ErrorCode.INTERNAL_ERROR,
-            message="the session is busy: request dropped; try again later",
-            data={"retryAfter": 1, "reason": "busy"},
-        )
-        with trio.move_on_after(DELIVERY_WAIT):
-            try:
-                for item in items:
-                    if isinstance(item, rpc.Request):
-                        await held.stream.send(rpc.ErrorResponse(item.id, busy))
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass  # the stream ended: so did the requests
+        for item in items:
+            if isinstance(item, rpc.Request) and held.refused is not None:
+                try:
+                    held.refused.send_nowait(item.id)
+                except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass  # as many refusals wait already: this one goes unanswered
+
+
+async def _pass_on(
+    forwarded: trio.MemoryReceiveChannel[Received], inbound: trio.MemorySendChannel[Received]
+) -> None:
+    """Hand each forwarded message to the session, waiting while it is busy; returns when
+    either side closes."""
+    try:
+        async for message in forwarded:
+            await inbound.send(message)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass  # the session is ending
+
+
+async def _answer_busy(refused: trio.MemoryReceiveChannel[RequestId], stream: _SseStream) -> None:
+    """Answer each refused request with :data:`BUSY` on the stream; returns when either
+    ends."""
+    try:
+        async for request_id in refused:
+            await stream.send(rpc.ErrorResponse(request_id, BUSY))
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass  # the stream ended: so did the requests
 
 
 async def _cut_off_at_deadline(

@@ -6,14 +6,16 @@ owner delivers it as if it had been POSTed there.
 The forwarding worker answers ``202`` once the owner's inbox took the message, ``404`` for a
 session that is unknown, ended, another principal's, or whose owner is gone, and ``503``
 with ``Retry-After`` (and a JSON-RPC error whose data says when) while Redis does not
-answer or the owner's inbox is full. The owner hands a forwarded message to its session
-within ``DELIVERY_WAIT`` (1 s, in :mod:`._sse_2024`); past that (the session does not keep
-up) a request is answered with an error on the session's stream, and any other message is
-dropped, logged and counted.
+answer or the owner's inbox is full. The owner puts a forwarded message in its session's
+queue of forwarded messages without waiting (see ``SseTransport._deliver_forwarded``): a
+session that does not keep up has it dropped, logged and counted (a request is answered
+with an error on its stream), and no other session waits for it.
 
-The registry's record of a session is written when its stream opens, written again every
-third of the registry's ``idle_timeout`` while it stays open (so that it outlives an idle
-hour, and comes back after a Redis that lost its data), and ended when the stream ends.
+The session counts among its caller's sessions across the fleet (:class:`FleetCaps`) while
+its stream is open. The registry's record of a session is written when its stream opens,
+written again every third of the registry's ``idle_timeout`` while it stays open (so that
+it outlives an idle hour) and as soon as this worker finds that Redis lost its data (so that
+it comes back within a second or so), and ended when the stream ends.
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ import trio
 
 from ... import _jsonrpc as rpc
 from ..._errors import ErrorCode
+from ..._fleet._caps import CapsUnavailable
 from ..._fleet._inbox import InboxFull, InboxUnavailable
 from ..._transports._stream import Received
 from ._session_registry import RedisSessionRegistry, SessionRecord, SessionState
 
 if TYPE_CHECKING:
+    from ..._fleet._caps import FleetCaps
     from ..._fleet._fleet import Fleet
     from ._exchange import HttpRequest
 
@@ -62,12 +66,16 @@ class SseFleet:
 
     Args:
         fleet: this worker's fleet.
+        caps: the sessions each caller holds across the fleet.
         deliver: hands a message forwarded to this worker to its session.
         idle_timeout: seconds a record lives in Redis without being written again (3600).
     """
 
-    def __init__(self, fleet: Fleet, deliver: Deliver, *, idle_timeout: float = 3600.0) -> None:
+    def __init__(
+        self, fleet: Fleet, caps: FleetCaps, deliver: Deliver, *, idle_timeout: float = 3600.0
+    ) -> None:
         self.inbox = fleet.inbox
+        self.caps = caps
         self.registry = RedisSessionRegistry(
             fleet.redis, prefix=f"{fleet.state.prefix}sse:", idle_timeout=idle_timeout
         )
@@ -84,39 +92,52 @@ class SseFleet:
             owner=self.inbox.worker_id,
         )
 
-    async def hold(self, session_id: str, principal: str | None) -> None:
-        """Record that this worker holds ``session_id``. One round trip (at most the
-        registry's timeout).
+    async def hold(self, session_id: str, principal: str | None, caller: str) -> bool:
+        """Count ``session_id`` among ``caller``'s sessions across the fleet and record that
+        this worker holds it; ``False`` (nothing done) if ``caller`` holds its cap of
+        sessions already. Two round trips (each at most a timeout of 5 s).
 
         Raises:
-            SseFleetUnavailable: Redis did not answer.
+            SseFleetUnavailable: Redis did not answer (nothing is held).
         """
+        try:
+            if not await self.caps.take(caller, session_id):
+                return False
+        except CapsUnavailable as exc:
+            raise SseFleetUnavailable(str(exc)) from exc
         try:
             await self.registry.register(self._record(session_id, principal))
         except Exception as exc:
+            await self.caps.give_back(caller, session_id)
             raise SseFleetUnavailable(repr(exc)) from exc
+        return True
 
     async def keep(self, session_id: str, principal: str | None) -> None:
-        """Write the record again every third of the registry's ``idle_timeout`` until
-        cancelled (a failure is logged; the next round tries again)."""
+        """Write the record again every third of the registry's ``idle_timeout``, and at
+        once when Redis had forgotten this worker (it lost its data), until cancelled (a
+        failure is logged; the next round tries again)."""
         record = self._record(session_id, principal)
         while True:
-            await trio.sleep(self.registry.idle_timeout / 3)
+            with trio.move_on_after(self.registry.idle_timeout / 3):
+                await self.inbox.wait_rejoined()
             try:
                 await self.registry.register(record)
             except Exception as exc:  # noqa: BLE001 - tried again at the next round
                 log.warning("cannot record HTTP+SSE session %s... (%r)", session_id[:6], exc)
 
-    async def release(self, session_id: str) -> None:
-        """End ``session_id`` everywhere. Shielded, at most :data:`END_TIMEOUT` seconds; a
-        failure is logged (the record then expires by itself, and POSTs for it that reach
-        this worker are dropped as unclaimed)."""
+    async def release(self, session_id: str, caller: str) -> None:
+        """End ``session_id`` everywhere and give ``caller``'s slot back. Shielded, at most
+        :data:`END_TIMEOUT` seconds each; a failure is logged (the record then expires by
+        itself, and POSTs for it that reach this worker are dropped as unclaimed; the slot
+        is given back later, see :meth:`FleetCaps.give_back`)."""
+        await self.caps.give_back(caller, session_id)
         with trio.CancelScope(shield=True, deadline=trio.current_time() + END_TIMEOUT):
             try:
                 await self.registry.end(session_id)
                 return
             except Exception as exc:  # noqa: BLE001 - logged; the record expires
                 log.warning("cannot end HTTP+SSE session %s... (%r)", session_id[:6], exc)
+                return
         log.warning("cannot end HTTP+SSE session %s... in time", session_id[:6])
 
     async def forward(
