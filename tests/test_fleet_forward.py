@@ -207,3 +207,29 @@ async def test_an_owner_failing_does_not_leave_the_client_waiting(
     else:
         assert client.status == 503
         assert any(name == b"retry-after" for name, _ in client.messages[0]["headers"])
+
+
+async def test_the_owner_lets_go_of_a_stream_whose_forwarding_worker_died(
+    autojump_clock: Any,
+) -> None:
+    """B dies without a word while carrying A's stream: A sees B's liveness key gone and
+    lets the stream go (so the client can open it again on another worker)."""
+    let_go = trio.Event()
+    forwarding: list[MemoryInbox] = []
+
+    async def serve(http: HttpRequest) -> None:
+        headers = [(b"content-type", b"text/event-stream")]
+        await http.send({"type": "http.response.start", "status": 200, "headers": headers})
+        forwarding[0].alive_flag = False  # SIGKILL
+        await http.wait_disconnect()
+        let_go.set()
+
+    async with fleet(serve) as (b, _), trio.open_nursery() as nursery:
+        assert isinstance(b.inbox, MemoryInbox)
+        forwarding.append(b.inbox)
+        nursery.start_soon(b.forward, Client(method="GET").http, b"", "a", None)
+        start = trio.current_time()
+        with trio.fail_after(10):
+            await let_go.wait()
+        assert trio.current_time() - start <= 2 * LIVENESS_CHECK
+        nursery.cancel_scope.cancel()  # (B's own task: dead in real life)

@@ -344,3 +344,34 @@ async def test_idle_expiry_on_the_owner_ends_the_session_everywhere(
                     if gone.status_code == 404:
                         break
             assert gone.json()["error"]["message"] == "Session not found (it ended)"
+
+
+async def test_a_worker_carrying_a_standalone_stream_dies_and_the_stream_opens_elsewhere(
+    redis: RedisProcess,
+) -> None:
+    """B carries the standalone stream of A's session and is SIGKILLed: A lets the stream
+    go once B's liveness key expired, so a GET on C opens it (409 until then), and hears
+    what A sends."""
+    with workers(redis.url) as (a, b, c):
+        async with httpx.AsyncClient(timeout=30) as client:
+            headers = await initialize(client, a.url)
+            async with open_sse(client, "GET", b.url, headers=headers) as stream:
+                with trio.fail_after(10):
+                    await stream.wait_for(1)
+                os.kill(b.process.pid, signal.SIGKILL)
+                b.process.wait()
+            # Within worker_ttl (5 s) and two liveness checks (2 s each), well before A's
+            # next keep-alive (15 s) would find B gone.
+            with trio.fail_after(13):
+                while True:
+                    async with open_sse(client, "GET", c.url, headers=headers) as again:
+                        if again.response.status_code == 200:
+                            await again.wait_for(1)
+                            assert text_of(
+                                await client.post(a.url, json=call(1, "grow"), headers=headers)
+                            )
+                            while not any("list_changed" in e.data for e in again.events):
+                                await again.wait_for(len(again.events) + 1)
+                            break
+                        assert again.response.status_code == 409
+                    await trio.sleep(0.5)  # real workers: bounded by the fail_after

@@ -8,7 +8,9 @@ those messages to its client: the status and headers, then the body (one JSON an
 an SSE stream, event by event). So everything A does for a session (routing to POST
 streams, priming events, ids from the shared event store, resumption) holds on B
 unchanged. B's client leaving is told to A (its ``receive`` then says
-``http.disconnect``): A lets the stream go, and its events wait in the store.
+``http.disconnect``): A lets the stream go, and its events wait in the store. A looks
+whether B still lives every :data:`LIVENESS_CHECK` seconds too (B may die without a word),
+so a stream of a dead worker is let go and the client can open it again elsewhere.
 
 Messages (kinds): ``fwd.request`` (B to A), ``fwd.send`` (A to B, one ASGI message each,
 except that a response that is not an event stream sends its start with its body),
@@ -311,7 +313,13 @@ class Forwarder:
                 read = True
                 await trio.lowlevel.checkpoint()
                 return {"type": "http.request", "body": body, "more_body": False}
-            await served.left.wait()
+            # The client leaving is told; the forwarding worker dying is not: look.
+            while not served.left.is_set():
+                with trio.move_on_after(LIVENESS_CHECK):
+                    await served.left.wait()
+                if not served.left.is_set() and not await self._alive(served.origin):
+                    served.left.set()
+            await trio.lowlevel.checkpoint()
             return {"type": "http.disconnect"}
 
         held: dict[str, Any] | None = None  # a whole response's start, sent with its body
