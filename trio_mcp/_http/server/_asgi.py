@@ -587,7 +587,7 @@ class McpAsgiApp:
                 await _redis_away(http, session_id, exc)
                 return None
             if taken is not None:
-                return manager.adopt(taken, caller_of(http.scope, self.principal))
+                return await manager.adopt(taken, caller_of(http.scope, self.principal))
         await _redis_away(http, session_id, RuntimeError("the session changed owner twice"))
         return None
 

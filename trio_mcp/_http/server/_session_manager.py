@@ -333,12 +333,13 @@ class SessionManager:
             return False
         return True
 
-    def adopt(self, record: SessionRecord, caller: str) -> LegacySession:
+    async def adopt(self, record: SessionRecord, caller: str) -> LegacySession:
         """Hold a session of the fleet whose owner died (this worker took its record over):
         its protocol state is rebuilt from the client's ``initialize`` params, as if the
-        client had initialized here. What the dead worker held in memory (requests in
-        flight, the log level, resource subscriptions) is lost; events in the shared store
-        are not."""
+        client had initialized here, and it counts among its caller's sessions here and,
+        best effort, across the fleet (the dead worker's count lapses with it). What the
+        dead worker held in memory (requests in flight, the log level, resource
+        subscriptions) is lost; events in the shared store are not."""
         connection = self.server.connection()
         connection.receive(rpc.Request(0, "initialize", dict(record.initialize)))
         connection.receive(rpc.Notification("notifications/initialized"))
@@ -348,6 +349,13 @@ class SessionManager:
         if self.sessions_per_caller.take(caller):
             self.callers[record.session_id] = caller
         log.info("took over session %s... (its worker is gone)", record.session_id[:6])
+        if self.fleet_caps is not None:
+            try:
+                await self.fleet_caps.take(caller, record.session_id)  # (at the cap: kept)
+            except CapsUnavailable as exc:
+                log.warning("could not count a session taken over: %r", exc)
+        else:
+            await trio.lowlevel.checkpoint()
         return session
 
     async def _take_fleet_slot(
