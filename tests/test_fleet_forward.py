@@ -71,7 +71,7 @@ class Client:
             "method": method,
             "path": "/mcp",
             "root_path": "",
-            "headers": [(b"mcp-session-id", b"s1")],
+            "headers": [(b"mcp-session-id", b"s1"), (b"Authorization", b"Bearer secret")],
             "client": ("127.0.0.1", 5000),
         }
         self.http = HttpRequest(scope, self.receive, self.send)
@@ -128,6 +128,8 @@ async def test_a_json_answer_comes_back_whole_in_one_message(autojump_clock: Any
     async def serve(http: HttpRequest) -> None:
         body = await http.read_body(1000)
         seen.append((http.method, body, http.scope[FORWARDED_PRINCIPAL]))
+        assert "authorization" not in http.headers  # no credentials rest in Redis
+        assert http.headers["mcp-session-id"] == "s1"
         await http.respond(200, b'{"answer": 1}', headers=[(b"mcp-session-id", b"s1")])
 
     async with fleet(serve) as (b, a):

@@ -57,6 +57,10 @@ MAX_SERVED: Final = 10_000
 #: Seconds a client is told to wait when its session's worker went away mid-request.
 OWNER_GONE_RETRY_AFTER: Final = 1
 
+#: Request headers never forwarded: this worker checked them, and credentials are not to
+#: rest in Redis (the owner gets the principal this worker named instead).
+CREDENTIALS: Final = frozenset({b"authorization", b"proxy-authorization", b"cookie", b"dpop"})
+
 REQUEST: Final = "fwd.request"
 SEND: Final = "fwd.send"
 LEAVE: Final = "fwd.leave"
@@ -148,7 +152,11 @@ class Forwarder:
             "f": self.inbox.worker_id,
             "m": http.method,
             "p": http.path,
-            "h": [[k.decode("latin-1"), v.decode("latin-1")] for k, v in http.scope["headers"]],
+            "h": [
+                [k.decode("latin-1"), v.decode("latin-1")]
+                for k, v in http.scope["headers"]
+                if k.lower() not in CREDENTIALS
+            ],
             "a": list(http.scope["client"]) if http.scope.get("client") else None,
             "u": principal,
         }
