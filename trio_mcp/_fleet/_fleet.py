@@ -66,7 +66,8 @@ class Fleet:
 
     @property
     def redis(self) -> coredis.Redis[bytes]:
-        """The fleet's Redis client (open while :func:`open_fleet` runs)."""
+        """The fleet's Redis client (owned by :func:`open_fleet`), for the parts of the app
+        that keep their state there (the initialize era's sessions and events)."""
         return self._redis
 
     def caps(self, what: str, cap: int) -> FleetCaps:

@@ -45,8 +45,10 @@ class RedisState:
 
     What it shares: the ``requestState`` sealing key (kept in Redis, unless the server
     was given ``secret=``), change notifications (list changes, resource updates, task
-    status) for every ``subscriptions/listen`` stream of every worker, and, for a server
-    that runs tasks in the default in-memory store, the task store.
+    status) for every ``subscriptions/listen`` stream of every worker, for a server
+    that runs tasks in the default in-memory store, the task store, and the initialize
+    era's Streamable HTTP sessions (any worker serves any of their requests) and the
+    events of their resumable streams.
 
     Needs the ``tasks-redis`` extra (coredis), which also backs the Redis task store.
 

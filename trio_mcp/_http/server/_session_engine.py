@@ -38,6 +38,7 @@ from ..._server._internals import ServerInternals
 from ..._session._engine import Session, connect_session
 from ..._transports._stream import MessageStream, Received
 from ..._types._base import RequestId
+from . import _store_outage as store_outage
 from ._exchange import Header, retry_status
 from ._resumable_streams import Channel
 
@@ -374,7 +375,7 @@ class LegacySession:
         if not channel.has_events:
             return  # (the caller checkpointed)
         if self.channels.pop(channel.stream_id, None) is not None and channel.store is not None:
-            await channel.store.discard(channel.stream_id)
+            await store_outage.discard(channel.store, channel.stream_id)
         else:
             await trio.lowlevel.checkpoint()
 
@@ -439,7 +440,7 @@ class LegacySession:
             deadline = trio.current_time() + SESSION_END_TIMEOUT
         with trio.move_on_at(deadline, shield=True) as bounded:
             if store is not None:
-                await store.discard_session(self.id)
+                await store_outage.discard_session(store, self.id)
             else:
                 await trio.lowlevel.checkpoint()
         if bounded.cancelled_caught:

@@ -31,15 +31,18 @@ from ..._protocol._events import Reply
 from ..._transports._stream import Received
 from ..._types._base import Error
 from .._headers import LAST_EVENT_ID, MCP_SESSION_ID
+from . import _store_outage as store_outage
 from ._callers import CallerCaps
 from ._event_store import EventStore
 from ._exchange import HttpRequest, ResponseWriter, error_body, keep_alive
 from ._resumable_streams import Channel, replay as replay_events
 from ._session_engine import SESSION_END_TIMEOUT, LegacySession, SessionClosed
+from ._session_registry import SessionRecord, principal_key
 from ._sse import priming_event
 
 if TYPE_CHECKING:
     from ..._fleet._caps import FleetCaps
+    from ..._fleet._sessions import FleetSessions
     from ..._server._rate_limit import RateLimiter
     from ..._server._server import Server
     from ..._server._tasks import TaskRunner
@@ -122,6 +125,8 @@ class SessionManager:
         self.callers: dict[str, str] = {}
         #: The tool-call buckets by caller, shared by every session.
         self.rate_limiter = rate_limiter
+        #: Where a fleet records the sessions this worker holds (``None``: no fleet).
+        self.fleet: FleetSessions | None = None
         #: When requests still awaiting answers on POSTs are answered (shutdown).
         self.shutdown_deadline = math.inf
         #: The wait of the task that answers them (started by begin_shutdown).
@@ -153,11 +158,16 @@ class SessionManager:
         for session in list(self.sessions.values()):
             if session.busy == 0 and now - session.last_seen > self.idle_timeout:
                 log.debug("session %s expired", session.id)
+                if self.fleet is not None:
+                    # First, so that another worker never finds it live but gone from here.
+                    await self.fleet.ended(session.id)  # (logged, not raised)
                 await session.end()
 
     def forget(self, session_id: str) -> None:
         """Remove an ended session (it gives its caller's count back)."""
         self.sessions.pop(session_id, None)
+        if self.fleet is not None:
+            self.fleet.forget(session_id)
         caller = self.callers.pop(session_id, None)
         if caller is not None:
             self.sessions_per_caller.give_back(caller)
@@ -280,7 +290,10 @@ class SessionManager:
             caps.give_back(caller)
             return
         self.callers[session_id] = caller
-        self.sessions[session_id] = LegacySession(self, session_id, connection, principal=principal)
+        session = LegacySession(self, session_id, connection, principal=principal)
+        self.sessions[session_id] = session
+        if self.fleet is not None and not await self._register(http, session, request):
+            return
         header = [(b"mcp-session-id", session_id.encode("ascii"))]
         data = rpc.dumps(response)
         if http.accepts_json:
@@ -289,6 +302,61 @@ class SessionManager:
             writer = ResponseWriter(http.send, json_ok=False, headers=header)
             await writer.event(data)
             await writer.close()
+
+    async def _register(
+        self, http: HttpRequest, session: LegacySession, request: rpc.JsonRpcRequest
+    ) -> bool:
+        """Record a new session in the fleet; if Redis does not answer, it ends and the
+        client gets 503 (with ``Retry-After``): a session no other worker could find would
+        break as soon as a request reached another worker."""
+        fleet = self.fleet
+        assert fleet is not None
+        record = SessionRecord(
+            session_id=session.id,
+            protocol_version=session.connection.version or "",
+            principal=principal_key(session.principal),
+            owner=fleet.worker_id,
+            initialize=dict(request.params or {}),
+        )
+        try:
+            await fleet.created(record)
+        except Exception as exc:  # noqa: BLE001 - refused with 503, the worker goes on
+            log.warning("could not record a new session in Redis: %r", exc)
+            await session.end()
+            await http.respond_error(
+                503,
+                ErrorCode.INTERNAL_ERROR,
+                "Service Unavailable: the fleet's shared state (Redis) does not answer; try again",
+                id=request.id,
+                headers=[(b"retry-after", b"%d" % SESSIONS_RETRY_AFTER)],
+            )
+            return False
+        return True
+
+    async def adopt(self, record: SessionRecord, caller: str) -> LegacySession:
+        """Hold a session of the fleet whose owner died (this worker took its record over):
+        its protocol state is rebuilt from the client's ``initialize`` params, as if the
+        client had initialized here, and it counts among its caller's sessions here and,
+        best effort, across the fleet (the dead worker's count lapses with it). What the
+        dead worker held in memory (requests in flight, the log level, resource
+        subscriptions) is lost; events in the shared store are not."""
+        connection = self.server.connection()
+        connection.receive(rpc.JsonRpcRequest(0, "initialize", dict(record.initialize)))
+        connection.receive(rpc.JsonRpcNotification("notifications/initialized"))
+        principal = record.principal or None  # (see principal_key)
+        session = LegacySession(self, record.session_id, connection, principal=principal)
+        self.sessions[record.session_id] = session
+        if self.sessions_per_caller.take(caller):
+            self.callers[record.session_id] = caller
+        log.info("took over session %s... (its worker is gone)", record.session_id[:6])
+        if self.fleet_caps is not None:
+            try:
+                await self.fleet_caps.take(caller, record.session_id)  # (at the cap: kept)
+            except CapsUnavailable as exc:
+                log.warning("could not count a session taken over: %r", exc)
+        else:
+            await trio.lowlevel.checkpoint()
+        return session
 
     async def _take_fleet_slot(
         self, http: HttpRequest, request: rpc.JsonRpcRequest, caller: str, session_id: str
@@ -325,6 +393,9 @@ class SessionManager:
         the client went away, or the session ended."""
         session.busy += 1
         session.touch()
+        fleet = self.fleet
+        if fleet is not None and fleet.due(session.id):
+            await fleet.active(session.id)
         try:
             await self._post(http, session, messages)
         finally:
@@ -389,8 +460,10 @@ class SessionManager:
         retry_ms = self.retry_ms
 
         async def priming() -> bytes:
-            event_id = await store.append(channel.stream_id, b"", session=channel.session)
-            return priming_event(event_id, retry_ms)
+            event_id = await store_outage.append(
+                store, channel.stream_id, b"", session=channel.session
+            )
+            return priming_event(event_id, retry_ms) if event_id is not None else b""
 
         writer.preamble = priming
 
@@ -404,6 +477,9 @@ class SessionManager:
             return
         session.busy += 1
         session.touch()
+        fleet = self.fleet
+        if fleet is not None and fleet.due(session.id):
+            await fleet.active(session.id)
         try:
             last_event_id = http.headers.get(LAST_EVENT_ID)
             if last_event_id is not None and session.resumable:
@@ -429,7 +505,16 @@ class SessionManager:
                 f"{MAX_EVENT_ID_LENGTH} visible ASCII characters",
             )
             return
-        replay = await store.replay_after(last_event_id)
+        try:
+            replay = await store_outage.replay_after(store, last_event_id)
+        except store_outage.StoreUnavailable:
+            await http.respond_error(
+                503,
+                ErrorCode.INTERNAL_ERROR,
+                "Service Unavailable: the event store does not answer; try again",
+                headers=[(b"retry-after", b"%d" % store_outage.STORE_RETRY_AFTER)],
+            )
+            return
         if replay is None or replay.session != session.id:
             await http.respond_error(
                 410, ErrorCode.INVALID_REQUEST, _CANNOT_RESUME, data={"lastEventId": last_event_id}
@@ -441,7 +526,7 @@ class SessionManager:
             # It finished while no client carried it: the store has the rest, to the end.
             await replay_events(writer, replay.events)
             await writer.close()
-            await store.discard(replay.stream_id)
+            await store_outage.discard(store, replay.stream_id)
             return
         if await channel.resume(writer, replay.events) is None:
             await session._forget(channel)  # (the replay was all of it)
@@ -487,7 +572,10 @@ class SessionManager:
         await channel.release(writer)
 
     async def delete(self, http: HttpRequest, session: LegacySession) -> None:
-        """End ``session`` at the client's request."""
+        """End ``session`` at the client's request (in a fleet: on every worker)."""
+        if self.fleet is not None:
+            # First, so that another worker never finds it live but gone from here.
+            await self.fleet.ended(session.id)  # (logged, not raised)
         await session.end()
         await http.respond(200)
 
