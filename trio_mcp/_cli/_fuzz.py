@@ -22,6 +22,7 @@ from .._fuzz._report import FuzzReport
 from .._fuzz._runner import DEFAULT_TIME_BUDGET, FuzzSettings, fuzz_server, write_reproductions
 from .._fuzz._sarif import sarif_log
 from .._fuzz._settings import (
+    DEFAULT_BODY_MEMORY_BOUND,
     DEFAULT_CROSSTALK_CLIENTS,
     DEFAULT_LEAK_MEMORY_BOUND,
     DEFAULT_LEAK_REQUESTS,
@@ -46,6 +47,23 @@ def _target_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
         metavar="DIR",
         help="official schema-<version>.json files to validate results against "
         "(default: $TRIO_MCP_SPEC_DIR)",
+    )
+
+
+def _identity_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--identity",
+        action="append",
+        default=[],
+        metavar="NAME:HEADER=VALUE",
+        help="act as this principal too (repeatable; the options naming one NAME add up its "
+        "headers): with two or more, check that none reaches another's sessions, streams or "
+        "tasks (HTTP). The first one's headers go with every request",
+    )
+    parser.add_argument(
+        "--identities",
+        metavar="FILE",
+        help="the identities of a JSON or TOML file ({identities: {NAME: {headers: {...}}}})",
     )
 
 
@@ -138,20 +156,7 @@ def add_fuzz_commands(commands: Any) -> None:
         help="also call tools annotated openWorldHint or destructiveHint (not called by "
         "default: they may reach beyond the server or destroy things)",
     )
-    fuzz.add_argument(
-        "--identity",
-        action="append",
-        default=[],
-        metavar="NAME:HEADER=VALUE",
-        help="act as this principal too (repeatable; the options naming one NAME add up its "
-        "headers): with two or more, check that none reaches another's sessions, streams or "
-        "tasks (HTTP). The first one's headers go with every request",
-    )
-    fuzz.add_argument(
-        "--identities",
-        metavar="FILE",
-        help="the identities of a JSON or TOML file ({identities: {NAME: {headers: {...}}}})",
-    )
+    _identity_options(fuzz)
     fuzz.add_argument(
         "--crosstalk-clients",
         type=int,
@@ -175,6 +180,14 @@ def add_fuzz_commands(commands: Any) -> None:
         metavar="BYTES",
         help=f"how much the server's memory may grow over the leaks scan (default "
         f"{DEFAULT_LEAK_MEMORY_BOUND // 2**20} MiB)",
+    )
+    fuzz.add_argument(
+        "--body-memory-bound",
+        type=int,
+        default=DEFAULT_BODY_MEMORY_BOUND,
+        metavar="BYTES",
+        help=f"http checks: how much a server on this machine may grow while it is sent "
+        f"growing bodies up to --max-body (default {DEFAULT_BODY_MEMORY_BOUND // 2**20} MiB)",
     )
     fuzz.add_argument("--strict", action="store_true", help="SHOULD requirements fail too")
     fuzz.add_argument(
@@ -246,6 +259,7 @@ def add_fuzz_commands(commands: Any) -> None:
         "--deadline", type=float, metavar="SECONDS", help="override the recorded deadline"
     )
     replay.add_argument("--strict", action="store_true", help="SHOULD requirements fail too")
+    _identity_options(replay)
     replay.add_argument(
         "--print-lines",
         action="store_true",
@@ -295,8 +309,6 @@ def _identities(args: argparse.Namespace) -> tuple[Identity, ...]:
         CliError: a malformed option or file (naming what is wrong), one name in both,
             or a negative scan size.
     """
-    if args.crosstalk_clients < 0 or args.leak_requests < 0 or args.leak_memory_bound < 0:
-        raise CliError("--crosstalk-clients, --leak-requests and --leak-memory-bound are >= 0")
     try:
         identities = parse_identity_options(args.identity)
         if args.identities is not None:
@@ -331,6 +343,12 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         return 2
     target = _target(args, process=args.process) if args.stdio else _target(args)
     checks = _checks(args)
+    sizes = (args.crosstalk_clients, args.leak_requests, args.leak_memory_bound)
+    if min(sizes) < 0 or args.body_memory_bound < 0:
+        raise CliError(
+            "--crosstalk-clients, --leak-requests, --leak-memory-bound and "
+            "--body-memory-bound are >= 0"
+        )
     identities = _identities(args)
     stop = trio.Event()
     settings = FuzzSettings(
@@ -357,6 +375,7 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         crosstalk_clients=args.crosstalk_clients,
         leak_requests=args.leak_requests,
         leak_memory_bound=args.leak_memory_bound,
+        body_memory_bound=args.body_memory_bound,
     )
     fuzz = partial(
         fuzz_server, target, settings, progress=None if args.quiet else sys.stderr, stop=stop
@@ -397,6 +416,8 @@ async def run_fuzz(args: argparse.Namespace) -> int:
     for failure in report.failures:
         if failure.path:
             summary += f"\n\nreplay with: trio-mcp replay {failure.path} " + _target_flags(args)
+            if failure.rerun is not None and failure.rerun.get("scan") == "identities":
+                summary += " (and the same --identity options)"
     if args.format == "text" and args.output is not None:
         await trio.Path(args.output).write_text(summary + "\n")
     print(summary, file=people)
@@ -453,7 +474,13 @@ async def run_replay(args: argparse.Namespace) -> int:
         return 0
     _from_config(args)
     target = _target(args)
-    result = await replay_reproduction(data, target, deadline=args.deadline, spec_dir=args.spec_dir)
+    result = await replay_reproduction(
+        data,
+        target,
+        deadline=args.deadline,
+        spec_dir=args.spec_dir,
+        identities=_identities(args),
+    )
     _, steps = load_steps(data)
     for line in iter_sent_lines(steps):
         print("→ " + line.decode("utf-8", "backslashreplace"))

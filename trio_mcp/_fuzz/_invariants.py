@@ -411,6 +411,16 @@ _ALL = (
         cwe=770,
     ),
     Invariant(
+        "http-body-memory-bounded",
+        "SHOULD",
+        "Memory per request is bounded: a server on this machine, sent growing request "
+        "bodies up to the fuzzer's --max-body, does not grow by more than "
+        "--body-memory-bound (it refuses a body past its limit before holding it whole).",
+        "MCP Streamable HTTP (Security Warning); CWE-770",
+        check_class="http",
+        cwe=770,
+    ),
+    Invariant(
         "http-slow-body-isolated",
         "SHOULD",
         "A client that sends its body slowly holds up only its own request: while one body "

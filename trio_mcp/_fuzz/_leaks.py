@@ -47,7 +47,15 @@ from ._settings import FuzzSettings
 from ._target import HttpTarget, StdioTarget, Target
 from ._wire import CANCEL_AFTER, Wire, scan_client
 
-__all__ = ["BURSTS", "STREAM_BOUND", "Usage", "process_of_port", "scan_leaks", "usage"]
+__all__ = [
+    "BURSTS",
+    "STREAM_BOUND",
+    "Usage",
+    "local_port",
+    "process_of_port",
+    "scan_leaks",
+    "usage",
+]
 
 #: Bursts after the warm-up one.
 BURSTS: Final = 3
@@ -177,6 +185,8 @@ class _StdioBursts(_Bursts):
         self.order: list[object] = []
         #: Whether the server's stream ended (it exited, or wrote a line too long).
         self.gone = False
+        #: Extra seconds for the fresh process's first answer (it starts meanwhile).
+        self.startup = 0.0
         self.changed = trio.Event()
 
     async def read(self) -> None:
@@ -212,12 +222,13 @@ class _StdioBursts(_Bursts):
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self.gone = True
 
-    async def _wait(self, ids: set[object]) -> None:
+    async def _wait(self, ids: set[object], *, startup: float = 0.0) -> None:
         """Until every one of ``ids`` is answered, or no answer at all came for a
-        deadline: a server that works through a burst one request at a time is slow, not
-        lost, while answers keep coming."""
+        deadline (plus ``startup`` seconds for the first answer of a fresh process): a
+        server that works through a burst one request at a time is slow, not lost, while
+        answers keep coming."""
         while not ids <= self.answered and not self.gone:
-            with trio.move_on_after(self.deadline) as idle:
+            with trio.move_on_after(self.deadline + startup) as idle:
                 await self.changed.wait()
             if idle.cancelled_caught:
                 return
@@ -226,14 +237,14 @@ class _StdioBursts(_Bursts):
         legacy = self.speaker.era == "legacy"
         if legacy:
             await self._send(self.speaker.initialize("lk-init", self.speaker.version))
-            await self._wait({"lk-init"})
+            await self._wait({"lk-init"}, startup=self.startup)
             if "lk-init" not in self.answered:
                 return False
             done = self.speaker.notification("notifications/initialized")
             await self._send(done)
         # One request answered first: the server is up and reading before a burst.
         await self._send(self.speaker.request("lk-ready", _QUICK[self.speaker.era]))
-        await self._wait({"lk-ready"})
+        await self._wait({"lk-ready"}, startup=0.0 if legacy else self.startup)
         return "lk-ready" in self.answered
 
     async def burst(self, number: int) -> None:
@@ -376,6 +387,7 @@ async def scan_leaks(
             trio.open_nursery() as nursery,
         ):
             bursts = _StdioBursts(stream, speaker, entry, size, deadline)
+            bursts.startup = settings.startup_timeout
             nursery.start_soon(bursts.read)
             result = await _measure(bursts, stream.pid, settings, era)
             nursery.cancel_scope.cancel()
@@ -383,7 +395,7 @@ async def scan_leaks(
     assert isinstance(target, HttpTarget)
     wire = wires[era]
     bursts_http = _HttpBursts(wire, headers, entry, size, deadline)
-    port = _port(target.url)
+    port = local_port(target.url)
     pid = process_of_port(port) if port is not None else None
     findings, notes = await _measure(bursts_http, pid, settings, era)
     await bursts_http.close()
@@ -392,7 +404,8 @@ async def scan_leaks(
     return findings, notes
 
 
-def _port(url: str) -> int | None:
+def local_port(url: str) -> int | None:
+    """The port of ``url`` when it names this machine (loopback), else ``None``."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)

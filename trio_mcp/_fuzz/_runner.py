@@ -53,6 +53,7 @@ from ._replay import replay_steps
 from ._report import FuzzFailure, FuzzReport, Progress
 from ._runtime import Candidate, Runtime, Store
 from ._scan_finding import ScanFinding
+from ._scan_replay import probe_rerun, scan_rerun
 from ._settings import DEFAULT_TIME_BUDGET, FuzzOptions, FuzzSettings
 from ._steps import Settle, Step
 from ._target import HttpTarget, StdioTarget, Target
@@ -280,7 +281,7 @@ async def fuzz(
         for found in scan_findings:
             if found.invariant in reproduced:
                 continue
-            failure = _scan_failure(found)
+            failure = _scan_failure(found, scans)
             (failures if failure.level == "MUST" or run.strict else warnings).append(failure)
     for probed in scanned:
         (failures if probed.level == "MUST" or run.strict else warnings).append(probed)
@@ -336,14 +337,24 @@ def _require(module: str, what: str) -> None:
 async def _scan_http(
     target: HttpTarget, catalogue: Catalogue, run: FuzzSettings, notes: list[str]
 ) -> tuple[list[FuzzFailure], bool]:
-    """The ``http`` class's fixed probes (:mod:`._scan_http`), as failures without a
-    reproduction to replay, and whether they reached the server."""
+    """The ``http`` class's fixed probes (:mod:`._scan_http`), as failures whose
+    reproduction runs their probe again, and whether they reached the server."""
     findings, scan_notes, reached = await _lazy.scan_http(
-        target, eras=tuple(sorted(catalogue.eras)), deadline=run.deadline, max_body=run.max_body
+        target,
+        eras=tuple(sorted(catalogue.eras)),
+        deadline=run.deadline,
+        max_body=run.max_body,
+        memory_bound=run.body_memory_bound,
     )
     notes.extend(scan_notes)
     failures = [
-        FuzzFailure.from_invariant(found.invariant, detail=found.detail, era=found.era, steps=())
+        FuzzFailure.from_invariant(
+            found.invariant,
+            detail=found.detail,
+            era=found.era,
+            steps=(),
+            rerun=probe_rerun(found.probe, run),
+        )
         for found in findings
     ]
     return failures, reached
@@ -470,15 +481,17 @@ async def _finish(
     return failures
 
 
-def _scan_failure(found: ScanFinding) -> FuzzFailure:
-    """A security scan's finding as a failure: its transcript stands for the reproduction
-    (a scan crosses identities and connections, which a reproduction file cannot)."""
+def _scan_failure(found: ScanFinding, run: FuzzSettings) -> FuzzFailure:
+    """A security scan's finding as a failure: a scan crosses identities and connections,
+    which steps cannot say, so its reproduction runs the scan again (its transcript is
+    kept for people)."""
     return FuzzFailure.from_invariant(
         INVARIANTS[found.invariant],
         detail=found.detail,
         era=found.era,
         steps=(),
         received=found.transcript,
+        rerun=scan_rerun(found.scan, run),
     )
 
 
@@ -494,7 +507,7 @@ async def write_reproductions(report: FuzzReport, directory: Path) -> FuzzReport
     }
     written = []
     for failure in report.failures:
-        if not failure.steps:  # a fixed probe's or a scan's: its transcript is in the report
+        if not failure.steps and failure.rerun is None:  # (nothing to replay)
             written.append(failure)
             continue
         path = directory / f"{failure.invariant}.jsonl"

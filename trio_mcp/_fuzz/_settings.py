@@ -15,6 +15,7 @@ from ._identities import Identity
 from ._invariants import CHECK_CLASSES
 
 __all__ = [
+    "DEFAULT_BODY_MEMORY_BOUND",
     "DEFAULT_CROSSTALK_CLIENTS",
     "DEFAULT_LEAK_MEMORY_BOUND",
     "DEFAULT_LEAK_REQUESTS",
@@ -37,6 +38,10 @@ DEFAULT_CROSSTALK_CLIENTS: Final = 20
 DEFAULT_LEAK_REQUESTS: Final = 100
 #: Bytes a server's memory may grow by over the leaks scan (after a warm-up burst).
 DEFAULT_LEAK_MEMORY_BOUND: Final = 32 * 1024 * 1024
+#: Bytes a local server's memory may grow by while the body-limit probe sends it growing
+#: bodies up to ``max_body`` (twice the 16 MiB default body: room for a copy of the body,
+#: not for holding every size sent).
+DEFAULT_BODY_MEMORY_BOUND: Final = 32 * 1024 * 1024
 
 
 @attrs.frozen(kw_only=True)
@@ -94,6 +99,9 @@ class FuzzSettings:
         leak_memory_bound: bytes the server's memory (RSS) may grow by over the leaks
             scan's bursts before it is a finding (a local server: stdio, or an HTTP one
             whose process is found by its port).
+        body_memory_bound: bytes a local HTTP server's memory (RSS) may grow by while
+            the body-limit probe sends it growing bodies, up to ``max_body``, before it
+            is a finding; default :data:`DEFAULT_BODY_MEMORY_BOUND` (32 MiB).
     """
 
     protocol_version: str | None = None
@@ -120,6 +128,7 @@ class FuzzSettings:
     crosstalk_clients: int = 0
     leak_requests: int = 0
     leak_memory_bound: int = DEFAULT_LEAK_MEMORY_BOUND
+    body_memory_bound: int = DEFAULT_BODY_MEMORY_BOUND
 
 
 class FuzzOptions(TypedDict, total=False):
@@ -151,3 +160,4 @@ class FuzzOptions(TypedDict, total=False):
     crosstalk_clients: int
     leak_requests: int
     leak_memory_bound: int
+    body_memory_bound: int

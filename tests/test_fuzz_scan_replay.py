@@ -1,0 +1,157 @@
+"""Reproductions of the findings that steps cannot say (a fixed HTTP probe's, or a scan's
+across identities or connections): the file names the probe or scan and what it ran
+with (never an identity's headers), and a replay runs that one probe or scan again
+against the target, saying whether the finding still holds: it does against the
+vulnerable server, and not against the correct one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from trio_mcp._fuzz._report import FuzzFailure, FuzzReport
+from trio_mcp.fuzz import HttpTarget, StdioTarget, fuzz, parse_identity_options
+from trio_mcp.testing import replay_reproduction
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = ROOT / "tests" / "fuzz_targets"
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+IDENTITIES = parse_identity_options(
+    ["alice:Authorization=Bearer alice-token", "bob:Authorization=Bearer bob-token"]
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+
+@contextmanager
+def serving(*command: str) -> Iterator[str]:
+    """A server of tests/fuzz_targets that prints its URL as the last word of its first
+    line; stopped on the way out."""
+    process = subprocess.Popen(
+        [sys.executable, *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=ENV,
+    )
+    assert process.stdout is not None
+    try:
+        url = process.stdout.readline().split()[-1]
+        assert url.startswith("http://127.0.0.1:"), url
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+async def scan(target: HttpTarget | StdioTarget, tmp_path: Path, **options: Any) -> FuzzReport:
+    return await fuzz(
+        target,
+        max_examples=1,
+        max_steps=1,
+        seed=1,
+        verify=False,
+        strict=True,
+        time_budget=60,
+        reproduction_dir=tmp_path,
+        **options,
+    )
+
+
+def failure(report: FuzzReport, invariant: str) -> FuzzFailure:
+    found = {f.invariant: f for f in report.failures}
+    assert invariant in found, {name: f.detail for name, f in found.items()}
+    return found[invariant]
+
+
+def header(path: str) -> dict[str, Any]:
+    first: dict[str, Any] = orjson.loads(Path(path).read_bytes().splitlines()[0])
+    return first
+
+
+async def test_a_probes_finding_replays_against_the_server_and_not_a_fixed_one(
+    tmp_path: Path,
+) -> None:
+    server = str(TARGETS / "http_server.py")
+    with serving(server, "no-body-limit") as url:
+        report = await scan(
+            HttpTarget(url=url), tmp_path, checks=["http"], max_body=6 * 1024 * 1024
+        )
+        found = failure(report, "http-body-limit")
+        assert found.path is not None and not found.steps
+        assert header(found.path)["rerun"]["probe"] == "body-limit"
+        again = await replay_reproduction(found.path, HttpTarget(url=url))
+        assert again.reproduced, again.findings
+    with serving(server) as url:  # the same server with its 4 MiB limit
+        fixed = await replay_reproduction(found.path, HttpTarget(url=url))
+        assert not fixed.reproduced, fixed.findings
+    with pytest.raises(ValueError, match="an HTTP probe: replay it with --url"):
+        await replay_reproduction(found.path, StdioTarget(command=[sys.executable, server]))
+
+
+async def test_an_identity_finding_replays_given_the_identities_again(tmp_path: Path) -> None:
+    server = str(TARGETS / "identity_server.py")
+    with serving(server, "shared-sessions") as url:
+        report = await scan(
+            HttpTarget(url=url), tmp_path, checks=["identity"], identities=IDENTITIES
+        )
+        found = failure(report, "identity-session-bound")
+        assert found.path is not None
+        text = Path(found.path).read_text()
+        assert "bob-token" not in text and "alice-token" not in text  # names only
+        assert header(found.path)["rerun"]["identities"] == ["alice", "bob"]
+        assert "bob's POST with alice's Mcp-Session-Id" in text  # the transcript, as notes
+        with pytest.raises(ValueError, match=r"give 'bob' again with --identity"):
+            await replay_reproduction(found.path, HttpTarget(url=url), identities=IDENTITIES[:1])
+        again = await replay_reproduction(found.path, HttpTarget(url=url), identities=IDENTITIES)
+        assert again.reproduced, again.findings
+        assert again.received  # the new transcript
+    with serving(server) as url:
+        fixed = await replay_reproduction(found.path, HttpTarget(url=url), identities=IDENTITIES)
+        assert not fixed.reproduced, fixed.findings
+
+
+async def test_a_cross_talk_finding_replays_against_the_server_and_not_a_fixed_one(
+    tmp_path: Path,
+) -> None:
+    server = str(TARGETS / "concurrency_server.py")
+    with serving(server, "--http", "mixed-answers") as url:
+        report = await scan(
+            HttpTarget(url=url), tmp_path, checks=["crosstalk"], crosstalk_clients=20
+        )
+        found = failure(report, "crosstalk-answer-own-request")
+        assert found.path is not None
+        assert header(found.path)["rerun"]["scan"] == "crosstalk"
+        again = await replay_reproduction(found.path, HttpTarget(url=url))
+        assert again.reproduced, again.findings
+    with serving(server, "--http") as url:
+        fixed = await replay_reproduction(found.path, HttpTarget(url=url))
+        assert not fixed.reproduced, fixed.findings
+
+
+async def test_a_leaks_finding_replays_over_stdio(tmp_path: Path) -> None:
+    def target(*bug: str) -> StdioTarget:
+        command = [sys.executable, str(TARGETS / "concurrency_server.py"), *bug]
+        return StdioTarget(command=command, env=ENV)
+
+    report = await scan(
+        target("dies-under-load"), tmp_path, checks=["leaks"], leak_requests=100, deadline=2
+    )
+    found = failure(report, "leaks-requests-answered")
+    assert found.path is not None
+    again = await replay_reproduction(found.path, target("dies-under-load"))
+    assert again.reproduced, again.findings
+    fixed = await replay_reproduction(found.path, target())
+    assert not fixed.reproduced, fixed.findings
