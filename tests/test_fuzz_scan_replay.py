@@ -155,3 +155,26 @@ async def test_a_leaks_finding_replays_over_stdio(tmp_path: Path) -> None:
     assert again.reproduced, again.findings
     fixed = await replay_reproduction(found.path, target())
     assert not fixed.reproduced, fixed.findings
+
+
+# -- the body-limit probe watches a local server's memory --------------------------------------
+
+
+async def test_a_server_holding_whole_bodies_grows_past_the_bound_and_ours_does_not() -> None:
+    from trio_mcp._fuzz._scan_http import scan_http
+
+    server = str(TARGETS / "http_server.py")
+    sizes = {"max_body": 24 * 1024 * 1024, "memory_bound": 12 * 1024 * 1024}
+    with serving(server, "no-body-limit") as url:
+        found, _, reached = await scan_http(
+            HttpTarget(url=url), eras=("modern",), deadline=5, probes=("body-limit",), **sizes
+        )
+    assert reached
+    details = {f.invariant.name: f.detail for f in found}
+    assert "http-body-memory-bounded" in details, details
+    assert "6.0 MiB body: +" in details["http-body-memory-bounded"]  # growing sizes, each told
+    with serving(server) as url:  # its own 4 MiB limit, refused before it is read
+        found, _, _ = await scan_http(
+            HttpTarget(url=url), eras=("modern",), deadline=5, probes=("body-limit",), **sizes
+        )
+    assert not found, [f.detail for f in found]
