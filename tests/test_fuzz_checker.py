@@ -331,6 +331,35 @@ def test_unsupported_version_errors_must_list_the_supported_versions() -> None:
 
 
 PV = "io.modelcontextprotocol/protocolVersion"
+CC = "io.modelcontextprotocol/clientCapabilities"
+TASKS_EXTENSION = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+def missing_capability(id: Any, data: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "error": {"code": -32021, "message": "no", "data": data}}
+
+
+def test_a_missing_capability_error_names_capabilities_the_request_did_not_declare() -> None:
+    h = Harness("modern")
+    undeclared = {"_meta": MODERN_META, "taskId": "t"}
+    h.send(request(1, "tasks/get", undeclared))
+    h.receive(missing_capability(1, {"requiredCapabilities": TASKS_EXTENSION}))
+    assert h.failed() == []  # as the spec shapes it
+    h.send(request(2, "tasks/get", undeclared))
+    h.receive(missing_capability(2, None))  # nothing says what to declare
+    h.send(request(3, "tasks/get", undeclared))
+    h.receive(missing_capability(3, {"requiredCapabilities": {}}))
+    assert h.failed() == ["missing-capability-error", "missing-capability-error"]
+    # Asking for what the request did declare: the client cannot do better.
+    declared = {"_meta": {**MODERN_META, CC: TASKS_EXTENSION}, "taskId": "t"}
+    h.send(request(4, "tasks/get", declared))
+    h.receive(missing_capability(4, {"requiredCapabilities": TASKS_EXTENSION}))
+    assert h.failed() == ["missing-capability-error"]
+    # Asking for that and for something it did not declare is fair.
+    h.send(request(5, "tools/call", {**declared, "name": "x"}))
+    needs = {**TASKS_EXTENSION, "elicitation": {"form": {}}}
+    h.receive(missing_capability(5, {"requiredCapabilities": needs}))
+    assert h.failed() == []
 
 
 @pytest.mark.skipif(not (SPEC_DIR / "schema-2026-07-28.json").exists(), reason="no spec schemas")

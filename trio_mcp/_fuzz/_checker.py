@@ -25,7 +25,7 @@ import orjson
 
 from .. import _jsonrpc as rpc
 from .._errors import ErrorCode
-from .._protocol._envelope import LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION
+from .._protocol._envelope import CLIENT_CAPABILITIES, LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION
 from .._types._base import Error, RequestId
 from .._types._methods import EXTENSION_METHODS
 from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS
@@ -626,6 +626,8 @@ class Checker:
 
     def _judge_error(self, pending: _Pending, response: rpc.ErrorResponse, seq: int) -> None:
         error = response.error
+        if error.code == ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY and self.era == "modern":
+            self._judge_missing_capability(pending, error.data, seq)
         if error.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and self.era == "modern":
             data = error.data
             supported = data.get("supported") if isinstance(data, dict) else None
@@ -640,6 +642,29 @@ class Checker:
                     f"supported versions in data: {_short_json(data)}",
                     seq,
                 )
+
+    def _judge_missing_capability(self, pending: _Pending, data: Any, seq: int) -> None:
+        """-32021 (2026-07-28): ``data.requiredCapabilities`` names what the client must
+        declare, and something in it is what this request did not declare."""
+        what = f"{pending.method} (id {pending.id!r}): error -32021"
+        required = data.get("requiredCapabilities") if isinstance(data, dict) else None
+        if not isinstance(required, dict) or not required:
+            self.fail(
+                "missing-capability-error",
+                f"{what} without data.requiredCapabilities naming the capabilities the "
+                f"client must declare: data {_short_json(data)}",
+                seq,
+            )
+            return
+        meta = pending.params.get("_meta") if pending.params is not None else None
+        declared = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+        if isinstance(declared, dict) and _declares(declared, required):
+            self.fail(
+                "missing-capability-error",
+                f"{what} asks for {_short_json(required)}, which the request declared in "
+                f"its clientCapabilities {_short_json(declared)}",
+                seq,
+            )
 
     def _judge_result(self, pending: _Pending, response: rpc.ResultResponse, seq: int) -> None:
         method = pending.method
@@ -957,3 +982,16 @@ def _describe(response: rpc.ResultResponse | rpc.ErrorResponse) -> str:
     if isinstance(response, rpc.ErrorResponse):
         return f"error {response.error.code} ({response.error.message!r})"
     return f"result {_short_json(response.result)}"
+
+
+def _declares(declared: dict[str, Any], required: dict[str, Any]) -> bool:
+    """Whether ``declared`` (client capabilities) already holds everything in ``required``:
+    each key, and inside each object, each of its keys."""
+    for key, wanted in required.items():
+        if key not in declared:
+            return False
+        have = declared[key]
+        inner = isinstance(wanted, dict) and bool(wanted)
+        if inner and not (isinstance(have, dict) and _declares(have, wanted)):
+            return False
+    return True

@@ -212,6 +212,15 @@ _ALL = (
         "MCP 2026-07-28 basic/versioning",
     ),
     Invariant(
+        "missing-capability-error",
+        "MUST",
+        "A request that needs a client capability it did not declare is refused with "
+        "MissingRequiredClientCapabilityError (-32021) whose data.requiredCapabilities "
+        "names the capabilities needed (not ones the request declared); over HTTP with "
+        "400 Bad Request (http-status).",
+        "MCP 2026-07-28 schema (MissingRequiredClientCapabilityError); basic (Error Codes)",
+    ),
+    Invariant(
         "initialize-echoes-version",
         "MUST",
         "If the server supports the requested protocol version, it MUST respond with the "
