@@ -33,7 +33,13 @@ from .._fuzz._target import HttpTarget, StdioTarget, Target
 from .._util import open_nursery_unwrapped
 from .._versions import SUPPORTED_VERSIONS
 from ._errors import CliError
-from ._target import Target as ConnectingTarget, add_server_options, parse_env, parse_headers
+from ._target import (
+    Target as ConnectingTarget,
+    add_server_options,
+    config_servers,
+    parse_env,
+    parse_headers,
+)
 
 __all__ = ["add_fuzz_commands", "run_fuzz", "run_replay"]
 
@@ -182,6 +188,13 @@ def add_fuzz_commands(commands: Any) -> None:
         f"{DEFAULT_LEAK_MEMORY_BOUND // 2**20} MiB)",
     )
     fuzz.add_argument(
+        "--across-servers",
+        action="store_true",
+        help="with --config and the tools checks: list every other server of the file too, "
+        "and report tool names that collide once a host namespaces them (server__tool) or "
+        "differ only by case or look-alike letters across servers",
+    )
+    fuzz.add_argument(
         "--body-memory-bound",
         type=int,
         default=DEFAULT_BODY_MEMORY_BOUND,
@@ -268,6 +281,36 @@ def add_fuzz_commands(commands: Any) -> None:
     replay.set_defaults(timeout=0.0)
 
 
+def _other_servers(args: argparse.Namespace) -> tuple[str, dict[str, Target]]:
+    """With ``--across-servers``: the name of the server fuzzed in its ``--config`` file
+    and the file's other servers, as targets.
+
+    Raises:
+        CliError: no ``--config``, or a file that does not parse (naming the key).
+    """
+    if not args.across_servers:
+        return "target", {}
+    if getattr(args, "config", None) is None:
+        raise CliError("--across-servers lists the other servers of a --config file")
+    from .._host._config import HttpServerConfig, StdioServerConfig
+
+    servers = config_servers(args.config)
+    name = args.server if args.server is not None else next(iter(servers), "target")
+    others: dict[str, Target] = {}
+    for other, entry in servers.items():
+        if other == name:
+            continue
+        if isinstance(entry, HttpServerConfig):
+            others[other] = HttpTarget(url=entry.url, headers=dict(entry.headers or {}))
+        elif isinstance(entry, StdioServerConfig):
+            others[other] = StdioTarget(
+                command=entry.command,
+                env=dict(entry.env) if entry.env else None,
+                cwd=entry.cwd,
+            )
+    return name, others
+
+
 def _from_config(args: argparse.Namespace) -> None:
     """With ``--config``, set ``--stdio`` or ``--url`` (and ``--env``, ``--cwd``,
     ``--header``) from the server it names, as every connecting command reads it."""
@@ -337,6 +380,7 @@ async def run_fuzz(args: argparse.Namespace) -> int:
     """``trio-mcp fuzz``: returns the exit status (``FuzzError`` is for the caller)."""
     if args.list_invariants:
         return _list_invariants()
+    server_name, others = _other_servers(args)
     _from_config(args)
     if not (args.stdio or args.url):
         print("trio-mcp: fuzz needs --stdio or --url", file=sys.stderr)
@@ -376,6 +420,8 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         leak_requests=args.leak_requests,
         leak_memory_bound=args.leak_memory_bound,
         body_memory_bound=args.body_memory_bound,
+        other_servers=others,
+        server_name=server_name,
     )
     fuzz = partial(
         fuzz_server, target, settings, progress=None if args.quiet else sys.stderr, stop=stop

@@ -490,6 +490,17 @@ _ALL = (
         cwe=1007,
     ),
     Invariant(
+        "tool-names-distinct-across-servers",
+        "SHOULD",
+        "The tools of a host's servers stay distinct once the host lists them together: no "
+        "two collide once namespaced (server__tool), differ only by case, Unicode "
+        "confusables or punctuation, or agree in the 64 characters an LLM API takes; one "
+        "name on two servers is reported too (distinct only for a host that namespaces).",
+        "MCP security best practices (tool shadowing); MCP 2025-11-25 server/tools (Tool Names)",
+        check_class="tools",
+        cwe=1007,
+    ),
+    Invariant(
         "identity-session-bound",
         "MUST",
         "A session belongs to the principal that opened it: another principal's POST, GET "

@@ -32,7 +32,7 @@ import fnmatch
 import importlib
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO, Unpack
@@ -57,6 +57,7 @@ from ._scan_replay import probe_rerun, scan_rerun
 from ._settings import DEFAULT_TIME_BUDGET, FuzzOptions, FuzzSettings
 from ._steps import Settle, Step
 from ._target import HttpTarget, StdioTarget, Target
+from ._tool_namespace import list_tool_names, namespace_collisions
 from ._validate import Validator, spec_dir_from_environment
 
 __all__ = [
@@ -223,6 +224,7 @@ async def fuzz(
         catalogue, probe_findings = await _probe(
             opener, run.protocol_version, notes, relist_tools="tools" in checks
         )
+        listed = _tool_names(catalogue)  # (all it lists: the tools not called too)
         catalogue = _callable_tools(catalogue, run.skip_tools, run.call_risky_tools, notes)
         scanned: list[FuzzFailure] = []
         reached = False
@@ -270,6 +272,11 @@ async def fuzz(
         if asked and catalogue.eras and runtime.stopped != "stopped":  # (not after a Ctrl-C)
             scan_findings, scan_notes = await _lazy.run_scans(target, scans, catalogue)
             notes.extend(scan_notes)
+        if "tools" in checks and run.other_servers and runtime.stopped != "stopped":
+            others = {k: v for k, v in run.other_servers.items() if k != run.server_name}
+            scanned += await _across_servers(
+                {run.server_name: listed}, others, timing, validator, notes
+            )
         ticker.draw(final=True)
         failures = await _finish(
             runtime.store, opener, verify=run.verify, budget=run.minimize_budget
@@ -358,6 +365,46 @@ async def _scan_http(
         for found in findings
     ]
     return failures, reached
+
+
+def _tool_names(catalogue: Catalogue) -> list[str]:
+    """The names of the tools the server lists (in its modern era, else its legacy one)."""
+    for era in ("modern", "legacy"):
+        if era in catalogue.eras:
+            return [str(tool.get("name")) for tool in catalogue.eras[era].tools]
+    return []
+
+
+async def _across_servers(
+    listed: dict[str, list[str]],
+    others: Mapping[str, Target],
+    timing: Timing,
+    validator: Validator,
+    notes: list[str],
+) -> list[FuzzFailure]:
+    """The ``tools`` class across a host's servers (:mod:`._tool_namespace`): the other
+    servers' tools are listed, and every problem with the names together is one failure
+    (its ``received`` lists them all, and each server's names)."""
+    more, said = await list_tool_names(others, timing=timing, validator=validator)
+    notes.extend(said)
+    listings = {**listed, **more}
+    problems = namespace_collisions(listings)
+    if not problems:
+        return []
+    extra = f" (and {len(problems) - 1} more: see the report)" if len(problems) > 1 else ""
+    received = (
+        *({"problem": problem} for problem in problems),
+        *({"server": name, "tools": names} for name, names in listings.items()),
+    )
+    return [
+        FuzzFailure.from_invariant(
+            INVARIANTS["tool-names-distinct-across-servers"],
+            detail=problems[0] + extra,
+            era="modern" if "modern" in listed else "legacy",
+            steps=(),
+            received=tuple(received),
+        )
+    ]
 
 
 def _callable_tools(

@@ -6,13 +6,14 @@ checker reports)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, TypedDict
 
 import attrs
 
 from ._identities import Identity
 from ._invariants import CHECK_CLASSES
+from ._target import Target
 
 __all__ = [
     "DEFAULT_BODY_MEMORY_BOUND",
@@ -102,6 +103,12 @@ class FuzzSettings:
         body_memory_bound: bytes a local HTTP server's memory (RSS) may grow by while
             the body-limit probe sends it growing bodies, up to ``max_body``, before it
             is a finding; default :data:`DEFAULT_BODY_MEMORY_BOUND` (32 MiB).
+        other_servers: the other servers of a host that also lists the target's tools
+            (name → target): with the ``tools`` class, their tools are listed and the
+            names of all of them judged together (namespaced ``server__tool``, look-alikes
+            across servers). Empty: the target alone.
+        server_name: the target's name among ``other_servers`` (its name in the host's
+            servers file).
     """
 
     protocol_version: str | None = None
@@ -129,6 +136,8 @@ class FuzzSettings:
     leak_requests: int = 0
     leak_memory_bound: int = DEFAULT_LEAK_MEMORY_BOUND
     body_memory_bound: int = DEFAULT_BODY_MEMORY_BOUND
+    other_servers: Mapping[str, Target] = attrs.field(factory=dict)
+    server_name: str = "target"
 
 
 class FuzzOptions(TypedDict, total=False):
@@ -161,3 +170,5 @@ class FuzzOptions(TypedDict, total=False):
     leak_requests: int
     leak_memory_bound: int
     body_memory_bound: int
+    other_servers: Mapping[str, Target]
+    server_name: str
