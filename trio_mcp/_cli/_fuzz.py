@@ -164,6 +164,14 @@ def add_fuzz_commands(commands: Any) -> None:
     )
     _identity_options(fuzz)
     fuzz.add_argument(
+        "--state-ttl",
+        type=float,
+        metavar="SECONDS",
+        help="with identities: the server's lifetime for a requestState; the scan then "
+        "waits past it and offers a genuine state again, which must be refused (not probed "
+        "by default: an expired state cannot be forged)",
+    )
+    fuzz.add_argument(
         "--crosstalk-clients",
         type=int,
         default=DEFAULT_CROSSTALK_CLIENTS,
@@ -420,6 +428,7 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         leak_requests=args.leak_requests,
         leak_memory_bound=args.leak_memory_bound,
         body_memory_bound=args.body_memory_bound,
+        state_ttl=args.state_ttl,
         other_servers=others,
         server_name=server_name,
     )

@@ -202,6 +202,8 @@ async def fuzz(
         )
     if run.max_body < 1024:
         raise ValueError(f"max_body must be at least 1024 bytes, not {run.max_body!r}")
+    if run.state_ttl is not None and not 0 < run.state_ttl <= 3600:
+        raise ValueError(f"state_ttl must be above 0 and at most 3600 s, not {run.state_ttl!r}")
     checks = parse_checks(run.checks)
     timing = Timing(deadline=deadline, cancel_wait=run.cancel_wait, startup=run.startup_timeout)
     validator = Validator(run.spec_dir if run.spec_dir is not None else spec_dir_from_environment())

@@ -45,7 +45,10 @@ async def run_scans(
             }
             if len(identities) >= 2:
                 found, said = await scan_identities(
-                    wires, _with_shared(identities, target.headers), catalogue
+                    wires,
+                    _with_shared(identities, target.headers),
+                    catalogue,
+                    state_ttl=settings.state_ttl,
                 )
                 findings += _named(found, "identities")
                 notes += said

@@ -50,6 +50,7 @@ def scan_rerun(scan: str, run: FuzzSettings) -> dict[str, Any]:
         "crosstalkClients": run.crosstalk_clients,
         "leakRequests": run.leak_requests,
         "leakMemoryBound": run.leak_memory_bound,
+        "stateTtl": run.state_ttl,
     }
 
 
@@ -58,6 +59,14 @@ def _int(rerun: dict[str, Any], key: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValueError(f"the reproduction's rerun.{key} is not a count: {value!r}")
     return value
+
+
+def _seconds(value: object) -> float | None:
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value <= 3600:
+        raise ValueError(f"the reproduction's rerun.stateTtl is not a time: {value!r}")
+    return float(value)
 
 
 async def replay_rerun(
@@ -93,6 +102,7 @@ async def replay_rerun(
         crosstalk_clients=_int(rerun, "crosstalkClients") if scan == "crosstalk" else 0,
         leak_requests=_int(rerun, "leakRequests") if scan == "leaks" else 0,
         leak_memory_bound=_int(rerun, "leakMemoryBound"),
+        state_ttl=_seconds(rerun.get("stateTtl")),
     )
     if isinstance(target, HttpTarget) and chosen:
         # As a run does: the catalogue is probed as the first identity.

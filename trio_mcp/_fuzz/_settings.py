@@ -103,6 +103,10 @@ class FuzzSettings:
         body_memory_bound: bytes a local HTTP server's memory (RSS) may grow by while
             the body-limit probe sends it growing bodies, up to ``max_body``, before it
             is a finding; default :data:`DEFAULT_BODY_MEMORY_BOUND` (32 MiB).
+        state_ttl: (with identities) the server's lifetime for a ``requestState``, in
+            seconds: the identity scan then also offers a genuine state once it has
+            expired (waiting that long and a tenth, plus 1.5 s), which must be refused.
+            ``None`` (default): not probed (the fuzzer cannot forge an expired state).
         other_servers: the other servers of a host that also lists the target's tools
             (name → target): with the ``tools`` class, their tools are listed and the
             names of all of them judged together (namespaced ``server__tool``, look-alikes
@@ -136,6 +140,7 @@ class FuzzSettings:
     leak_requests: int = 0
     leak_memory_bound: int = DEFAULT_LEAK_MEMORY_BOUND
     body_memory_bound: int = DEFAULT_BODY_MEMORY_BOUND
+    state_ttl: float | None = None
     other_servers: Mapping[str, Target] = attrs.field(factory=dict)
     server_name: str = "target"
 
@@ -170,5 +175,6 @@ class FuzzOptions(TypedDict, total=False):
     leak_requests: int
     leak_memory_bound: int
     body_memory_bound: int
+    state_ttl: float | None
     other_servers: Mapping[str, Target]
     server_name: str
