@@ -395,12 +395,12 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         return 2
     target = _target(args, process=args.process) if args.stdio else _target(args)
     checks = _checks(args)
-    sizes = (args.crosstalk_clients, args.leak_requests, args.leak_memory_bound)
-    if min(sizes) < 0 or args.body_memory_bound < 0:
-        raise CliError(
-            "--crosstalk-clients, --leak-requests, --leak-memory-bound and "
-            "--body-memory-bound are >= 0"
-        )
+    for option in ("crosstalk_clients", "leak_requests", "leak_memory_bound", "body_memory_bound"):
+        value = getattr(args, option)
+        if value < 0:
+            raise CliError(f"--{option.replace('_', '-')} must be >= 0, not {value}")
+    if args.state_ttl is not None and not 0 < args.state_ttl <= 3600:
+        raise CliError(f"--state-ttl must be above 0 and at most 3600 s, not {args.state_ttl:g}")
     identities = _identities(args)
     stop = trio.Event()
     settings = FuzzSettings(
