@@ -57,16 +57,10 @@ def serving(*command: str) -> Iterator[str]:
 
 
 async def scan(target: HttpTarget | StdioTarget, tmp_path: Path, **options: Any) -> FuzzReport:
+    settings: dict[str, Any] = {"max_examples": 1, "max_steps": 1, "seed": 1, "verify": False}
     return await fuzz(
         target,
-        max_examples=1,
-        max_steps=1,
-        seed=1,
-        verify=False,
-        strict=True,
-        time_budget=60,
-        reproduction_dir=tmp_path,
-        **options,
+        **{**settings, "strict": True, "time_budget": 60, "reproduction_dir": tmp_path, **options},
     )
 
 
@@ -178,3 +172,27 @@ async def test_a_server_holding_whole_bodies_grows_past_the_bound_and_ours_does_
             HttpTarget(url=url), eras=("modern",), deadline=5, probes=("body-limit",), **sizes
         )
     assert not found, [f.detail for f in found]
+
+
+# -- the http class against both front ends of our server -----------------------------------
+
+
+@pytest.mark.parametrize("front_end", ["httptools", "hypercorn"])
+async def test_the_http_class_passes_our_server_on_either_front_end(
+    front_end: str, tmp_path: Path
+) -> None:
+    """The HTTP rules (a few examples) and every fixed probe, against
+    ``trio_mcp.http.serve(front_end=...)`` on a real socket: nothing to report."""
+    with serving(str(TARGETS / "http_server.py"), f"front-end={front_end}") as url:
+        report = await scan(
+            HttpTarget(url=url),
+            tmp_path,
+            checks=["http"],
+            max_examples=8,
+            max_steps=8,
+            deadline=2,
+            max_body=6 * 1024 * 1024,
+        )
+    found = {f.invariant: f.detail for f in (*report.failures, *report.warnings)}
+    assert found == {}, found
+    assert report.rules.get("http_headers", 0) > 0, report.rules

@@ -23,6 +23,9 @@ endpoint's URL as its first stdout line. BUG is one of:
 ``one-body-at-a-time``
     (vulnerable, http class) Request bodies are read one at a time, behind one lock: a
     client that sends its body slowly holds up everyone (slowloris).
+``front-end=httptools``, ``front-end=hypercorn``
+    Not bugs: the server as it stands, served by ``trio_mcp.http.serve`` on that front
+    end (the others run its ASGI app on Hypercorn, with a wrapper in front).
 ``bare-401``
     (vulnerable, http class) A request without ``Authorization`` gets 401 with
     ``WWW-Authenticate: Bearer`` and no ``resource_metadata``: a client cannot find
@@ -37,7 +40,7 @@ from __future__ import annotations
 import signal
 import sys
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 import trio
@@ -45,7 +48,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 from trio_mcp._http._headers import encode_value, name_source
-from trio_mcp.http import HostPolicy, asgi_app
+from trio_mcp.http import HostPolicy, asgi_app, serve as serve_server
 from trio_mcp.server import Context, Server
 
 Scope = dict[str, Any]
@@ -210,7 +213,34 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
+async def serve_front_end(front_end: Literal["httptools", "hypercorn"]) -> None:
+    """The server as it stands, on ``front_end``, until SIGTERM or SIGINT."""
+
+    async def until_signalled() -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for _ in signals:
+                return
+
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(
+            partial(
+                serve_server,
+                server,
+                port=0,
+                front_end=front_end,
+                graceful_timeout=1.0,
+                shutdown_trigger=until_signalled,
+                retry_ms=50,
+            )
+        )
+        print(f"http://127.0.0.1:{port}/mcp", flush=True)
+
+
 async def main(bug: str | None) -> None:
+    if bug == "front-end=httptools":
+        return await serve_front_end("httptools")
+    if bug == "front-end=hypercorn":
+        return await serve_front_end("hypercorn")
     config = Config()
     config.bind = ["127.0.0.1:0"]
     config.loglevel = "WARNING"
