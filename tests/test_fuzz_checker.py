@@ -40,8 +40,10 @@ MODERN_META = {
 class Harness:
     """A checker and a clock, with messages as plain dicts."""
 
-    def __init__(self, era: str = "legacy", *, deadline: float = 5.0) -> None:
-        self.checker = Checker(Validator(SPEC_DIR), era=era, deadline=deadline, transport="stdio")
+    def __init__(
+        self, era: str = "legacy", *, deadline: float = 5.0, transport: str = "stdio"
+    ) -> None:
+        self.checker = Checker(Validator(SPEC_DIR), era=era, deadline=deadline, transport=transport)
         self.seq = 0
         self.now = 0.0
 
@@ -276,6 +278,22 @@ def test_progress_only_for_live_tokens_and_always_increasing() -> None:
     h.receive({**progress, "params": {"progressToken": "p", "progress": 3}})
     h.receive({**progress, "params": {"progressToken": "never", "progress": 1}})
     assert h.failed() == ["progress-token-active", "progress-token-active"]
+
+
+def test_over_http_progress_after_the_answer_on_another_stream_is_no_finding() -> None:
+    """Over HTTP a request's progress may come on another stream than its answer (the GET
+    stream, a resumed one), read by another task: arriving after the answer says nothing
+    of the order the server sent them in (the HTTP connection judges one stream's order).
+    A token no request was given is still a finding."""
+    h = Harness(transport="http")
+    h.handshake()
+    progress = {"jsonrpc": "2.0", "method": "notifications/progress"}
+    h.send(request(1, "tools/call", {"name": "t", "_meta": {"progressToken": "H"}}))
+    h.receive(result(1, {"content": []}))
+    h.receive({**progress, "params": {"progressToken": "H", "progress": 1}})
+    assert h.failed() == []
+    h.receive({**progress, "params": {"progressToken": "never", "progress": 1}})
+    assert h.failed() == ["progress-token-active"]
 
 
 def test_a_token_given_again_lives_until_its_latest_request_is_answered() -> None:

@@ -26,6 +26,9 @@ endpoint's URL as its first stdout line. BUG is one of:
 ``front-end=httptools``, ``front-end=hypercorn``
     Not bugs: the server as it stands, served by ``trio_mcp.http.serve`` on that front
     end (the others run its ASGI app on Hypercorn, with a wrapper in front).
+``progress-after-answer``
+    An SSE answer to a request with a progress token is followed, on the same stream, by
+    one more progress notification for that token (progress after completion).
 ``bare-401``
     (vulnerable, http class) A request without ``Authorization`` gets 401 with
     ``WWW-Authenticate: Bearer`` and no ``resource_metadata``: a client cannot find
@@ -131,7 +134,25 @@ class Broken:
             body, receive = await _read_body(receive)
             scope = self._rewrite(scope, body, session)
 
+        token = _progress_token(body) if self.bug == "progress-after-answer" else None
+        streaming = [False]
+
         async def watch(message: Message) -> None:
+            if token is not None and message["type"] == "http.response.start":
+                ctype = dict(message.get("headers") or []).get(b"content-type", b"")
+                streaming[0] = b"text/event-stream" in ctype
+            if (
+                streaming[0]
+                and message["type"] == "http.response.body"
+                and b'"result"' in message.get("body", b"")
+            ):
+                late = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": 1000},
+                }
+                extra = b"event: message\ndata: " + orjson.dumps(late) + b"\n\n"
+                message = {**message, "body": message["body"] + extra}
             # Which sessions are live: learned from the answers.
             if message["type"] == "http.response.start":
                 status = message["status"]
@@ -172,6 +193,17 @@ class Broken:
                 changes[b"mcp-name"] = encode_value(name).encode() if name else None
             return _with_headers(scope, changes)
         return scope
+
+
+def _progress_token(body: bytes) -> Any:
+    """The progress token of the request in ``body``, if any."""
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get("progressToken") if isinstance(meta, dict) else None
 
 
 async def _read_body(receive: Any) -> tuple[bytes, Any]:

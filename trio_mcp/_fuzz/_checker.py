@@ -821,6 +821,12 @@ class Checker:
         pending = self._tokens.get(token) if type(token) in (str, int) else None  # type: ignore[arg-type]
         if pending is None:
             finished = type(token) in (str, int) and token in self._finished_tokens
+            if finished and self.transport != "stdio":
+                # Over HTTP the progress and the answer may come on different streams (the
+                # GET stream, a resumed one), read by different tasks: the order they arrive
+                # in is not the order they were sent in. The HTTP connection judges the
+                # one stream whose order it knows: progress after the answer on it.
+                return
             self.fail(
                 "progress-token-active",
                 f"progress for token {_short_json(token)}, "

@@ -337,7 +337,19 @@ class HttpConnection(Connection):
             self._judge_status(post, status, ctype, has_body=True)
             if post.http is not None and post.http.resume and isinstance(message, rpc.Request):
                 return await self._read_until_quiet(post, status, response, message.id)
+            # One stream is read in order: progress for this request's token after its
+            # answer on it was sent after the answer (the checker cannot tell across streams).
+            token = _progress_token(message)
+            answered = False
             async for item in self._events(response):
+                if answered and token is not None and _is_progress(item, token):
+                    self.checker.fail(
+                        "progress-token-active",
+                        f"{_what(message)}: progress for token {token!r} after the answer, on "
+                        "the same stream",
+                        post.seq,
+                    )
+                answered = answered or _answers(item, message)
                 delivered.append(item)
                 self._deliver(item)
                 self._judge_codes(post, status, item)
@@ -696,6 +708,36 @@ class _Post:
         self.modern = modern
         self.expect = expect
         self.http = http
+
+
+def _progress_token(message: rpc.Message | rpc.Batch | rpc.InvalidMessage) -> RequestId | None:
+    """The progress token a request carries, if any."""
+    if not isinstance(message, rpc.Request) or not isinstance(message.params, dict):
+        return None
+    meta = message.params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if type(token) in (str, int) else None
+
+
+def _is_progress(item: rpc.Message | rpc.Batch | rpc.InvalidMessage, token: RequestId) -> bool:
+    """Whether ``item`` is a progress notification for ``token``."""
+    if not isinstance(item, rpc.Notification) or item.method != "notifications/progress":
+        return False
+    params = item.params if isinstance(item.params, dict) else {}
+    found = params.get("progressToken")
+    return type(found) is type(token) and found == token
+
+
+def _answers(
+    item: rpc.Message | rpc.Batch | rpc.InvalidMessage,
+    message: rpc.Message | rpc.Batch | rpc.InvalidMessage,
+) -> bool:
+    """Whether ``item`` is the answer to the request ``message``."""
+    return (
+        isinstance(message, rpc.Request)
+        and isinstance(item, rpc.ResultResponse | rpc.ErrorResponse)
+        and item.id == message.id
+    )
 
 
 def _what(message: rpc.Message | rpc.Batch | rpc.InvalidMessage) -> str:
