@@ -112,6 +112,20 @@ async def test_an_identity_finding_replays_given_the_identities_again(tmp_path: 
         again = await replay_reproduction(found.path, HttpTarget(url=url), identities=IDENTITIES)
         assert again.reproduced, again.findings
         assert again.received  # the new transcript
+        # The command line, given the identities again.
+        replay = subprocess.run(
+            [
+                *(sys.executable, "-m", "trio_mcp", "replay", found.path, "--url", url),
+                *("--identity", "alice:Authorization=Bearer alice-token"),
+                *("--identity", "bob:Authorization=Bearer bob-token"),
+            ],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            timeout=60,
+        )
+        assert replay.returncode == 1, replay.stdout + replay.stderr
+        assert "recorded violation identity-session-bound: reproduced" in replay.stdout
     with serving(server) as url:
         fixed = await replay_reproduction(found.path, HttpTarget(url=url), identities=IDENTITIES)
         assert not fixed.reproduced, fixed.findings
