@@ -206,6 +206,27 @@ async def test_progress_after_the_answer_on_its_own_stream_is_caught(
     assert ("progress-token-active" in findings) == broken, findings
 
 
+@pytest.mark.parametrize("server", ["capability-403"], indirect=True)
+async def test_a_missing_capability_error_must_come_with_400(server: str) -> None:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {
+            "name": "nap",
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": CLIENT,
+            },
+        },
+    }
+    steps: list[Step] = [Send(data=orjson.dumps(call), expect=Expect()), Await((3,)), Settle()]
+    findings, connection = await run_steps(server, steps, era="modern")
+    assert findings == ["http-status"]  # (its data is as the schema shapes it)
+
+
 # -- whole runs through the command line --------------------------------------------------
 
 #: Each broken server: the fuzz options that aim the run where the bug is (a SHOULD is only

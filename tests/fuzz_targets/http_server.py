@@ -26,6 +26,9 @@ endpoint's URL as its first stdout line. BUG is one of:
 ``front-end=httptools``, ``front-end=hypercorn``
     Not bugs: the server as it stands, served by ``trio_mcp.http.serve`` on that front
     end (the others run its ASGI app on Hypercorn, with a wrapper in front).
+``capability-403``
+    A call of the ``nap`` tool is refused as needing a client capability (-32021, with
+    ``data.requiredCapabilities``), with HTTP 403 where 2026-07-28 asks for 400.
 ``progress-after-answer``
     An SSE answer to a request with a progress token is followed, on the same stream, by
     one more progress notification for that token (progress after completion).
@@ -134,6 +137,20 @@ class Broken:
             body, receive = await _read_body(receive)
             scope = self._rewrite(scope, body, session)
 
+        if self.bug == "capability-403" and b'"nap"' in body:
+            id = orjson.loads(body).get("id")
+            needs = {"requiredCapabilities": {"elicitation": {}}}
+            error = {"code": -32021, "message": "Missing client capability", "data": needs}
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 403,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            answer = {"jsonrpc": "2.0", "id": id, "error": error}
+            await send({"type": "http.response.body", "body": orjson.dumps(answer)})
+            return
         token = _progress_token(body) if self.bug == "progress-after-answer" else None
         streaming = [False]
 
