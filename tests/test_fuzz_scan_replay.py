@@ -86,6 +86,7 @@ async def test_a_probes_finding_replays_against_the_server_and_not_a_fixed_one(
         found = failure(report, "http-body-limit")
         assert found.path is not None and not found.steps
         assert header(found.path)["rerun"]["probe"] == "body-limit"
+        assert f"reproduction: {found.path} (runs body-limit again)" in report.summary()
         again = await replay_reproduction(found.path, HttpTarget(url=url))
         assert again.reproduced, again.findings
     with serving(server) as url:  # the same server with its 4 MiB limit

@@ -210,10 +210,14 @@ class FuzzReport:
                 lines.append(f"  requirement: {item.requirement} ({item.source})")
                 if not item.steps:
                     # A fixed probe's or a security scan's finding: no replayable steps
-                    # (it crosses connections or identities); what was exchanged instead.
+                    # (it crosses connections or identities); what was exchanged instead,
+                    # and the file that runs the probe or scan again.
                     lines.append(f"  transcript: {len(item.received)} exchanges")
                     for exchange in item.received[:_SHOWN_EXCHANGES]:
                         lines.append("    " + _one_line_json(exchange))
+                    if item.path and item.rerun is not None:
+                        what = item.rerun.get("probe") or item.rerun.get("scan")
+                        lines.append(f"  reproduction: {item.path} (runs {what} again)")
                     continue
                 repro = f"  reproduction: {item.messages_sent} messages"
                 if item.path:
