@@ -234,15 +234,17 @@ def _padded(prober: _Prober, size: int) -> tuple[dict[str, Any], bytes]:
 
 async def _sampling(pid: int, send: Awaitable[_Answer]) -> tuple[_Answer, Usage | None]:
     """Await ``send`` while sampling the memory of ``pid`` (and its children) every
-    :data:`SAMPLE_EVERY` seconds; returns its answer and the largest usage seen (``None``
-    when ``/proc`` no longer tells). The sampling ends with ``send``."""
+    :data:`SAMPLE_EVERY` seconds (in a worker thread); returns its answer and the largest
+    usage seen (``None`` when ``/proc`` no longer tells). The sampling ends with ``send``;
+    cancelling it cancels both."""
     peak: Usage | None = None
     answers: list[_Answer] = []
 
     async def sample() -> None:
         nonlocal peak
         while True:
-            now = usage(pid)
+            # (Reading /proc walks every process: off the event loop, which sends the body.)
+            now = await trio.to_thread.run_sync(usage, pid)
             if now is not None and (peak is None or now.rss > peak.rss):
                 peak = now
             await trio.sleep(SAMPLE_EVERY)
