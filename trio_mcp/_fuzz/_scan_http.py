@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Sequence
+from functools import partial
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -36,7 +37,7 @@ import trio
 from .._http._headers import MCP_METHOD, MCP_PROTOCOL_VERSION
 from .._versions import LATEST_LEGACY_VERSION, MODERN_VERSIONS
 from ._invariants import INVARIANTS, Invariant
-from ._leaks import Usage, local_port, process_of_port, usage
+from ._leaks import body_sizes, local_port, process_of_port, sampled, usage
 from ._messages import Speaker, dumps
 from ._settings import DEFAULT_BODY_MEMORY_BOUND
 from ._target import HttpTarget
@@ -52,8 +53,6 @@ OVERSIZED_HEADER: Final = 64 * 1024
 #: The fixed probes, in the order they run (after ``"unauthorized"``, which always runs:
 #: without credentials the others cannot).
 PROBES: Final = ("unauthorized", "body-limit", "slow-body", "nesting", "oversized-header")
-#: Seconds between two samples of a local server's memory while a big body goes.
-SAMPLE_EVERY: Final = 0.02
 _MAX_READ: Final = 1 << 20
 _BEARER: Final = re.compile(r"(?i)^\s*bearer\b(.*)$")
 _PARAM: Final = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
@@ -184,20 +183,18 @@ async def _body_limit(prober: _Prober, max_body: int, memory_bound: int) -> None
     port = local_port(prober.target.url)
     pid = process_of_port(port) if port is not None else None
     before = usage(pid) if pid is not None else None
-    sizes = [max_body]
-    if before is not None:
-        sizes = sorted({max(1024, max_body // 4), max(1024, max_body // 2), max_body})
+    sizes = [max_body] if before is None else body_sizes(max_body)
     peaks: list[tuple[int, int]] = []  # (body size, the server's RSS growth while it went)
     body = b""
     answer: _Answer | None = None
     for size in sizes:
         message, body = _padded(prober, size)
         # Time to send it at a slow 10 MB/s, on top of the deadline.
-        send = prober.post(body, prober.headers(message), slack=len(body) / 10_000_000)
+        send = partial(prober.post, body, prober.headers(message), slack=len(body) / 1e7)
         if pid is None or before is None:
-            answer = await send
+            answer = await send()
             continue
-        answer, peak = await _sampling(pid, send)
+        answer, peak = await sampled(pid, send)
         if peak is not None:
             peaks.append((len(body), peak.rss - before.rss))
     assert answer is not None
@@ -230,33 +227,6 @@ def _padded(prober: _Prober, size: int) -> tuple[dict[str, Any], bytes]:
     padding = "x" * max(0, size - len(empty))
     message = prober.message(**{"x-trio-mcp-fuzz/padding": padding})
     return message, dumps(message)
-
-
-async def _sampling(pid: int, send: Awaitable[_Answer]) -> tuple[_Answer, Usage | None]:
-    """Await ``send`` while sampling the memory of ``pid`` (and its children) every
-    :data:`SAMPLE_EVERY` seconds (in a worker thread); returns its answer and the largest
-    usage seen (``None`` when ``/proc`` no longer tells). The sampling ends with ``send``;
-    cancelling it cancels both."""
-    peak: Usage | None = None
-    answers: list[_Answer] = []
-
-    async def sample() -> None:
-        nonlocal peak
-        while True:
-            # (Reading /proc walks every process: off the event loop, which sends the body.)
-            now = await trio.to_thread.run_sync(usage, pid)
-            if now is not None and (peak is None or now.rss > peak.rss):
-                peak = now
-            await trio.sleep(SAMPLE_EVERY)
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(sample)
-        answers.append(await send)
-        now = usage(pid)  # (the last moment: the answer was just read)
-        if now is not None and (peak is None or now.rss > peak.rss):
-            peak = now
-        nursery.cancel_scope.cancel()
-    return answers[0], peak
 
 
 async def _slow_body(prober: _Prober) -> None:
