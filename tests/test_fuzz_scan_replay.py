@@ -18,6 +18,7 @@ import orjson
 import pytest
 
 from trio_mcp._fuzz._report import FuzzFailure, FuzzReport
+from trio_mcp._fuzz._sarif import sarif_log
 from trio_mcp.fuzz import HttpTarget, StdioTarget, fuzz, parse_identity_options
 from trio_mcp.testing import replay_reproduction
 
@@ -87,6 +88,10 @@ async def test_a_probes_finding_replays_against_the_server_and_not_a_fixed_one(
         assert found.path is not None and not found.steps
         assert header(found.path)["rerun"]["probe"] == "body-limit"
         assert f"reproduction: {found.path} (runs body-limit again)" in report.summary()
+        (result,) = [
+            r for r in sarif_log(report)["runs"][0]["results"] if r["ruleId"] == "http-body-limit"
+        ]
+        assert "the body-limit probe). Replay it with: trio-mcp replay" in result["message"]["text"]
         again = await replay_reproduction(found.path, HttpTarget(url=url))
         assert again.reproduced, again.findings
     with serving(server) as url:  # the same server with its 4 MiB limit
