@@ -337,18 +337,9 @@ class HttpConnection(Connection):
             self._judge_status(post, status, ctype, has_body=True)
             if post.http is not None and post.http.resume and isinstance(message, rpc.Request):
                 return await self._read_until_quiet(post, status, response, message.id)
-            # One stream is read in order: progress for this request's token after its
-            # answer on it was sent after the answer (the checker cannot tell across streams).
-            token = _progress_token(message)
             answered = False
             async for item in self._events(response):
-                if answered and token is not None and _is_progress(item, token):
-                    self.checker.fail(
-                        "progress-token-active",
-                        f"{_what(message)}: progress for token {token!r} after the answer, on "
-                        "the same stream",
-                        post.seq,
-                    )
+                self._judge_progress(post, item, answered=answered)
                 answered = answered or _answers(item, message)
                 delivered.append(item)
                 self._deliver(item)
@@ -402,6 +393,7 @@ class HttpConnection(Connection):
         (the answer came, or never will on it), or it gave no event ids at all."""
         last_id: str | None = None
         retry: int | None = None
+        answered = False
         quiet = min(_QUIET, self.timing.deadline / 4)
         async with aclosing(self._sse_events(response)) as events:
             while True:
@@ -415,6 +407,8 @@ class HttpConnection(Connection):
                         retry = event.retry
                     last_id = event.last_id
                     if event.item is not None:
+                        self._judge_progress(post, event.item, answered=answered)
+                        answered = answered or _answers(event.item, post.message)
                         self._deliver(event.item)
                         self._judge_codes(post, status, event.item)
                     continue
@@ -515,6 +509,21 @@ class HttpConnection(Connection):
                 f"{what} got HTTP {status}"
                 + (" with a body" if has_body else "")
                 + "; an accepted notification or response gets 202 with no body",
+                post.seq,
+            )
+
+    def _judge_progress(
+        self, post: _Post, item: rpc.Message | rpc.Batch | rpc.InvalidMessage, *, answered: bool
+    ) -> None:
+        """One stream is read in order: progress for the request's token after its answer
+        on that stream was sent after the answer (across streams the checker cannot tell:
+        see ``Checker._progress``)."""
+        token = _progress_token(post.message)
+        if answered and token is not None and _is_progress(item, token):
+            self.checker.fail(
+                "progress-token-active",
+                f"{_what(post.message)}: progress for token {token!r} after the answer, on "
+                "the same stream",
                 post.seq,
             )
 
