@@ -197,14 +197,22 @@ async def test_a_server_holding_whole_bodies_grows_past_the_bound_and_ours_does_
 async def test_over_stdio_a_server_holding_whole_messages_is_caught_and_ours_is_not(
     tmp_path: Path,
 ) -> None:
-    """The leaks scan over stdio ends with requests of 4, 8 and 16 MiB, one line each:
+    """Asked to (``stdio_bodies``), the leaks scan over stdio ends with requests of 4, 8
+    and 16 MiB, one line each:
     the tiny server reads each whole (and grows by about 40 MiB); ours refuses a message
     past its limit and ends the stream (about 10 MiB)."""
-    sizes: dict[str, Any] = {"max_body": 16 * 1024 * 1024, "body_memory_bound": 24 * 1024 * 1024}
+    sizes: dict[str, Any] = {
+        "max_body": 16 * 1024 * 1024,
+        "body_memory_bound": 24 * 1024 * 1024,
+        "stdio_bodies": True,
+    }
     env = {**ENV, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TARGETS)])}
     tiny = StdioTarget(command=[sys.executable, str(TARGETS / "good.py")], env=env)
     report = await scan(tiny, tmp_path, checks=["leaks"], leak_requests=10, **sizes)
-    assert "while it was sent growing requests" in failure(report, "leaks-memory-bounded").detail
+    found = failure(report, "stdio-message-memory-bounded")
+    assert "while it was sent growing requests" in found.detail
+    off = await scan(tiny, tmp_path, checks=["leaks"], leak_requests=10, max_body=16 << 20)
+    assert off.failures == () and off.warnings == (), off.summary()  # (not asked for)
     ours = StdioTarget(command=[sys.executable, str(ROOT / "examples" / "everything_server.py")])
     report = await scan(ours, tmp_path, checks=["leaks"], leak_requests=10, **sizes)
     assert report.failures == () and report.warnings == (), report.summary()

@@ -203,6 +203,13 @@ def add_fuzz_commands(commands: Any) -> None:
         "differ only by case or look-alike letters across servers",
     )
     fuzz.add_argument(
+        "--stdio-bodies",
+        action="store_true",
+        help="stdio: end the leaks scan with requests of a quarter, half and all of "
+        "--max-body (one line each), watching the server's memory (off by default: most "
+        "stdio servers read a line whole)",
+    )
+    fuzz.add_argument(
         "--body-memory-bound",
         type=int,
         default=DEFAULT_BODY_MEMORY_BOUND,
@@ -428,6 +435,7 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         leak_requests=args.leak_requests,
         leak_memory_bound=args.leak_memory_bound,
         body_memory_bound=args.body_memory_bound,
+        stdio_bodies=args.stdio_bodies,
         state_ttl=args.state_ttl,
         other_servers=others,
         server_name=server_name,

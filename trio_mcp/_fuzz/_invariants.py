@@ -430,6 +430,17 @@ _ALL = (
         cwe=770,
     ),
     Invariant(
+        "stdio-message-memory-bounded",
+        "SHOULD",
+        "Memory per message is bounded over stdio too: sent growing requests (one line "
+        "each) up to the fuzzer's --max-body, the server does not grow by more than "
+        "--body-memory-bound (it refuses a line past its limit before holding it whole). "
+        "Probed only when asked (--stdio-bodies): most stdio servers read a line whole.",
+        "MCP stdio transport; CWE-770",
+        check_class="leaks",
+        cwe=770,
+    ),
+    Invariant(
         "http-slow-body-isolated",
         "SHOULD",
         "A client that sends its body slowly holds up only its own request: while one body "

@@ -419,7 +419,7 @@ async def scan_leaks(
             bursts.startup = settings.startup_timeout
             nursery.start_soon(bursts.read)
             result = await _measure(bursts, stream.pid, settings, era)
-            if not bursts.gone and stream.pid is not None:
+            if settings.stdio_bodies and not bursts.gone and stream.pid is not None:
                 result[0].extend(await _body_growth(bursts, stream.pid, settings, era))
             nursery.cancel_scope.cancel()
         return result
@@ -543,8 +543,8 @@ async def _body_growth(
 ) -> list[ScanFinding]:
     """Over stdio, after the bursts: requests of growing sizes up to ``max_body`` (one
     line each), the server's memory sampled while each goes and is answered; growing past
-    ``body_memory_bound`` is a ``leaks-memory-bounded`` finding (it holds a message in
-    memory whole, past any limit of its own)."""
+    ``body_memory_bound`` is a ``stdio-message-memory-bounded`` finding (it holds a message
+    in memory whole, past any limit of its own)."""
     before = usage(pid)
     if before is None:
         return []
@@ -565,7 +565,7 @@ async def _body_growth(
     seen = ", ".join(f"{size / 2**20:.1f} MiB: +{g / 2**20:.1f} MiB" for size, g in grown)
     return [
         log.finding(
-            "leaks-memory-bounded",
+            "stdio-message-memory-bounded",
             f"the server's memory grew by {most / 2**20:.1f} MiB while it was sent growing "
             f"requests ({seen}; bound --body-memory-bound "
             f"{settings.body_memory_bound / 2**20:g} MiB): it holds a message in memory whole",

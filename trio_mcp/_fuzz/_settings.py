@@ -103,6 +103,10 @@ class FuzzSettings:
         body_memory_bound: bytes a local HTTP server's memory (RSS) may grow by while
             the body-limit probe sends it growing bodies, up to ``max_body``, before it
             is a finding; default :data:`DEFAULT_BODY_MEMORY_BOUND` (32 MiB).
+        stdio_bodies: (the leaks scan over stdio) end it with requests of a quarter,
+            half and all of ``max_body``, one line each, sampling the server's memory: past
+            ``body_memory_bound`` it is a ``stdio-message-memory-bounded`` finding. Off by
+            default: most stdio servers (the official SDKs' too) read a line whole.
         state_ttl: (with identities) the server's lifetime for a ``requestState``, in
             seconds: the identity scan then also offers a genuine state once it has
             expired (waiting that long and a tenth, plus 1.5 s), which must be refused.
@@ -140,6 +144,7 @@ class FuzzSettings:
     leak_requests: int = 0
     leak_memory_bound: int = DEFAULT_LEAK_MEMORY_BOUND
     body_memory_bound: int = DEFAULT_BODY_MEMORY_BOUND
+    stdio_bodies: bool = False
     state_ttl: float | None = None
     other_servers: Mapping[str, Target] = attrs.field(factory=dict)
     server_name: str = "target"
@@ -175,6 +180,7 @@ class FuzzOptions(TypedDict, total=False):
     leak_requests: int
     leak_memory_bound: int
     body_memory_bound: int
+    stdio_bodies: bool
     state_ttl: float | None
     other_servers: Mapping[str, Target]
     server_name: str
