@@ -40,8 +40,10 @@ MODERN_META = {
 class Harness:
     """A checker and a clock, with messages as plain dicts."""
 
-    def __init__(self, era: str = "legacy", *, deadline: float = 5.0) -> None:
-        self.checker = Checker(Validator(SPEC_DIR), era=era, deadline=deadline, transport="stdio")
+    def __init__(
+        self, era: str = "legacy", *, deadline: float = 5.0, transport: str = "stdio"
+    ) -> None:
+        self.checker = Checker(Validator(SPEC_DIR), era=era, deadline=deadline, transport=transport)
         self.seq = 0
         self.now = 0.0
 
@@ -278,6 +280,22 @@ def test_progress_only_for_live_tokens_and_always_increasing() -> None:
     assert h.failed() == ["progress-token-active", "progress-token-active"]
 
 
+def test_over_http_progress_after_the_answer_on_another_stream_is_no_finding() -> None:
+    """Over HTTP a request's progress may come on another stream than its answer (the GET
+    stream, a resumed one), read by another task: arriving after the answer says nothing
+    of the order the server sent them in (the HTTP connection judges one stream's order).
+    A token no request was given is still a finding."""
+    h = Harness(transport="http")
+    h.handshake()
+    progress = {"jsonrpc": "2.0", "method": "notifications/progress"}
+    h.send(request(1, "tools/call", {"name": "t", "_meta": {"progressToken": "H"}}))
+    h.receive(result(1, {"content": []}))
+    h.receive({**progress, "params": {"progressToken": "H", "progress": 1}})
+    assert h.failed() == []
+    h.receive({**progress, "params": {"progressToken": "never", "progress": 1}})
+    assert h.failed() == ["progress-token-active"]
+
+
 def test_a_token_given_again_lives_until_its_latest_request_is_answered() -> None:
     # The fuzzer's own calls may (before issue 26's fix, did) give a token still in use to
     # a second request. Answering the first must not end the second's token: its progress
@@ -331,6 +349,35 @@ def test_unsupported_version_errors_must_list_the_supported_versions() -> None:
 
 
 PV = "io.modelcontextprotocol/protocolVersion"
+CC = "io.modelcontextprotocol/clientCapabilities"
+TASKS_EXTENSION = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+def missing_capability(id: Any, data: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "error": {"code": -32021, "message": "no", "data": data}}
+
+
+def test_a_missing_capability_error_names_capabilities_the_request_did_not_declare() -> None:
+    h = Harness("modern")
+    undeclared = {"_meta": MODERN_META, "taskId": "t"}
+    h.send(request(1, "tasks/get", undeclared))
+    h.receive(missing_capability(1, {"requiredCapabilities": TASKS_EXTENSION}))
+    assert h.failed() == []  # as the spec shapes it
+    h.send(request(2, "tasks/get", undeclared))
+    h.receive(missing_capability(2, None))  # nothing says what to declare
+    h.send(request(3, "tasks/get", undeclared))
+    h.receive(missing_capability(3, {"requiredCapabilities": {}}))
+    assert h.failed() == ["missing-capability-error", "missing-capability-error"]
+    # Asking for what the request did declare: the client cannot do better.
+    declared = {"_meta": {**MODERN_META, CC: TASKS_EXTENSION}, "taskId": "t"}
+    h.send(request(4, "tasks/get", declared))
+    h.receive(missing_capability(4, {"requiredCapabilities": TASKS_EXTENSION}))
+    assert h.failed() == ["missing-capability-error"]
+    # Asking for that and for something it did not declare is fair.
+    h.send(request(5, "tools/call", {**declared, "name": "x"}))
+    needs = {**TASKS_EXTENSION, "elicitation": {"form": {}}}
+    h.receive(missing_capability(5, {"requiredCapabilities": needs}))
+    assert h.failed() == []
 
 
 @pytest.mark.skipif(not (SPEC_DIR / "schema-2026-07-28.json").exists(), reason="no spec schemas")

@@ -193,6 +193,40 @@ async def test_a_request_cancelled_before_any_output_gets_sse_or_json(server: st
     assert "http-status" not in findings
 
 
+@pytest.mark.parametrize("server", [None, "progress-after-answer"], indirect=True)
+async def test_progress_after_the_answer_on_its_own_stream_is_caught(
+    server: str, request: pytest.FixtureRequest
+) -> None:
+    """One stream is read in order: progress for a request's token after its answer on it
+    was sent after the answer. The server as it stands sends none."""
+    steps = legacy_call("slow", resume=False)  # (slow reports progress: an SSE answer)
+    findings, connection = await run_steps(server, steps)
+    assert answered(connection, 2) is not None
+    broken = request.node.callspec.params["server"] is not None
+    assert ("progress-token-active" in findings) == broken, findings
+
+
+@pytest.mark.parametrize("server", ["capability-403"], indirect=True)
+async def test_a_missing_capability_error_must_come_with_400(server: str) -> None:
+    call = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {
+            "name": "nap",
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": CLIENT,
+            },
+        },
+    }
+    steps: list[Step] = [Send(data=orjson.dumps(call), expect=Expect()), Await((3,)), Settle()]
+    findings, connection = await run_steps(server, steps, era="modern")
+    assert findings == ["http-status"]  # (its data is as the schema shapes it)
+
+
 # -- whole runs through the command line --------------------------------------------------
 
 #: Each broken server: the fuzz options that aim the run where the bug is (a SHOULD is only

@@ -155,7 +155,7 @@ def server(request: pytest.FixtureRequest) -> Iterator[str]:
             process.wait()
 
 
-async def scan(url: str) -> FuzzReport:
+async def scan(url: str, **options: Any) -> FuzzReport:
     return await fuzz(
         HttpTarget(url=url),
         identities=IDENTITIES,
@@ -164,6 +164,7 @@ async def scan(url: str) -> FuzzReport:
         seed=1,
         verify=False,
         time_budget=30,
+        **options,
     )
 
 
@@ -176,7 +177,9 @@ def found(report: FuzzReport) -> dict[str, str]:
 async def test_a_server_binding_sessions_and_tasks_passes(server: str) -> None:
     report = await scan(server)
     assert not [name for name in found(report) if name.startswith("identity-")], found(report)
-    assert not [n for n in report.notes if n.startswith("identities:")], report.notes
+    # Everything was crossed; only the expiry of states is left (no --state-ttl given).
+    unchecked = [n for n in report.notes if n.startswith("identities:")]
+    assert [n for n in unchecked if "--state-ttl" not in n] == [], report.notes
 
 
 @pytest.mark.slow
@@ -232,7 +235,8 @@ def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
         (["--identities", "ids.json"], "ids.json: identities.alice: unknown key 'token'"),
         (["--identities", "missing.toml"], "--identities: [Errno 2]"),
         (["--identity", "alice:A=1", "--identities", "good.json"], "identity 'alice' is given"),
-        (["--leak-requests", "-1"], "--crosstalk-clients, --leak-requests and"),
+        (["--leak-requests", "-1"], "--leak-requests must be >= 0, not -1"),
+        (["--state-ttl", "0"], "--state-ttl must be above 0 and at most 3600 s, not 0"),
     ],
 )
 def test_bad_identities_are_refused_before_anything_runs(
@@ -360,3 +364,26 @@ async def test_acknowledging_every_cancel_is_no_crossing_unless_it_cancels(
         assert "and after bob's tasks/cancel it is cancelled" in found["identity-task-bound"]
     else:
         assert "identity-task-bound" not in found, found
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("server", ["short-state-ttl"], indirect=True)
+async def test_a_state_past_its_lifetime_is_refused(server: str) -> None:
+    """The server's states live 1 s: offered 2.6 s later, the owner's own state is
+    refused (a real wait: the fuzzer cannot forge an expired seal)."""
+    report = await scan(server, checks=["identity"], state_ttl=1.0)
+    assert "identity-request-state-bound" not in found(report), found(report)
+    assert not [n for n in report.notes if "expired requestState" in n]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+async def test_a_state_taken_past_the_lifetime_given_is_caught(server: str) -> None:
+    """The server keeps states 10 minutes; told they live 1 s, the scan finds one taken
+    past that. Without --state-ttl, a note says the expiry was not probed."""
+    report = await scan(server, checks=["identity"], state_ttl=1.0)
+    assert "completed with an expired state" in found(report)["identity-request-state-bound"]
+    plain = await scan(server, checks=["identity"])
+    assert "identity-request-state-bound" not in found(plain)
+    assert any("expired requestState was not offered" in n for n in plain.notes), plain.notes

@@ -182,6 +182,7 @@ BROKEN = {
     "task_cancel_reopens": ("task-status-forward", 8, "a terminal status, and is now 'cancelled'"),
     "task_cancel_errors": ("task-cancel-ack", 8, "expected an empty acknowledgement"),
     "task_result_changes": ("task-result-once", 8, "result changed between two polls"),
+    "task_capability_bare": ("missing-capability-error", 2, "without data.requiredCapabilities"),
 }
 TASK_RULES = ("call_tool_as_task", "poll_task", "cancel_task", "answer_task_input", "probe_tasks")
 

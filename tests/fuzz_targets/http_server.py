@@ -23,6 +23,15 @@ endpoint's URL as its first stdout line. BUG is one of:
 ``one-body-at-a-time``
     (vulnerable, http class) Request bodies are read one at a time, behind one lock: a
     client that sends its body slowly holds up everyone (slowloris).
+``front-end=httptools``, ``front-end=hypercorn``
+    Not bugs: the server as it stands, served by ``trio_mcp.http.serve`` on that front
+    end (the others run its ASGI app on Hypercorn, with a wrapper in front).
+``capability-403``
+    A call of the ``nap`` tool is refused as needing a client capability (-32021, with
+    ``data.requiredCapabilities``), with HTTP 403 where 2026-07-28 asks for 400.
+``progress-after-answer``
+    An SSE answer to a request with a progress token is followed, on the same stream, by
+    one more progress notification for that token (progress after completion).
 ``bare-401``
     (vulnerable, http class) A request without ``Authorization`` gets 401 with
     ``WWW-Authenticate: Bearer`` and no ``resource_metadata``: a client cannot find
@@ -37,7 +46,7 @@ from __future__ import annotations
 import signal
 import sys
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 import trio
@@ -46,7 +55,7 @@ from hypercorn.trio import serve
 
 from trio_mcp import Context, Server
 from trio_mcp._http._headers import encode_value, name_source
-from trio_mcp.http import OriginPolicy, asgi_app
+from trio_mcp.http import OriginPolicy, asgi_app, serve as serve_server
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -128,7 +137,39 @@ class Broken:
             body, receive = await _read_body(receive)
             scope = self._rewrite(scope, body, session)
 
+        if self.bug == "capability-403" and b'"nap"' in body:
+            id = orjson.loads(body).get("id")
+            needs = {"requiredCapabilities": {"elicitation": {}}}
+            error = {"code": -32021, "message": "Missing client capability", "data": needs}
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 403,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            answer = {"jsonrpc": "2.0", "id": id, "error": error}
+            await send({"type": "http.response.body", "body": orjson.dumps(answer)})
+            return
+        token = _progress_token(body) if self.bug == "progress-after-answer" else None
+        streaming = [False]
+
         async def watch(message: Message) -> None:
+            if token is not None and message["type"] == "http.response.start":
+                ctype = dict(message.get("headers") or []).get(b"content-type", b"")
+                streaming[0] = b"text/event-stream" in ctype
+            if (
+                streaming[0]
+                and message["type"] == "http.response.body"
+                and b'"result"' in message.get("body", b"")
+            ):
+                late = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": 1000},
+                }
+                extra = b"event: message\ndata: " + orjson.dumps(late) + b"\n\n"
+                message = {**message, "body": message["body"] + extra}
             # Which sessions are live: learned from the answers.
             if message["type"] == "http.response.start":
                 status = message["status"]
@@ -171,6 +212,17 @@ class Broken:
         return scope
 
 
+def _progress_token(body: bytes) -> Any:
+    """The progress token of the request in ``body``, if any."""
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get("progressToken") if isinstance(meta, dict) else None
+
+
 async def _read_body(receive: Any) -> tuple[bytes, Any]:
     chunks = []
     while True:
@@ -210,7 +262,34 @@ async def _respond(
     await send({"type": "http.response.body", "body": body})
 
 
+async def serve_front_end(front_end: Literal["httptools", "hypercorn"]) -> None:
+    """The server as it stands, on ``front_end``, until SIGTERM or SIGINT."""
+
+    async def until_signalled() -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for _ in signals:
+                return
+
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(
+            partial(
+                serve_server,
+                server,
+                port=0,
+                front_end=front_end,
+                graceful_timeout=1.0,
+                shutdown_trigger=until_signalled,
+                retry_ms=50,
+            )
+        )
+        print(f"http://127.0.0.1:{port}/mcp", flush=True)
+
+
 async def main(bug: str | None) -> None:
+    if bug == "front-end=httptools":
+        return await serve_front_end("httptools")
+    if bug == "front-end=hypercorn":
+        return await serve_front_end("hypercorn")
     config = Config()
     config.bind = ["127.0.0.1:0"]
     config.loglevel = "WARNING"

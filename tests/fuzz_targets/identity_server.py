@@ -12,6 +12,11 @@ endpoint's URL as its first stdout line. BUG is one of:
     Sessions are bound to their principal, but another principal's request for one is
     refused with 403 Forbidden, where an unknown session gets 404: the refusal confirms
     that the session exists.
+``short-state-ttl``
+    Not a bug: a ``requestState`` lives one second (``request_state_ttl=1``), so that
+    the scan's expired-state offer (``--state-ttl 1``) can be checked quickly. The
+    server as it stands keeps states ten minutes: told ``--state-ttl 1``, the scan finds
+    it taking a state past that.
 ``guessable-tasks``
     Task ids are sequential numbers and nothing is bound to a principal (the server
     ignores who calls: CVE-2026-52870's class): anyone may read, answer or cancel anyone's
@@ -65,7 +70,14 @@ class SequentialStore(MemoryTaskStore):
 
 def make_server(bug: str | None) -> Server:
     store = SequentialStore() if bug == "guessable-tasks" else "memory:"
-    server = Server("identity-target", version="1.0.0", tools=True, tasks=TaskSettings(store=store))
+    ttl = 1.0 if bug == "short-state-ttl" else 600.0
+    server = Server(
+        "identity-target",
+        version="1.0.0",
+        tools=True,
+        tasks=TaskSettings(store=store),
+        request_state_ttl=ttl,
+    )
 
     @server.tool()
     async def slow(ctx: Context) -> str:

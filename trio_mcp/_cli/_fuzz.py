@@ -22,6 +22,7 @@ from .._fuzz._report import FuzzReport
 from .._fuzz._runner import DEFAULT_TIME_BUDGET, FuzzSettings, fuzz, write_reproductions
 from .._fuzz._sarif import sarif_log
 from .._fuzz._settings import (
+    DEFAULT_BODY_MEMORY_BOUND,
     DEFAULT_CROSSTALK_CLIENTS,
     DEFAULT_LEAK_MEMORY_BOUND,
     DEFAULT_LEAK_REQUESTS,
@@ -32,7 +33,13 @@ from .._fuzz._target import HttpTarget, StdioTarget, Target
 from .._util import open_nursery_unwrapped
 from .._versions import SUPPORTED_VERSIONS
 from ._errors import CliError
-from ._target import Target as ConnectingTarget, add_server_options, parse_env, parse_headers
+from ._target import (
+    Target as ConnectingTarget,
+    add_server_options,
+    config_servers,
+    parse_env,
+    parse_headers,
+)
 
 __all__ = ["add_fuzz_commands", "run_fuzz", "run_replay"]
 
@@ -46,6 +53,23 @@ def _target_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
         metavar="DIR",
         help="official schema-<version>.json files to validate results against "
         "(default: $TRIO_MCP_SPEC_DIR)",
+    )
+
+
+def _identity_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--identity",
+        action="append",
+        default=[],
+        metavar="NAME:HEADER=VALUE",
+        help="act as this principal too (repeatable; the options naming one NAME add up its "
+        "headers): with two or more, check that none reaches another's sessions, streams or "
+        "tasks (HTTP). The first one's headers go with every request",
+    )
+    parser.add_argument(
+        "--identities",
+        metavar="FILE",
+        help="the identities of a JSON or TOML file ({identities: {NAME: {headers: {...}}}})",
     )
 
 
@@ -138,19 +162,14 @@ def add_fuzz_commands(commands: Any) -> None:
         help="also call tools annotated openWorldHint or destructiveHint (not called by "
         "default: they may reach beyond the server or destroy things)",
     )
+    _identity_options(fuzz)
     fuzz.add_argument(
-        "--identity",
-        action="append",
-        default=[],
-        metavar="NAME:HEADER=VALUE",
-        help="act as this principal too (repeatable; the options naming one NAME add up its "
-        "headers): with two or more, check that none reaches another's sessions, streams or "
-        "tasks (HTTP). The first one's headers go with every request",
-    )
-    fuzz.add_argument(
-        "--identities",
-        metavar="FILE",
-        help="the identities of a JSON or TOML file ({identities: {NAME: {headers: {...}}}})",
+        "--state-ttl",
+        type=float,
+        metavar="SECONDS",
+        help="with identities: the server's lifetime for a requestState; the scan then "
+        "waits past it and offers a genuine state again, which must be refused (not probed "
+        "by default: an expired state cannot be forged)",
     )
     fuzz.add_argument(
         "--crosstalk-clients",
@@ -175,6 +194,28 @@ def add_fuzz_commands(commands: Any) -> None:
         metavar="BYTES",
         help=f"how much the server's memory may grow over the leaks scan (default "
         f"{DEFAULT_LEAK_MEMORY_BOUND // 2**20} MiB)",
+    )
+    fuzz.add_argument(
+        "--across-servers",
+        action="store_true",
+        help="with --config and the tools checks: list every other server of the file too, "
+        "and report tool names that collide once a host namespaces them (server__tool) or "
+        "differ only by case or look-alike letters across servers",
+    )
+    fuzz.add_argument(
+        "--stdio-bodies",
+        action="store_true",
+        help="stdio: end the leaks scan with requests of a quarter, half and all of "
+        "--max-body (one line each), watching the server's memory (off by default: most "
+        "stdio servers read a line whole)",
+    )
+    fuzz.add_argument(
+        "--body-memory-bound",
+        type=int,
+        default=DEFAULT_BODY_MEMORY_BOUND,
+        metavar="BYTES",
+        help=f"http checks: how much a server on this machine may grow while it is sent "
+        f"growing bodies up to --max-body (default {DEFAULT_BODY_MEMORY_BOUND // 2**20} MiB)",
     )
     fuzz.add_argument("--strict", action="store_true", help="SHOULD requirements fail too")
     fuzz.add_argument(
@@ -246,12 +287,43 @@ def add_fuzz_commands(commands: Any) -> None:
         "--deadline", type=float, metavar="SECONDS", help="override the recorded deadline"
     )
     replay.add_argument("--strict", action="store_true", help="SHOULD requirements fail too")
+    _identity_options(replay)
     replay.add_argument(
         "--print-lines",
         action="store_true",
         help="only print the messages, one per line (to pipe into a server by hand)",
     )
     replay.set_defaults(timeout=0.0)
+
+
+def _other_servers(args: argparse.Namespace) -> tuple[str, dict[str, Target]]:
+    """With ``--across-servers``: the name of the server fuzzed in its ``--config`` file
+    and the file's other servers, as targets.
+
+    Raises:
+        CliError: no ``--config``, or a file that does not parse (naming the key).
+    """
+    if not args.across_servers:
+        return "target", {}
+    if getattr(args, "config", None) is None:
+        raise CliError("--across-servers lists the other servers of a --config file")
+    from .._host._config import HttpServerConfig, StdioServerConfig
+
+    servers = config_servers(args.config)
+    name = args.server if args.server is not None else next(iter(servers), "target")
+    others: dict[str, Target] = {}
+    for other, entry in servers.items():
+        if other == name:
+            continue
+        if isinstance(entry, HttpServerConfig):
+            others[other] = HttpTarget(url=entry.url, headers=dict(entry.headers or {}))
+        elif isinstance(entry, StdioServerConfig):
+            others[other] = StdioTarget(
+                command=entry.command,
+                env=dict(entry.env) if entry.env else None,
+                cwd=entry.cwd,
+            )
+    return name, others
 
 
 def _from_config(args: argparse.Namespace) -> None:
@@ -295,8 +367,6 @@ def _identities(args: argparse.Namespace) -> tuple[Identity, ...]:
         CliError: a malformed option or file (naming what is wrong), one name in both,
             or a negative scan size.
     """
-    if args.crosstalk_clients < 0 or args.leak_requests < 0 or args.leak_memory_bound < 0:
-        raise CliError("--crosstalk-clients, --leak-requests and --leak-memory-bound are >= 0")
     try:
         identities = parse_identity_options(args.identity)
         if args.identities is not None:
@@ -325,12 +395,19 @@ async def run_fuzz(args: argparse.Namespace) -> int:
     """``trio-mcp fuzz``: returns the exit status (``FuzzError`` is for the caller)."""
     if args.list_invariants:
         return _list_invariants()
+    server_name, others = _other_servers(args)
     _from_config(args)
     if not (args.stdio or args.url):
         print("trio-mcp: fuzz needs --stdio or --url", file=sys.stderr)
         return 2
     target = _target(args, process=args.process) if args.stdio else _target(args)
     checks = _checks(args)
+    for option in ("crosstalk_clients", "leak_requests", "leak_memory_bound", "body_memory_bound"):
+        value = getattr(args, option)
+        if value < 0:
+            raise CliError(f"--{option.replace('_', '-')} must be >= 0, not {value}")
+    if args.state_ttl is not None and not 0 < args.state_ttl <= 3600:
+        raise CliError(f"--state-ttl must be above 0 and at most 3600 s, not {args.state_ttl:g}")
     identities = _identities(args)
     stop = trio.Event()
     settings = FuzzSettings(
@@ -357,6 +434,11 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         crosstalk_clients=args.crosstalk_clients,
         leak_requests=args.leak_requests,
         leak_memory_bound=args.leak_memory_bound,
+        body_memory_bound=args.body_memory_bound,
+        stdio_bodies=args.stdio_bodies,
+        state_ttl=args.state_ttl,
+        other_servers=others,
+        server_name=server_name,
     )
     one_run = partial(
         fuzz, target, settings, progress=None if args.quiet else sys.stderr, stop=stop
@@ -397,6 +479,8 @@ async def run_fuzz(args: argparse.Namespace) -> int:
     for failure in report.failures:
         if failure.path:
             summary += f"\n\nreplay with: trio-mcp replay {failure.path} " + _target_flags(args)
+            if failure.rerun is not None and failure.rerun.get("scan") == "identities":
+                summary += " (and the same --identity options)"
     if args.format == "text" and args.output is not None:
         await trio.Path(args.output).write_text(summary + "\n")
     print(summary, file=people)
@@ -453,7 +537,13 @@ async def run_replay(args: argparse.Namespace) -> int:
         return 0
     _from_config(args)
     target = _target(args)
-    result = await replay_reproduction(data, target, deadline=args.deadline, spec_dir=args.spec_dir)
+    result = await replay_reproduction(
+        data,
+        target,
+        deadline=args.deadline,
+        spec_dir=args.spec_dir,
+        identities=_identities(args),
+    )
     _, steps = load_steps(data)
     for line in iter_sent_lines(steps):
         print("→ " + line.decode("utf-8", "backslashreplace"))

@@ -36,6 +36,7 @@ __all__ = [
     "Target",
     "add_server_options",
     "add_target_options",
+    "config_servers",
     "open_target",
     "parse_env",
     "parse_headers",
@@ -68,6 +69,7 @@ TRANSPORT_HEADERS = frozenset(
 
 if TYPE_CHECKING:
     from .._auth._client._oauth import OAuth
+    from .._host._config import ServerConfig
 
 #: Where ``--client-credentials`` reads the client secret (never from the command line).
 CLIENT_SECRET_VARIABLE = "TRIO_MCP_CLIENT_SECRET"
@@ -233,23 +235,9 @@ class Target:
             CliError: the file cannot be read or parsed (the message names the server and
                 the key), or ``--server`` names no server of it.
         """
-        # Here: only --config loads the host's parser.
-        from .._host._config import HttpServerConfig, StdioServerConfig, parse_config
-        from .._host._config_keys import ConfigError
+        from .._host._config import HttpServerConfig, StdioServerConfig
 
-        try:
-            with open(args.config, "rb") as file:
-                document = orjson.loads(file.read())
-        except OSError as exc:
-            raise CliError(f"--config {args.config}: {exc.strerror or exc}") from None
-        except orjson.JSONDecodeError as exc:
-            raise CliError(f"--config {args.config}: not JSON: {exc}") from None
-        if not isinstance(document, dict):
-            raise CliError(f"--config {args.config}: expected a JSON object")
-        try:
-            servers = parse_config(document)
-        except ConfigError as exc:
-            raise CliError(f"--config {args.config}: {exc}") from None
+        servers = config_servers(args.config)
         name = args.server
         if name is None:
             if len(servers) != 1:
@@ -282,6 +270,33 @@ class Target:
             protocol_version=getattr(args, "protocol_version", None),
             shutdown_grace=entry.grace,
         )
+
+
+def config_servers(path: str) -> dict[str, ServerConfig]:
+    """The servers of the ``--config`` file at ``path`` (name → the host's
+    ``HttpServerConfig`` or ``StdioServerConfig``), read strictly by the host's parser.
+
+    Raises:
+        CliError: the file cannot be read or parsed (the message names the server and
+            the key).
+    """
+    # Here: only --config loads the host's parser.
+    from .._host._config import parse_config
+    from .._host._config_keys import ConfigError
+
+    try:
+        with open(path, "rb") as file:
+            document = orjson.loads(file.read())
+    except OSError as exc:
+        raise CliError(f"--config {path}: {exc.strerror or exc}") from None
+    except orjson.JSONDecodeError as exc:
+        raise CliError(f"--config {path}: not JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise CliError(f"--config {path}: expected a JSON object")
+    try:
+        return dict(parse_config(document))
+    except ConfigError as exc:
+        raise CliError(f"--config {path}: {exc}") from None
 
 
 def parse_env(items: Sequence[str]) -> dict[str, str]:

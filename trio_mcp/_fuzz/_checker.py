@@ -25,7 +25,7 @@ import orjson
 
 from .. import _jsonrpc as rpc
 from .._errors import ErrorCode
-from .._protocol._envelope import LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION
+from .._protocol._envelope import CLIENT_CAPABILITIES, LOG_LEVEL, PROGRESS_TOKEN, PROTOCOL_VERSION
 from .._types._base import Error, RequestId
 from .._types._methods import EXTENSION_METHODS
 from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS
@@ -632,6 +632,8 @@ class Checker:
 
     def _judge_error(self, pending: _Pending, response: rpc.ErrorResponse, seq: int) -> None:
         error = response.error
+        if error.code == ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY and self.era == "modern":
+            self._judge_missing_capability(pending, error.data, seq)
         if error.code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION and self.era == "modern":
             data = error.data
             supported = data.get("supported") if isinstance(data, dict) else None
@@ -646,6 +648,29 @@ class Checker:
                     f"supported versions in data: {_short_json(data)}",
                     seq,
                 )
+
+    def _judge_missing_capability(self, pending: _Pending, data: Any, seq: int) -> None:
+        """-32021 (2026-07-28): ``data.requiredCapabilities`` names what the client must
+        declare, and something in it is what this request did not declare."""
+        what = f"{pending.method} (id {pending.id!r}): error -32021"
+        required = data.get("requiredCapabilities") if isinstance(data, dict) else None
+        if not isinstance(required, dict) or not required:
+            self.fail(
+                "missing-capability-error",
+                f"{what} without data.requiredCapabilities naming the capabilities the "
+                f"client must declare: data {_short_json(data)}",
+                seq,
+            )
+            return
+        meta = pending.params.get("_meta") if pending.params is not None else None
+        declared = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, dict) else None
+        if isinstance(declared, dict) and _declares(declared, required):
+            self.fail(
+                "missing-capability-error",
+                f"{what} asks for {_short_json(required)}, which the request declared in "
+                f"its clientCapabilities {_short_json(declared)}",
+                seq,
+            )
 
     def _judge_result(self, pending: _Pending, response: rpc.ResultResponse, seq: int) -> None:
         method = pending.method
@@ -804,6 +829,12 @@ class Checker:
         pending = self._tokens.get(token) if type(token) in (str, int) else None  # type: ignore[arg-type]
         if pending is None:
             finished = type(token) in (str, int) and token in self._finished_tokens
+            if finished and self.transport != "stdio":
+                # Over HTTP the progress and the answer may come on different streams (the
+                # GET stream, a resumed one), read by different tasks: the order they arrive
+                # in is not the order they were sent in. The HTTP connection judges the
+                # one stream whose order it knows: progress after the answer on it.
+                return
             self.fail(
                 "progress-token-active",
                 f"progress for token {_short_json(token)}, "
@@ -965,3 +996,16 @@ def _describe(response: rpc.ResultResponse | rpc.ErrorResponse) -> str:
     if isinstance(response, rpc.ErrorResponse):
         return f"error {response.error.code} ({response.error.message!r})"
     return f"result {_short_json(response.result)}"
+
+
+def _declares(declared: dict[str, Any], required: dict[str, Any]) -> bool:
+    """Whether ``declared`` (client capabilities) already holds everything in ``required``:
+    each key, and inside each object, each of its keys."""
+    for key, wanted in required.items():
+        if key not in declared:
+            return False
+        have = declared[key]
+        inner = isinstance(wanted, dict) and bool(wanted)
+        if inner and not (isinstance(have, dict) and _declares(have, wanted)):
+            return False
+    return True

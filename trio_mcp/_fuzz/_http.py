@@ -55,6 +55,7 @@ _STATUS_FOR_CODE: dict[int, int] = {
     ErrorCode.METHOD_NOT_FOUND: 404,
     ErrorCode.UNSUPPORTED_PROTOCOL_VERSION: 400,
     ErrorCode.HEADER_MISMATCH: 400,
+    ErrorCode.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
 }
 _MAX_BODY = 16 * 1024 * 1024
 _MAX_STREAMS = 64
@@ -342,7 +343,10 @@ class HttpConnection(Connection):
                 and isinstance(message, rpc.JsonRpcRequest)
             ):
                 return await self._read_until_quiet(post, status, response, message.id)
+            answered = False
             async for item in self._events(response):
+                self._judge_progress(post, item, answered=answered)
+                answered = answered or _answers(item, message)
                 delivered.append(item)
                 self._deliver(item)
                 self._judge_codes(post, status, item)
@@ -397,6 +401,7 @@ class HttpConnection(Connection):
         (the answer came, or never will on it), or it gave no event ids at all."""
         last_id: str | None = None
         retry: int | None = None
+        answered = False
         quiet = min(_QUIET, self.timing.deadline / 4)
         async with aclosing(self._sse_events(response)) as events:
             while True:
@@ -410,6 +415,8 @@ class HttpConnection(Connection):
                         retry = event.retry
                     last_id = event.last_id
                     if event.item is not None:
+                        self._judge_progress(post, event.item, answered=answered)
+                        answered = answered or _answers(event.item, post.message)
                         self._deliver(event.item)
                         self._judge_codes(post, status, event.item)
                     continue
@@ -510,6 +517,21 @@ class HttpConnection(Connection):
                 f"{what} got HTTP {status}"
                 + (" with a body" if has_body else "")
                 + "; an accepted notification or response gets 202 with no body",
+                post.seq,
+            )
+
+    def _judge_progress(
+        self, post: _Post, item: rpc.Message | rpc.Batch | rpc.InvalidMessage, *, answered: bool
+    ) -> None:
+        """One stream is read in order: progress for the request's token after its answer
+        on that stream was sent after the answer (across streams the checker cannot tell:
+        see ``Checker._progress``)."""
+        token = _progress_token(post.message)
+        if answered and token is not None and _is_progress(item, token):
+            self.checker.fail(
+                "progress-token-active",
+                f"{_what(post.message)}: progress for token {token!r} after the answer, on "
+                "the same stream",
                 post.seq,
             )
 
@@ -703,6 +725,36 @@ class _Post:
         self.modern = modern
         self.expect = expect
         self.http = http
+
+
+def _progress_token(message: rpc.Message | rpc.Batch | rpc.InvalidMessage) -> RequestId | None:
+    """The progress token a request carries, if any."""
+    if not isinstance(message, rpc.JsonRpcRequest) or not isinstance(message.params, dict):
+        return None
+    meta = message.params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    return token if type(token) in (str, int) else None
+
+
+def _is_progress(item: rpc.Message | rpc.Batch | rpc.InvalidMessage, token: RequestId) -> bool:
+    """Whether ``item`` is a progress notification for ``token``."""
+    if not isinstance(item, rpc.JsonRpcNotification) or item.method != "notifications/progress":
+        return False
+    params = item.params if isinstance(item.params, dict) else {}
+    found = params.get("progressToken")
+    return type(found) is type(token) and found == token
+
+
+def _answers(
+    item: rpc.Message | rpc.Batch | rpc.InvalidMessage,
+    message: rpc.Message | rpc.Batch | rpc.InvalidMessage,
+) -> bool:
+    """Whether ``item`` is the answer to the request ``message``."""
+    return (
+        isinstance(message, rpc.JsonRpcRequest)
+        and isinstance(item, rpc.ResultResponse | rpc.ErrorResponse)
+        and item.id == message.id
+    )
 
 
 def _what(message: rpc.Message | rpc.Batch | rpc.InvalidMessage) -> str:

@@ -17,7 +17,9 @@ task was not cancelled by the intruder).
   and with the intruder's own).
 - ``requestState`` (2026-07-28 multi round-trip requests): the owner's state sent back
   by the intruder (same request, same answers), by the owner altered, and by the owner
-  for the same tool with other arguments; none may be taken.
+  for the same tool with other arguments; none may be taken. Given the server's lifetime
+  for states (``--state-ttl``), the owner's genuine state is also offered once it has
+  expired (:func:`expiry_wait`): the fuzzer cannot forge an expired seal, so it waits.
 - Tasks (2026-07-28, the tasks extension): ``tasks/get``, ``tasks/update`` and
   ``tasks/cancel`` with the owner's task id (2025-11-25's core tasks: ``tasks/get``,
   ``tasks/result`` and ``tasks/cancel``, each identity in a session of its own); the
@@ -35,6 +37,8 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
+import trio
+
 from .._protocol._envelope import CLIENT_CAPABILITIES
 from ._guessable import guessable_ids
 from ._identities import Identity
@@ -44,7 +48,7 @@ from ._scan_tools import minimal_arguments, task_tools
 from ._tasks import TASKS_EXTENSION
 from ._wire import Exchange, Wire
 
-__all__ = ["scan_identities"]
+__all__ = ["expiry_wait", "scan_identities"]
 
 _DECLARED: dict[str, Any] = {CLIENT_CAPABILITIES: {"extensions": {TASKS_EXTENSION: {}}}}
 #: Client capabilities that let a server ask for input (multi round-trip requests).
@@ -58,11 +62,17 @@ _TRIED_TOOLS = 6
 
 
 async def scan_identities(
-    wires: dict[str, Wire], identities: Sequence[Identity], catalogue: Catalogue
+    wires: dict[str, Wire],
+    identities: Sequence[Identity],
+    catalogue: Catalogue,
+    *,
+    state_ttl: float | None = None,
 ) -> tuple[list[ScanFinding], list[str]]:
     """Run the identity scan with every era's :class:`~._wire.Wire` (by era) as the first
     identity (the owner) against each other one; returns the findings and notes on what
-    could not be checked. Blocks for the exchanges (each bounded by its wire's window)."""
+    could not be checked. Blocks for the exchanges (each bounded by its wire's window),
+    and, given the server's ``requestState`` lifetime ``state_ttl`` (seconds), for
+    :func:`expiry_wait` of it, once per intruder, to offer a state past it."""
     findings: list[ScanFinding] = []
     notes: list[str] = []
     if len(identities) < 2:
@@ -80,7 +90,7 @@ async def scan_identities(
             scan = _Scan(wires["modern"], owner, intruder, "modern", findings, notes)
             await scan.tasks(modern)
             scan = _Scan(wires["modern"], owner, intruder, "modern", findings, notes)
-            await scan.request_state(modern)
+            await scan.request_state(modern, state_ttl)
     return _first_of_each(findings), notes
 
 
@@ -336,9 +346,9 @@ class _Scan:
 
     # -- requestState (2026-07-28) ---------------------------------------------------------
 
-    async def request_state(self, catalogue: EraCatalogue) -> None:
+    async def request_state(self, catalogue: EraCatalogue, state_ttl: float | None) -> None:
         """Find a tool that asks the owner for input, then offer its ``requestState``
-        where it does not belong."""
+        where it does not belong (and, given ``state_ttl``, once it has expired)."""
         for tool in catalogue.tools[:_TRIED_TOOLS]:
             arguments = minimal_arguments(tool.get("inputSchema"), "x")
             call = self.wire.request(
@@ -358,6 +368,13 @@ class _Scan:
             self.log.add(self.owner.name, f"tools/call {tool['name']}", result="input_required")
             responses = {key: _plausible_input(value) for key, value in asked.items()}
             await self._offer_state(tool, arguments, state, responses)
+            if state_ttl is None:
+                self.notes.append(
+                    "identities: an expired requestState was not offered (the fuzzer cannot "
+                    "forge one): give --state-ttl SECONDS, the server's lifetime for them"
+                )
+            else:
+                await self._offer_expired(tool, arguments, state, responses, state_ttl)
             return
         self.notes.append("identities: no tool asked for input: requestState not crossed")
 
@@ -399,6 +416,27 @@ class _Scan:
                     "identity-request-state-bound",
                     f"{who.name}'s {what} was taken: the call completed",
                 )
+
+    async def _offer_expired(
+        self,
+        tool: dict[str, Any],
+        arguments: dict[str, Any],
+        state: str,
+        responses: dict[str, Any],
+        state_ttl: float,
+    ) -> None:
+        """Wait until the owner's genuine state has outlived ``state_ttl``, then offer it
+        back unchanged, as the owner, for the same request: it must be refused."""
+        waited = expiry_wait(state_ttl)
+        await trio.sleep(waited)
+        what = f"tools/call {tool['name']} with its requestState {waited:g} s later"
+        got, answer = await self._retry(self.owner, tool, arguments, state, responses, what)
+        if got.accepted and _result_type(answer) == "complete":
+            self._found(
+                "identity-request-state-bound",
+                f"{self.owner.name}'s {what} (past --state-ttl {state_ttl:g} s) was taken: "
+                "the call completed with an expired state",
+            )
 
     async def _create_task(self, tool: dict[str, Any]) -> str | None:
         wire, owner = self.wire, self.owner
@@ -471,6 +509,13 @@ class _Scan:
                 f"{owner.name}'s task {task_id!r} was {status_before}, and after "
                 f"{intruder.name}'s tasks/cancel it is cancelled",
             )
+
+
+def expiry_wait(state_ttl: float) -> float:
+    """How long after a ``requestState`` was issued the scan offers it as expired:
+    ``state_ttl`` and a tenth, plus a second and a half (servers seal expiry times in
+    whole seconds, and the state was issued a round trip before it was read)."""
+    return state_ttl * 1.1 + 1.5
 
 
 def _params(message: dict[str, Any]) -> dict[str, Any]:

@@ -212,6 +212,15 @@ _ALL = (
         "MCP 2026-07-28 basic/versioning",
     ),
     Invariant(
+        "missing-capability-error",
+        "MUST",
+        "A request that needs a client capability it did not declare is refused with "
+        "MissingRequiredClientCapabilityError (-32021) whose data.requiredCapabilities "
+        "names the capabilities needed (not ones the request declared); over HTTP with "
+        "400 Bad Request (http-status).",
+        "MCP 2026-07-28 schema (MissingRequiredClientCapabilityError); basic (Error Codes)",
+    ),
+    Invariant(
         "initialize-echoes-version",
         "MUST",
         "If the server supports the requested protocol version, it MUST respond with the "
@@ -411,6 +420,27 @@ _ALL = (
         cwe=770,
     ),
     Invariant(
+        "http-body-memory-bounded",
+        "SHOULD",
+        "Memory per request is bounded: a server on this machine, sent growing request "
+        "bodies up to the fuzzer's --max-body, does not grow by more than "
+        "--body-memory-bound (it refuses a body past its limit before holding it whole).",
+        "MCP Streamable HTTP (Security Warning); CWE-770",
+        check_class="http",
+        cwe=770,
+    ),
+    Invariant(
+        "stdio-message-memory-bounded",
+        "SHOULD",
+        "Memory per message is bounded over stdio too: sent growing requests (one line "
+        "each) up to the fuzzer's --max-body, the server does not grow by more than "
+        "--body-memory-bound (it refuses a line past its limit before holding it whole). "
+        "Probed only when asked (--stdio-bodies): most stdio servers read a line whole.",
+        "MCP stdio transport; CWE-770",
+        check_class="leaks",
+        cwe=770,
+    ),
+    Invariant(
         "http-slow-body-isolated",
         "SHOULD",
         "A client that sends its body slowly holds up only its own request: while one body "
@@ -467,6 +497,17 @@ _ALL = (
         "alike: none differ only by case or Unicode confusables, none collide once "
         "namespaced (server__tool) by a host.",
         "MCP 2025-11-25 server/tools (Tool Names); MCP security best practices (tool shadowing)",
+        check_class="tools",
+        cwe=1007,
+    ),
+    Invariant(
+        "tool-names-distinct-across-servers",
+        "SHOULD",
+        "The tools of a host's servers stay distinct once the host lists them together: no "
+        "two collide once namespaced (server__tool), differ only by case, Unicode "
+        "confusables or punctuation, or agree in the 64 characters an LLM API takes; one "
+        "name on two servers is reported too (distinct only for a host that namespaces).",
+        "MCP security best practices (tool shadowing); MCP 2025-11-25 server/tools (Tool Names)",
         check_class="tools",
         cwe=1007,
     ),

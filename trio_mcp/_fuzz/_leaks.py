@@ -28,10 +28,11 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import attrs
 import orjson
@@ -47,7 +48,20 @@ from ._settings import FuzzSettings
 from ._target import HttpTarget, StdioTarget, Target
 from ._wire import CANCEL_AFTER, Wire, scan_client
 
-__all__ = ["BURSTS", "STREAM_BOUND", "Usage", "process_of_port", "scan_leaks", "usage"]
+T = TypeVar("T")
+
+__all__ = [
+    "BURSTS",
+    "SAMPLE_EVERY",
+    "STREAM_BOUND",
+    "Usage",
+    "local_port",
+    "body_sizes",
+    "process_of_port",
+    "sampled",
+    "scan_leaks",
+    "usage",
+]
 
 #: Bursts after the warm-up one.
 BURSTS: Final = 3
@@ -57,6 +71,8 @@ STREAM_BOUND: Final = 32
 _QUICK: Final = {"legacy": "ping", "modern": "tools/list"}
 #: Seconds the server is given to close what a burst's client closed before sampling.
 SETTLE: Final = 1.0
+#: Seconds between two samples of a server's memory while a big request goes.
+SAMPLE_EVERY: Final = 0.02
 #: Every third request of a burst is cancelled (the first of each three).
 _CANCEL_EVERY = 3
 
@@ -177,6 +193,8 @@ class _StdioBursts(_Bursts):
         self.order: list[object] = []
         #: Whether the server's stream ended (it exited, or wrote a line too long).
         self.gone = False
+        #: Extra seconds for the fresh process's first answer (it starts meanwhile).
+        self.startup = 0.0
         self.changed = trio.Event()
 
     async def read(self) -> None:
@@ -212,28 +230,50 @@ class _StdioBursts(_Bursts):
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self.gone = True
 
-    async def _wait(self, ids: set[object]) -> None:
+    async def _wait(self, ids: set[object], *, startup: float = 0.0) -> None:
         """Until every one of ``ids`` is answered, or no answer at all came for a
-        deadline: a server that works through a burst one request at a time is slow, not
-        lost, while answers keep coming."""
+        deadline (plus ``startup`` seconds for the first answer of a fresh process): a
+        server that works through a burst one request at a time is slow, not lost, while
+        answers keep coming."""
         while not ids <= self.answered and not self.gone:
-            with trio.move_on_after(self.deadline) as idle:
+            with trio.move_on_after(self.deadline + startup) as idle:
                 await self.changed.wait()
             if idle.cancelled_caught:
                 return
+
+    def padded(self, id: str, size: int) -> bytes:
+        """A quick request with id ``id``, padded in ``_meta`` to about ``size`` bytes, as
+        one line."""
+        method = _QUICK[self.speaker.era]
+        pad: dict[str, Any] = {"x-trio-mcp-fuzz/padding": ""}
+        empty = orjson.dumps(self.speaker.request(id, method, **pad))
+        pad["x-trio-mcp-fuzz/padding"] = "x" * max(0, size - len(empty) - 1)
+        return orjson.dumps(self.speaker.request(id, method, **pad)) + b"\n"
+
+    async def send_and_wait(self, line: bytes, slack: float) -> None:
+        """Write ``line`` (a request) and wait for its answer, or for a deadline (plus
+        ``slack`` seconds) without any answer; a refusal, or the server going, ends it
+        too."""
+        id = orjson.loads(line)["id"]
+        if not self.gone:
+            try:
+                await self.stream.send_raw(line)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                self.gone = True
+        await self._wait({id}, startup=slack)
 
     async def start(self) -> bool:
         legacy = self.speaker.era == "legacy"
         if legacy:
             await self._send(self.speaker.initialize("lk-init", self.speaker.version))
-            await self._wait({"lk-init"})
+            await self._wait({"lk-init"}, startup=self.startup)
             if "lk-init" not in self.answered:
                 return False
             done = self.speaker.notification("notifications/initialized")
             await self._send(done)
         # One request answered first: the server is up and reading before a burst.
         await self._send(self.speaker.request("lk-ready", _QUICK[self.speaker.era]))
-        await self._wait({"lk-ready"})
+        await self._wait({"lk-ready"}, startup=0.0 if legacy else self.startup)
         return "lk-ready" in self.answered
 
     async def burst(self, number: int) -> None:
@@ -376,14 +416,17 @@ async def scan_leaks(
             trio.open_nursery() as nursery,
         ):
             bursts = _StdioBursts(stream, speaker, entry, size, deadline)
+            bursts.startup = settings.startup_timeout
             nursery.start_soon(bursts.read)
             result = await _measure(bursts, stream.pid, settings, era)
+            if settings.stdio_bodies and not bursts.gone and stream.pid is not None:
+                result[0].extend(await _body_growth(bursts, stream.pid, settings, era))
             nursery.cancel_scope.cancel()
         return result
     assert isinstance(target, HttpTarget)
     wire = wires[era]
     bursts_http = _HttpBursts(wire, headers, entry, size, deadline)
-    port = _port(target.url)
+    port = local_port(target.url)
     pid = process_of_port(port) if port is not None else None
     findings, notes = await _measure(bursts_http, pid, settings, era)
     await bursts_http.close()
@@ -392,7 +435,39 @@ async def scan_leaks(
     return findings, notes
 
 
-def _port(url: str) -> int | None:
+async def sampled(pid: int, work: Callable[[], Awaitable[T]]) -> tuple[T, Usage | None]:
+    """Run ``work()`` while sampling the memory of ``pid`` (and its descendants) every
+    :data:`SAMPLE_EVERY` seconds, in a worker thread (reading ``/proc`` walks every
+    process); returns its result and the largest usage seen (``None`` when ``/proc`` does
+    not tell). The sampling ends with ``work``; cancelling it cancels both."""
+    peak: Usage | None = None
+
+    def note(now: Usage | None) -> None:
+        nonlocal peak
+        if now is not None and (peak is None or now.rss > peak.rss):
+            peak = now
+
+    async def sample() -> None:
+        while True:
+            note(await trio.to_thread.run_sync(usage, pid))
+            await trio.sleep(SAMPLE_EVERY)
+
+    results: list[T] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(sample)
+        results.append(await work())
+        note(await trio.to_thread.run_sync(usage, pid))  # (the last moment: work done)
+        nursery.cancel_scope.cancel()
+    return results[0], peak
+
+
+def body_sizes(max_body: int) -> list[int]:
+    """The growing sizes the memory probes send: a quarter, half and all of ``max_body``."""
+    return sorted({max(1024, max_body // 4), max(1024, max_body // 2), max_body})
+
+
+def local_port(url: str) -> int | None:
+    """The port of ``url`` when it names this machine (loopback), else ``None``."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
@@ -461,6 +536,42 @@ async def _measure(
                 )
             )
     return findings, []
+
+
+async def _body_growth(
+    bursts: _StdioBursts, pid: int, settings: FuzzSettings, era: str
+) -> list[ScanFinding]:
+    """Over stdio, after the bursts: requests of growing sizes up to ``max_body`` (one
+    line each), the server's memory sampled while each goes and is answered; growing past
+    ``body_memory_bound`` is a ``stdio-message-memory-bounded`` finding (it holds a message
+    in memory whole, past any limit of its own)."""
+    before = usage(pid)
+    if before is None:
+        return []
+    log = Transcript()
+    grown: list[tuple[int, int]] = []
+    for index, size in enumerate(body_sizes(settings.max_body)):
+        line = bursts.padded(f"lk-body-{index}", size)
+        slack = len(line) / 10_000_000  # (time to write it at a slow 10 MB/s)
+        _, peak = await sampled(pid, partial(bursts.send_and_wait, line, slack))
+        if peak is not None:
+            grown.append((len(line), peak.rss - before.rss))
+        log.add("client", f"a request of {len(line)} bytes", answered=not bursts.gone)
+        if bursts.gone:
+            break
+    most = max((growth for _, growth in grown), default=0)
+    if most <= settings.body_memory_bound:
+        return []
+    seen = ", ".join(f"{size / 2**20:.1f} MiB: +{g / 2**20:.1f} MiB" for size, g in grown)
+    return [
+        log.finding(
+            "stdio-message-memory-bounded",
+            f"the server's memory grew by {most / 2**20:.1f} MiB while it was sent growing "
+            f"requests ({seen}; bound --body-memory-bound "
+            f"{settings.body_memory_bound / 2**20:g} MiB): it holds a message in memory whole",
+            era,
+        )
+    ]
 
 
 async def _settled_usage(pid: int) -> Usage | None:

@@ -12,8 +12,10 @@ import trio
 from .._util import open_nursery_unwrapped
 from ._checker import Finding
 from ._connection import Connection, Timing
+from ._identities import Identity
 from ._opener import Opener
 from ._report import received_json
+from ._scan_replay import replay_rerun
 from ._steps import Settle, Step, load_steps
 from ._target import Target
 from ._validate import Validator, spec_dir_from_environment
@@ -28,7 +30,8 @@ class ReplayResult:
     Attributes:
         header: the reproduction's header (what failed when it was recorded).
         findings: every invariant that failed in the replay, in order.
-        received: what the server sent, as JSON, in order.
+        received: what the server sent, as JSON, in order (a probe's or scan's: its
+            new transcript).
         reproduced: whether the recorded invariant failed again.
     """
 
@@ -72,6 +75,7 @@ async def replay_reproduction(
     deadline: float | None = None,
     spec_dir: str | os.PathLike[str] | None = None,
     max_message_size: int = 1 << 20,
+    identities: Sequence[Identity] = (),
 ) -> ReplayResult:
     """Replay a reproduction (the file's bytes, or its path) against ``target``.
 
@@ -79,8 +83,13 @@ async def replay_reproduction(
     ``deadline`` is given. Blocks until the replay is over and the server
     (on stdio) has been shut down.
 
+    The reproduction of a fixed HTTP probe's or a security scan's finding has no steps:
+    the probe or scan it names runs again (:mod:`._scan_replay`), as ``identities``
+    when it crosses identities (given again: their headers are never recorded).
+
     Raises:
-        ValueError: not a reproduction file.
+        ValueError: not a reproduction file; or a scan's that needs identities not
+            given (named), or a server that was not reached.
     """
     data = (
         reproduction
@@ -95,10 +104,25 @@ async def replay_reproduction(
         startup=float(header.get("startup", 10.0)),
     )
     validator = Validator(spec_dir if spec_dir is not None else spec_dir_from_environment())
+    wanted = (header.get("violation") or {}).get("invariant")
+    if "rerun" in header:
+        findings, transcript = await replay_rerun(
+            header,
+            target,
+            timing=timing,
+            validator=validator,
+            max_message_size=max_message_size,
+            identities=identities,
+        )
+        return ReplayResult(
+            header=header,
+            findings=tuple(findings),
+            received=transcript,
+            reproduced=wanted is not None and any(f.invariant.name == wanted for f in findings),
+        )
     async with open_nursery_unwrapped() as nursery:
         opener = Opener(target, nursery, validator, timing, max_message_size)
         findings, connection = await replay_steps(opener, str(header.get("era", "legacy")), steps)
-    wanted = (header.get("violation") or {}).get("invariant")
     return ReplayResult(
         header=header,
         findings=tuple(findings),

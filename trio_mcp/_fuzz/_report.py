@@ -38,6 +38,10 @@ class FuzzFailure:
             way (``None``: not checked).
         path: where the reproduction file was written, if it was.
         stderr_tail: the end of the server's stderr, when it is a process.
+        rerun: for a fixed HTTP probe's or a security scan's finding (which has no
+            ``steps``: it crosses connections or identities), what a replay runs again
+            to see whether it still holds (see :mod:`._scan_replay`); its transcript is
+            ``received``.
     """
 
     invariant: str
@@ -53,6 +57,7 @@ class FuzzFailure:
     reproduced: bool | None = None
     path: str | None = None
     stderr_tail: str | None = None
+    rerun: dict[str, Any] | None = None
 
     @classmethod
     def from_invariant(cls, invariant: Invariant, **kwargs: Any) -> FuzzFailure:
@@ -98,8 +103,14 @@ class FuzzFailure:
         }
 
     def reproduction(self, transport: str, target: str, timing: dict[str, float]) -> bytes:
-        """The reproduction file (JSON lines; see :mod:`trio_mcp._fuzz._steps`)."""
-        return dump_steps(self.header(transport, target, timing), self.steps)
+        """The reproduction file (JSON lines; see :mod:`trio_mcp._fuzz._steps`). A
+        probe's or a scan's has no steps: its header says what to run again
+        (``"rerun"``) and its transcript follows as ``note`` lines, for people."""
+        header = self.header(transport, target, timing)
+        if self.rerun is None:
+            return dump_steps(header, self.steps)
+        notes = b"".join(orjson.dumps({"note": entry}) + b"\n" for entry in self.received)
+        return dump_steps({**header, "rerun": self.rerun}, ()) + notes
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -118,6 +129,7 @@ class FuzzFailure:
             "steps": [step_to_json(step) for step in self.steps],
             "received": list(self.received),
             "stderrTail": self.stderr_tail,
+            "rerun": self.rerun,
         }
 
 
@@ -198,10 +210,14 @@ class FuzzReport:
                 lines.append(f"  requirement: {item.requirement} ({item.source})")
                 if not item.steps:
                     # A fixed probe's or a security scan's finding: no replayable steps
-                    # (it crosses connections or identities); what was exchanged instead.
+                    # (it crosses connections or identities); what was exchanged instead,
+                    # and the file that runs the probe or scan again.
                     lines.append(f"  transcript: {len(item.received)} exchanges")
                     for exchange in item.received[:_SHOWN_EXCHANGES]:
                         lines.append("    " + _one_line_json(exchange))
+                    if item.path and item.rerun is not None:
+                        what = item.rerun.get("probe") or item.rerun.get("scan")
+                        lines.append(f"  reproduction: {item.path} (runs {what} again)")
                     continue
                 repro = f"  reproduction: {item.messages_sent} messages"
                 if item.path:

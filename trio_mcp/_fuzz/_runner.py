@@ -31,7 +31,7 @@ import fnmatch
 import importlib
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO, Unpack
@@ -52,9 +52,11 @@ from ._replay import replay_steps
 from ._report import FuzzFailure, FuzzReport, Progress
 from ._runtime import Candidate, Runtime, Store
 from ._scan_finding import ScanFinding
+from ._scan_replay import probe_rerun, scan_rerun
 from ._settings import DEFAULT_TIME_BUDGET, FuzzOptions, FuzzSettings
 from ._steps import Settle, Step
 from ._target import HttpTarget, StdioTarget, Target
+from ._tool_namespace import list_tool_names, namespace_collisions
 from ._validate import Validator, spec_dir_from_environment
 
 __all__ = [
@@ -198,6 +200,8 @@ async def fuzz(
         )
     if run.max_body < 1024:
         raise ValueError(f"max_body must be at least 1024 bytes, not {run.max_body!r}")
+    if run.state_ttl is not None and not 0 < run.state_ttl <= 3600:
+        raise ValueError(f"state_ttl must be above 0 and at most 3600 s, not {run.state_ttl!r}")
     checks = parse_checks(run.checks)
     timing = Timing(deadline=deadline, cancel_wait=run.cancel_wait, startup=run.startup_timeout)
     validator = Validator(run.spec_dir if run.spec_dir is not None else spec_dir_from_environment())
@@ -220,6 +224,7 @@ async def fuzz(
         catalogue, probe_findings = await _probe(
             opener, run.protocol_version, notes, relist_tools="tools" in checks
         )
+        listed = _tool_names(catalogue)  # (all it lists: the tools not called too)
         catalogue = _callable_tools(catalogue, run.skip_tools, run.call_risky_tools, notes)
         scanned: list[FuzzFailure] = []
         reached = False
@@ -267,6 +272,11 @@ async def fuzz(
         if asked and catalogue.eras and runtime.stopped != "stopped":  # (not after a Ctrl-C)
             scan_findings, scan_notes = await _lazy.run_scans(target, scans, catalogue)
             notes.extend(scan_notes)
+        if "tools" in checks and run.other_servers and runtime.stopped != "stopped":
+            others = {k: v for k, v in run.other_servers.items() if k != run.server_name}
+            scanned += await _across_servers(
+                {run.server_name: listed}, others, timing, validator, notes
+            )
         ticker.draw(final=True)
         failures = await _finish(
             runtime.store, opener, verify=run.verify, budget=run.minimize_budget
@@ -278,7 +288,7 @@ async def fuzz(
         for found in scan_findings:
             if found.invariant in reproduced:
                 continue
-            failure = _scan_failure(found)
+            failure = _scan_failure(found, scans)
             (failures if failure.level == "MUST" or run.strict else warnings).append(failure)
     for probed in scanned:
         (failures if probed.level == "MUST" or run.strict else warnings).append(probed)
@@ -330,17 +340,67 @@ def _require(module: str, what: str) -> None:
 async def _scan_http(
     target: HttpTarget, catalogue: Catalogue, run: FuzzSettings, notes: list[str]
 ) -> tuple[list[FuzzFailure], bool]:
-    """The ``http`` class's fixed probes (:mod:`._scan_http`), as failures without a
-    reproduction to replay, and whether they reached the server."""
+    """The ``http`` class's fixed probes (:mod:`._scan_http`), as failures whose
+    reproduction runs their probe again, and whether they reached the server."""
     findings, scan_notes, reached = await _lazy.scan_http(
-        target, eras=tuple(sorted(catalogue.eras)), deadline=run.deadline, max_body=run.max_body
+        target,
+        eras=tuple(sorted(catalogue.eras)),
+        deadline=run.deadline,
+        max_body=run.max_body,
+        memory_bound=run.body_memory_bound,
     )
     notes.extend(scan_notes)
     failures = [
-        FuzzFailure.from_invariant(found.invariant, detail=found.detail, era=found.era, steps=())
+        FuzzFailure.from_invariant(
+            found.invariant,
+            detail=found.detail,
+            era=found.era,
+            steps=(),
+            rerun=probe_rerun(found.probe, run),
+        )
         for found in findings
     ]
     return failures, reached
+
+
+def _tool_names(catalogue: Catalogue) -> list[str]:
+    """The names of the tools the server lists (in its modern era, else its legacy one)."""
+    for era in ("modern", "legacy"):
+        if era in catalogue.eras:
+            return [str(tool.get("name")) for tool in catalogue.eras[era].tools]
+    return []
+
+
+async def _across_servers(
+    listed: dict[str, list[str]],
+    others: Mapping[str, Target],
+    timing: Timing,
+    validator: Validator,
+    notes: list[str],
+) -> list[FuzzFailure]:
+    """The ``tools`` class across a host's servers (:mod:`._tool_namespace`): the other
+    servers' tools are listed, and every problem with the names together is one failure
+    (its ``received`` lists them all, and each server's names)."""
+    more, said = await list_tool_names(others, timing=timing, validator=validator)
+    notes.extend(said)
+    listings = {**listed, **more}
+    problems = namespace_collisions(listings)
+    if not problems:
+        return []
+    extra = f" (and {len(problems) - 1} more: see the report)" if len(problems) > 1 else ""
+    received = (
+        *({"problem": problem} for problem in problems),
+        *({"server": name, "tools": names} for name, names in listings.items()),
+    )
+    return [
+        FuzzFailure.from_invariant(
+            INVARIANTS["tool-names-distinct-across-servers"],
+            detail=problems[0] + extra,
+            era="modern" if "modern" in listed else "legacy",
+            steps=(),
+            received=tuple(received),
+        )
+    ]
 
 
 def _callable_tools(
@@ -464,15 +524,17 @@ async def _finish(
     return failures
 
 
-def _scan_failure(found: ScanFinding) -> FuzzFailure:
-    """A security scan's finding as a failure: its transcript stands for the reproduction
-    (a scan crosses identities and connections, which a reproduction file cannot)."""
+def _scan_failure(found: ScanFinding, run: FuzzSettings) -> FuzzFailure:
+    """A security scan's finding as a failure: a scan crosses identities and connections,
+    which steps cannot say, so its reproduction runs the scan again (its transcript is
+    kept for people)."""
     return FuzzFailure.from_invariant(
         INVARIANTS[found.invariant],
         detail=found.detail,
         era=found.era,
         steps=(),
         received=found.transcript,
+        rerun=scan_rerun(found.scan, run),
     )
 
 
@@ -488,7 +550,7 @@ async def write_reproductions(report: FuzzReport, directory: Path) -> FuzzReport
     }
     written = []
     for failure in report.failures:
-        if not failure.steps:  # a fixed probe's or a scan's: its transcript is in the report
+        if not failure.steps and failure.rerun is None:  # (nothing to replay)
             written.append(failure)
             continue
         path = directory / f"{failure.invariant}.jsonl"

@@ -63,7 +63,11 @@ def _rule(invariant: Invariant) -> dict[str, Any]:
 def _result(
     failure: FuzzFailure, rule_index: int, level: str, target: str, transport: str
 ) -> dict[str, Any]:
-    text = f"{failure.detail} (era {failure.era}, {failure.messages_sent} messages"
+    if failure.rerun is not None:  # a probe's or a scan's: its file runs it again
+        what = failure.rerun.get("probe") or failure.rerun.get("scan")
+        text = f"{failure.detail} (era {failure.era}, the {what} {_kind(failure)}"
+    else:
+        text = f"{failure.detail} (era {failure.era}, {failure.messages_sent} messages"
     if failure.reproduced is not None:
         text += ", reproduced" if failure.reproduced else ", did not reproduce on replay"
     text += ")"
@@ -148,3 +152,7 @@ def sarif_log(report: FuzzReport) -> dict[str, Any]:
         "properties": {"target": report.target, "eras": list(report.eras)},
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _kind(failure: FuzzFailure) -> str:
+    return "probe" if failure.rerun is not None and "probe" in failure.rerun else "scan"

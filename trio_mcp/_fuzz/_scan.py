@@ -6,8 +6,8 @@ cancellations: all answered, memory and open streams given back).
 Each scan is a fixed sequence of exchanges, bounded by the run's deadline per exchange;
 :func:`run_scans` blocks until they are done, and cancelling it cancels the exchange (and
 any process) in flight. Their findings become failures (``MUST``) or warnings
-(``SHOULD``) of the report like the examples' findings, with a transcript for a
-reproduction.
+(``SHOULD``) of the report like the examples' findings, with a transcript, and the name
+of the scan that a replay runs again (:mod:`._scan_replay`).
 """
 
 from __future__ import annotations
@@ -45,22 +45,25 @@ async def run_scans(
             }
             if len(identities) >= 2:
                 found, said = await scan_identities(
-                    wires, _with_shared(identities, target.headers), catalogue
+                    wires,
+                    _with_shared(identities, target.headers),
+                    catalogue,
+                    state_ttl=settings.state_ttl,
                 )
-                findings += found
+                findings += _named(found, "identities")
                 notes += said
             base = dict(target.headers)
             if settings.crosstalk_clients > 0:
                 found, said = await scan_crosstalk(
                     wires, base, catalogue, clients=settings.crosstalk_clients
                 )
-                findings += found
+                findings += _named(found, "crosstalk")
                 notes += said
             if settings.leak_requests > 0:
                 found, said = await scan_leaks(
                     target, settings, catalogue, wires=wires, headers=base
                 )
-                findings += found
+                findings += _named(found, "leaks")
                 notes += said
     else:
         if len(identities) >= 2:
@@ -69,9 +72,13 @@ async def run_scans(
             notes.append("cross-talk: a stdio server has one client: see the leaks scan")
         if settings.leak_requests > 0:
             found, said = await scan_leaks(target, settings, catalogue, wires={}, headers={})
-            findings += found
+            findings += _named(found, "leaks")
             notes += said
     return findings, list(dict.fromkeys(notes))  # (each intruder may say the same)
+
+
+def _named(findings: Sequence[ScanFinding], scan: str) -> list[ScanFinding]:
+    return [attrs.evolve(finding, scan=scan) for finding in findings]
 
 
 def _with_shared(identities: Sequence[Identity], headers: Mapping[str, str]) -> list[Identity]:

@@ -2,9 +2,9 @@
 the :class:`Transcript` of the exchanges that show it.
 
 The scans are not Hypothesis examples: each is a short fixed sequence, run once, across
-identities or connections, so their findings carry a transcript for people instead of a
-reproduction file to replay. A transcript names identities, never their headers' values
-(tokens stay out of reports).
+identities or connections, so their findings carry a transcript for people, and name the
+scan that found them: a replay runs that scan again (:mod:`._scan_replay`). A transcript
+names identities, never their headers' values (tokens stay out of reports).
 """
 
 from __future__ import annotations
@@ -33,12 +33,15 @@ class ScanFinding:
         detail: what happened, for people.
         era: ``"modern"`` or ``"legacy"``.
         transcript: the exchanges that show it.
+        scan: the scan that found it: ``"identities"``, ``"crosstalk"`` or ``"leaks"``
+            (set by :func:`~._scan.run_scans`).
     """
 
     invariant: str
     detail: str
     era: str
     transcript: tuple[dict[str, Any], ...] = ()
+    scan: str = ""
 
     def __attrs_post_init__(self) -> None:
         if self.invariant not in INVARIANTS:

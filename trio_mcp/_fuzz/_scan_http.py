@@ -7,20 +7,25 @@ resource metadata (RFC 9728).
 Unlike the state machine's rules these are the same few requests every run, sent once,
 each on its own POST with the headers the spec asks for (computed here, as
 :mod:`._http` does): what they show is judged here, not by the
-:class:`~._checker.Checker`, and reported without a replayable reproduction (the
-report's detail says what was sent). Only the target's own origin is contacted: a
-``resource_metadata`` URL on another origin is reported, not fetched.
+:class:`~._checker.Checker` (the report's detail says what was sent). Only the
+target's own origin is contacted: a ``resource_metadata`` URL on another origin is
+reported, not fetched.
 
 Blocks for a few round trips, each bounded by ``deadline`` (the body-limit probe by the
 time to send ``max_body`` bytes too). Memory: the body-limit probe holds ``max_body``
-bytes while it is sent.
+bytes while it is sent. On a server on this machine whose process it finds by its port,
+the body-limit probe sends growing bodies and samples the server's memory meanwhile.
+
+Each finding names its probe (:data:`PROBES`): a reproduction file records it, and
+``trio-mcp replay`` runs that probe again (:mod:`._scan_replay`).
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+from functools import partial
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -32,10 +37,12 @@ import trio
 from .._http._headers import MCP_METHOD, MCP_PROTOCOL_VERSION
 from .._versions import LATEST_LEGACY_VERSION, MODERN_VERSIONS
 from ._invariants import INVARIANTS, Invariant
+from ._leaks import body_sizes, local_port, process_of_port, sampled, usage
 from ._messages import Speaker, dumps
+from ._settings import DEFAULT_BODY_MEMORY_BOUND
 from ._target import HttpTarget
 
-__all__ = ["NESTING_DEPTH", "OVERSIZED_HEADER", "ScanFinding", "scan_http"]
+__all__ = ["NESTING_DEPTH", "OVERSIZED_HEADER", "PROBES", "ScanFinding", "scan_http"]
 
 #: How deep the nesting probe nests arrays: past the 512 to 10,000 levels parsers take
 #: (orjson 1,024, Python's json about 1,000 before RecursionError), at 200 KB of body.
@@ -43,6 +50,9 @@ NESTING_DEPTH: Final = 100_000
 #: The size of the oversized-header probe's one header: past the 8 to 16 KiB that HTTP
 #: servers take in all.
 OVERSIZED_HEADER: Final = 64 * 1024
+#: The fixed probes, in the order they run (after ``"unauthorized"``, which always runs:
+#: without credentials the others cannot).
+PROBES: Final = ("unauthorized", "body-limit", "slow-body", "nesting", "oversized-header")
 _MAX_READ: Final = 1 << 20
 _BEARER: Final = re.compile(r"(?i)^\s*bearer\b(.*)$")
 _PARAM: Final = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
@@ -50,11 +60,13 @@ _PARAM: Final = re.compile(r'([A-Za-z_][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)
 
 @attrs.frozen
 class ScanFinding:
-    """A probe's finding: the invariant, what happened, and the era of what was sent."""
+    """A probe's finding: the invariant, what happened, the era of what was sent, and the
+    probe that found it (a key of :data:`PROBES`: what a replay runs again)."""
 
     invariant: Invariant
     detail: str
     era: str
+    probe: str = ""
 
 
 @attrs.frozen
@@ -78,10 +90,12 @@ class _Prober:
         version = MODERN_VERSIONS[0] if era == "modern" else LATEST_LEGACY_VERSION
         self.speaker = Speaker(era, version)
         self.findings: list[ScanFinding] = []
+        #: The probe running (a key of :data:`PROBES`), which its findings name.
+        self.probe = ""
         self._ids = iter(range(1, 1 << 30))
 
     def fail(self, name: str, detail: str) -> None:
-        self.findings.append(ScanFinding(INVARIANTS[name], detail, self.era))
+        self.findings.append(ScanFinding(INVARIANTS[name], detail, self.era, self.probe))
 
     def message(self, **meta: Any) -> dict[str, Any]:
         """A request every server of the era answers: ``server/discover`` (modern), or
@@ -160,13 +174,30 @@ def _size(n: int) -> str:
     return f"{n / (1 << 20):.1f} MiB" if n >= 1 << 20 else f"{n / 1024:.0f} KiB"
 
 
-async def _body_limit(prober: _Prober, max_body: int) -> None:
-    empty = dumps(prober.message(**{"x-trio-mcp-fuzz/padding": ""}))
-    padding = "x" * max(0, max_body - len(empty))
-    message = prober.message(**{"x-trio-mcp-fuzz/padding": padding})
-    body = dumps(message)
-    # Time to send it at a slow 10 MB/s, on top of the deadline.
-    answer = await prober.post(body, prober.headers(message), slack=len(body) / 10_000_000)
+async def _body_limit(prober: _Prober, max_body: int, memory_bound: int) -> None:
+    """POST a body of ``max_body`` bytes: a server that reads and answers it sets no body
+    limit. On a server whose process is found on this machine (:func:`process_of_port`),
+    bodies of a quarter, half and all of ``max_body`` go one after the other while its
+    memory is sampled: growing past ``memory_bound`` over what it held before is a
+    finding too, whatever it answered (a 413 sent only once the whole body is held)."""
+    port = local_port(prober.target.url)
+    pid = process_of_port(port) if port is not None else None
+    before = usage(pid) if pid is not None else None
+    sizes = [max_body] if before is None else body_sizes(max_body)
+    peaks: list[tuple[int, int]] = []  # (body size, the server's RSS growth while it went)
+    body = b""
+    answer: _Answer | None = None
+    for size in sizes:
+        message, body = _padded(prober, size)
+        # Time to send it at a slow 10 MB/s, on top of the deadline.
+        send = partial(prober.post, body, prober.headers(message), slack=len(body) / 1e7)
+        if pid is None or before is None:
+            answer = await send()
+            continue
+        answer, peak = await sampled(pid, send)
+        if peak is not None:
+            peaks.append((len(body), peak.rss - before.rss))
+    assert answer is not None
     if answer.status is not None and 200 <= answer.status < 300:
         prober.fail(
             "http-body-limit",
@@ -179,6 +210,23 @@ async def _body_limit(prober: _Prober, max_body: int) -> None:
             "http-no-server-error",
             f"a {_size(len(body))} request body got HTTP {answer.status}, not 413",
         )
+    grown = max((growth for _, growth in peaks), default=0)
+    if grown > memory_bound:
+        seen = ", ".join(f"{_size(size)} body: +{_size(max(0, g))}" for size, g in peaks)
+        prober.fail(
+            "http-body-memory-bounded",
+            f"the server's memory (pid {pid}) grew by {_size(grown)} while it was sent "
+            f"growing request bodies ({seen}; bound --body-memory-bound "
+            f"{_size(memory_bound)}): it holds a request body in memory whole",
+        )
+
+
+def _padded(prober: _Prober, size: int) -> tuple[dict[str, Any], bytes]:
+    """A request every server answers, padded in ``_meta`` to ``size`` bytes."""
+    empty = dumps(prober.message(**{"x-trio-mcp-fuzz/padding": ""}))
+    padding = "x" * max(0, size - len(empty))
+    message = prober.message(**{"x-trio-mcp-fuzz/padding": padding})
+    return message, dumps(message)
 
 
 async def _slow_body(prober: _Prober) -> None:
@@ -336,14 +384,27 @@ async def _judge_challenge(prober: _Prober, answer: _Answer) -> None:
 
 
 async def scan_http(
-    target: HttpTarget, *, eras: tuple[str, ...], deadline: float, max_body: int
+    target: HttpTarget,
+    *,
+    eras: tuple[str, ...],
+    deadline: float,
+    max_body: int,
+    memory_bound: int = DEFAULT_BODY_MEMORY_BOUND,
+    probes: Sequence[str] = PROBES,
 ) -> tuple[list[ScanFinding], list[str], bool]:
-    """Run the ``http`` class's fixed probes against ``target`` in the first of ``eras``
-    it speaks (modern when it is unknown). Returns the findings, notes for the report,
-    and whether the server was reached at all.
+    """Run the ``http`` class's fixed probes (``probes``, of :data:`PROBES`; the
+    challenge check, ``"unauthorized"``, always runs first) against ``target`` in the
+    first of ``eras`` it speaks (modern when it is unknown). Returns the findings, notes
+    for the report, and whether the server was reached at all.
+
+    Raises:
+        ValueError: a probe that is not one of :data:`PROBES`.
 
     Blocks for the probes (see the module docstring); cancelling it abandons them.
     """
+    unknown = [name for name in probes if name not in PROBES]
+    if unknown:
+        raise ValueError(f"unknown http probe {unknown[0]!r}; choose from {', '.join(PROBES)}")
     era = "modern" if "modern" in eras or not eras else eras[0]
     timeout = httpx.Timeout(deadline + 5.0)
     async with httpx.AsyncClient(
@@ -351,6 +412,7 @@ async def scan_http(
     ) as client:
         prober = _Prober(client, target, era, deadline)
         notes: list[str] = []
+        prober.probe = "unauthorized"
         first = await _unauthorized(prober)
         if first.status is None:
             notes.append(f"the http probes could not reach the server: {first.error}")
@@ -361,8 +423,14 @@ async def scan_http(
                 "--header 'Authorization: Bearer ...' to probe the rest"
             )
             return prober.findings, notes, True
-        await _body_limit(prober, max_body)
-        await _slow_body(prober)
-        await _nesting(prober)
-        await _oversized_header(prober)
+        for name in probes:
+            prober.probe = name
+            if name == "body-limit":
+                await _body_limit(prober, max_body, memory_bound)
+            elif name == "slow-body":
+                await _slow_body(prober)
+            elif name == "nesting":
+                await _nesting(prober)
+            elif name == "oversized-header":
+                await _oversized_header(prober)
         return prober.findings, notes, True

@@ -6,15 +6,17 @@ checker reports)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, TypedDict
 
 import attrs
 
 from ._identities import Identity
 from ._invariants import CHECK_CLASSES
+from ._target import Target
 
 __all__ = [
+    "DEFAULT_BODY_MEMORY_BOUND",
     "DEFAULT_CROSSTALK_CLIENTS",
     "DEFAULT_LEAK_MEMORY_BOUND",
     "DEFAULT_LEAK_REQUESTS",
@@ -37,6 +39,10 @@ DEFAULT_CROSSTALK_CLIENTS: Final = 20
 DEFAULT_LEAK_REQUESTS: Final = 100
 #: Bytes a server's memory may grow by over the leaks scan (after a warm-up burst).
 DEFAULT_LEAK_MEMORY_BOUND: Final = 32 * 1024 * 1024
+#: Bytes a local server's memory may grow by while the body-limit probe sends it growing
+#: bodies up to ``max_body`` (twice the 16 MiB default body: room for a copy of the body,
+#: not for holding every size sent).
+DEFAULT_BODY_MEMORY_BOUND: Final = 32 * 1024 * 1024
 
 
 @attrs.frozen(kw_only=True)
@@ -94,6 +100,23 @@ class FuzzSettings:
         leak_memory_bound: bytes the server's memory (RSS) may grow by over the leaks
             scan's bursts before it is a finding (a local server: stdio, or an HTTP one
             whose process is found by its port).
+        body_memory_bound: bytes a local HTTP server's memory (RSS) may grow by while
+            the body-limit probe sends it growing bodies, up to ``max_body``, before it
+            is a finding; default :data:`DEFAULT_BODY_MEMORY_BOUND` (32 MiB).
+        stdio_bodies: (the leaks scan over stdio) end it with requests of a quarter,
+            half and all of ``max_body``, one line each, sampling the server's memory: past
+            ``body_memory_bound`` it is a ``stdio-message-memory-bounded`` finding. Off by
+            default: most stdio servers (the official SDKs' too) read a line whole.
+        state_ttl: (with identities) the server's lifetime for a ``requestState``, in
+            seconds: the identity scan then also offers a genuine state once it has
+            expired (waiting that long and a tenth, plus 1.5 s), which must be refused.
+            ``None`` (default): not probed (the fuzzer cannot forge an expired state).
+        other_servers: the other servers of a host that also lists the target's tools
+            (name → target): with the ``tools`` class, their tools are listed and the
+            names of all of them judged together (namespaced ``server__tool``, look-alikes
+            across servers). Empty: the target alone.
+        server_name: the target's name among ``other_servers`` (its name in the host's
+            servers file).
     """
 
     protocol_version: str | None = None
@@ -120,6 +143,11 @@ class FuzzSettings:
     crosstalk_clients: int = 0
     leak_requests: int = 0
     leak_memory_bound: int = DEFAULT_LEAK_MEMORY_BOUND
+    body_memory_bound: int = DEFAULT_BODY_MEMORY_BOUND
+    stdio_bodies: bool = False
+    state_ttl: float | None = None
+    other_servers: Mapping[str, Target] = attrs.field(factory=dict)
+    server_name: str = "target"
 
 
 class FuzzOptions(TypedDict, total=False):
@@ -151,3 +179,8 @@ class FuzzOptions(TypedDict, total=False):
     crosstalk_clients: int
     leak_requests: int
     leak_memory_bound: int
+    body_memory_bound: int
+    stdio_bodies: bool
+    state_ttl: float | None
+    other_servers: Mapping[str, Target]
+    server_name: str
