@@ -180,16 +180,13 @@ class Dispatcher:
             result = {**result, "resultType": "complete"}
         return result
 
-    def immediate(self, session: Session, request: InboundRequest) -> Any:
-        """Answer a call of a plain-function tool right away, in the session's receive loop
-        (no task, no cancel scope: the function never yields); everything else
-        :data:`~trio_mcp.session.LATER`. With a rate limit, calls go the long way too:
-        :meth:`handle` knows the caller (stateless HTTP names it per request)."""
-        if request.method != "tools/call" or self._rate_limiter is not None:
-            return LATER
-        raw = request.raw_params
-        if raw is None:
-            return LATER
+    def plain_call(self, method: str, raw: dict[str, Any] | None) -> ToolSpec | None:
+        """The tool a request of ``method`` with ``raw`` params calls, if :meth:`immediate`
+        can answer it (a plain-function tool, no task, no input rounds, no rate limit);
+        else ``None``. Reads only the raw params: a transport may ask before it hands the
+        request to the connection."""
+        if method != "tools/call" or self._rate_limiter is not None or raw is None:
+            return None
         name = raw.get("name")
         spec = self.server._tools.get(name) if type(name) is str else None
         arguments = raw.get("arguments")
@@ -202,9 +199,25 @@ class Dispatcher:
             or (meta is not None and type(meta) is not dict)
             or len(raw.keys() - _PLAIN_CALL_KEYS) > 0  # task, input rounds: the long way
         ):
+            return None
+        return spec
+
+    def immediate(self, session: Session, request: InboundRequest) -> Any:
+        """Answer a call of a plain-function tool right away, in the session's receive loop
+        (no task, no cancel scope: the function never yields); everything else
+        :data:`~trio_mcp.session.LATER`. With a rate limit, calls go the long way too:
+        :meth:`handle` knows the caller (stateless HTTP names it per request)."""
+        return self.answer_plain_call(request)
+
+    def answer_plain_call(self, request: InboundRequest) -> Any:
+        """:meth:`immediate`, for a transport that answers without a running session."""
+        raw = request.raw_params
+        spec = self.plain_call(request.method, raw)
+        if spec is None:
             return LATER
+        assert raw is not None
         try:
-            result = spec.answer_now(arguments, request.version)
+            result = spec.answer_now(raw.get("arguments"), request.version)
         except URLElicitationRequired:
             # What it becomes depends on the era and the client (see handle): the long
             # way decides. The function runs again there, as it would on a retry.

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import trio
 
@@ -34,7 +34,10 @@ from .._errors import ConnectionClosed, ErrorCode, McpError
 from .._protocol._events import InboundRequest
 
 if TYPE_CHECKING:
+    from .._protocol._connection import Connection
     from ._engine import Session
+
+T = TypeVar("T")
 
 log = logging.getLogger("trio_mcp.session")
 #: The name of every inbound request's handler task (a constant: trio would otherwise format
@@ -53,13 +56,38 @@ ImmediateHandler = Callable[["Session", InboundRequest], Any]
 LATER: Any = object()
 
 
-class _Later:
+class NeedsTask:
     """What :meth:`Inbound._immediate_answer` says when the request needs a task."""
 
     __slots__ = ()
 
 
-_NEEDS_TASK: Final = _Later()
+NEEDS_TASK: Final = NeedsTask()
+
+
+def respond_now(
+    connection: Connection,
+    request: InboundRequest,
+    answer: Callable[[T, InboundRequest], Any],
+    arg: T,
+) -> rpc.Message | NeedsTask | None:
+    """The answer to ``request`` that ``answer(arg, request)`` gives at once (it never
+    blocks): the connection's response to its result or to the :exc:`McpError` it raised
+    (an internal error for anything else, logged), ``None`` when there is nothing to send
+    (the request was cancelled), or :data:`NEEDS_TASK` when it returns
+    :data:`LATER` (the request needs a task of its own; it is still in flight)."""
+    try:
+        result = answer(arg, request)
+        if result is LATER:
+            return NEEDS_TASK
+        return connection.respond(request, result)
+    except McpError as exc:
+        return connection.respond_error(request, exc)
+    except Exception:
+        log.exception("handler for %s (id %r) failed", request.method, request.id)
+        return connection.respond_error(
+            request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
+        )
 
 
 async def _no_requests(session: Session, request: InboundRequest) -> Any:
@@ -124,7 +152,7 @@ class Inbound:
         peer to read."""
         if self._immediate is not None:
             answer = self._immediate_answer(request)
-            if not isinstance(answer, _Later):
+            if not isinstance(answer, NeedsTask):
                 if answer is not None:
                     await self._answer(request, answer, handlers)
                 return
@@ -162,23 +190,12 @@ class Inbound:
             with suppress(ConnectionClosed):
                 await self._send_answer(request, message)
 
-    def _immediate_answer(self, request: InboundRequest) -> rpc.Message | _Later | None:
+    def _immediate_answer(self, request: InboundRequest) -> rpc.Message | NeedsTask | None:
         """The immediate handler's answer to ``request``: a message, None (nothing to
         send), or LATER (it needs a task of its own)."""
         assert self._immediate is not None
-        connection = self._session.connection
-        try:
-            result = self._immediate(self._session, request)
-            if result is LATER:
-                return _NEEDS_TASK
-            return connection.respond(request, result)
-        except McpError as exc:
-            return connection.respond_error(request, exc)
-        except Exception:
-            log.exception("handler for %s (id %r) failed", request.method, request.id)
-            return connection.respond_error(
-                request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
-            )
+        session = self._session
+        return respond_now(session.connection, request, self._immediate, session)
 
     async def _handle(self, request: InboundRequest, admitted: bool) -> None:
         session = self._session

@@ -32,9 +32,10 @@ import trio
 
 from ... import _jsonrpc as rpc
 from ..._protocol._connection import Connection
-from ..._protocol._events import NotificationReceived, Reply
+from ..._protocol._events import Dispatch, NotificationReceived, Reply
 from ..._server._dispatch import Dispatcher
 from ..._session._engine import Session, connect_session
+from ..._session._inbound import NeedsTask, respond_now
 from ..._transports._stream import MessageStream, Received
 from ..._types._base import RequestId
 from ._exchange import Header, retry_status
@@ -73,19 +74,17 @@ class _SessionStream(MessageStream):
         if self.session.closed:
             await trio.lowlevel.checkpoint()
             raise trio.BrokenResourceError("the session ended")
-        if type(message) is rpc.ErrorResponse:
-            refused = retry_status(message.error)
-            if refused is not None:  # busy, a quota, a store away: 503/429 + Retry-After
-                await self.session.route(message, related, status=refused[0], headers=refused[1])
-                return
-        await self.session.route(message, related)
+        await self.session.send_answer(message, related)
 
     async def receive(self) -> Received:
         inbound = self.inbound
         if inbound is None:
             await trio.lowlevel.checkpoint()
             raise trio.EndOfChannel
-        return await inbound.receive()
+        message = await inbound.receive()
+        # The engine's receive loop hands it to the connection before its next checkpoint.
+        self.session.taken += 1
+        return message
 
     async def aclose(self) -> None:
         if self.inbound is not None:
@@ -101,10 +100,12 @@ class LegacySession:
         "_engine_done",
         "_engine_scope",
         "_inbound",
+        "_plain_calls",
         "busy",
         "channels",
         "closed",
         "connection",
+        "delivered",
         "id",
         "last_seen",
         "manager",
@@ -113,6 +114,7 @@ class LegacySession:
         "standalone",
         "stream",
         "subscribed_uris",
+        "taken",
     )
 
     def __init__(
@@ -146,6 +148,13 @@ class LegacySession:
         self._inbound: trio.MemorySendChannel[Received] | None = None
         self._engine_done: trio.Event | None = None
         self._engine_scope: trio.CancelScope | None = None
+        #: Messages handed to the engine, and taken by its receive loop (which hands each
+        #: to the connection before it yields): while they differ, something sent earlier
+        #: is still on its way to the connection.
+        self.delivered = 0
+        self.taken = 0
+        #: What answers plain-function tool calls without the engine (made on first use).
+        self._plain_calls: Dispatcher | None = None
 
     def __repr__(self) -> str:
         state = "running" if self._inbound is not None else "dormant"
@@ -177,6 +186,12 @@ class LegacySession:
             else:
                 await trio.lowlevel.checkpoint()
             return
+        if (
+            isinstance(message, rpc.Request)
+            and self.delivered == self.taken
+            and await self._answer_now(message)
+        ):
+            return
         if isinstance(message, rpc.Notification) and message.method == "notifications/cancelled":
             await self._cancelled((message.params or {}).get("requestId"))
         if self._inbound is None and not isinstance(message, rpc.Request):
@@ -195,6 +210,68 @@ class LegacySession:
             await inbound.send(message)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             raise SessionClosed from None
+        self.delivered += 1
+
+    async def _answer_now(self, message: rpc.Request) -> bool:
+        """Answer a call of a plain-function tool in the calling task (the POST's), without
+        the engine: what the engine's receive loop would do with it (see
+        :meth:`Dispatcher.immediate <trio_mcp._server._dispatch.Dispatcher.immediate>`), with
+        no task, no channel hop, and no engine started for it. Only when everything sent
+        before it reached the connection (the caller checks), so the connection sees the
+        session's messages in the order they came. Returns whether it took the message;
+        ``False`` leaves it untouched for the engine.
+
+        Blocks while the answer is written (the caller's own response, as the engine's
+        answer would be)."""
+        plain_calls = self._plain_calls
+        if plain_calls is None:
+            plain_calls = self._plain_calls = self._dispatcher()
+        if plain_calls.plain_call(message.method, message.params) is None:
+            return False
+        connection = self.connection
+        event = connection.receive(message)
+        if type(event) is Reply:  # refused by the protocol (bad params, say)
+            await self.send_answer(event.message, message.id)
+            return True
+        if type(event) is not Dispatch:  # dropped: the engine would send nothing either
+            await trio.lowlevel.checkpoint()
+            return True
+        answer = respond_now(connection, event.request, Dispatcher.answer_plain_call, plain_calls)
+        if isinstance(answer, NeedsTask):
+            # It needs the long way after all (it may ask the client for input): the engine
+            # takes the message afresh (the connection counts it received twice).
+            connection.abandon(event.request)
+            return False
+        if answer is None:
+            await trio.lowlevel.checkpoint()
+        else:
+            await self.send_answer(answer, message.id)
+        return True
+
+    def _dispatcher(self) -> Dispatcher:
+        """The handlers of this session's requests, for one run of the engine (or for the
+        plain calls answered without it)."""
+        manager = self.manager
+        dispatcher = Dispatcher(
+            manager.server,
+            principal=self.principal,
+            rate_limiter=manager.rate_limiter,
+            caller=manager.callers.get(self.id),
+        )
+        dispatcher.subscribed_uris = self.subscribed_uris
+        # The app's tasks (2025-11-25's core tasks), which outlive the session.
+        dispatcher.tasks = manager.tasks
+        return dispatcher
+
+    async def send_answer(self, message: rpc.Message, related: RequestId | None) -> None:
+        """Route ``message``, sent by the server in this session (see :meth:`route`); an
+        error that says to come back later answers 503 or 429 with ``Retry-After``."""
+        if type(message) is rpc.ErrorResponse:
+            refused = retry_status(message.error)
+            if refused is not None:  # busy, a quota, a store away: 503/429 + Retry-After
+                await self.route(message, related, status=refused[0], headers=refused[1])
+                return
+        await self.route(message, related)
 
     async def _cancelled(self, request_id: object) -> None:
         """The client cancelled ``request_id``: no answer will come for it, so a channel
@@ -258,15 +335,7 @@ class LegacySession:
         manager = self.manager
         try:
             with scope:
-                dispatcher = Dispatcher(
-                    manager.server,
-                    principal=self.principal,
-                    rate_limiter=manager.rate_limiter,
-                    caller=manager.callers.get(self.id),
-                )
-                dispatcher.subscribed_uris = self.subscribed_uris
-                # The app's tasks (2025-11-25's core tasks), which outlive the session.
-                dispatcher.tasks = manager.tasks
+                dispatcher = self._dispatcher()
                 changes = trio.CancelScope()
                 async with trio.open_nursery() as nursery:
                     session = await connect_session(
