@@ -26,6 +26,7 @@ from http_support import (
     running,
 )
 
+from trio_mcp import _jsonrpc as rpc
 from trio_mcp.http import McpAsgiApp, MemoryEventStore, asgi_app, open_asgi_app
 from trio_mcp.server import Server
 
@@ -552,6 +553,46 @@ async def test_with_the_engine_running_a_plain_call_takes_no_task_of_the_engine(
         # The engine still answers what needs a handler, in the same session.
         r = await client.post(base + "/mcp", json=call(3, "echo", {"text": "z"}), headers=headers)
         assert r.json()["result"]["content"][0]["text"] == "z"
+
+
+async def test_a_plain_call_never_overtakes_a_message_on_its_way_to_the_engine() -> None:
+    """A request handed to the running engine, and a plain call delivered by another POST's
+    task in the very batch where the engine takes the first (in either order, as trio
+    picks): the connection sees them in the order they came, so a plain call reusing the
+    id of the request in flight is refused, every time (answering it in its own task while
+    the first is still on its way would let it pass).
+
+    wait_all_tasks_blocked: the test's HTTP client is idle, and the blocking calls wait."""
+    app = asgi_app(_with_a_plain_tool(), engine_linger=30)
+    async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+        headers = await initialize(client, base + "/mcp")
+        r = await client.post(base + "/mcp", json=call(1, "echo", {"text": "x"}), headers=headers)
+        assert r.json()["result"]["content"][0]["text"] == "x"
+        assert app.manager is not None
+        session = app.manager.sessions[headers["mcp-session-id"]]
+        assert session.running
+        for attempt in range(20):
+            id = 100 + attempt
+            first = rpc.Request(id, "tools/call", {"name": "block", "arguments": {}})
+            second = rpc.Request(id, "tools/call", {"name": "shout", "arguments": {"text": "a"}})
+            refused = session.connection.statistics().errors_replied
+            in_flight = session.connection.in_flight
+            go = trio.Event()
+
+            async def deliver_second(go: trio.Event = go, second: rpc.Request = second) -> None:
+                await go.wait()
+                await session.deliver(second)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(deliver_second)
+                await trio.testing.wait_all_tasks_blocked()
+                go.set()  # the second runs in the batch where the engine takes the first,
+                await session.deliver(first)  # which this hands over, then yields
+            with trio.fail_after(5):  # (the blocking calls wait for the shutdown)
+                while session.connection.in_flight == in_flight:
+                    await trio.sleep(0.001)
+                await trio.testing.wait_all_tasks_blocked()
+            assert session.connection.statistics().errors_replied == refused + 1, attempt
 
 
 #: The documented bound on ending a session (docs/reference/limits.md).

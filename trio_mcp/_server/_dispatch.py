@@ -207,26 +207,10 @@ class Dispatcher:
         (no task, no cancel scope: the function never yields); everything else
         :data:`~trio_mcp.session.LATER`. With a rate limit, calls go the long way too:
         :meth:`handle` knows the caller (stateless HTTP names it per request)."""
-        return self.answer_plain_call(request)
-
-    def answer_plain_call(self, request: InboundRequest) -> Any:
-        """:meth:`immediate`, for a transport that answers without a running session."""
-        raw = request.raw_params
-        spec = self.plain_call(request.method, raw)
+        spec = self.plain_call(request.method, request.raw_params)
         if spec is None:
             return LATER
-        assert raw is not None
-        try:
-            result = spec.answer_now(raw.get("arguments"), request.version)
-        except URLElicitationRequired:
-            # What it becomes depends on the era and the client (see handle): the long
-            # way decides. The function runs again there, as it would on a retry.
-            return LATER
-        if isinstance(result, CallToolResult):
-            content = downgrade_content(result.content, request.version)
-            if content is not result.content:
-                result = attrs.evolve(result, content=content)
-        return result
+        return answer_plain_call(spec, request)
 
     async def on_notification(self, session: Session, method: str, params: Any) -> None:
         callback = self.server._notification_callbacks.get(method)
@@ -738,3 +722,22 @@ def _field(params: Any, name: str) -> Any:
     if attrs.has(type(params)):
         return getattr(params, re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower(), None)
     raise McpError("Invalid params: expected an object", code=ErrorCode.INVALID_PARAMS)
+
+
+def answer_plain_call(spec: ToolSpec, request: InboundRequest) -> Any:
+    """The result of ``request``, a call of ``spec``, a tool that :attr:`~ToolSpec.runs_inline`
+    (see :meth:`Dispatcher.plain_call`): its function runs now, in the calling task;
+    :data:`~trio_mcp.session.LATER` if the call needs the long way after all."""
+    raw = request.raw_params
+    assert raw is not None
+    try:
+        result = spec.answer_now(raw.get("arguments"), request.version)
+    except URLElicitationRequired:
+        # What it becomes depends on the era and the client (see handle): the long
+        # way decides. The function runs again there, as it would on a retry.
+        return LATER
+    if isinstance(result, CallToolResult):
+        content = downgrade_content(result.content, request.version)
+        if content is not result.content:
+            result = attrs.evolve(result, content=content)
+    return result

@@ -26,14 +26,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 
 import trio
 
 from ... import _jsonrpc as rpc
+from ..._errors import ErrorCode, McpError
 from ..._protocol._connection import Connection
 from ..._protocol._events import Dispatch, NotificationReceived, Reply
-from ..._server._dispatch import Dispatcher
+from ..._server._dispatch import Dispatcher, answer_plain_call
 from ..._session._engine import Session, connect_session
 from ..._session._inbound import NeedsTask, respond_now
 from ..._transports._stream import MessageStream, Received
@@ -186,11 +187,7 @@ class LegacySession:
             else:
                 await trio.lowlevel.checkpoint()
             return
-        if (
-            isinstance(message, rpc.Request)
-            and self.delivered == self.taken
-            and await self._answer_now(message)
-        ):
+        if isinstance(message, rpc.Request) and self.caught_up and await self._answer_now(message):
             return
         if isinstance(message, rpc.Notification) and message.method == "notifications/cancelled":
             await self._cancelled((message.params or {}).get("requestId"))
@@ -206,46 +203,76 @@ class LegacySession:
                 await trio.lowlevel.checkpoint()
             return
         inbound = await self._engine_inbound()
+        # Counted before the send: the send hands the message over and then yields, and
+        # until the engine takes it, no plain call may overtake it (see answer_now).
+        self.delivered += 1
         try:
             await inbound.send(message)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self.delivered -= 1
             raise SessionClosed from None
-        self.delivered += 1
+        except BaseException:  # (cancelled before it was sent)
+            self.delivered -= 1
+            raise
 
-    async def _answer_now(self, message: rpc.Request) -> bool:
-        """Answer a call of a plain-function tool in the calling task (the POST's), without
-        the engine: what the engine's receive loop would do with it (see
+    @property
+    def caught_up(self) -> bool:
+        """Whether everything delivered to the engine has reached the connection (then a
+        request answered now is seen in the order it came)."""
+        return self.delivered == self.taken
+
+    def answer_now(self, message: rpc.Request) -> tuple[rpc.Message, bytes] | Literal[False] | None:
+        """Answer a call of a plain-function tool now, in the calling task (the POST's),
+        without the engine: what the engine's receive loop would do with it (see
         :meth:`Dispatcher.immediate <trio_mcp._server._dispatch.Dispatcher.immediate>`), with
-        no task, no channel hop, and no engine started for it. Only when everything sent
-        before it reached the connection (the caller checks), so the connection sees the
-        session's messages in the order they came. Returns whether it took the message;
-        ``False`` leaves it untouched for the engine.
+        no task, no channel hop, and no engine started for it. Only when :attr:`caught_up`
+        (the caller checks), so that the connection sees the session's messages in order.
 
-        Blocks while the answer is written (the caller's own response, as the engine's
-        answer would be)."""
+        Returns the answer and its JSON; ``None`` if the message was taken and nothing is
+        to be sent; ``False`` if it was not taken (it is left untouched, for the engine).
+        Never blocks."""
         plain_calls = self._plain_calls
         if plain_calls is None:
             plain_calls = self._plain_calls = self._dispatcher()
-        if plain_calls.plain_call(message.method, message.params) is None:
+        spec = plain_calls.plain_call(message.method, message.params)
+        if spec is None:
             return False
         connection = self.connection
         event = connection.receive(message)
         if type(event) is Reply:  # refused by the protocol (bad params, say)
-            await self.send_answer(event.message, message.id)
-            return True
-        if type(event) is not Dispatch:  # dropped: the engine would send nothing either
-            await trio.lowlevel.checkpoint()
-            return True
-        answer = respond_now(connection, event.request, Dispatcher.answer_plain_call, plain_calls)
-        if isinstance(answer, NeedsTask):
-            # It needs the long way after all (it may ask the client for input): the engine
-            # takes the message afresh (the connection counts it received twice).
-            connection.abandon(event.request)
-            return False
+            answer: rpc.Message | None = event.message
+        elif type(event) is Dispatch:
+            result = respond_now(connection, event.request, answer_plain_call, spec)
+            if isinstance(result, NeedsTask):
+                # It needs the long way after all (it may ask the client for input): the
+                # engine takes the message afresh (the connection counts it twice).
+                connection.abandon(event.request)
+                return False
+            answer = result
+        else:  # dropped: the engine would send nothing either
+            return None
         if answer is None:
+            return None
+        try:
+            return answer, rpc.dumps(answer)
+        except TypeError:
+            # The result held something JSON cannot carry: the tool's bug, answered as the
+            # engine answers it.
+            log.exception("answer to %s (id %r) is not JSON", message.method, message.id)
+            internal = McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
+            answer = rpc.ErrorResponse(message.id, internal.error)
+            return answer, rpc.dumps(answer)
+
+    async def _answer_now(self, message: rpc.Request) -> bool:
+        """:meth:`answer_now`, the answer routed as the engine's would be. Returns whether
+        the message was taken. Blocks while the answer is written."""
+        taken = self.answer_now(message)
+        if taken is False:
+            return False
+        if taken is None:
             await trio.lowlevel.checkpoint()
         else:
-            await self.send_answer(answer, message.id)
+            await self.send_answer(taken[0], message.id)
         return True
 
     def _dispatcher(self) -> Dispatcher:
