@@ -28,7 +28,7 @@ from http_support import (
 
 from trio_mcp import _jsonrpc as rpc
 from trio_mcp.http import McpAsgiApp, MemoryEventStore, asgi_app, open_asgi_app
-from trio_mcp.server import Server
+from trio_mcp.server import RateLimit, Server
 
 #: Every test here runs on both HTTP front ends.
 pytestmark = pytest.mark.usefixtures("front_end")
@@ -593,6 +593,31 @@ async def test_a_plain_call_never_overtakes_a_message_on_its_way_to_the_engine()
                     await trio.sleep(0.001)
                 await trio.testing.wait_all_tasks_blocked()
             assert session.connection.statistics().errors_replied == refused + 1, attempt
+
+
+async def test_a_rate_limited_plain_call_still_takes_from_the_callers_bucket() -> None:
+    """With ``tool_rate_limit``, plain-function calls are not answered past the limit: they
+    go the engine's way, whose dispatcher knows the caller's bucket."""
+    server = Server("limited", tool_rate_limit=RateLimit(calls=2, per=3600))
+
+    @server.tool()
+    def shout(text: str) -> str:
+        """A plain function."""
+        return text.upper()
+
+    app = asgi_app(server, engine_linger=30)
+    async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+        headers = await initialize(client, base + "/mcp")
+        answers = [
+            (
+                await client.post(
+                    base + "/mcp", json=call(n, "shout", {"text": "a"}), headers=headers
+                )
+            ).json()["result"]
+            for n in (1, 2, 3)
+        ]
+        assert [a.get("isError", False) for a in answers] == [False, False, True]
+        assert "Rate limit exceeded" in answers[2]["content"][0]["text"]
 
 
 #: The documented bound on ending a session (docs/reference/limits.md).

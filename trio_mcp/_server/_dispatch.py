@@ -182,25 +182,11 @@ class Dispatcher:
 
     def plain_call(self, method: str, raw: dict[str, Any] | None) -> ToolSpec | None:
         """The tool a request of ``method`` with ``raw`` params calls, if :meth:`immediate`
-        can answer it (a plain-function tool, no task, no input rounds, no rate limit);
-        else ``None``. Reads only the raw params: a transport may ask before it hands the
-        request to the connection."""
-        if method != "tools/call" or self._rate_limiter is not None or raw is None:
+        can answer it (see :func:`plain_call`; with a rate limit, none: :meth:`handle`
+        knows the caller)."""
+        if self._rate_limiter is not None:
             return None
-        name = raw.get("name")
-        spec = self.server._tools.get(name) if type(name) is str else None
-        arguments = raw.get("arguments")
-        meta = raw.get("_meta")
-        if (
-            spec is None
-            or not spec.runs_inline
-            or spec.task != "never"
-            or (arguments is not None and type(arguments) is not dict)
-            or (meta is not None and type(meta) is not dict)
-            or len(raw.keys() - _PLAIN_CALL_KEYS) > 0  # task, input rounds: the long way
-        ):
-            return None
-        return spec
+        return plain_call(self.server, method, raw)
 
     def immediate(self, session: Session, request: InboundRequest) -> Any:
         """Answer a call of a plain-function tool right away, in the session's receive loop
@@ -722,6 +708,35 @@ def _field(params: Any, name: str) -> Any:
     if attrs.has(type(params)):
         return getattr(params, re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower(), None)
     raise McpError("Invalid params: expected an object", code=ErrorCode.INVALID_PARAMS)
+
+
+def calls_rate_limited(server: Server, rate_limiter: RateLimiter | None) -> bool:
+    """Whether a :class:`Dispatcher` of ``server`` given ``rate_limiter`` limits tool calls
+    (it makes a limiter of its own from the server's ``tool_rate_limit``)."""
+    return rate_limiter is not None or server.tool_rate_limit is not None
+
+
+def plain_call(server: Server, method: str, raw: dict[str, Any] | None) -> ToolSpec | None:
+    """The tool of ``server`` that a request of ``method`` with ``raw`` params calls, if the
+    call can be answered at once by :func:`answer_plain_call` (a plain-function tool, no
+    task, no input rounds; a rate limit is the caller's to check); else ``None``. Reads only
+    the raw params: a transport may ask before it hands the request to the connection."""
+    if method != "tools/call" or raw is None:
+        return None
+    name = raw.get("name")
+    spec = server._tools.get(name) if type(name) is str else None
+    arguments = raw.get("arguments")
+    meta = raw.get("_meta")
+    if (
+        spec is None
+        or not spec.runs_inline
+        or spec.task != "never"
+        or (arguments is not None and type(arguments) is not dict)
+        or (meta is not None and type(meta) is not dict)
+        or len(raw.keys() - _PLAIN_CALL_KEYS) > 0  # task, input rounds: the long way
+    ):
+        return None
+    return spec
 
 
 def answer_plain_call(spec: ToolSpec, request: InboundRequest) -> Any:

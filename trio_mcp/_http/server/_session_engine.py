@@ -34,7 +34,7 @@ from ... import _jsonrpc as rpc
 from ..._errors import ErrorCode, McpError
 from ..._protocol._connection import Connection
 from ..._protocol._events import Dispatch, NotificationReceived, Reply
-from ..._server._dispatch import Dispatcher, answer_plain_call
+from ..._server._dispatch import Dispatcher, answer_plain_call, calls_rate_limited, plain_call
 from ..._session._engine import Session, connect_session
 from ..._session._inbound import NeedsTask, respond_now
 from ..._transports._stream import MessageStream, Received
@@ -101,7 +101,6 @@ class LegacySession:
         "_engine_done",
         "_engine_scope",
         "_inbound",
-        "_plain_calls",
         "busy",
         "channels",
         "closed",
@@ -154,8 +153,6 @@ class LegacySession:
         #: is still on its way to the connection.
         self.delivered = 0
         self.taken = 0
-        #: What answers plain-function tool calls without the engine (made on first use).
-        self._plain_calls: Dispatcher | None = None
 
     def __repr__(self) -> str:
         state = "running" if self._inbound is not None else "dormant"
@@ -231,10 +228,10 @@ class LegacySession:
         Returns the answer and its JSON; ``None`` if the message was taken and nothing is
         to be sent; ``False`` if it was not taken (it is left untouched, for the engine).
         Never blocks."""
-        plain_calls = self._plain_calls
-        if plain_calls is None:
-            plain_calls = self._plain_calls = self._dispatcher()
-        spec = plain_calls.plain_call(message.method, message.params)
+        manager = self.manager
+        if calls_rate_limited(manager.server, manager.rate_limiter):
+            return False  # (the engine's dispatcher takes from the caller's bucket)
+        spec = plain_call(manager.server, message.method, message.params)
         if spec is None:
             return False
         connection = self.connection
@@ -276,8 +273,7 @@ class LegacySession:
         return True
 
     def _dispatcher(self) -> Dispatcher:
-        """The handlers of this session's requests, for one run of the engine (or for the
-        plain calls answered without it)."""
+        """The handlers of this session's requests, for one run of the engine."""
         manager = self.manager
         dispatcher = Dispatcher(
             manager.server,
