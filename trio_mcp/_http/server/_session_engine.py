@@ -184,7 +184,7 @@ class LegacySession:
             else:
                 await trio.lowlevel.checkpoint()
             return
-        if isinstance(message, rpc.Request) and self.caught_up and await self._answer_now(message):
+        if isinstance(message, rpc.Request) and await self._answer_now(message):
             return
         if isinstance(message, rpc.Notification) and message.method == "notifications/cancelled":
             await self._cancelled((message.params or {}).get("requestId"))
@@ -222,13 +222,15 @@ class LegacySession:
         """Answer a call of a plain-function tool now, in the calling task (the POST's),
         without the engine: what the engine's receive loop would do with it (see
         :meth:`Dispatcher.immediate <trio_mcp._server._dispatch.Dispatcher.immediate>`), with
-        no task, no channel hop, and no engine started for it. Only when :attr:`caught_up`
-        (the caller checks), so that the connection sees the session's messages in order.
+        no task, no channel hop, and no engine started for it. Only when :attr:`caught_up`,
+        so that the connection sees the session's messages in order.
 
         Returns the answer and its JSON; ``None`` if the message was taken and nothing is
         to be sent; ``False`` if it was not taken (it is left untouched, for the engine).
         Never blocks."""
         manager = self.manager
+        if self.closed or not self.caught_up:
+            return False  # (delivering raises SessionClosed, or queues it behind the rest)
         if calls_rate_limited(manager.server, manager.rate_limiter):
             return False  # (the engine's dispatcher takes from the caller's bucket)
         spec = plain_call(manager.server, message.method, message.params)

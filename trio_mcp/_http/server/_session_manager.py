@@ -367,7 +367,6 @@ class SessionManager:
             type(message) is not rpc.Request
             or message.method in SELF_ANSWERED
             or message.id in session.routes  # (the long way refuses it)
-            or not session.caught_up
         ):
             return False
         taken = session.answer_now(message)
