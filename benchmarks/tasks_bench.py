@@ -23,7 +23,8 @@ from pathlib import Path
 
 import trio
 
-from trio_mcp.server import Server, TaskSettings
+from trio_mcp import Server
+from trio_mcp.server import TaskSettings
 from trio_mcp.tasks import TaskStore, open_redis_task_store, open_sqlite_task_store, open_task_store
 from trio_mcp.testing import connect
 

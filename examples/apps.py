@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import trio
 
-from trio_mcp import McpError, Server
+from trio_mcp import Context, McpError, Server
 from trio_mcp.apps import AppCsp, ToolUi, client_extension, supports_apps
 from trio_mcp.client import ClientOptions
 from trio_mcp.host import InProcessServerConfig, ServerPolicy, open_host
-from trio_mcp.server import Context
 
 server = Server("weather", version="1.0.0")
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import trio
 
-from trio_mcp.server import Server
+from trio_mcp import Server
 from trio_mcp.testing import connect
 from trio_mcp.types import PromptReference, ResourceTemplateReference
 

@@ -180,7 +180,7 @@ async def custom_headers(client: Client, context: dict[str, Any]) -> None:
 @scenario("sep-2640-client-no-prefetch")
 async def skill_catalogue(client: Client, context: dict[str, Any]) -> None:
     """Connect and list the skills; the model asks for no skill, so no file is fetched."""
-    if skills.EXTENSION not in (client.server_capabilities.extensions or {}):
+    if skills.SKILLS_EXTENSION not in (client.server_capabilities.extensions or {}):
         print("the server offers no skills")
         return
     for entry in await skills.list_skills(client):
@@ -196,7 +196,7 @@ async def use_skills(client: Client, context: dict[str, Any]) -> None:
     """The model asks for every listed skill: load each through the verifying path, then
     read its supporting files (each verified too). A skill that fails verification is
     refused, and none of its other files is read."""
-    if skills.EXTENSION not in (client.server_capabilities.extensions or {}):
+    if skills.SKILLS_EXTENSION not in (client.server_capabilities.extensions or {}):
         print("the server offers no skills")
         return
     for entry in await skills.list_skills(client):

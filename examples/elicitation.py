@@ -19,7 +19,7 @@ from typing import Any
 
 import trio
 
-from trio_mcp.server import Context, Server
+from trio_mcp import Context, Server
 from trio_mcp.testing import connect
 from trio_mcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 

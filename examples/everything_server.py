@@ -28,7 +28,8 @@ import attrs
 import trio
 
 import trio_mcp
-from trio_mcp.server import Context, Field, Server, ToolError
+from trio_mcp import Context, Server, ToolError
+from trio_mcp.server import Field
 from trio_mcp.skills import Skill
 from trio_mcp.types import (
     Annotations,

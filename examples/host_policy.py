@@ -11,6 +11,7 @@ from typing import Any
 
 import trio
 
+from trio_mcp import Server
 from trio_mcp.host import (
     Allow,
     Consent,
@@ -22,7 +23,6 @@ from trio_mcp.host import (
     parse_policy,
     tool_result,
 )
-from trio_mcp.server import Server
 from trio_mcp.types import ToolAnnotations
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)

@@ -22,8 +22,7 @@ from typing import Any
 
 import trio
 
-from trio_mcp import Context, MissingRequiredClientCapability, Server, jsonrpc
-from trio_mcp.client import open_client
+from trio_mcp import Context, MissingRequiredClientCapability, Server, jsonrpc, open_client
 from trio_mcp.testing import connect
 from trio_mcp.transports import MemoryMessageStream, MessageStream, memory_stream_pair
 from trio_mcp.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
@@ -51,11 +50,11 @@ async def ask_user(params: ElicitRequestFormParams | ElicitRequestURLParams) -> 
 
 def summary(message: jsonrpc.Message) -> str:
     """One line per message: what it is, and the parts that matter here."""
-    if isinstance(message, jsonrpc.Request):
+    if isinstance(message, jsonrpc.JsonRpcRequest):
         params = message.params or {}
         keys = sorted(k for k in params if k in ("inputResponses", "requestState"))
         return f"request {message.method} (id {message.id}) {' '.join(keys)}".rstrip()
-    if isinstance(message, jsonrpc.Notification):
+    if isinstance(message, jsonrpc.JsonRpcNotification):
         return f"notification {message.method}"
     if isinstance(message, jsonrpc.ResultResponse):
         result: dict[str, Any] = message.result

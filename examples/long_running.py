@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import trio
 
+from trio_mcp import Context, Server
 from trio_mcp.client import TaskCancelled
-from trio_mcp.server import Context, Server, TaskSettings
+from trio_mcp.server import TaskSettings
 from trio_mcp.testing import connect
 from trio_mcp.types import ElicitResult
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import trio
 
-from trio_mcp import Context, Server, jsonrpc, types
-from trio_mcp.client import open_client
+from trio_mcp import Context, Server, jsonrpc, open_client, types
 from trio_mcp.transports import MemoryMessageStream, MessageStream, memory_stream_pair
 
 server = Server("demo-server", version="1.0", instructions="A tiny demo.")

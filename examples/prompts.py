@@ -10,8 +10,7 @@ from typing import Annotated
 
 import trio
 
-from trio_mcp.jsonrpc import McpError
-from trio_mcp.server import Server
+from trio_mcp import McpError, Server
 from trio_mcp.testing import connect
 from trio_mcp.types import EmbeddedResource, PromptMessage, TextContent, TextResourceContents
 

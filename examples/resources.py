@@ -12,8 +12,7 @@ from pathlib import Path
 
 import trio
 
-from trio_mcp.jsonrpc import McpError
-from trio_mcp.server import Server
+from trio_mcp import McpError, Server
 from trio_mcp.testing import connect
 from trio_mcp.types import BlobResourceContents, TextResourceContents
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import trio
 
-from trio_mcp.server import Context, Server
+from trio_mcp import Context, Server
 from trio_mcp.testing import connect
 from trio_mcp.types import (
     CreateMessageRequestParams,

@@ -12,16 +12,15 @@ import argparse
 
 import trio
 
-from trio_mcp import McpError
+from trio_mcp import Context, McpError, Server
 from trio_mcp.http import (
-    HostPolicy,
     HttpClientStream,
     MemoryEventStore,
+    OriginPolicy,
     close_sse_stream,
     open_http_client,
     serve,
 )
-from trio_mcp.server import Context, Server
 
 server = Server("reports")
 
@@ -39,7 +38,7 @@ async def serve_reports(*, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_
         server,
         "127.0.0.1",
         0,
-        host_policy=HostPolicy(allowed_origins=["http://localhost:3000"]),
+        origin_policy=OriginPolicy(allowed_origins=["http://localhost:3000"]),
         event_store=MemoryEventStore(max_events_per_stream=100),
         retry_ms=100,
         session_idle_timeout=300,

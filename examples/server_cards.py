@@ -13,6 +13,7 @@ from functools import partial
 import orjson
 import trio
 
+from trio_mcp import Server
 from trio_mcp.cards import (
     CardError,
     Repository,
@@ -24,7 +25,6 @@ from trio_mcp.cards import (
 )
 from trio_mcp.host import allow_all, open_host
 from trio_mcp.http import serve
-from trio_mcp.server import Server
 
 server = Server(
     "weather",

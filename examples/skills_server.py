@@ -10,8 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import trio
-
+import trio_mcp
 from trio_mcp import Server
 from trio_mcp.skills import Skill
 
@@ -46,7 +45,7 @@ def main() -> None:
         description="Serve the example skills (examples/skills/ and one built in code) over stdio."
     )
     parser.parse_args()
-    trio.run(server.run_stdio)
+    trio_mcp.run(server)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import attrs
 import trio
 
-from trio_mcp.server import Server
+from trio_mcp import Server
 from trio_mcp.testing import connect
 
 

@@ -27,8 +27,9 @@ from functools import partial
 
 import trio
 
+from trio_mcp import Context, Server
 from trio_mcp.http import serve
-from trio_mcp.server import Context, Server, TaskSettings
+from trio_mcp.server import TaskSettings
 
 
 def make_server(store: str) -> Server:

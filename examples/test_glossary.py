@@ -23,19 +23,13 @@ import trio.testing
 from first_server import GLOSSARY, server
 from hypothesis import given, settings, strategies as st
 
-from trio_mcp import McpError
-from trio_mcp.client import open_client
+from trio_mcp import McpError, open_client
 from trio_mcp.fuzz import HttpTarget
 from trio_mcp.http import serve
 from trio_mcp.pytest_plugin import Fuzzer
 from trio_mcp.session import Session
-from trio_mcp.testing import (
-    check_transport,
-    connect,
-    json_objects,
-    memory_stream_pair,
-)
-from trio_mcp.transports import LineMessageStream, open_line_stream
+from trio_mcp.testing import check_transport, connect, json_objects
+from trio_mcp.transports import LineMessageStream, memory_stream_pair, open_line_stream
 from trio_mcp.types import TextContent
 
 # -- in memory, in both eras ----------------------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 import trio
 
-from trio_mcp.server import Server, ToolError
+from trio_mcp import Server, ToolError
 from trio_mcp.testing import connect
 from trio_mcp.types import ToolAnnotations
 

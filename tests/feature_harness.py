@@ -11,13 +11,10 @@ from typing import Any
 import attrs
 import trio
 
-from trio_mcp import jsonrpc as rpc
-from trio_mcp.client import Client, connect_client
+from trio_mcp import Client, Server, connect_client, jsonrpc as rpc
 from trio_mcp.protocol import Connection
-from trio_mcp.server import Server
 from trio_mcp.session import Session, connect_session
-from trio_mcp.testing import memory_stream_pair
-from trio_mcp.transports import MessageStream
+from trio_mcp.transports import MessageStream, memory_stream_pair
 from trio_mcp.types import ClientCapabilities, Implementation
 
 #: The two eras' newest revisions: every feature is tested in both.
@@ -54,11 +51,11 @@ class RecordingStream(MessageStream):
     async def aclose(self) -> None:
         await self.inner.aclose()
 
-    def notifications(self, method: str | None = None) -> list[rpc.Notification]:
+    def notifications(self, method: str | None = None) -> list[rpc.JsonRpcNotification]:
         return [
             m
             for m in self.sent
-            if isinstance(m, rpc.Notification) and (method is None or m.method == method)
+            if isinstance(m, rpc.JsonRpcNotification) and (method is None or m.method == method)
         ]
 
     def responses_to(self, request_id: Any) -> list[rpc.Message]:
@@ -68,11 +65,11 @@ class RecordingStream(MessageStream):
             if isinstance(m, (rpc.ResultResponse, rpc.ErrorResponse)) and m.id == request_id
         ]
 
-    def requests(self, method: str | None = None) -> list[rpc.Request]:
+    def requests(self, method: str | None = None) -> list[rpc.JsonRpcRequest]:
         return [
             m
             for m in self.sent
-            if isinstance(m, rpc.Request) and (method is None or m.method == method)
+            if isinstance(m, rpc.JsonRpcRequest) and (method is None or m.method == method)
         ]
 
 

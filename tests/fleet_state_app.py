@@ -1,10 +1,13 @@
 """A fleet member for the tests: ``python tests/fleet_state_app.py STATE`` serves Streamable
 HTTP on a free port of 127.0.0.1 as one worker of the fleet sharing STATE (a Redis URL, or
 ``-`` for none), and prints the port once it serves. Its tools raise changes (``touch``,
-``grow``) and ask for input in rounds (``confirm``)."""
+``grow``), ask for input in rounds (``confirm``) and echo (``echo``). A request's principal
+is its ``x-user`` header, when it has one; ``FLEET_SESSIONS_PER_PRINCIPAL`` (environment)
+sets ``max_sessions_per_principal``."""
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import partial
 
@@ -42,6 +45,21 @@ def grow() -> str:
 
 
 @server.tool
+def echo(text: str) -> str:
+    """Say ``text`` back."""
+    return text
+
+
+def principal(scope: dict[str, object]) -> str | None:
+    """The ``x-user`` header of a request, if any."""
+    headers = scope.get("headers")
+    for name, value in headers if isinstance(headers, list) else ():
+        if name == b"x-user":
+            return str(value.decode())
+    return None
+
+
+@server.tool
 async def confirm(ctx: Context) -> str:
     """Ask a yes/no question in an input round."""
     answer = await ctx.elicit("Go on?", {"properties": {"ok": {"type": "boolean"}}}, key="go")
@@ -54,7 +72,19 @@ async def main() -> None:
 
     state = None if STATE is None else RedisState(url=STATE, key_refresh=KEY_REFRESH)
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(partial(serve, server, port=0, graceful_timeout=1, state=state))
+        port = await nursery.start(
+            partial(
+                serve,
+                server,
+                port=0,
+                graceful_timeout=1,
+                state=state,
+                principal=principal,
+                max_sessions_per_principal=int(
+                    os.environ.get("FLEET_SESSIONS_PER_PRINCIPAL", "2000")
+                ),
+            )
+        )
         print(port, flush=True)
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from trio_mcp import McpError, Server
+from trio_mcp import Context, McpError, Server
 from trio_mcp.apps import (
-    EXTENSION,
+    APPS_EXTENSION,
     MAX_APP_BYTES,
     MIME_TYPE,
     AppCsp,
@@ -24,7 +24,6 @@ from trio_mcp.apps import (
     view_from_result,
 )
 from trio_mcp.host import InProcessServerConfig, ServerPolicy, open_host
-from trio_mcp.server import Context
 from trio_mcp.testing import connect
 from trio_mcp.types import BlobResourceContents, ReadResourceResult, TextResourceContents
 
@@ -88,7 +87,7 @@ async def test_tools_list_their_view_and_the_view_reads_with_its_type_and_meta(
         assert "connect-src 'self' https://api.weather.example" in view.content_security_policy
         extensions = client.server_capabilities.extensions
         if version >= "2026-07-28":
-            assert extensions is not None and EXTENSION in extensions
+            assert extensions is not None and APPS_EXTENSION in extensions
 
 
 @pytest.mark.parametrize("version", ERAS)

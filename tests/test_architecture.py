@@ -235,6 +235,235 @@ def test_the_http_clients_two_legacies_do_not_import_each_other(module: str) -> 
     assert other not in imported, f"_http/client/{module}.py imports {other}"
 
 
+#: Which modules each layer of the edges may not import (absolute names, prefixes; imports
+#: for the type checker count too). What holds today, written down so it keeps holding.
+EDGE_LAYERS: dict[str, tuple[tuple[str, ...], str]] = {
+    "_auth": (
+        (
+            "trio_mcp._http",
+            "trio_mcp._websocket",
+            "trio_mcp._server",
+            "trio_mcp._client",
+            "trio_mcp._session",
+            "trio_mcp._transports",
+            "trio_mcp._protocol",
+            "trio_mcp._host",
+            "trio_mcp._fleet",
+            "trio_mcp._cli",
+            "trio_mcp._fuzz",
+            "trio_mcp._testing",
+        ),
+        "OAuth is below every transport: the HTTP server and the WebSocket transport call it, "
+        "it names what it needs of a request (_auth/_exchange.py)",
+    ),
+    "_http": (
+        (
+            "trio_mcp._websocket",
+            "trio_mcp._host",
+            "trio_mcp._cli",
+            "trio_mcp._fuzz",
+            "trio_mcp._testing",
+        ),
+        "the HTTP transports know nothing of the layers built on them",
+    ),
+    "_websocket.py": (
+        (
+            "trio_mcp._http.client",
+            "trio_mcp._http.server._asgi",
+            "trio_mcp._http.server._modern",
+            "trio_mcp._http.server._session_engine",
+            "trio_mcp._http.server._session_manager",
+            "trio_mcp._host",
+            "trio_mcp._cli",
+            "trio_mcp._fuzz",
+            "trio_mcp._testing",
+        ),
+        "the WebSocket transport is beside HTTP, not on it: of the HTTP server it uses only "
+        "the shared pieces (test_the_websocket_transport_uses_only_https_shared_pieces)",
+    ),
+    "_websocket_auth.py": (
+        (
+            "trio_mcp._http.client",
+            "trio_mcp._http.server._asgi",
+            "trio_mcp._http.server._modern",
+            "trio_mcp._http.server._session_engine",
+            "trio_mcp._http.server._session_manager",
+            "trio_mcp._client",
+            "trio_mcp._host",
+            "trio_mcp._cli",
+            "trio_mcp._fuzz",
+            "trio_mcp._testing",
+        ),
+        "the WebSocket handshake's authorization: the auth layer and the wire, no more",
+    ),
+}
+
+
+def _under(name: str, modules: tuple[str, ...] | set[str]) -> bool:
+    """Whether ``name`` is one of ``modules`` or inside one (``trio_mcp._cli`` is not
+    inside ``trio_mcp._client``)."""
+    return any(name == module or name.startswith(module + ".") for module in modules)
+
+
+def _layer_files(layer: str) -> list[Path]:
+    if layer.endswith(".py"):
+        return [PACKAGE / layer]
+    return sorted((PACKAGE / layer).rglob("*.py"))
+
+
+def _edge_layer_violations(layer: str) -> list[str]:
+    forbidden, _why = EDGE_LAYERS[layer]
+    files = _layer_files(layer)
+    assert files, layer
+    return [
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in files
+        for name in sorted(_imports(path))
+        if _under(name, forbidden)
+    ]
+
+
+@pytest.mark.parametrize("layer", sorted(EDGE_LAYERS))
+def test_the_edges_are_layered(layer: str) -> None:
+    found = _edge_layer_violations(layer)
+    assert not found, f"{EDGE_LAYERS[layer][1]}:\n" + "\n".join(found)
+
+
+#: What the WebSocket transport takes from the HTTP server: the Host/Origin policy both
+#: enforce, and the JSON-RPC error body both send.
+WEBSOCKET_FROM_HTTP_SERVER = {
+    ("trio_mcp._http.server._security", "OriginPolicy"),
+    ("trio_mcp._http.server._security", "is_loopback"),
+    ("trio_mcp._http.server._exchange", "error_body"),
+}
+
+
+def _imported_from(path: Path, prefix: str) -> set[tuple[str, str]]:
+    """The ``(module, name)`` pairs ``path`` imports from modules under ``prefix``."""
+    package = path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else ()
+            module = ".".join((*base, *(node.module.split(".") if node.module else ())))
+            if _under(module, (prefix,)):
+                found.update((module, alias.name) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update((a.name, "") for a in node.names if _under(a.name, (prefix,)))
+    return found
+
+
+@pytest.mark.parametrize("module", ["_websocket.py", "_websocket_auth.py"])
+def test_the_websocket_transport_uses_only_https_shared_pieces(module: str) -> None:
+    taken = _imported_from(PACKAGE / module, "trio_mcp._http")
+    assert taken <= WEBSOCKET_FROM_HTTP_SERVER, sorted(taken - WEBSOCKET_FROM_HTTP_SERVER)
+
+
+#: The one module that imports the command line: ``python -m trio_mcp`` runs it.
+IMPORTS_THE_CLI = {"__main__.py"}
+
+
+def test_nothing_but_the_entry_point_imports_the_cli() -> None:
+    """The CLI is the top layer: the library never imports it (nor its dependencies)."""
+    found = [
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in SOURCES
+        if path.relative_to(PACKAGE).parts[0] != "_cli"
+        and str(path.relative_to(PACKAGE)) not in IMPORTS_THE_CLI
+        for name in sorted(_imports(path))
+        if _under(name, ("trio_mcp._cli",))
+    ]
+    assert not found, found
+
+
+#: The session's modules that may import the session module itself: the session's own
+#: options (a TypedDict of its keyword arguments, which name its handler types; imported
+#: only for the type checker).
+SESSION = PACKAGE / "_session"
+SESSION_MODULE = "trio_mcp._session._engine"
+IMPORTS_THE_SESSION = {"_engine.py", "_options.py"}
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted(p for p in SESSION.glob("*.py") if p.name not in IMPORTS_THE_SESSION),
+    ids=lambda p: p.name,
+)
+def test_the_session_parts_do_not_import_the_session(path: Path) -> None:
+    """Imports run one way, as in h11: ``_engine`` puts the session together from its
+    parts, and a part is given what it needs (a ``_link.Link``, callables), never the
+    ``Session`` class, not even for the type checker."""
+    imported = _imports(path)
+    assert SESSION_MODULE not in imported, f"_session/{path.name} imports {SESSION_MODULE}"
+    # Nor does it reach into the session it is given (``session._send``).
+    reads = _private_reads(path.read_text(), {"session", "_session"})
+    assert not reads, f"_session/{path.name} reads the session's privates: {reads}"
+
+
+# -- nobody reads a Server's private attributes ----------------------------------------------
+
+#: The names a Server goes by in trio_mcp (``server._x``, ``self.server._x``, ``srv._x``,
+#: ``self._server._x``, ``manager.server._x``).
+SERVER_NAMES = {"server", "srv", "_server"}
+#: The modules that may read a Server's private attributes, and why.
+READS_SERVER_PRIVATES = {
+    "trio_mcp/_server/_server.py": "the Server itself",
+    "trio_mcp/_server/_internals.py": "ServerInternals: the one internal read interface that "
+    "the dispatch, the HTTP transports, the workers and the fleet use instead",
+}
+
+
+def _private_reads(source: str, names: set[str] = SERVER_NAMES) -> list[tuple[int, str]]:
+    """The ``(line, code)`` of every private attribute read (or call, or write) on
+    something named as one of ``names`` (a server, by default) in ``source``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            continue
+        holder = node.value
+        if (isinstance(holder, ast.Name) and holder.id in names) or (
+            isinstance(holder, ast.Attribute) and holder.attr in names
+        ):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_only_the_server_reads_its_private_attributes() -> None:
+    """The dispatch and the transports read a Server through ``ServerInternals``
+    (``_server/_internals.py``), so ``_server.py`` can change what is behind it."""
+    found = []
+    for path in SOURCES:
+        name = str(path.relative_to(PACKAGE.parent))
+        if name not in READS_SERVER_PRIVATES:
+            found += [f"{name}:{line}: {code}" for line, code in _private_reads(path.read_text())]
+    assert not found, "a Server's private attributes read outside it:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "server._tools.get(name)\n",
+        "self.server._sealer.open(state)\n",
+        "srv._hub.relay = None\n",
+        "self.manager.server._notification_callbacks\n",
+        "self._server._templates\n",
+    ],
+)
+def test_the_server_privates_check_finds_a_read(source: str) -> None:
+    assert len(_private_reads(source)) == 1
+
+
+@pytest.mark.parametrize(
+    "source", ["server.tools.get(name)\n", "internals.tools\n", "server.__class__\n"]
+)
+def test_the_server_privates_check_passes_public_reads(source: str) -> None:
+    assert _private_reads(source) == []
+
+
 def test_the_package_is_typed() -> None:
     assert (PACKAGE / "py.typed").exists()
 
@@ -259,16 +488,60 @@ def _called_name(node: ast.expr) -> str | None:
     return None
 
 
+def _infinite(node: ast.expr) -> bool:
+    """Whether ``node`` is written as infinity (``math.inf``, ``inf``, ``float("inf")``):
+    a deadline that never comes."""
+    text = ast.unparse(node)
+    return text in ("math.inf", "inf") or text.replace("'", '"') == 'float("inf")'
+
+
 def _has_deadline(node: ast.expr) -> bool:
-    """Whether ``node`` makes a cancel scope with a deadline."""
+    """Whether ``node`` makes a cancel scope with a deadline (not one written as
+    infinity)."""
     name = _called_name(node)
+    if not isinstance(node, ast.Call):
+        return False
     if name in DEADLINE_SCOPES:
-        return True
-    return (
-        name == "CancelScope"
-        and isinstance(node, ast.Call)
-        and any(k.arg in DEADLINE_KEYWORDS for k in node.keywords)
+        given = [
+            *node.args[:1],
+            *(k.value for k in node.keywords if k.arg in ("seconds", "deadline")),
+        ]
+        return not any(_infinite(value) for value in given)
+    return name == "CancelScope" and any(
+        k.arg in DEADLINE_KEYWORDS and not _infinite(k.value) for k in node.keywords
     )
+
+
+#: Awaits that never block: they may stand in a shield outside its deadlines.
+NEVER_BLOCKS = {"checkpoint", "checkpoint_if_cancelled"}
+
+
+def _deadline_inside(body: list[ast.stmt]) -> bool:
+    """Whether a shielded block is bounded from inside: it has a deadline scope (``with
+    trio.move_on_after(t):``) and every wait in it (an ``await``, an ``async with``, an
+    ``async for``) is inside one, or never blocks (``trio.lowlevel.checkpoint()``).
+    Function definitions inside it do not run there, and are not looked at."""
+    has_deadline = False
+
+    def bounded(nodes: list[ast.stmt] | list[ast.AST]) -> bool:
+        nonlocal has_deadline
+        for node in nodes:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                continue
+            if isinstance(node, ast.With | ast.AsyncWith) and any(
+                _has_deadline(item.context_expr) for item in node.items
+            ):
+                has_deadline = True
+                continue  # everything in it waits at most until its deadline
+            if isinstance(node, ast.AsyncWith | ast.AsyncFor):
+                return False
+            if isinstance(node, ast.Await) and _called_name(node.value) not in NEVER_BLOCKS:
+                return False
+            if not bounded(list(ast.iter_child_nodes(node))):
+                return False
+        return True
+
+    return bounded(list(body)) and has_deadline
 
 
 def _shields(source: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
@@ -278,7 +551,8 @@ def _shields(source: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]
     A shield is ``shield=`` in a call (``CancelScope(shield=True)``, ``move_on_after(t,
     shield=True)``) or an assignment to ``<scope>.shield``. It is bounded when the call
     itself has a deadline, when another item of the same ``with`` statement does
-    (``with CancelScope(shield=True), move_on_after(t):``), or, for ``scope.shield = ...``,
+    (``with CancelScope(shield=True), move_on_after(t):``), when its block is bounded from
+    inside (:func:`_deadline_inside`), or, for ``scope.shield = ...``,
     when ``scope`` is the target of an enclosing ``with move_on_after(t) as scope:``. The
     mark goes on the shield's line or in the comment block just above its statement.
     """
@@ -327,8 +601,9 @@ def _shields(source: str) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]
             if _has_deadline(node):
                 continue
             statement = statement_of(node)
-            if isinstance(statement, ast.With | ast.AsyncWith) and any(
-                _has_deadline(item.context_expr) for item in statement.items
+            if isinstance(statement, ast.With | ast.AsyncWith) and (
+                any(_has_deadline(item.context_expr) for item in statement.items)
+                or _deadline_inside(statement.body)
             ):
                 continue
             judge(node)
@@ -362,12 +637,18 @@ def test_every_shield_has_a_deadline_or_says_why_not() -> None:
     a row in docs/reference/limits.md) or mark it ``# unbounded shield: <why>``."""
     unmarked: list[str] = []
     accepted: list[str] = []
+    stale: list[str] = []
     for path in SOURCES:
-        found, marked = _shields(path.read_text())
+        source = path.read_text()
+        found, marked = _shields(source)
         name = path.relative_to(PACKAGE.parent)
         unmarked += [f"{name}:{line}: {code}" for line, code in found]
         accepted += [f"{name}:{line}: {why}" for line, why in marked]
+        if source.count(UNBOUNDED_MARK) != len(marked):
+            stale.append(str(name))
     assert not unmarked, "shields without a deadline:\n" + "\n".join(unmarked)
+    # A mark where the shield is bounded after all says something false: take it out.
+    assert not stale, f"'{UNBOUNDED_MARK}' marks on no unbounded shield in {stale}"
     # The accepted ones, for the record (pytest -rP shows them).
     print("unbounded shields, and why:\n" + "\n".join(accepted))
     assert any("_tasks/_sqlite.py" in entry for entry in accepted)
@@ -383,6 +664,11 @@ BOUNDED_SHIELDS = [
     "# unbounded shield: a thread that cannot be cancelled\nwith trio.CancelScope(shield=True):\n"
     "    pass\n",
     "scope = trio.CancelScope(shield=True)  # unbounded shield: cancelled below\n",
+    # bounded from inside: every wait is in a deadline scope, or never blocks
+    "with trio.CancelScope(shield=True):\n    await trio.lowlevel.checkpoint()\n"
+    "    with trio.move_on_after(1):\n        await flush()\n"
+    "    with trio.fail_after(2):\n        async with lock:\n            await close()\n"
+    "    def later():\n        return wait()\n",
 ]
 UNBOUNDED_SHIELDS = [
     "with trio.CancelScope(shield=True):\n    pass\n",
@@ -393,6 +679,19 @@ UNBOUNDED_SHIELDS = [
     "with trio.move_on_after(5) as outer:\n    other.shield = True\n",
     "# unbounded shield:\nwith trio.CancelScope(shield=True):\n    pass\n",  # no reason
     "# unbounded shield: too far above\n\nwith trio.CancelScope(shield=True):\n    pass\n",
+    "with trio.move_on_after(math.inf, shield=True):\n    pass\n",
+    "with trio.CancelScope(shield=True, deadline=float('inf')):\n    pass\n",
+    # a deadline inside, but one wait outside it
+    "with trio.CancelScope(shield=True):\n    with trio.move_on_after(1):\n"
+    "        await flush()\n    await close()\n",
+    "with trio.CancelScope(shield=True):\n    with trio.move_on_after(1):\n"
+    "        await flush()\n    async with lock:\n        pass\n",
+    "with trio.CancelScope(shield=True):\n    with trio.move_on_after(1):\n"
+    "        await flush()\n    async for item in stream:\n        pass\n",
+    "with trio.CancelScope(shield=True):\n    with trio.move_on_after(1):\n"
+    "        pass\n    x = [await f() for f in fs]\n",
+    # nothing inside has a deadline
+    "with trio.CancelScope(shield=True):\n    await trio.lowlevel.checkpoint()\n",
 ]
 
 

@@ -31,7 +31,7 @@ from auth_support.issuer import ISSUER, DpopKey, FakeIssuer
 from auth_support.oidc import free_port
 from joserfc import jwk
 
-from trio_mcp import Context, McpError, Server
+from trio_mcp import Context, McpError, Server, connect_client
 from trio_mcp._websocket import _ConnectionHandler
 from trio_mcp.auth import (
     ClientCredentials,
@@ -41,8 +41,7 @@ from trio_mcp.auth import (
     OAuth,
     ProtectedResource,
 )
-from trio_mcp.client import connect_client
-from trio_mcp.http import HostPolicy, open_asgi_app
+from trio_mcp.http import OriginPolicy, open_asgi_app
 from trio_mcp.websocket import SUBPROTOCOL, open_websocket_client, serve_websocket, websocket_stream
 
 pytestmark = pytest.mark.timeout(30)
@@ -397,7 +396,7 @@ async def test_the_connection_closes_with_1008_when_the_token_expires(
         )
         handler = _ConnectionHandler(
             make_server(ran),
-            host_policy=HostPolicy.off(),
+            origin_policy=OriginPolicy.off(),
             max_connections=10,
             idle_timeout=3600.0,
             session_options={},

@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 import trio
 
-from trio_mcp import jsonrpc as rpc
-from trio_mcp.server import Context, Server
-from trio_mcp.testing import MemoryMessageStream, memory_stream_pair
+from trio_mcp import Context, Server, jsonrpc as rpc
+from trio_mcp.transports import MemoryMessageStream, memory_stream_pair
 
 #: What the SDK declares whatever the revision.
 SDK_CAPABILITIES: dict[str, Any] = {
@@ -49,12 +48,12 @@ async def call(
     stream: MemoryMessageStream, id: int, method: str, params: dict[str, Any]
 ) -> tuple[Answer, list[str]]:
     """Send a request as raw JSON; return its answer and whatever requests came first."""
-    await stream.send(rpc.Request(id, method, params))
+    await stream.send(rpc.JsonRpcRequest(id, method, params))
     asked = []
     with trio.fail_after(5):
         while True:
             message = await stream.receive()
-            if isinstance(message, rpc.Request):
+            if isinstance(message, rpc.JsonRpcRequest):
                 asked.append(message.method)
                 await stream.send(rpc.ResultResponse(message.id, {"action": "decline"}))
             elif isinstance(message, (rpc.ResultResponse, rpc.ErrorResponse)):
@@ -78,7 +77,7 @@ async def call_tool_as_sdk(version: str, tool: str) -> tuple[Answer, list[str]]:
         )
         assert isinstance(answer, rpc.ResultResponse)
         assert answer.result["protocolVersion"] == version
-        await ours.send(rpc.Notification("notifications/initialized"))
+        await ours.send(rpc.JsonRpcNotification("notifications/initialized"))
         result = await call(ours, 2, "tools/call", {"name": tool, "arguments": {}})
         nursery.cancel_scope.cancel()
     return result

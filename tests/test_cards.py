@@ -48,7 +48,7 @@ from trio_mcp.cards import (
     server_card,
 )
 from trio_mcp.host import HttpServerConfig, allow_all, open_host
-from trio_mcp.http import HostPolicy, asgi_app, open_asgi_app
+from trio_mcp.http import OriginPolicy, asgi_app, open_asgi_app
 from trio_mcp.skills import Skill
 from trio_mcp.testing import connect
 from trio_mcp.types import Icon
@@ -214,7 +214,7 @@ async def test_a_card_with_remotes_is_served_as_given_and_mounted_apps_name_thei
 async def test_a_host_header_that_is_no_host_does_not_reach_the_card() -> None:
     server = make_server()
     card = server_card(server, name="com.example/weather")
-    async with open_asgi_app(server, card=card, host_policy=HostPolicy.off()) as app:
+    async with open_asgi_app(server, card=card, origin_policy=OriginPolicy.off()) as app:
         for host, expected in [
             ("mcp.example.com:8443", "http://mcp.example.com:8443/mcp"),
             ("[::1]:9000", "http://[::1]:9000/mcp"),

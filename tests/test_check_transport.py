@@ -14,8 +14,8 @@ import trio
 import trio.testing
 
 from trio_mcp import jsonrpc as rpc
-from trio_mcp.testing import MemoryMessageStream, PairMaker, check_transport, memory_stream_pair
-from trio_mcp.transports import MessageStream
+from trio_mcp.testing import PairMaker, check_transport
+from trio_mcp.transports import MemoryMessageStream, MessageStream, memory_stream_pair
 
 
 class Wrapped(MessageStream):

@@ -10,11 +10,9 @@ import pytest
 import trio
 from feature_harness import ERAS, LEGACY, MODERN, open_pair, open_scripted
 
-from trio_mcp import jsonrpc as rpc
-from trio_mcp.client import EraCache, open_client
-from trio_mcp.jsonrpc import McpError, ProtocolError
-from trio_mcp.server import Context, Server
-from trio_mcp.testing import memory_stream_pair
+from trio_mcp import Context, McpError, ProtocolError, Server, jsonrpc as rpc, open_client
+from trio_mcp.client import EraCache
+from trio_mcp.transports import memory_stream_pair
 from trio_mcp.types import RootsListChangedNotification, ToolsCapability
 
 
@@ -290,10 +288,10 @@ async def test_a_probe_nobody_answers_falls_back_to_initialize_at_the_timeout(
 
     async def legacy_server() -> None:
         probe = await server_end.receive()
-        assert isinstance(probe, rpc.Request) and probe.method == "server/discover"
+        assert isinstance(probe, rpc.JsonRpcRequest) and probe.method == "server/discover"
         seen.append((trio.current_time(), probe.method))
         initialize = await server_end.receive()
-        assert isinstance(initialize, rpc.Request) and initialize.method == "initialize"
+        assert isinstance(initialize, rpc.JsonRpcRequest) and initialize.method == "initialize"
         seen.append((trio.current_time(), initialize.method))
         result = {
             "protocolVersion": initialize.params["protocolVersion"],  # type: ignore[index]
@@ -305,9 +303,9 @@ async def test_a_probe_nobody_answers_falls_back_to_initialize_at_the_timeout(
             rpc.ErrorResponse(probe.id, McpError("Method not found", code=-32601).error)
         )
         async for message in server_end:
-            assert isinstance(message, rpc.Notification | rpc.Request)
+            assert isinstance(message, rpc.JsonRpcNotification | rpc.JsonRpcRequest)
             seen.append((trio.current_time(), message.method))
-            if isinstance(message, rpc.Request):
+            if isinstance(message, rpc.JsonRpcRequest):
                 await server_end.send(rpc.ResultResponse(message.id, {}))
 
     async with trio.open_nursery() as nursery:
@@ -358,4 +356,23 @@ async def test_a_hung_handshake_says_what_timed_out_and_after_how_long(
     assert str(caught.value) == (
         f"the server did not answer {method} within 7.5 seconds (the client's handshake_timeout)"
     )
-    assert [m.method for m in received if isinstance(m, rpc.Request)][:1] == [method]
+    assert [m.method for m in received if isinstance(m, rpc.JsonRpcRequest)][:1] == [method]
+
+
+async def test_a_discover_answered_with_input_required_is_a_protocol_error() -> None:
+    # server/discover may not ask for input: the client says so (a ProtocolError naming the
+    # method), instead of failing later on a result that is not a DiscoverResult.
+    client_end, server_end = memory_stream_pair()
+
+    async def server() -> None:
+        discover = await server_end.receive()
+        assert isinstance(discover, rpc.JsonRpcRequest) and discover.method == "server/discover"
+        answer = {"resultType": "input_required", "requestState": "opaque"}
+        await server_end.send(rpc.ResultResponse(discover.id, answer))
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server)
+            with pytest.raises(ProtocolError, match="server/discover with input_required"):
+                async with open_client(client_end, protocol_version=MODERN):
+                    pass

@@ -11,9 +11,15 @@ import pytest
 import trio
 from feature_harness import ERAS, MODERN, open_pair
 
-from trio_mcp import URLElicitationRequired, jsonrpc as rpc
-from trio_mcp.jsonrpc import ErrorCode, McpError, MissingRequiredClientCapability
-from trio_mcp.server import Context, Server
+from trio_mcp import (
+    Context,
+    ErrorCode,
+    McpError,
+    MissingRequiredClientCapability,
+    Server,
+    URLElicitationRequired,
+    jsonrpc as rpc,
+)
 from trio_mcp.types import (
     CreateMessageRequest,
     CreateMessageRequestParams,

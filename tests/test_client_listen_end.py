@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from trio_mcp import ConnectionClosed, Server, connect_client
-from trio_mcp.testing import memory_stream_pair
+from trio_mcp.transports import memory_stream_pair
 
 VERSIONS = ["2025-11-25", "2026-07-28"]
 

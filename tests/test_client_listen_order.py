@@ -18,7 +18,7 @@ from trio_mcp import connect_client
 from trio_mcp.client import Change
 from trio_mcp.protocol import Connection
 from trio_mcp.session import Session, connect_session
-from trio_mcp.testing import memory_stream_pair
+from trio_mcp.transports import memory_stream_pair
 from trio_mcp.types import Implementation, ServerCapabilities, ToolsCapability
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"

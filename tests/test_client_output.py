@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from schema_host import serving_schemas
 
+from trio_mcp import ProtocolError
 from trio_mcp._client._output import OutputSchemas
-from trio_mcp.jsonrpc import ProtocolError
 from trio_mcp.types import CallToolResult, TextContent, Tool
 
 

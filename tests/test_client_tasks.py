@@ -10,9 +10,8 @@ import pytest
 import trio
 from feature_harness import open_pair
 
+from trio_mcp import Context, ErrorCode, McpError, Server
 from trio_mcp.client import TaskCancelled
-from trio_mcp.jsonrpc import ErrorCode, McpError
-from trio_mcp.server import Context, Server
 from trio_mcp.types import ElicitResult
 
 MODERN = "2026-07-28"

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 import pytest
 from feature_harness import ERAS, MODERN, open_pair, open_raw
 
-from trio_mcp.jsonrpc import ErrorCode, McpError
-from trio_mcp.server import MAX_VALUES, Context, Server
+from trio_mcp import Context, ErrorCode, McpError, Server
+from trio_mcp.server import MAX_VALUES
 from trio_mcp.types import Completion, PromptReference, ResourceTemplateReference
 
 LANGUAGES = ["python", "pytorch", "pyside", "perl", "php", "go"]

@@ -10,8 +10,8 @@ import trio
 from feature_harness import ERAS, open_pair
 from http_support import modern_body, modern_headers, running
 
+from trio_mcp import Context, Server
 from trio_mcp.http import asgi_app
-from trio_mcp.server import Context, Server
 
 
 def cleanup_server() -> tuple[Server, list[bool], trio.Event, trio.Event]:

@@ -25,8 +25,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-#: The pages whose Python samples must come from examples/.
-SAMPLED = [DOCS / "tutorial", DOCS / "how-to", DOCS / "course"]
+#: The pages whose Python samples must come from examples/ (the reference: api-stability.md).
+SAMPLED = [DOCS / "tutorial", DOCS / "how-to", DOCS / "course", DOCS / "reference"]
 PYTHON = {"python", "py", "python3"}
 #: examples/NAME.py, or a course file: examples/course/NAME.py, examples/course/solutions/NAME.py
 MARKER = re.compile(r"<!-- from (examples/(?:course/(?:solutions/)?)?[A-Za-z0-9_]+\.py) -->")

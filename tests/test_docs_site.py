@@ -102,8 +102,8 @@ def test_the_site_builds_strictly_with_every_page(site: Path) -> None:
         "reference/api/server/",
     ):
         assert (expected if expected != "/" else "/") in built
-    api = (site / "reference" / "api" / "client" / "index.html").read_text()
-    assert 'id="trio_mcp.client.Client.call_tool"' in api  # members are rendered
+    api = (site / "reference" / "api" / "trio_mcp" / "index.html").read_text()
+    assert 'id="trio_mcp.Client.call_tool"' in api  # members are rendered
     assert ":class:`" not in api  # Sphinx roles became code and links
 
 

@@ -36,6 +36,7 @@ from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
 from test_types_coverage import DEFINITIONS, Answered, ByVersion, Sent
 
+import trio_mcp
 from conftest import SCHEMA_FILES, load_schema
 from trio_mcp import jsonrpc, types as t
 from trio_mcp._types._converter import _resolve
@@ -145,9 +146,9 @@ def _message(version: str, cls: type) -> Documents:
         if spec is None:
             return {"method": value.method, **({} if params is None else {"params": params})}
         message = (
-            jsonrpc.Request(id, value.method, params)
+            jsonrpc.JsonRpcRequest(id, value.method, params)
             if is_request
-            else jsonrpc.Notification(value.method, params)
+            else jsonrpc.JsonRpcNotification(value.method, params)
         )
         return jsonrpc.serialize(message)
 
@@ -208,7 +209,7 @@ def _error(code: int, data: Documents | None = None) -> Documents:
     """The error object of an ``McpError`` as :func:`trio_mcp.jsonrpc.serialize` writes it."""
     return st.builds(
         lambda message, data, id: jsonrpc.serialize(
-            jsonrpc.ErrorResponse(id, jsonrpc.McpError(message, code=code, data=data).error)
+            jsonrpc.ErrorResponse(id, trio_mcp.McpError(message, code=code, data=data).error)
         ),
         st.text(max_size=10),
         st.none() if data is None else data,
@@ -217,7 +218,7 @@ def _error(code: int, data: Documents | None = None) -> Documents:
 
 
 def _error_responses(version: str) -> Documents:
-    codes = [int(code) for code in jsonrpc.ErrorCode if code not in (-32000, -32001)]
+    codes = [int(code) for code in trio_mcp.ErrorCode if code not in (-32000, -32001)]
     return st.sampled_from(codes).flatmap(lambda code: _error(code, st.none() | json_values()))
 
 
@@ -272,7 +273,7 @@ _RESULT_RESPONSES = {
 def _special(version: str, name: str) -> Documents | None:
     """Documents for definitions that are not one model written as is."""
     write = _write(version)
-    E = jsonrpc.ErrorCode
+    E = trio_mcp.ErrorCode
     if name in _RESULT_RESPONSES:
         return _response(version, _RESULT_RESPONSES[name])
     if name in ("JSONRPCResultResponse",) or (name, version) == ("JSONRPCResponse", "2025-06-18"):
@@ -315,7 +316,7 @@ def _special(version: str, name: str) -> Documents | None:
         return st.builds(
             lambda caps, id: jsonrpc.serialize(
                 jsonrpc.ErrorResponse(
-                    id, jsonrpc.MissingRequiredClientCapability(required_capabilities=caps).error
+                    id, trio_mcp.MissingRequiredClientCapability(required_capabilities=caps).error
                 )
             ),
             strategy_for(t.ClientCapabilities, version=version).map(write),
@@ -326,7 +327,7 @@ def _special(version: str, name: str) -> Documents | None:
             lambda supported, requested, id: jsonrpc.serialize(
                 jsonrpc.ErrorResponse(
                     id,
-                    jsonrpc.UnsupportedProtocolVersion(
+                    trio_mcp.UnsupportedProtocolVersion(
                         supported=supported, requested=requested
                     ).error,
                 )

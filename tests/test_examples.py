@@ -33,6 +33,12 @@ EXAMPLES = ROOT / "examples"
 
 #: Lines each example's output must contain.
 EXPECTED: dict[str, list[str]] = {
+    "deprecation_policy.py": [
+        "old name -> fuzzed",
+        "DeprecationWarning: trio_mcp.fuzz.fuzz_server is deprecated since 0.2.0 and will be "
+        "removed in 0.3.0: use trio_mcp.fuzz.fuzz",
+        "reported at this file",
+    ],
     "tools.py": [
         "tool forecast: The weather forecast for a city.",
         "call -> Oslo: sunny for 2 days, 21 degrees celsius",

@@ -146,30 +146,13 @@ def test_print_lines_gives_the_bare_messages(tmp_path: Path) -> None:
     assert run.stdout.splitlines() == [first.decode(), "{no"]
 
 
-def test_the_library_entry_point_is_fuzz() -> None:
-    import trio_mcp.fuzz
-
-    assert trio_mcp.fuzz.fuzz is trio_mcp.fuzz.fuzz_server  # (the name it had first)
-    assert trio_mcp.fuzz.fuzz.__name__ == "fuzz"
-
-
-def test_trio_mcp_testing_keeps_the_fuzzer_names_it_published_first() -> None:
+def test_the_library_entry_point_is_fuzz_and_has_no_second_name() -> None:
     import trio_mcp.fuzz
     import trio_mcp.testing
 
-    names = [
-        "fuzz",
-        "fuzz_server",
-        "FuzzError",
-        "FuzzReport",
-        "FuzzFailure",
-        "HttpTarget",
-        "StdioTarget",
-        "ReplayResult",
-        "replay_reproduction",
-    ]
-    for name in names:
-        assert getattr(trio_mcp.testing, name) is getattr(trio_mcp.fuzz, name), name
+    assert trio_mcp.fuzz.fuzz.__name__ == "fuzz"
+    assert not hasattr(trio_mcp.fuzz, "fuzz_server")
+    assert not hasattr(trio_mcp.testing, "fuzz")  # the fuzzer is trio_mcp.fuzz's alone
 
 
 def test_the_pytest_plugin_is_an_entry_point_that_imports_cheaply() -> None:

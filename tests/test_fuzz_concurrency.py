@@ -27,6 +27,7 @@ from pathlib import Path
 import attrs
 import pytest
 import trio
+import trio.testing
 
 from trio_mcp._fuzz._probe import Catalogue
 from trio_mcp._fuzz._report import Progress
@@ -233,3 +234,21 @@ def test_a_run_that_ends_by_itself_is_done() -> None:
     runtime = _spent_runtime()
     runtime.run_test(lambda: None)
     assert runtime.stopped == "done"
+
+
+async def test_a_call_cut_by_the_budget_says_so_even_when_hypothesis_keeps_the_exception(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # The race of the flake, made deterministic: the budget runs out *while* a call into
+    # Trio is waiting (a tool call that never ends), and Hypothesis, shrinking or replaying
+    # at that moment, keeps the BudgetExhausted it raised. The autojump clock moves the
+    # call's budget (an hour) at once; nothing sleeps for real.
+    runtime = _spent_runtime()
+    runtime.budget_end = time.monotonic() + 3600
+
+    def test_that_swallows() -> None:
+        with pytest.raises(BudgetExhausted):
+            runtime.call(trio.sleep_forever)
+
+    await trio.to_thread.run_sync(runtime.run_test, test_that_swallows)
+    assert runtime.stopped == "time budget"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from trio_mcp.fuzz import FuzzReport, HttpTarget, StdioTarget, fuzz_server
+from trio_mcp.fuzz import FuzzReport, HttpTarget, StdioTarget, fuzz
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = Path(os.environ.get("TRIO_MCP_SPEC_DIR", ROOT.parent / "shared" / "spec"))
@@ -52,7 +52,7 @@ async def test_our_server_over_stdio(version: str) -> None:
     target = StdioTarget(
         command=[sys.executable, str(EVERYTHING_SERVER)], env=ENV, process="per-run"
     )
-    report = await fuzz_server(
+    report = await fuzz(
         target,
         protocol_version=version,
         max_examples=examples(12),
@@ -69,7 +69,7 @@ async def test_our_server_over_stdio(version: str) -> None:
 
 async def test_our_server_with_a_process_per_example() -> None:
     target = StdioTarget(command=[sys.executable, str(EVERYTHING_SERVER)], env=ENV)
-    report = await fuzz_server(
+    report = await fuzz(
         target,
         max_examples=examples(4),
         seed=7,
@@ -106,7 +106,7 @@ def http_url(tmp_path: Path) -> Iterator[str]:
 
 
 async def test_our_server_over_http(http_url: str) -> None:
-    report = await fuzz_server(
+    report = await fuzz(
         HttpTarget(url=http_url),
         # (More than over stdio: an example runs a random subset of the rules, and the
         # HTTP-only ones must be among them.)

@@ -14,7 +14,7 @@ import pytest
 import trio
 from feature_harness import ERAS
 
-from trio_mcp import ConnectionClosed, McpError
+from trio_mcp import ConnectionClosed, McpError, Server
 from trio_mcp.client import Change
 from trio_mcp.host import (
     Host,
@@ -25,7 +25,6 @@ from trio_mcp.host import (
     open_host,
     parse_config,
 )
-from trio_mcp.server import Server
 from trio_mcp.transports import DEFAULT_STDERR_RATE, STDERR_DROP_PAUSE, ProcessMessageStream
 
 ROOT = Path(__file__).resolve().parent.parent

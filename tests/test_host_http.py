@@ -17,9 +17,8 @@ import trio
 from scripted_http import Reply, ScriptedApp, Seen, initialize_result, result
 from test_host import counting_server, next_connection
 
-from trio_mcp import ConnectionClosed, McpError
+from trio_mcp import ConnectionClosed, McpError, Server
 from trio_mcp.host import Host, HttpServerConfig, allow_all, open_host
-from trio_mcp.server import Server
 
 
 def free_port() -> int:

@@ -16,7 +16,7 @@ import attrs
 import pytest
 import trio
 
-from trio_mcp import McpError
+from trio_mcp import McpError, Server
 from trio_mcp._host._pinning import Pins, schema_depth
 from trio_mcp.host import (
     Allow,
@@ -29,7 +29,6 @@ from trio_mcp.host import (
     open_host,
     parse_policy,
 )
-from trio_mcp.server import Server
 from trio_mcp.types import TextContent, Tool, ToolAnnotations
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)

@@ -13,7 +13,7 @@ import pytest
 import trio
 from feature_harness import ERAS
 
-from trio_mcp import Context, McpError
+from trio_mcp import Context, McpError, Server
 from trio_mcp.host import (
     Allow,
     AuditEvent,
@@ -33,7 +33,6 @@ from trio_mcp.host import (
     open_host,
     parse_config,
 )
-from trio_mcp.server import Server
 from trio_mcp.types import (
     CreateMessageRequestParams,
     CreateMessageResult,

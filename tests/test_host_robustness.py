@@ -15,9 +15,8 @@ import trio
 import trio.testing
 from feature_harness import ERAS
 
-from trio_mcp import ConnectionClosed, Context, jsonrpc as rpc
+from trio_mcp import Client, ConnectionClosed, Context, Server, jsonrpc as rpc
 from trio_mcp._host._host import _LISTS
-from trio_mcp.client import Client
 from trio_mcp.host import (
     Host,
     InProcessServerConfig,
@@ -26,7 +25,6 @@ from trio_mcp.host import (
     allow_all,
     open_host,
 )
-from trio_mcp.server import Server
 from trio_mcp.transports import open_process_stream
 from trio_mcp.types import Root
 

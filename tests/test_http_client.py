@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
+import trio.testing
 from scripted_http import (
     DISCOVER,
     MODERN,
@@ -345,7 +346,8 @@ async def test_requests_beyond_the_concurrency_bound_wait_their_turn() -> None:
         with trio.fail_after(5):
             await app.wait_for(lambda r: r.rpc_method == "tools/call")
         nursery.start_soon(client.call_tool, "fast", {})
-        await trio.sleep(0.2)
+        # Every task blocked (a second POST would have reached the app by then).
+        await trio.testing.wait_all_tasks_blocked()
         assert len(app.rpc("tools/call")) == 1  # the second waits for the first
         release.set()
     assert len(app.rpc("tools/call")) == 2

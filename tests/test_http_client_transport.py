@@ -30,8 +30,8 @@ from scripted_http import Reply, ScriptedApp, Seen, serving
 
 from trio_mcp import jsonrpc as rpc
 from trio_mcp.http import HttpClientStream, open_http_stream
-from trio_mcp.testing import check_transport, memory_stream_pair
-from trio_mcp.transports import MessageStream, Received
+from trio_mcp.testing import check_transport
+from trio_mcp.transports import MessageStream, Received, memory_stream_pair
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120), pytest.mark.usefixtures("front_end")]
 
@@ -185,7 +185,7 @@ class StreamableServer:
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             await reply.empty(404)
             return
-        if type(message) is not rpc.Request:
+        if type(message) is not rpc.JsonRpcRequest:
             await reply.empty(202)
             return
         if message.method == "initialize":  # answered here: there is no GET stream yet
@@ -205,15 +205,15 @@ async def streamable_pair(buffer: int) -> AsyncIterator[tuple[HttpClientStream, 
         open_http_stream(base + "/mcp", buffer=buffer) as client,
     ):
         peer = server.peer
-        hello = rpc.Request("init", "initialize", {"protocolVersion": "2025-11-25"})
+        hello = rpc.JsonRpcRequest("init", "initialize", {"protocolVersion": "2025-11-25"})
         await client.send(hello)
         assert await peer.receive() == hello
         await peer.send(rpc.ResultResponse("init", {"protocolVersion": "2025-11-25"}))
         assert isinstance(await client.receive(), rpc.ResultResponse)
         async with trio.open_nursery() as nursery:
             # (the client opens the GET stream once the initialized notification is taken)
-            nursery.start_soon(client.send, rpc.Notification("notifications/initialized"))
-            assert await peer.receive() == rpc.Notification("notifications/initialized")
+            nursery.start_soon(client.send, rpc.JsonRpcNotification("notifications/initialized"))
+            assert await peer.receive() == rpc.JsonRpcNotification("notifications/initialized")
         assert client.session_id == StreamableServer.SESSION
         try:
             yield client, peer
@@ -292,7 +292,7 @@ class StatelessServer:
             await reply.empty(503)
             return
         request = rpc.parse(seen.body)
-        assert type(request) is rpc.Request, request  # the client sends nothing else
+        assert type(request) is rpc.JsonRpcRequest, request  # the client sends nothing else
         outbox = peer.open_exchange(request.id)
         await peer.in_send.send(request)
         await reply.sse()
@@ -318,7 +318,7 @@ async def stateless_pair(buffer: int) -> AsyncIterator[tuple[HttpClientStream, R
     ):
         peer = server.peer
         envelope = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
-        discover = rpc.Request("discover", "server/discover", {"_meta": envelope})
+        discover = rpc.JsonRpcRequest("discover", "server/discover", {"_meta": envelope})
         await client.send(discover)
         assert await peer.receive() == discover
         async with trio.open_nursery() as nursery:
@@ -367,7 +367,7 @@ class Faulty(MessageStream):
         self.previous: dict[str, Any] | None = None
 
     async def send(self, message: rpc.Message, *, related: Any = None) -> None:
-        if isinstance(message, rpc.Notification) and self.fault == "drops notifications":
+        if isinstance(message, rpc.JsonRpcNotification) and self.fault == "drops notifications":
             await trio.lowlevel.checkpoint()
             return
         if isinstance(message, rpc.ResultResponse) and self.fault == "mixes up answers":
@@ -391,7 +391,7 @@ class Faulty(MessageStream):
     ("fault", "failure", "complaint"),
     [
         ("answers twice", AssertionError, "received ResultResponse"),
-        ("drops notifications", AssertionError, "sent Notification"),
+        ("drops notifications", AssertionError, "sent JsonRpcNotification"),
         ("mixes up answers", AssertionError, "sent ResultResponse(id='rt-3'"),
         ("leaves pending requests hanging", AssertionError, "the transport hangs"),
     ],

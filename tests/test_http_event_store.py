@@ -245,9 +245,9 @@ async def test_our_client_reopens_its_standalone_stream_when_it_cannot_be_resume
         "clientInfo": {"name": "t", "version": "1"},
     }
     async with running(app) as base, open_http_stream(base + "/mcp") as stream:
-        await stream.send(rpc.Request(0, "initialize", hello))
+        await stream.send(rpc.JsonRpcRequest(0, "initialize", hello))
         assert isinstance(await stream.receive(), rpc.ResultResponse)
-        await stream.send(rpc.Notification("notifications/initialized"))  # opens the stream
+        await stream.send(rpc.JsonRpcNotification("notifications/initialized"))  # opens the stream
         assert app.manager is not None
         (session,) = app.manager.sessions.values()
         first = await carrier(session)
@@ -258,7 +258,7 @@ async def test_our_client_reopens_its_standalone_stream_when_it_cannot_be_resume
         app.server.notify_list_changed("tools")
         with trio.fail_after(5):
             message = await stream.receive()
-        assert message == rpc.Notification("notifications/tools/list_changed")
+        assert message == rpc.JsonRpcNotification("notifications/tools/list_changed")
 
 
 async def carrier(session: Any, not_: object = None) -> object:

@@ -26,9 +26,10 @@ from http_support import (
     running,
 )
 
-from trio_mcp import _jsonrpc as rpc
+from trio_mcp import Server
 from trio_mcp.http import McpAsgiApp, MemoryEventStore, asgi_app, open_asgi_app
-from trio_mcp.server import RateLimit, Server
+from trio_mcp.jsonrpc import JsonRpcRequest
+from trio_mcp.server import RateLimit
 
 #: Every test here runs on both HTTP front ends.
 pytestmark = pytest.mark.usefixtures("front_end")
@@ -294,7 +295,7 @@ async def test_a_stream_closed_early_resumes_with_last_event_id(served: Any) -> 
     assert events[0].data == "" and events[0].retry == 1000
     assert [json.loads(e.data).get("method") for e in events[1:]] == ["notifications/progress"]
     probe.release.set()
-    await trio.sleep(0.05)  # the answer goes into the event store
+    await trio.testing.wait_all_tasks_blocked()  # the answer went into the event store
     resume = {**headers, "last-event-id": events[-1].id or ""}
     r = await client.get(url, headers=resume)
     replay = parse_sse(r.text)
@@ -314,8 +315,9 @@ async def test_a_client_that_lost_its_stream_gets_the_rest_live(served: Any) -> 
         with trio.fail_after(5):
             await probe.started.wait()
         nursery.cancel_scope.cancel()  # the client leaves before any answer
-    # The call goes on; its answer waits in the event store.
-    await trio.sleep(0.05)
+    # The call goes on; its answer waits in the event store. Nothing is left to happen
+    # once every task is blocked, a cancellation included.
+    await trio.testing.wait_all_tasks_blocked()
     assert not probe.cancelled.is_set()
     probe.release.set()
     with trio.fail_after(5):
@@ -331,7 +333,7 @@ async def test_resuming_attaches_to_a_call_still_running(served: Any) -> None:
         events = await reader.rest()  # priming, progress, then the server ends the stream
     resume = {**headers, "last-event-id": events[-1].id or ""}
     async with open_sse(client, "GET", url, headers=resume) as reader:
-        await trio.sleep(0.05)
+        await trio.testing.wait_all_tasks_blocked()  # the resumed stream is attached
         probe.release.set()  # the answer comes live on the resumed stream
         events = await reader.rest()
     assert [json.loads(e.data)["id"] for e in events] == [7]
@@ -573,13 +575,13 @@ async def test_a_plain_call_never_overtakes_a_message_on_its_way_to_the_engine()
         assert session.running
         for attempt in range(20):
             id = 100 + attempt
-            first = rpc.Request(id, "tools/call", {"name": "block", "arguments": {}})
-            second = rpc.Request(id, "tools/call", {"name": "shout", "arguments": {"text": "a"}})
+            first = JsonRpcRequest(id, "tools/call", {"name": "block", "arguments": {}})
+            second = JsonRpcRequest(id, "tools/call", {"name": "shout", "arguments": {"text": "a"}})
             refused = session.connection.statistics().errors_replied
             in_flight = session.connection.in_flight
             go = trio.Event()
 
-            async def deliver_second(go: trio.Event = go, second: rpc.Request = second) -> None:
+            async def deliver_second(go: trio.Event = go, second: JsonRpcRequest = second) -> None:
                 await go.wait()
                 await session.deliver(second)
 

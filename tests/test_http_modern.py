@@ -21,7 +21,7 @@ from http_support import (
     running,
 )
 
-from trio_mcp.http import HostPolicy, asgi_app, open_asgi_app
+from trio_mcp.http import OriginPolicy, asgi_app, open_asgi_app
 
 #: Every test here runs on both HTTP front ends.
 pytestmark = pytest.mark.usefixtures("front_end")
@@ -372,10 +372,10 @@ async def test_dns_rebinding_protection(
 
 async def test_a_host_policy_can_allow_other_names() -> None:
     server, _ = make_server()
-    policy = HostPolicy(
+    policy = OriginPolicy(
         allowed_hosts=["mcp.example.com"], allowed_origins=["https://app.example.com"]
     )
-    app = asgi_app(server, host_policy=policy)
+    app = asgi_app(server, origin_policy=policy)
     async with running(app) as base, httpx.AsyncClient() as client:
         headers = {**modern_headers("server/discover"), "host": "mcp.example.com"}
         ok = await client.post(

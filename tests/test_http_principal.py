@@ -13,8 +13,8 @@ import pytest
 import trio
 from http_support import initialize, make_server, open_sse, parse_sse, running
 
+from trio_mcp import Context
 from trio_mcp.http import asgi_app
-from trio_mcp.server import Context
 
 #: Every test here runs on both HTTP front ends.
 pytestmark = pytest.mark.usefixtures("front_end")

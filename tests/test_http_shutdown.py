@@ -185,8 +185,8 @@ async def test_http_sse_requests_running_at_the_deadline_get_an_error_event() ->
     is cancelled and answered with the error on the session's event stream (not cut off)."""
     from http_support import open_sse, running
 
+    from trio_mcp import Server
     from trio_mcp.http import asgi_app
-    from trio_mcp.server import Server
 
     server = Server("naps")
     started, cancelled = trio.Event(), trio.Event()

@@ -7,21 +7,23 @@ import pickle
 import orjson
 import pytest
 
-from trio_mcp import jsonrpc
-from trio_mcp.jsonrpc import (
-    Batch,
+from trio_mcp import (
     ConnectionClosed,
     ErrorCode,
-    ErrorResponse,
-    InvalidMessage,
     McpError,
     MissingRequiredClientCapability,
-    Notification,
     ProtocolError,
-    Request,
     RequestTimeout,
-    ResultResponse,
     UnsupportedProtocolVersion,
+    jsonrpc,
+)
+from trio_mcp.jsonrpc import (
+    Batch,
+    ErrorResponse,
+    InvalidMessage,
+    JsonRpcNotification,
+    JsonRpcRequest,
+    ResultResponse,
 )
 from trio_mcp.types import Error
 
@@ -98,10 +100,10 @@ def test_a_malformed_response_names_the_request_it_answers() -> None:
 
 
 def test_valid_messages_parse_to_their_kinds() -> None:
-    assert jsonrpc.parse(b'{"jsonrpc":"2.0","id":"r1","method":"ping"}') == Request(
+    assert jsonrpc.parse(b'{"jsonrpc":"2.0","id":"r1","method":"ping"}') == JsonRpcRequest(
         "r1", "ping", None
     )
-    assert jsonrpc.parse(b'{"jsonrpc":"2.0","method":"n","params":{"a":1}}') == Notification(
+    assert jsonrpc.parse(b'{"jsonrpc":"2.0","method":"n","params":{"a":1}}') == JsonRpcNotification(
         "n", {"a": 1}
     )
     assert jsonrpc.parse(b'{"jsonrpc":"2.0","id":2,"result":{"x":1}}') == ResultResponse(
@@ -111,7 +113,7 @@ def test_valid_messages_parse_to_their_kinds() -> None:
         b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m","data":[1]}}'
     ) == ErrorResponse(None, Error(code=-32700, message="m", data=[1]))
     # Unknown top-level fields from a newer peer are tolerated.
-    assert jsonrpc.parse(b'{"jsonrpc":"2.0","id":1,"method":"m","extra":true}') == Request(
+    assert jsonrpc.parse(b'{"jsonrpc":"2.0","id":1,"method":"m","extra":true}') == JsonRpcRequest(
         1, "m", None
     )
 
@@ -122,9 +124,9 @@ def test_batches_parse_item_by_item() -> None:
     )
     assert isinstance(parsed, Batch)
     first, second, third = parsed.items
-    assert first == Notification("a", None)
+    assert first == JsonRpcNotification("a", None)
     assert isinstance(second, InvalidMessage) and second.reply is not None
-    assert third == Request(1, "b", None)
+    assert third == JsonRpcRequest(1, "b", None)
 
 
 def test_a_request_id_repeated_in_a_batch_is_answered_with_an_error() -> None:
@@ -138,11 +140,11 @@ def test_a_request_id_repeated_in_a_batch_is_answered_with_an_error() -> None:
     )
     assert isinstance(parsed, Batch)
     assert parsed.items[:3] == (
-        Request(1, "ping", None),
-        Request("1", "ping", None),
-        Notification("n", None),
+        JsonRpcRequest(1, "ping", None),
+        JsonRpcRequest("1", "ping", None),
+        JsonRpcNotification("n", None),
     )
-    assert parsed.items[5] == Request(2, "ping", None)
+    assert parsed.items[5] == JsonRpcRequest(2, "ping", None)
     for repeat in parsed.items[3:5]:
         assert isinstance(repeat, InvalidMessage)
         assert repeat.reply == ErrorResponse(
@@ -154,17 +156,17 @@ def test_a_request_id_repeated_in_a_batch_is_answered_with_an_error() -> None:
         )
     assert parsed.repeated_ids == (1,)
     assert jsonrpc.parse(b'[{"jsonrpc":"2.0","id":1,"method":"a"}]') == Batch(
-        (Request(1, "a", None),)
+        (JsonRpcRequest(1, "a", None),)
     )
 
 
 @pytest.mark.parametrize(
     "message",
     [
-        Request(1, "tools/call", {"name": "x"}),
-        Request("s", "ping", None),
-        Notification("notifications/initialized", None),
-        Notification("n", {"ünï": "cödé"}),
+        JsonRpcRequest(1, "tools/call", {"name": "x"}),
+        JsonRpcRequest("s", "ping", None),
+        JsonRpcNotification("notifications/initialized", None),
+        JsonRpcNotification("n", {"ünï": "cödé"}),
         ResultResponse(3, {}),
         ErrorResponse(4, Error(code=-32601, message="Method not found")),
         ErrorResponse(None, Error(code=-32700, message="Parse error", data={"at": 1})),

@@ -136,7 +136,7 @@ async def test_blank_lines_crlf_and_a_last_line_without_newline() -> None:
     ]
     async with open_line_stream(ScriptedReceiveStream(chunks), RecordingSendStream()) as s:
         got = await receive_all(s)
-        assert got == [rpc.Request(1, "ping")] * 4
+        assert got == [rpc.JsonRpcRequest(1, "ping")] * 4
         with pytest.raises(trio.EndOfChannel):  # and again
             await s.receive()
 
@@ -150,7 +150,7 @@ async def test_bad_lines_arrive_as_invalid_messages_and_the_stream_goes_on() -> 
     assert got[0].reply is not None
     assert got[0].reply.error.code == -32700
     assert isinstance(got[1], rpc.Batch)  # a batch of one invalid item: the session's call
-    assert got[2] == rpc.Request(1, "ping")
+    assert got[2] == rpc.JsonRpcRequest(1, "ping")
     assert isinstance(got[3], rpc.InvalidMessage)
     assert got[3].reply is not None
     assert got[3].reply.error.code == -32700  # invalid UTF-8
@@ -167,7 +167,7 @@ async def test_an_oversized_line_breaks_the_input_without_buffering_it(chunk: in
     source = ScriptedReceiveStream(chunks)
     async with open_line_stream(source, RecordingSendStream(), max_message_size=limit) as s:
         source.watch = s
-        assert await s.receive() == rpc.Request(1, "ping")
+        assert await s.receive() == rpc.JsonRpcRequest(1, "ping")
         for _ in range(2):
             with pytest.raises(MessageTooLarge, match="exceeded 1000 bytes") as caught:
                 await s.receive()
@@ -182,7 +182,7 @@ async def test_an_oversized_line_breaks_the_input_without_buffering_it(chunk: in
 async def test_an_unterminated_oversized_tail_breaks_the_input_too() -> None:
     source = ScriptedReceiveStream([PING + b"\n", b"z" * 5000])
     async with open_line_stream(source, RecordingSendStream(), max_message_size=1000) as s:
-        assert await s.receive() == rpc.Request(1, "ping")
+        assert await s.receive() == rpc.JsonRpcRequest(1, "ping")
         with pytest.raises(MessageTooLarge):
             await s.receive()
 
@@ -191,7 +191,7 @@ async def test_a_line_of_exactly_the_limit_passes() -> None:
     async with open_line_stream(
         ScriptedReceiveStream([PING + b"\n"]), RecordingSendStream(), max_message_size=len(PING)
     ) as s:
-        assert await s.receive() == rpc.Request(1, "ping")
+        assert await s.receive() == rpc.JsonRpcRequest(1, "ping")
     async with open_line_stream(
         ScriptedReceiveStream([PING + b"\n"]), RecordingSendStream(), max_message_size=len(PING) - 1
     ) as s:
@@ -202,7 +202,9 @@ async def test_a_line_of_exactly_the_limit_passes() -> None:
 @given(st.data())
 async def test_any_chunking_gives_the_same_messages(data: st.DataObject) -> None:
     messages = [
-        rpc.Request(n, "tools/call", {"text": "é\n✓" * n}) if n % 2 else rpc.Notification("x/y")
+        rpc.JsonRpcRequest(n, "tools/call", {"text": "é\n✓" * n})
+        if n % 2
+        else rpc.JsonRpcNotification("x/y")
         for n in range(12)
     ]
     wire = b"".join(rpc.dumps(m) + b"\n" for m in messages)
@@ -217,14 +219,14 @@ async def test_queued_messages_go_out_in_one_write_and_aclose_flushes_them() -> 
     sink.gate = trio.Event()  # hold the writer at its first write
     async with open_line_stream(ScriptedReceiveStream([]), sink, send_buffer=8) as s:
         for n in range(6):
-            await s.send(rpc.Notification("n", {"n": n}))
+            await s.send(rpc.JsonRpcNotification("n", {"n": n}))
         sink.gate.set()
     # The first line went out alone (the writer took it at once); the five queued behind
     # it while the write was blocked went out together, before aclose returned.
     assert len(sink.writes) == 2
     lines = b"".join(sink.writes).splitlines()
     assert [rpc.parse(line) for line in lines] == [
-        rpc.Notification("n", {"n": n}) for n in range(6)
+        rpc.JsonRpcNotification("n", {"n": n}) for n in range(6)
     ]
 
 
@@ -235,7 +237,7 @@ async def test_aclose_gives_up_on_a_stuck_flush_after_flush_timeout(autojump_clo
 
     async def blocked_send(s: LineMessageStream) -> None:
         try:
-            await s.send(rpc.Notification("late"))
+            await s.send(rpc.JsonRpcNotification("late"))
         except trio.ClosedResourceError as exc:
             blocked.append(exc)
 
@@ -243,9 +245,9 @@ async def test_aclose_gives_up_on_a_stuck_flush_after_flush_timeout(autojump_clo
         async with open_line_stream(
             ScriptedReceiveStream([]), sink, send_buffer=1, flush_timeout=3
         ) as s:
-            await s.send(rpc.Notification("first"))
+            await s.send(rpc.JsonRpcNotification("first"))
             await trio.testing.wait_all_tasks_blocked()  # the writer is stuck in send_all
-            await s.send(rpc.Notification("second"))  # fills the queue
+            await s.send(rpc.JsonRpcNotification("second"))  # fills the queue
             nursery.start_soon(blocked_send, s)
             await trio.testing.wait_all_tasks_blocked()
             start = trio.current_time()
@@ -260,7 +262,7 @@ async def test_send_after_the_peer_closed_its_end_is_broken() -> None:
         with trio.fail_after(5):
             for _ in range(1000):
                 try:
-                    await a.send(rpc.Notification("into/the/void"))
+                    await a.send(rpc.JsonRpcNotification("into/the/void"))
                 except trio.BrokenResourceError:
                     break
                 await trio.sleep(0.001)
@@ -317,13 +319,13 @@ async def test_receive_is_one_task_at_a_time() -> None:
         await trio.testing.wait_all_tasks_blocked()
         with pytest.raises(trio.BusyResourceError):
             await b.receive()
-        await a.send(rpc.Notification("x"))
+        await a.send(rpc.JsonRpcNotification("x"))
 
 
 async def test_send_and_receive_are_checkpoints() -> None:
     async with pipe_pair() as (a, b):
         with trio.testing.assert_checkpoints():
-            await a.send(rpc.Notification("x"))
+            await a.send(rpc.JsonRpcNotification("x"))
         await a.send_raw(b'{"jsonrpc":"2.0","method":"y"}\n{"jsonrpc":"2.0","method":"z"}\n')
         with trio.testing.assert_checkpoints():
             await b.receive()
@@ -340,11 +342,11 @@ async def test_send_nowait_writes_to_an_idle_pipe_at_once() -> None:
     fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)
     os.set_blocking(r, False)
     async with open_line_stream(ScriptedReceiveStream([]), FdStream(w)) as s:
-        s.send_nowait(rpc.Notification("now"))
+        s.send_nowait(rpc.JsonRpcNotification("now"))
         assert os.read(r, 65536) == b'{"jsonrpc":"2.0","method":"now"}\n'  # no checkpoint between
-        big = rpc.Notification("big", {"x": "y" * 10_000})
+        big = rpc.JsonRpcNotification("big", {"x": "y" * 10_000})
         s.send_nowait(big)  # 4 KiB now, the rest through the writer
-        s.send_nowait(rpc.Notification("after"))  # queued behind the rest: not written yet
+        s.send_nowait(rpc.JsonRpcNotification("after"))  # queued behind the rest: not written yet
         received = bytearray(os.read(r, 65536))
         assert len(received) == 4096
         while received.count(b"\n") < 2:
@@ -355,7 +357,7 @@ async def test_send_nowait_writes_to_an_idle_pipe_at_once() -> None:
                 await trio.sleep(0.001)
     first, second = bytes(received).splitlines()
     assert rpc.parse(first) == big
-    assert rpc.parse(second) == rpc.Notification("after")
+    assert rpc.parse(second) == rpc.JsonRpcNotification("after")
 
 
 async def test_a_receive_that_waits_reads_the_pipe_itself_and_can_be_cancelled() -> None:
@@ -363,9 +365,9 @@ async def test_a_receive_that_waits_reads_the_pipe_itself_and_can_be_cancelled()
         with trio.move_on_after(0.01) as scope:
             await b.receive()  # waits in wait_readable: cancelled there, nothing consumed
         assert scope.cancelled_caught
-        await a.send(rpc.Notification("x"))
+        await a.send(rpc.JsonRpcNotification("x"))
         with trio.fail_after(5):
-            assert await b.receive() == rpc.Notification("x")
+            assert await b.receive() == rpc.JsonRpcNotification("x")
         await b._receive_stream.aclose()  # the descriptor is gone (fileno() is now -1)
         with pytest.raises(trio.ClosedResourceError):
             await b.receive()
@@ -376,32 +378,34 @@ async def test_after_a_read_that_emptied_the_pipe_the_next_receive_waits_first()
     before reading (no read that fails with EAGAIN); cancelled in that wait, it loses
     nothing, and a full read goes on reading at once."""
     async with pipe_pair() as (a, b):
-        await a.send(rpc.Notification("first"))
+        await a.send(rpc.JsonRpcNotification("first"))
         with trio.fail_after(5):
-            assert await b.receive() == rpc.Notification("first")
+            assert await b.receive() == rpc.JsonRpcNotification("first")
         assert b._drained
         with trio.move_on_after(0.01) as scope:
             await b.receive()
         assert scope.cancelled_caught
-        big = rpc.Notification("big", {"x": "y" * 200_000})  # more than one full read
+        big = rpc.JsonRpcNotification("big", {"x": "y" * 200_000})  # more than one full read
         await a.send(big)
-        await a.send(rpc.Notification("after"))
+        await a.send(rpc.JsonRpcNotification("after"))
         with trio.fail_after(5):
             assert await b.receive() == big
-            assert await b.receive() == rpc.Notification("after")
+            assert await b.receive() == rpc.JsonRpcNotification("after")
 
 
 async def test_input_from_a_regular_file_is_read_to_its_end(tmp_path: Path) -> None:
     """epoll refuses regular files: a stream over one never waits for it to be readable
     (every read of a file returns at once, data or its end)."""
     path = tmp_path / "input.jsonl"
-    path.write_bytes(b"".join(rpc.dumps(rpc.Notification(f"n{i}")) + b"\n" for i in range(3)))
+    path.write_bytes(
+        b"".join(rpc.dumps(rpc.JsonRpcNotification(f"n{i}")) + b"\n" for i in range(3))
+    )
     _, w = _pipe()
     fd = os.open(path, os.O_RDONLY)
     async with open_line_stream(FdStream(fd), w) as stream:
         with trio.fail_after(5):
             assert [await stream.receive() for _ in range(3)] == [
-                rpc.Notification(f"n{i}") for i in range(3)
+                rpc.JsonRpcNotification(f"n{i}") for i in range(3)
             ]
             with pytest.raises(trio.EndOfChannel):
                 await stream.receive()
@@ -423,7 +427,7 @@ async def test_closing_wakes_a_receive_blocked_on_the_pipe_and_the_input_stays_r
                 await b._close_sending(trio.current_time() + 1)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(b._discard_input)  # reads the same pipe afresh
-                await a.send(rpc.Notification("drained"))
+                await a.send(rpc.JsonRpcNotification("drained"))
                 await trio.testing.wait_all_tasks_blocked()
                 assert b._receive_stream.fileno() >= 0
                 await a.aclose()  # end of b's input: the drain ends
@@ -450,7 +454,7 @@ async def test_a_stream_that_merely_has_a_fileno_is_never_written_directly() -> 
 
     try:
         async with open_line_stream(ScriptedReceiveStream([]), BlockingPipe()) as s:
-            s.send_nowait(rpc.Notification("queued"))
+            s.send_nowait(rpc.JsonRpcNotification("queued"))
             with pytest.raises(BlockingIOError):
                 os.read(r, 100)  # not written by send_nowait itself
         assert os.read(r, 100) == b'{"jsonrpc":"2.0","method":"queued"}\n'  # the writer's
@@ -475,7 +479,7 @@ async def test_a_session_fails_its_waiting_request_when_an_answer_is_over_the_li
             with trio.fail_after(5):
                 async with session.track(pending, message) as call:
                     request = await peer.receive()
-                    assert isinstance(request, rpc.Request)
+                    assert isinstance(request, rpc.JsonRpcRequest)
                     await peer.send_raw(
                         b'{"jsonrpc":"2.0","id":1,"result":"' + b"y" * 5000 + b'"}\n'
                     )

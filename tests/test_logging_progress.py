@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 from feature_harness import ERAS, LEGACY, MODERN, open_pair, open_raw
 
-from trio_mcp.jsonrpc import ErrorCode, McpError
-from trio_mcp.server import Context, Server
+from trio_mcp import Context, ErrorCode, McpError, Server
 from trio_mcp.types import LoggingMessageNotificationParams, ProgressNotificationParams
 
 LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]

@@ -3,8 +3,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from trio_mcp.testing import MemoryMessageStream, check_transport, memory_stream_pair
-from trio_mcp.transports import MessageStream
+from trio_mcp.testing import check_transport
+from trio_mcp.transports import MemoryMessageStream, MessageStream, memory_stream_pair
 
 
 @asynccontextmanager

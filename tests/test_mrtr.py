@@ -11,8 +11,7 @@ import orjson
 import pytest
 from feature_harness import MODERN, open_pair, open_raw
 
-from trio_mcp.jsonrpc import ErrorCode, McpError
-from trio_mcp.server import Context, Server
+from trio_mcp import Context, ErrorCode, McpError, Server
 from trio_mcp.types import (
     ClientCapabilities,
     ElicitationCapability,

@@ -13,12 +13,10 @@ import pytest
 import trio
 from feature_harness import ERAS, MODERN, open_pair, open_raw
 
-from trio_mcp.client import Client, connect_client
-from trio_mcp.jsonrpc import ErrorCode, McpError, ProtocolError
+from trio_mcp import Client, Context, ErrorCode, McpError, ProtocolError, Server, connect_client
 from trio_mcp.protocol import Connection
-from trio_mcp.server import Context, Server
 from trio_mcp.session import Session, connect_session
-from trio_mcp.testing import memory_stream_pair
+from trio_mcp.transports import memory_stream_pair
 from trio_mcp.types import (
     ElicitResult,
     Implementation,
@@ -184,6 +182,41 @@ async def test_a_repeated_cursor_is_a_protocol_error() -> None:
     async with scripted_server(pages) as client:
         with pytest.raises(ProtocolError, match="repeated cursor"):
             await client.list_tools()
+
+
+class EndlessPages(dict[str | None, dict[str, Any]]):
+    """A server's pages whose cursors never end: each page names a new one."""
+
+    def __init__(self, per_page: int) -> None:
+        super().__init__()
+        self.per_page = per_page
+        self.served = 0
+
+    def __missing__(self, cursor: str | None) -> dict[str, Any]:
+        self.served += 1
+        names = [tool(f"t{self.served}_{i}") for i in range(self.per_page)]
+        return {"tools": names, "nextCursor": f"c{self.served}"}
+
+
+@pytest.mark.parametrize("per_page", [0, 7])
+async def test_pages_that_never_end_are_refused_at_max_list_items(per_page: int) -> None:
+    pages = EndlessPages(per_page)
+    async with scripted_server(pages) as client:
+        client.max_list_items = 50
+        # (Without the bound this would collect for ever: the deadline makes it a failure.)
+        with trio.fail_after(10), pytest.raises(ProtocolError, match="past max_list_items=50"):
+            await client.list_tools()
+    # Empty pages count one each: 51 of them, or 8 pages of 7 (the 8th passes 50).
+    assert pages.served == (51 if per_page == 0 else 8)
+
+
+async def test_a_list_at_max_list_items_is_whole() -> None:
+    pages = {None: {"tools": [tool(f"a{i}") for i in range(30)], "nextCursor": "x"}}
+    pages["x"] = {"tools": [tool(f"b{i}") for i in range(20)]}
+    async with scripted_server(pages) as client:
+        assert client.max_list_items == 100_000
+        client.max_list_items = 50
+        assert len(await client.list_tools()) == 50
 
 
 # -- caching ---------------------------------------------------------------------------------

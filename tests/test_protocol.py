@@ -7,8 +7,15 @@ from typing import Any
 import orjson
 import pytest
 
-from trio_mcp import jsonrpc, protocol as p, types as t
-from trio_mcp.jsonrpc import ErrorCode, McpError, UnsupportedProtocolVersion
+from trio_mcp import (
+    ErrorCode,
+    McpError,
+    UnsupportedProtocolVersion,
+    jsonrpc,
+    protocol as p,
+    types as t,
+)
+from trio_mcp.client import EraCache
 
 INFO = t.Implementation(name="x", version="1")
 MODERN = "2026-07-28"
@@ -76,7 +83,7 @@ def test_server_echoes_a_supported_requested_version(version: str) -> None:
 def test_server_offers_its_latest_legacy_version_otherwise(requested: str) -> None:
     s = server()
     reply = s.receive(
-        jsonrpc.Request(
+        jsonrpc.JsonRpcRequest(
             1,
             "initialize",
             {
@@ -122,7 +129,8 @@ def test_client_surfaces_an_initialize_error() -> None:
 def test_malformed_initialize_params_get_invalid_params() -> None:
     s = server()
     assert (
-        error_of(s.receive(jsonrpc.Request(1, "initialize", {"protocolVersion": 5})))[0] == -32602
+        error_of(s.receive(jsonrpc.JsonRpcRequest(1, "initialize", {"protocolVersion": 5})))[0]
+        == -32602
     )
     assert s.phase is p.Phase.NEW
 
@@ -130,10 +138,10 @@ def test_malformed_initialize_params_get_invalid_params() -> None:
 def test_only_the_handshake_and_ping_before_initialization() -> None:
     legacy_only = server(versions=p.LEGACY_VERSIONS)
     assert (
-        error_of(legacy_only.receive(jsonrpc.Request(1, "tools/list", None)))[0]
+        error_of(legacy_only.receive(jsonrpc.JsonRpcRequest(1, "tools/list", None)))[0]
         == ErrorCode.INVALID_REQUEST
     )
-    ping = legacy_only.receive(jsonrpc.Request(2, "ping", None))
+    ping = legacy_only.receive(jsonrpc.JsonRpcRequest(2, "ping", None))
     assert isinstance(ping, p.Reply) and ping.message == jsonrpc.ResultResponse(2, {})
 
 
@@ -144,7 +152,7 @@ def test_a_dual_era_server_tells_a_request_without_handshake_or_version_which_er
     # legacy error, as from a legacy server (basic/versioning: only modern _meta selects
     # the modern era), with a word for a modern client that forgot the version.
     dual = server()
-    refusal = dual.receive(jsonrpc.Request(1, "tools/list", None))
+    refusal = dual.receive(jsonrpc.JsonRpcRequest(1, "tools/list", None))
     assert error_of(refusal)[0] == ErrorCode.INVALID_REQUEST
     message = refusal.message.error.message  # type: ignore[union-attr]
     assert "before initialization" in message and "protocolVersion" in message
@@ -153,15 +161,15 @@ def test_a_dual_era_server_tells_a_request_without_handshake_or_version_which_er
     # envelope error, -32602.
     capabilities_only = {"_meta": {"io.modelcontextprotocol/clientCapabilities": {}}}
     for request in (
-        jsonrpc.Request(2, "tools/list", capabilities_only),
-        jsonrpc.Request(3, "server/discover", None),
-        jsonrpc.Request(4, "subscriptions/listen", {}),
+        jsonrpc.JsonRpcRequest(2, "tools/list", capabilities_only),
+        jsonrpc.JsonRpcRequest(3, "server/discover", None),
+        jsonrpc.JsonRpcRequest(4, "subscriptions/listen", {}),
     ):
         assert error_of(dual.receive(request))[0] == ErrorCode.INVALID_PARAMS, request
     # A server that speaks no legacy revision has only the modern error to give.
     modern_only = server(versions=p.MODERN_VERSIONS)
     assert (
-        error_of(modern_only.receive(jsonrpc.Request(1, "tools/list", None)))[0]
+        error_of(modern_only.receive(jsonrpc.JsonRpcRequest(1, "tools/list", None)))[0]
         == ErrorCode.INVALID_PARAMS
     )
     # The handshake still works after the refusal.
@@ -174,7 +182,7 @@ def test_a_second_initialize_is_refused() -> None:
     c, s = client(), server()
     handshake(c, s)
     again = s.receive(
-        jsonrpc.Request(
+        jsonrpc.JsonRpcRequest(
             99,
             "initialize",
             {
@@ -201,10 +209,10 @@ def test_server_serves_a_client_that_forgot_initialized() -> None:
     reply = s.receive(wire(request))
     assert isinstance(reply, p.Reply)
     assert s.phase is p.Phase.INITIALIZING
-    assert isinstance(s.receive(jsonrpc.Request(5, "tools/list", None)), p.Dispatch)
+    assert isinstance(s.receive(jsonrpc.JsonRpcRequest(5, "tools/list", None)), p.Dispatch)
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_initialize_request_on_modern_only_client_raises_value_error_not_index_error() -> None:
     client = p.Connection("client", info=INFO, versions=p.MODERN_VERSIONS)
     with pytest.raises(ValueError, match="no legacy revision"):
@@ -213,7 +221,7 @@ def test_initialize_request_on_modern_only_client_raises_value_error_not_index_e
     assert client.outstanding == 0
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_send_request_initialize_cannot_bypass_the_handshake() -> None:
     # send_request("initialize") went out with the phase still NEW (and again once
     # operating): the server moved on while the client never could complete.
@@ -243,7 +251,8 @@ def test_server_refuses_methods_it_did_not_declare() -> None:
         "logging/setLevel",
     ):
         assert (
-            error_of(s.receive(jsonrpc.Request(1, method, {"name": "x", "uri": "u"})))[0] == -32601
+            error_of(s.receive(jsonrpc.JsonRpcRequest(1, method, {"name": "x", "uri": "u"})))[0]
+            == -32601
         )
 
 
@@ -281,7 +290,9 @@ def test_server_requests_need_the_clients_capability() -> None:
     assert (
         error_of(
             c.receive(
-                jsonrpc.Request(1, "sampling/createMessage", {"messages": [], "maxTokens": 1})
+                jsonrpc.JsonRpcRequest(
+                    1, "sampling/createMessage", {"messages": [], "maxTokens": 1}
+                )
             )
         )[0]
         == -32601
@@ -309,10 +320,10 @@ def test_methods_outside_the_negotiated_version_are_refused() -> None:
     handshake(c, s, "2025-03-26")
     with pytest.raises(McpError, match="has no method"):
         s.send_request("elicitation/create", {"message": "m", "requestedSchema": {}})
-    assert error_of(s.receive(jsonrpc.Request(1, "server/discover", None)))[0] == -32601
+    assert error_of(s.receive(jsonrpc.JsonRpcRequest(1, "server/discover", None)))[0] == -32601
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_send_checks_follow_new_peer_capabilities_after_rediscovery() -> None:
     # The send-check cache was keyed on id(peer_capabilities). After record_discovery()
     # replaced the object, a new one at a recycled address read the old verdicts: the
@@ -360,16 +371,21 @@ def test_send_checks_follow_new_peer_capabilities_after_rediscovery() -> None:
     ],
 )
 def test_malformed_envelopes_get_invalid_params(params: Any) -> None:
-    assert error_of(server().receive(jsonrpc.Request(7, "server/discover", params)))[0] == -32602
+    assert (
+        error_of(server().receive(jsonrpc.JsonRpcRequest(7, "server/discover", params)))[0]
+        == -32602
+    )
 
 
 @pytest.mark.parametrize("version", ["v999.0.0", "2025-11-25", "2027-01-01"])
 def test_unsupported_versions_list_what_we_support(version: str) -> None:
     s = server()
-    code, data = error_of(s.receive(jsonrpc.Request(301, "server/discover", envelope(version))))
+    code, data = error_of(
+        s.receive(jsonrpc.JsonRpcRequest(301, "server/discover", envelope(version)))
+    )
     assert code == ErrorCode.UNSUPPORTED_PROTOCOL_VERSION
     assert data == {"supported": list(p.MODERN_VERSIONS), "requested": version}
-    discovered = s.receive(jsonrpc.Request(1, "server/discover", envelope()))
+    discovered = s.receive(jsonrpc.JsonRpcRequest(1, "server/discover", envelope()))
     assert isinstance(discovered, p.Reply) and isinstance(
         discovered.message, jsonrpc.ResultResponse
     )
@@ -378,7 +394,7 @@ def test_unsupported_versions_list_what_we_support(version: str) -> None:
 
 def test_discover_answers_with_identity_capabilities_and_cache_hints() -> None:
     s = server(instructions="hello", cache_ttl_ms=5000, cache_scope="private")
-    reply = s.receive(jsonrpc.Request("d", "server/discover", envelope()))
+    reply = s.receive(jsonrpc.JsonRpcRequest("d", "server/discover", envelope()))
     assert isinstance(reply, p.Reply) and isinstance(reply.message, jsonrpc.ResultResponse)
     result = reply.message.result
     assert result["resultType"] == "complete"
@@ -391,9 +407,9 @@ def test_discover_answers_with_identity_capabilities_and_cache_hints() -> None:
 
 def test_client_info_is_optional_and_legacy_methods_are_unknown_to_modern_requests() -> None:
     s = server()
-    assert isinstance(s.receive(jsonrpc.Request(1, "tools/list", envelope())), p.Dispatch)
+    assert isinstance(s.receive(jsonrpc.JsonRpcRequest(1, "tools/list", envelope())), p.Dispatch)
     for method in ("initialize", "ping", "logging/setLevel", "resources/subscribe"):
-        assert error_of(s.receive(jsonrpc.Request(2, method, envelope())))[0] == -32601
+        assert error_of(s.receive(jsonrpc.JsonRpcRequest(2, method, envelope())))[0] == -32601
 
 
 def test_modern_requests_carry_the_envelope_and_the_result_names_the_server() -> None:
@@ -423,7 +439,7 @@ def test_modern_requests_carry_the_envelope_and_the_result_names_the_server() ->
 
 def test_a_modern_server_sends_no_requests() -> None:
     s = server()
-    s.receive(jsonrpc.Request(1, "tools/list", envelope()))
+    s.receive(jsonrpc.JsonRpcRequest(1, "tools/list", envelope()))
     assert s.phase is p.Phase.MODERN
     with pytest.raises(McpError, match="InputRequiredResult"):
         s.send_request("sampling/createMessage", {})
@@ -432,12 +448,12 @@ def test_a_modern_server_sends_no_requests() -> None:
 def _modern_request(server: p.Connection, id: int, method: str = "tools/list") -> p.InboundRequest:
     client = p.Connection("client", info=INFO, modern_version=p.MODERN_VERSIONS[0])
     _, message = client.send_request(method)
-    event = server.receive(jsonrpc.Request(id, message.method, message.params))
+    event = server.receive(jsonrpc.JsonRpcRequest(id, message.method, message.params))
     assert isinstance(event, p.Dispatch)
     return event.request
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_respond_to_modern_request_leaves_the_handlers_dict_alone() -> None:
     # respond() stamped serverInfo into the handler's own result dict: a shared constant
     # result grew a _meta the first time it was used.
@@ -476,31 +492,37 @@ def test_unknown_and_late_responses_are_dropped_and_counted() -> None:
 def test_duplicate_inbound_ids_are_refused_while_the_first_runs() -> None:
     c, s = client(), server()
     handshake(c, s)
-    first = s.receive(jsonrpc.Request(5, "tools/list", None))
+    first = s.receive(jsonrpc.JsonRpcRequest(5, "tools/list", None))
     assert isinstance(first, p.Dispatch)
     assert (
-        error_of(s.receive(jsonrpc.Request(5, "tools/list", None)))[0] == ErrorCode.INVALID_REQUEST
+        error_of(s.receive(jsonrpc.JsonRpcRequest(5, "tools/list", None)))[0]
+        == ErrorCode.INVALID_REQUEST
     )
     assert s.respond(first.request, t.ListToolsResult(tools=[])) is not None
-    assert isinstance(s.receive(jsonrpc.Request(5, "tools/list", None)), p.Dispatch)  # free again
+    assert isinstance(
+        s.receive(jsonrpc.JsonRpcRequest(5, "tools/list", None)), p.Dispatch
+    )  # free again
 
 
 def test_cancelled_requests_are_never_answered() -> None:
     c, s = client(), server()
     handshake(c, s)
-    dispatch = s.receive(jsonrpc.Request(8, "tools/list", None))
+    dispatch = s.receive(jsonrpc.JsonRpcRequest(8, "tools/list", None))
     assert isinstance(dispatch, p.Dispatch)
     cancel = s.receive(
-        jsonrpc.Notification("notifications/cancelled", {"requestId": 8, "reason": "bored"})
+        jsonrpc.JsonRpcNotification("notifications/cancelled", {"requestId": 8, "reason": "bored"})
     )
     assert isinstance(cancel, p.CancelRequested) and cancel.reason == "bored"
     assert s.respond(dispatch.request, t.ListToolsResult(tools=[])) is None
     assert s.respond_error(dispatch.request, McpError("x")) is None
     # cancelling something unknown or finished is ignored
     assert isinstance(
-        s.receive(jsonrpc.Notification("notifications/cancelled", {"requestId": 8})), p.Dropped
+        s.receive(jsonrpc.JsonRpcNotification("notifications/cancelled", {"requestId": 8})),
+        p.Dropped,
     )
-    assert isinstance(s.receive(jsonrpc.Notification("notifications/cancelled", {})), p.Dropped)
+    assert isinstance(
+        s.receive(jsonrpc.JsonRpcNotification("notifications/cancelled", {})), p.Dropped
+    )
 
 
 def test_initialize_cannot_be_cancelled() -> None:
@@ -512,7 +534,9 @@ def test_initialize_cannot_be_cancelled() -> None:
     reply = s.receive(wire(request2))
     assert isinstance(reply, p.Reply)  # answered at once; a cancel for it is ignored
     assert isinstance(
-        s.receive(jsonrpc.Notification("notifications/cancelled", {"requestId": request2.id})),
+        s.receive(
+            jsonrpc.JsonRpcNotification("notifications/cancelled", {"requestId": request2.id})
+        ),
         p.Dropped,
     )
 
@@ -525,7 +549,7 @@ def test_progress_is_routed_to_its_request_and_dropped_after() -> None:
     dispatch = s.receive(wire(request))
     assert isinstance(dispatch, p.Dispatch) and dispatch.request.progress_token == pending.id
     progress = c.receive(
-        jsonrpc.Notification(
+        jsonrpc.JsonRpcNotification(
             "notifications/progress", {"progressToken": pending.id, "progress": 1, "total": 2}
         )
     )
@@ -534,7 +558,9 @@ def test_progress_is_routed_to_its_request_and_dropped_after() -> None:
     assert response is not None
     assert isinstance(c.receive(wire(response)), p.ResponseReceived)
     late = c.receive(
-        jsonrpc.Notification("notifications/progress", {"progressToken": pending.id, "progress": 2})
+        jsonrpc.JsonRpcNotification(
+            "notifications/progress", {"progressToken": pending.id, "progress": 2}
+        )
     )
     assert isinstance(late, p.Dropped)
     assert c.statistics().progress_dropped == 1
@@ -544,7 +570,9 @@ def test_a_bad_progress_token_is_refused() -> None:
     c, s = client(), server()
     handshake(c, s)
     assert (
-        error_of(s.receive(jsonrpc.Request(1, "tools/list", {"_meta": {"progressToken": [1]}})))[0]
+        error_of(
+            s.receive(jsonrpc.JsonRpcRequest(1, "tools/list", {"_meta": {"progressToken": [1]}}))
+        )[0]
         == -32602
     )
 
@@ -558,7 +586,7 @@ def test_closing_fails_every_outstanding_request_and_refuses_more() -> None:
     with pytest.raises(McpError):
         c.send_request("tools/list")
     assert isinstance(s.close(), list) and isinstance(
-        s.receive(jsonrpc.Request(1, "ping", None)), p.Dropped
+        s.receive(jsonrpc.JsonRpcRequest(1, "ping", None)), p.Dropped
     )
 
 
@@ -566,13 +594,15 @@ def test_logging_levels() -> None:
     c, s = client(), server()
     handshake(c, s)
     assert s.wants_log("debug")  # never set: everything
-    set_level = s.receive(jsonrpc.Request(3, "logging/setLevel", {"level": "warning"}))
+    set_level = s.receive(jsonrpc.JsonRpcRequest(3, "logging/setLevel", {"level": "warning"}))
     assert isinstance(set_level, p.Reply)
     assert s.log_level == "warning"
     assert not s.wants_log("info") and s.wants_log("error")
     modern = server()
-    asked = modern.receive(jsonrpc.Request(1, "tools/list", envelope(**{p.LOG_LEVEL: "info"})))
-    silent = modern.receive(jsonrpc.Request(2, "tools/list", envelope()))
+    asked = modern.receive(
+        jsonrpc.JsonRpcRequest(1, "tools/list", envelope(**{p.LOG_LEVEL: "info"}))
+    )
+    silent = modern.receive(jsonrpc.JsonRpcRequest(2, "tools/list", envelope()))
     assert isinstance(asked, p.Dispatch) and isinstance(silent, p.Dispatch)
     assert modern.wants_log("info", asked.request) and not modern.wants_log("debug", asked.request)
     assert not modern.wants_log("emergency", silent.request)
@@ -599,7 +629,7 @@ def _notification(method: str, params: dict[str, Any]) -> jsonrpc.Message | json
     return parsed
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 @pytest.mark.parametrize("request_id", [[1], {"id": 1}])
 def test_cancel_with_unhashable_request_id_is_dropped_not_raised(request_id: Any) -> None:
     # A list or object requestId reached a dict lookup and raised TypeError out of
@@ -609,12 +639,12 @@ def test_cancel_with_unhashable_request_id_is_dropped_not_raised(request_id: Any
     assert isinstance(event, p.Dropped)
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 @pytest.mark.parametrize("alias", [True, 1.0])
 def test_cancel_with_bool_or_float_request_id_does_not_cancel_request_1(alias: Any) -> None:
     # true == 1 and hash(1.0) == hash(1): "requestId": true cancelled request 1.
     _, server = _legacy_pair()
-    event = server.receive(jsonrpc.Request(1, "tools/list", None))
+    event = server.receive(jsonrpc.JsonRpcRequest(1, "tools/list", None))
     assert isinstance(event, p.Dispatch)
     dropped = server.receive(_notification("notifications/cancelled", {"requestId": alias}))
     assert isinstance(dropped, p.Dropped)
@@ -622,7 +652,7 @@ def test_cancel_with_bool_or_float_request_id_does_not_cancel_request_1(alias: A
     assert server.respond(event.request, {"tools": []}) is not None
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 @pytest.mark.parametrize("token", [[2], {"t": 2}, True, 2.0])
 def test_progress_with_non_id_token_is_dropped(token: Any) -> None:
     client, _ = _legacy_pair()
@@ -634,12 +664,12 @@ def test_progress_with_non_id_token_is_dropped(token: Any) -> None:
     assert isinstance(event, p.Dropped)
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_close_abandons_the_peers_requests_in_flight() -> None:
     # close() said "nothing more may be sent", yet respond() still produced answers for
     # the peer's requests that were in flight when the connection closed.
     _, server = _legacy_pair()
-    event = server.receive(jsonrpc.Request(7, "tools/list", None))
+    event = server.receive(jsonrpc.JsonRpcRequest(7, "tools/list", None))
     assert isinstance(event, p.Dispatch)
     assert server.in_flight == 1
     server.close()
@@ -649,7 +679,7 @@ def test_close_abandons_the_peers_requests_in_flight() -> None:
     assert server.respond_error(event.request, McpError("x")) is None
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 @pytest.mark.parametrize(
     ("method", "params"),
     [
@@ -662,14 +692,14 @@ def test_closed_connection_drops_notifications(method: str, params: Any) -> None
     # Requests and responses were dropped after close, but notifications still reached
     # the application (and a cancellation still found its request).
     client, server = _legacy_pair()
-    server.receive(jsonrpc.Request(7, "tools/list", None))
+    server.receive(jsonrpc.JsonRpcRequest(7, "tools/list", None))
     client.close()
     server.close()
     for conn in (client, server):
-        assert isinstance(conn.receive(jsonrpc.Notification(method, params)), p.Dropped)
+        assert isinstance(conn.receive(jsonrpc.JsonRpcNotification(method, params)), p.Dropped)
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 @pytest.mark.parametrize("modern", [False, True])
 def test_respond_with_a_non_object_result_raises_and_keeps_the_request_answerable(
     modern: bool,
@@ -684,7 +714,7 @@ def test_respond_with_a_non_object_result_raises_and_keeps_the_request_answerabl
         request = _modern_request(server, 1)
     else:
         _, server = _legacy_pair()
-        event = server.receive(jsonrpc.Request(1, "tools/list", None))
+        event = server.receive(jsonrpc.JsonRpcRequest(1, "tools/list", None))
         assert isinstance(event, p.Dispatch)
         request = event.request
     with pytest.raises(TypeError, match="JSON object"):
@@ -729,7 +759,7 @@ def test_judging_the_probe() -> None:
 
 
 def test_the_era_cache_remembers_per_peer() -> None:
-    cache = p.EraCache()
+    cache = EraCache()
     cache.remember("python server.py", "modern", MODERN)
     assert cache.get("python server.py") == ("modern", MODERN)
     assert cache.get("other") is None
@@ -737,7 +767,7 @@ def test_the_era_cache_remembers_per_peer() -> None:
     assert cache.get("python server.py") is None
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_legacy_only_client_cannot_send_server_discover_unchecked() -> None:
     # The era probe skipped every send check, so a client speaking no modern revision sent
     # a modern-only method with no envelope.
@@ -748,7 +778,7 @@ def test_legacy_only_client_cannot_send_server_discover_unchecked() -> None:
     assert client.outstanding == 0
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/).
+# Found by the lifecycle fuzzer (fuzz/).
 def test_dual_era_client_probes_with_server_discover_in_the_modern_envelope() -> None:
     client = p.Connection("client", info=INFO)
     pending, message = client.send_request("server/discover")

@@ -11,7 +11,8 @@ import trio
 
 from conftest import load_schema
 from trio_mcp import Context, Server, jsonrpc
-from trio_mcp.testing import MemoryMessageStream, connect, memory_stream_pair
+from trio_mcp.testing import connect
+from trio_mcp.transports import MemoryMessageStream, memory_stream_pair
 
 SKILLS = "io.modelcontextprotocol/skills"
 MODERN_META = {
@@ -25,7 +26,7 @@ async def ask(
     stream: MemoryMessageStream, id: int, method: str, params: dict[str, Any] | None
 ) -> dict[str, Any]:
     """Send a raw request; return its result (asserting it is not an error)."""
-    await stream.send(jsonrpc.Request(id, method, params))
+    await stream.send(jsonrpc.JsonRpcRequest(id, method, params))
     with trio.fail_after(5):
         while True:
             message = await stream.receive()
@@ -46,7 +47,7 @@ async def initialize(stream: MemoryMessageStream, version: str) -> dict[str, Any
             "clientInfo": {"name": "raw", "version": "0"},
         },
     )
-    await stream.send(jsonrpc.Notification("notifications/initialized", None))
+    await stream.send(jsonrpc.JsonRpcNotification("notifications/initialized", None))
     return result
 
 

@@ -12,8 +12,7 @@ from trio_mcp import Context, Server, connect_client, jsonrpc
 from trio_mcp._server._dispatch import Dispatcher
 from trio_mcp.protocol import Dispatch
 from trio_mcp.session import Session
-from trio_mcp.testing import memory_stream_pair
-from trio_mcp.transports import MemoryMessageStream
+from trio_mcp.transports import MemoryMessageStream, memory_stream_pair
 from trio_mcp.types import ElicitResult
 
 META = {
@@ -40,7 +39,7 @@ def make_server() -> Server:
 
 
 async def call(stream: MemoryMessageStream, id: int, params: dict[str, Any]) -> dict[str, Any]:
-    await stream.send(jsonrpc.Request(id, "tools/call", {**params, "_meta": META}))
+    await stream.send(jsonrpc.JsonRpcRequest(id, "tools/call", {**params, "_meta": META}))
     while True:
         message = await stream.receive()
         if isinstance(message, (jsonrpc.ResultResponse, jsonrpc.ErrorResponse)):
@@ -119,7 +118,9 @@ async def test_handle_request_answers_one_request_in_the_calling_task() -> None:
     server = make_server()
     ours, peer = memory_stream_pair()
     connection = server.connection()
-    event = connection.receive(jsonrpc.Request(7, "tools/call", {"name": "greet", "_meta": META}))
+    event = connection.receive(
+        jsonrpc.JsonRpcRequest(7, "tools/call", {"name": "greet", "_meta": META})
+    )
     assert isinstance(event, Dispatch)
     session = Session(ours, connection, handler=Dispatcher(server).handle)
     await session.handle_request(event.request)  # no receive loop, no tasks
@@ -161,7 +162,7 @@ async def test_legacy_server_requests_carry_the_request_they_belong_to() -> None
         result = await client.call_tool("greet", {})
         assert result.content[0].text == "Hello, Bo!"
         await client.aclose()
-    asked = [r for m, r in server_end.log if isinstance(m, jsonrpc.Request)]
+    asked = [r for m, r in server_end.log if isinstance(m, jsonrpc.JsonRpcRequest)]
     answered = [
         r
         for m, r in server_end.log
@@ -178,7 +179,7 @@ async def test_a_listen_that_starts_after_end_subscriptions_ends_at_once() -> No
     dispatcher.end_subscriptions()  # shutdown began before this request was handled
     connection = server.connection()
     event = connection.receive(
-        jsonrpc.Request(
+        jsonrpc.JsonRpcRequest(
             "l",
             "subscriptions/listen",
             {"notifications": {"toolsListChanged": True}, "_meta": META},
@@ -189,7 +190,7 @@ async def test_a_listen_that_starts_after_end_subscriptions_ends_at_once() -> No
     with trio.fail_after(5):
         await session.handle_request(event.request)
     ack = await peer.receive()
-    assert isinstance(ack, jsonrpc.Notification)
+    assert isinstance(ack, jsonrpc.JsonRpcNotification)
     assert ack.method == "notifications/subscriptions/acknowledged"
     final = await peer.receive()
     assert isinstance(final, jsonrpc.ResultResponse) and final.id == "l"

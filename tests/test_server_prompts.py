@@ -7,8 +7,7 @@ from typing import Annotated, Literal
 import pytest
 from feature_harness import ERAS, open_pair
 
-from trio_mcp.jsonrpc import ErrorCode, McpError
-from trio_mcp.server import Server
+from trio_mcp import ErrorCode, McpError, Server
 from trio_mcp.types import (
     AudioContent,
     BlobResourceContents,

@@ -10,8 +10,7 @@ from typing import Any, Literal
 import pytest
 from feature_harness import ALL_VERSIONS, ERAS, MODERN, open_pair
 
-from trio_mcp.jsonrpc import ErrorCode, McpError
-from trio_mcp.server import Context, Server
+from trio_mcp import Context, ErrorCode, McpError, Server
 from trio_mcp.types import (
     Annotations,
     BlobResourceContents,

@@ -16,8 +16,8 @@ import trio.testing
 from feature_harness import MODERN, open_raw
 
 from tests.conftest import SPEC_DIR
-from trio_mcp.jsonrpc import ErrorCode, McpError
-from trio_mcp.server import TASKS_EXTENSION, Context, Server, TaskSettings
+from trio_mcp import Context, ErrorCode, McpError, Server
+from trio_mcp.server import TASKS_EXTENSION, TaskSettings
 from trio_mcp.tasks import MemoryTaskStore
 from trio_mcp.types import ClientCapabilities, ElicitationCapability, InputRequiredResult
 

@@ -12,9 +12,8 @@ import trio
 from feature_harness import ALL_VERSIONS, ERAS, MODERN, open_pair
 from schema_host import serving_schemas
 
-from trio_mcp import jsonrpc as rpc
-from trio_mcp.jsonrpc import ErrorCode, McpError
-from trio_mcp.server import Context, Field, SchemaError, Server, ToolError
+from trio_mcp import Context, ErrorCode, McpError, Server, ToolError, jsonrpc as rpc
+from trio_mcp.server import Field, SchemaError
 from trio_mcp.types import (
     Annotations,
     AudioContent,
@@ -38,7 +37,7 @@ def version(request: pytest.FixtureRequest) -> str:
 
 def wire_result(sent: list[rpc.Message], method: str, client_sent: list[rpc.Message]) -> Any:
     """The raw ``result`` the server sent for the last ``method`` request."""
-    ids = [m.id for m in client_sent if isinstance(m, rpc.Request) and m.method == method]
+    ids = [m.id for m in client_sent if isinstance(m, rpc.JsonRpcRequest) and m.method == method]
     for message in reversed(sent):
         if isinstance(message, rpc.ResultResponse) and message.id == ids[-1]:
             return message.result
@@ -152,7 +151,7 @@ def test_both_decorator_forms_keep_the_function_type_under_mypy(tmp_path: Any) -
 
     source = tmp_path / "decorated.py"
     source.write_text(
-        "from trio_mcp.server import Server\n"
+        "from trio_mcp import Server\n"
         "server = Server('t')\n"
         "@server.tool\n"
         "async def add(a: int, b: int) -> int:\n"

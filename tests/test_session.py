@@ -11,8 +11,7 @@ import pytest
 import trio
 import trio.testing
 
-from trio_mcp import jsonrpc, types as t
-from trio_mcp.jsonrpc import ConnectionClosed, ErrorCode, McpError, RequestTimeout
+from trio_mcp import ConnectionClosed, ErrorCode, McpError, RequestTimeout, jsonrpc, types as t
 from trio_mcp.protocol import Connection, InboundRequest
 from trio_mcp.session import (
     PROGRESS_BUFFER,
@@ -20,12 +19,8 @@ from trio_mcp.session import (
     connect_session,
     open_session,
 )
-from trio_mcp.testing import (
-    MemoryMessageStream,
-    SessionPair,
-    memory_session_pair,
-    memory_stream_pair,
-)
+from trio_mcp.testing import SessionPair, memory_session_pair
+from trio_mcp.transports import MemoryMessageStream, memory_stream_pair
 
 CAPS = t.ServerCapabilities(tools=t.ToolsCapability(), logging={})
 
@@ -138,8 +133,8 @@ async def test_a_late_answer_after_cancelling_is_dropped(
             await session.request(call("slow"))
         request = await server_stream.receive()
         cancel = await server_stream.receive()
-        assert isinstance(request, jsonrpc.Request)
-        assert cancel == jsonrpc.Notification(
+        assert isinstance(request, jsonrpc.JsonRpcRequest)
+        assert cancel == jsonrpc.JsonRpcNotification(
             "notifications/cancelled",
             {"requestId": request.id, "reason": "the caller stopped waiting"},
         )
@@ -151,7 +146,7 @@ async def test_a_late_answer_after_cancelling_is_dropped(
 
         async def answer_next() -> None:
             nxt = await server_stream.receive()
-            assert isinstance(nxt, jsonrpc.Request) and nxt.id != request.id
+            assert isinstance(nxt, jsonrpc.JsonRpcRequest) and nxt.id != request.id
             await server_stream.send(
                 jsonrpc.ResultResponse(nxt.id, {"content": [{"type": "text", "text": "ok"}]})
             )
@@ -269,8 +264,8 @@ async def test_a_caller_whose_session_stops_under_it_still_tells_the_peer(
             nursery.cancel_scope.cancel()
         with trio.fail_after(1):
             cancel = await server_stream.receive()
-    assert isinstance(request, jsonrpc.Request)
-    assert cancel == jsonrpc.Notification(
+    assert isinstance(request, jsonrpc.JsonRpcRequest)
+    assert cancel == jsonrpc.JsonRpcNotification(
         "notifications/cancelled",
         {"requestId": request.id, "reason": "the caller stopped waiting"},
     )
@@ -293,7 +288,7 @@ async def test_input_end_drains_running_handlers_then_cancels(
             nursery, server_stream, connection, handler=recorder.handle, drain_timeout=10
         )
         await client_stream.send(
-            jsonrpc.Request(
+            jsonrpc.JsonRpcRequest(
                 1,
                 "initialize",
                 {
@@ -304,9 +299,9 @@ async def test_input_end_drains_running_handlers_then_cancels(
             )
         )
         await client_stream.receive()
-        await client_stream.send(jsonrpc.Notification("notifications/initialized"))
-        await client_stream.send(jsonrpc.Request(2, "tools/call", {"name": "wait"}))
-        await client_stream.send(jsonrpc.Request(3, "tools/call", {"name": "forever"}))
+        await client_stream.send(jsonrpc.JsonRpcNotification("notifications/initialized"))
+        await client_stream.send(jsonrpc.JsonRpcRequest(2, "tools/call", {"name": "wait"}))
+        await client_stream.send(jsonrpc.JsonRpcRequest(3, "tools/call", {"name": "forever"}))
         await trio.testing.wait_all_tasks_blocked()
         await client_stream._send_channel.aclose()  # input ends; the output still works
         await trio.sleep(1)
@@ -383,7 +378,7 @@ async def test_open_session_leaves_nothing_running(autojump_clock: trio.testing.
     )
     async with open_session(b, server_conn, handler=recorder.handle) as session:
         await a.send(
-            jsonrpc.Request(
+            jsonrpc.JsonRpcRequest(
                 1,
                 "tools/call",
                 {
@@ -667,7 +662,7 @@ async def echo_or_garbage(session: Session, request: InboundRequest) -> Any:
     return {"value": params.get("n")}
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 @pytest.mark.session_pair(server_capabilities=None, server_options={"handler": echo_or_garbage})
 async def test_unserializable_result_is_an_internal_error_not_a_dead_session(
     pair: SessionPair, era: str, autojump_clock: trio.testing.MockClock
@@ -681,7 +676,7 @@ async def test_unserializable_result_is_an_internal_error_not_a_dead_session(
     assert result["value"] == 2
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 @pytest.mark.parametrize("modern", [False, True])
 async def test_closing_the_session_closes_its_notification_channel(
     modern: bool, autojump_clock: trio.testing.MockClock
@@ -702,7 +697,7 @@ async def an_hour_of_work(session: Session, request: InboundRequest) -> Any:
     return {}
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 @pytest.mark.session_pair(server_capabilities=None, server_options={"handler": an_hour_of_work})
 async def test_cancellation_read_before_the_handler_starts_is_not_lost(
     pair: SessionPair, era: str, autojump_clock: trio.testing.MockClock
@@ -729,7 +724,7 @@ async def waits_as_told(session: Session, request: InboundRequest) -> Any:
     return {"value": params.get("n")}
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 @pytest.mark.session_pair(
     server_capabilities=None,
     server_options={"handler": waits_as_told, "max_concurrent_requests": 1},
@@ -753,7 +748,7 @@ async def test_full_house_does_not_stop_cancellations_from_being_read(
     assert result["value"] == 2
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 @pytest.mark.session_pair(
     server_capabilities=None,
     server_options={"handler": waits_as_told, "max_concurrent_requests": 1},
@@ -776,7 +771,7 @@ async def ten_seconds_of_work(session: Session, request: InboundRequest) -> Any:
     return {"value": (request.raw_params or {})["n"]}
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 @pytest.mark.session_pair(
     server_capabilities=None,
     server_options={"handler": ten_seconds_of_work, "max_concurrent_requests": 2},
@@ -805,7 +800,7 @@ async def test_requests_beyond_the_backlog_are_refused_at_once(
     assert set(served) <= set(range(6))
 
 
-# Found by the lifecycle fuzzer (tests/lifecycle/test_session_interleavings.py).
+# Found by the lifecycle fuzzer (fuzz/test_session_interleavings.py).
 async def test_lockstep_peers_pinging_each_other_at_once_do_not_deadlock(
     autojump_clock: trio.testing.MockClock,
 ) -> None:

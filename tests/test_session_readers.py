@@ -14,8 +14,7 @@ import pytest
 import trio
 import trio.testing
 
-from trio_mcp import types as t
-from trio_mcp.jsonrpc import ConnectionClosed, McpError
+from trio_mcp import ConnectionClosed, McpError, types as t
 from trio_mcp.protocol import InboundRequest
 from trio_mcp.session import HANDBACK_DELAY, Session
 from trio_mcp.testing import SessionPair, memory_session_pair

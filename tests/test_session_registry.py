@@ -4,9 +4,11 @@ ended through another's."""
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import AsyncIterator, Callable
 
+import attrs
 import coredis
 import pytest
 
@@ -97,3 +99,32 @@ async def test_a_redis_session_expires_with_its_idle_timeout(redis_url: str) -> 
         await client.pexpire(key, 10_000)
         await registry.touch("s1")  # activity moves the expiry on
         assert await client.pttl(key) > 59_000
+
+
+async def test_one_worker_takes_a_session_over(registries: Callable[[], SessionRegistry]) -> None:
+    """Two workers taking over one session (its owner died): a compare-and-set, one wins,
+    and the record keeps what the owner wrote (initialize params included)."""
+    a, b = registries(), registries()
+    await a.register(attrs.evolve(record(), initialize={"protocolVersion": "2025-06-18"}))
+    _, seen_by_a = await a.lookup("s1", "alice")
+    _, seen_by_b = await b.lookup("s1", "alice")
+    assert seen_by_a is not None and seen_by_b is not None
+    taken = await b.take_over(seen_by_b, "worker-b")
+    assert taken is not None and taken.owner == "worker-b"
+    assert await a.take_over(seen_by_a, "worker-c") is None
+    state, found = await a.lookup("s1", "alice")
+    assert state is SessionState.LIVE and found is not None
+    assert found.owner == "worker-b" and found.initialize == {"protocolVersion": "2025-06-18"}
+    await a.end("s1")
+    assert await b.take_over(found, "worker-c") is None
+
+
+async def test_a_redis_registry_without_idle_expiry(redis_url: str) -> None:  # noqa: F811
+    async with coredis.Redis.from_url(redis_url) as client:
+        registry = RedisSessionRegistry(
+            client, prefix=f"test-{uuid.uuid4().hex}:", idle_timeout=math.inf
+        )
+        await registry.register(record())
+        await registry.touch("s1")
+        assert await client.pttl(f"{registry.prefix}live:s1") == -1  # no expiry
+        assert (await registry.lookup("s1", "alice"))[0] is SessionState.LIVE

@@ -17,9 +17,9 @@ import yaml  # type: ignore[import-untyped]  # PyYAML: mkdocs's, in the test ext
 import trio_mcp
 from trio_mcp import ErrorCode, McpError, Server
 from trio_mcp.skills import (
-    EXTENSION,
     MAX_SKILL_BYTES,
     MAX_SKILL_FILES,
+    SKILLS_EXTENSION,
     DynamicSkill,
     Skill,
     SkillEntry,
@@ -305,12 +305,12 @@ def skills_server(**options: Any) -> Server:
 
 async def test_the_extension_is_declared_with_directory_read() -> None:
     async with connect(skills_server(), protocol_version=MODERN) as client:
-        assert client.server_capabilities.extensions == {EXTENSION: {"directoryRead": True}}
+        assert client.server_capabilities.extensions == {SKILLS_EXTENSION: {"directoryRead": True}}
         assert client.server_capabilities.resources is not None
     server = Server("s")
     server.add_skills(make("pdf"), directory_read=False)
     async with connect(server, protocol_version=MODERN) as client:
-        assert client.server_capabilities.extensions == {EXTENSION: {}}
+        assert client.server_capabilities.extensions == {SKILLS_EXTENSION: {}}
         with pytest.raises(McpError) as error:
             await client.session.send_request("resources/directory/read", {"uri": "skill://pdf"})
         assert error.value.code == ErrorCode.METHOD_NOT_FOUND

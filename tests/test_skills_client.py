@@ -13,7 +13,7 @@ from trio.testing import assert_checkpoints
 
 from trio_mcp import Context, ErrorCode, McpError, ProtocolError, Server
 from trio_mcp.skills import (
-    EXTENSION,
+    SKILLS_EXTENSION,
     Skill,
     SkillEntry,
     SkillVerificationError,
@@ -50,7 +50,7 @@ def hand_made(
 ) -> Server:
     """A server that declares the extension and answers with ``entries`` as they are,
     serving ``served`` (URI -> text); each read is recorded in ``reads``."""
-    server = Server("hand-made", extensions={EXTENSION: {}}, resources=True)
+    server = Server("hand-made", extensions={SKILLS_EXTENSION: {}}, resources=True)
 
     def reader(uri: str, text: str) -> Callable[[], str]:
         def read() -> str:

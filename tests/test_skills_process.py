@@ -15,7 +15,7 @@ import trio
 
 from trio_mcp import open_stdio_client
 from trio_mcp.http import open_http_client
-from trio_mcp.skills import EXTENSION, get_skill, list_skills, load_skill, read_skill_file
+from trio_mcp.skills import SKILLS_EXTENSION, get_skill, list_skills, load_skill, read_skill_file
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = [sys.executable, str(ROOT / "examples" / "skills_server.py")]
@@ -74,7 +74,7 @@ async def test_the_everything_server_over_http_and_our_client() -> None:
                 assert entry.uri == "skill://greeting/SKILL.md"
                 assert "name: greeting" in await load_skill(client, entry)
             async with open_http_client(url, protocol_version="2025-11-25") as client:
-                assert EXTENSION not in (client.server_capabilities.extensions or {})
+                assert SKILLS_EXTENSION not in (client.server_capabilities.extensions or {})
     finally:
         process.terminate()
         with trio.move_on_after(30):
@@ -134,7 +134,7 @@ def test_list_skills_and_get_skill() -> None:
 
 
 TAMPERED = """
-import trio
+import trio_mcp
 from trio_mcp import Server
 from trio_mcp.skills import Skill
 
@@ -148,7 +148,7 @@ server.add_skills(Skill.from_files("pdf", {
 def guide() -> str:
     return "other bytes!\\n"
 
-trio.run(server.run_stdio)
+trio_mcp.run(server)
 """
 
 

@@ -13,9 +13,7 @@ import trio
 from feature_harness import MODERN, RecordingStream, open_pair
 
 from conftest import load_schema
-from trio_mcp import jsonrpc as rpc
-from trio_mcp.jsonrpc import McpError
-from trio_mcp.server import Context, Server
+from trio_mcp import Context, McpError, Server, jsonrpc as rpc
 from trio_mcp.types import (
     Annotations,
     AudioContent,
@@ -110,10 +108,10 @@ def check_conversation(
     for side, stream in (("client", client_sent), ("server", server_sent)):
         for message in stream.sent:
             data = as_json(message)
-            if isinstance(message, rpc.Request):
+            if isinstance(message, rpc.JsonRpcRequest):
                 methods[(side, message.id)] = message.method
                 problems += spec.problems(spec.by_method(message.method, "Request"), data)
-            elif isinstance(message, rpc.Notification):
+            elif isinstance(message, rpc.JsonRpcNotification):
                 problems += spec.problems(spec.by_method(message.method, "Notification"), data)
     for side, stream in (("client", client_sent), ("server", server_sent)):
         asker = "server" if side == "client" else "client"

@@ -24,8 +24,7 @@ import pytest
 import trio
 import trio.testing
 
-from trio_mcp import jsonrpc as rpc
-from trio_mcp.jsonrpc import ConnectionClosed
+from trio_mcp import ConnectionClosed, jsonrpc as rpc
 from trio_mcp.protocol import Connection
 from trio_mcp.session import Session, connect_session
 from trio_mcp.transports import (
@@ -65,7 +64,7 @@ async def started(stream: MessageStream) -> list[int]:
     """Read the peer's ``peer/started`` notification: the pids of its process tree."""
     with trio.fail_after(10):
         message = await stream.receive()
-    assert isinstance(message, rpc.Notification), message
+    assert isinstance(message, rpc.JsonRpcNotification), message
     assert message.method == "peer/started"
     assert message.params is not None
     pids = list(message.params.values())
@@ -74,7 +73,7 @@ async def started(stream: MessageStream) -> list[int]:
 
 
 async def echo_round_trip(stream: MessageStream) -> None:
-    message = rpc.Request(7, "tools/call", {"arguments": {"text": "ünïcödé"}})
+    message = rpc.JsonRpcRequest(7, "tools/call", {"arguments": {"text": "ünïcödé"}})
     await stream.send(message)
     with trio.fail_after(5):
         assert await stream.receive() == message
@@ -281,7 +280,7 @@ async def test_a_peer_that_stops_reading_blocks_senders_then_is_terminated() -> 
     async def flood(stream: MessageStream) -> None:
         nonlocal sent
         while True:
-            await stream.send(rpc.Notification("flood", {"pad": "x" * 4096}))
+            await stream.send(rpc.JsonRpcNotification("flood", {"pad": "x" * 4096}))
             sent += 1
 
     sending, receiving = Outcome(), Outcome()
@@ -290,9 +289,13 @@ async def test_a_peer_that_stops_reading_blocks_senders_then_is_terminated() -> 
             pids = await started(stream)
             nursery.start_soon(receiving.run, stream.receive)
             nursery.start_soon(sending.run, lambda: flood(stream))
-            await trio.sleep(0.3)
-            stalled_at = sent
-            await trio.sleep(0.2)
+            # The reader is a real process, out of Trio's sight: stalled means every task
+            # here blocked (the flood in send) for a while of real time, twice with nothing
+            # sent in between. Bounded: a flood that never blocks fails the deadline.
+            with trio.fail_after(10):
+                await trio.testing.wait_all_tasks_blocked(0.2)
+                stalled_at = sent
+                await trio.testing.wait_all_tasks_blocked(0.2)
             # Backpressure: the pipe (64 KiB) and the send buffer (16 messages) are full.
             assert sent == stalled_at
             assert sent < 64
@@ -337,6 +340,9 @@ async def test_infinite_grace_never_escalates() -> None:
         stream = await connect_process_stream(nursery, peer("ignores_eof"), grace=math.inf)
         (pid,) = await started(stream)
         nursery.start_soon(stream.aclose)
+        # A real wait, bounded: a ladder that escalated would signal after GRACE of real
+        # time (a real child rules out the autojump clock, which would fire our deadlines
+        # while the child starts).
         await trio.sleep(4 * GRACE)
         assert alive(pid)  # nobody signalled it
         os.kill(pid, signal.SIGUSR1)  # it goes when it chooses to
@@ -350,7 +356,7 @@ async def test_infinite_grace_never_escalates() -> None:
 async def test_a_child_dying_midstream_ends_receive_with_its_status_and_last_words() -> None:
     lines: list[str] = []
     async with open_process_stream(peer("dies_midstream"), stderr=lines.append) as stream:
-        await stream.send(rpc.Request(1, "tools/call", {}))
+        await stream.send(rpc.JsonRpcRequest(1, "tools/call", {}))
         with trio.fail_after(5):
             with pytest.raises(trio.EndOfChannel):
                 await stream.receive()
@@ -370,7 +376,7 @@ async def test_a_child_dying_midstream_ends_receive_with_its_status_and_last_wor
 
 async def _send_until_it_fails(stream: MessageStream) -> None:
     for _ in range(100):
-        await stream.send(rpc.Notification("anyone/there"))
+        await stream.send(rpc.JsonRpcNotification("anyone/there"))
         await trio.sleep(0.01)
 
 
@@ -444,7 +450,7 @@ async def test_past_the_rate_stderr_lines_are_counted_and_dropped_but_the_tail_i
 async def test_stderr_goes_to_logging_by_default(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="trio_mcp.stdio.stderr")
     async with open_process_stream(peer("dies_midstream")) as stream:
-        await stream.send(rpc.Request(1, "ping"))
+        await stream.send(rpc.JsonRpcRequest(1, "ping"))
         with trio.fail_after(5), pytest.raises(trio.EndOfChannel):
             await stream.receive()
     messages = [r.getMessage() for r in caplog.records if r.name == "trio_mcp.stdio.stderr"]
@@ -470,7 +476,7 @@ async def test_an_error_in_the_stderr_handler_propagates_after_the_child_is_shut
     async def run() -> None:
         async with open_process_stream(peer("dies_midstream"), stderr=handler) as stream:
             streams.append(stream)
-            await stream.send(rpc.Request(1, "ping"))
+            await stream.send(rpc.JsonRpcRequest(1, "ping"))
             await trio.sleep_forever()
 
     start = trio.current_time()
@@ -543,7 +549,7 @@ async def test_the_child_gets_the_default_environment_plus_what_is_passed(
     ) as stream:
         with trio.fail_after(5):
             message = await stream.receive()
-    assert isinstance(message, rpc.Notification)
+    assert isinstance(message, rpc.JsonRpcNotification)
     assert message.params is not None
     assert message.params.get("MCP_SETTING") == "on"
     assert "OPENAI_API_KEY" not in message.params
@@ -565,12 +571,12 @@ async def test_a_process_stream_sends_and_receives_without_waiting_when_it_can()
     """send_nowait and receive_nowait reach the pipes (the base class can do neither)."""
     assert ProcessMessageStream.receive_nowait is not MessageStream.receive_nowait
     async with open_process_stream(["cat"], grace=GRACE) as stream:
-        stream.send_nowait(rpc.Notification("one"))  # the base class raises WouldBlock
-        stream.send_nowait(rpc.Notification("two"))
+        stream.send_nowait(rpc.JsonRpcNotification("one"))  # the base class raises WouldBlock
+        stream.send_nowait(rpc.JsonRpcNotification("two"))
         with trio.fail_after(5):
             first = await stream.receive()
             try:
                 second = stream.receive_nowait()  # if "two" came in the same read
             except trio.WouldBlock:
                 second = await stream.receive()
-        assert (first, second) == (rpc.Notification("one"), rpc.Notification("two"))
+        assert (first, second) == (rpc.JsonRpcNotification("one"), rpc.JsonRpcNotification("two"))

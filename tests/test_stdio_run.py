@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import IO
 
 import orjson
 import pytest
@@ -51,6 +52,28 @@ def call(id: int, name: str, **arguments: object) -> dict[str, object]:
         "method": "tools/call",
         "params": {"name": name, "arguments": arguments},
     }
+
+
+#: The server's environment where a slow call says when it is running (its first progress
+#: report: see :func:`started_slow_call` and :func:`wait_until_running`).
+ANNOUNCING = {**ENV, "SLOW_SERVER_ANNOUNCE": "1"}
+
+
+def started_slow_call(id: int, seconds: float) -> dict[str, object]:
+    """A call of the slow tool that says when it is running, under :data:`ANNOUNCING`."""
+    message = call(id, "slow", seconds=seconds)
+    params = message["params"]
+    assert isinstance(params, dict)
+    params["_meta"] = {"progressToken": f"running-{id}"}
+    return message
+
+
+def wait_until_running(stdout: IO[bytes], id: int) -> None:
+    """Read the server's output up to the progress report of :func:`started_slow_call`
+    ``id``: the call is running (rather than sleeping a while and hoping it is)."""
+    line = orjson.loads(stdout.readline())
+    assert line.get("method") == "notifications/progress", line
+    assert line["params"]["progressToken"] == f"running-{id}", line
 
 
 def test_piped_input_gets_every_answer_then_the_server_exits() -> None:
@@ -105,14 +128,13 @@ def test_the_drain_deadline_cancels_what_is_still_running() -> None:
 
 
 # The one documented way to run a server over stdio is trio_mcp.run; run_stdio is the same
-# inside a running Trio program, and Server.run_stdio an alias of it. Each still serves, and
-# passes its options on (here the drain deadline).
+# inside a running Trio program. Each serves, and passes its options on (here the drain
+# deadline).
 RUN_SPELLINGS = {
     "trio_mcp.run": "trio_mcp.run(server, drain_timeout=0.3)",
     "trio_mcp.server.run_stdio": (
         "trio.run(functools.partial(trio_mcp.server.run_stdio, server, drain_timeout=0.3))"
     ),
-    "Server.run_stdio": "trio.run(functools.partial(server.run_stdio, drain_timeout=0.3))",
 }
 
 
@@ -148,13 +170,13 @@ def test_a_signal_stops_a_busy_server_promptly(signum: int) -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=ENV,
+        env=ANNOUNCING,
     )
     assert process.stdin is not None and process.stdout is not None
-    process.stdin.write(lines(INITIALIZE, INITIALIZED, call(1, "slow", seconds=60)))
+    process.stdin.write(lines(INITIALIZE, INITIALIZED, started_slow_call(1, 60)))
     process.stdin.flush()
     assert orjson.loads(process.stdout.readline())["id"] == 0  # it is up and serving
-    time.sleep(0.2)
+    wait_until_running(process.stdout, 1)
     start = time.monotonic()
     process.send_signal(signum)
     assert process.wait(timeout=10) == 0
@@ -188,14 +210,15 @@ def test_a_vanishing_client_lets_the_server_exit(
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=ENV,
+        env=ANNOUNCING,
     )
     assert process.stdin is not None and process.stdout is not None
-    calls = [call(1, "slow", seconds=seconds)] if seconds is not None else []
+    calls = [started_slow_call(1, seconds)] if seconds is not None else []
     process.stdin.write(lines(INITIALIZE, INITIALIZED, *calls))
     process.stdin.flush()
     assert orjson.loads(process.stdout.readline())["id"] == 0
-    time.sleep(0.1)  # the call is running
+    if seconds is not None:
+        wait_until_running(process.stdout, 1)
     start = time.monotonic()
     process.stdin.close()
     process.stdout.close()
@@ -283,7 +306,9 @@ async def test_a_client_that_stops_reading_holds_the_server_back() -> None:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(write)
                 stalled_at = -1
-                while sent != stalled_at:  # until nothing more is taken for 0.3 s
+                # A real server process: until nothing more is taken for 0.3 s of real time
+                # (bounded by the fail_after above).
+                while sent != stalled_at:
                     stalled_at = sent
                     await trio.sleep(0.3)
                 # The server's limits: 256 running, 256 waiting, 256 answers waiting to be

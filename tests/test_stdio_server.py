@@ -25,11 +25,11 @@ async def test_stdout_carries_only_json_rpc_while_serving_and_is_restored_after(
         [sys.executable, str(PEERS / "server_stream_restores.py")], env=env, stderr=stderr.append
     ) as stream:
         with trio.fail_after(10):
-            await stream.send(rpc.Request(1, "tools/call", {"x": 1}))
+            await stream.send(rpc.JsonRpcRequest(1, "tools/call", {"x": 1}))
             assert await stream.receive() == rpc.ResultResponse(1, {"echo": {"x": 1}})
             # The server closed its stream and printed with plain print(): that reaches
             # its real stdout again.
-            assert await stream.receive() == rpc.Notification("stdout/restored")
+            assert await stream.receive() == rpc.JsonRpcNotification("stdout/restored")
             with pytest.raises(trio.EndOfChannel):
                 await stream.receive()
     assert stream.returncode == 0

@@ -10,10 +10,8 @@ import pytest
 import trio
 from feature_harness import ERAS, LEGACY, MODERN, open_pair
 
-from trio_mcp import jsonrpc as rpc
+from trio_mcp import McpError, Server, jsonrpc as rpc
 from trio_mcp.client import Change
-from trio_mcp.jsonrpc import McpError
-from trio_mcp.server import Server
 
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
@@ -125,7 +123,7 @@ async def test_a_change_while_acknowledging_is_not_lost(autojump_clock: Any) -> 
     server = make_server()
 
     def change_during_ack(message: rpc.Message) -> None:
-        if isinstance(message, rpc.Notification) and "acknowledged" in message.method:
+        if isinstance(message, rpc.JsonRpcNotification) and "acknowledged" in message.method:
             server.add_tool(lambda: "b", name="b")
 
     async with open_pair(server, protocol_version=MODERN) as pair:

@@ -9,7 +9,7 @@ from typing import Any
 import trio
 from feature_harness import open_pair
 
-from trio_mcp.server import Context, Server
+from trio_mcp import Context, Server
 
 MODERN = "2026-07-28"
 

@@ -15,8 +15,9 @@ from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 from hypercorn.utils import LifespanFailureError
 
+from trio_mcp import Server
 from trio_mcp.http import asgi_app, serve
-from trio_mcp.server import Server, TaskSettings
+from trio_mcp.server import TaskSettings
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.timeout(60)

@@ -11,7 +11,7 @@ import trio
 from feature_harness import open_pair, open_raw
 from test_client_tasks import answer_name, make_server
 
-from trio_mcp.jsonrpc import ErrorCode, McpError
+from trio_mcp import ErrorCode, McpError
 
 CORE = "2025-11-25"
 

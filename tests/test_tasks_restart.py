@@ -17,8 +17,8 @@ import pytest
 import trio
 
 from tests.redis_support import redis_url  # noqa: F401 - the fixture
+from trio_mcp import McpError
 from trio_mcp.http import open_http_client
-from trio_mcp.jsonrpc import McpError
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow

@@ -13,8 +13,7 @@ from feature_harness import open_pair
 from jsonschema import Draft7Validator, Draft202012Validator
 
 from conftest import load_schema
-from trio_mcp import jsonrpc as rpc
-from trio_mcp.server import Server
+from trio_mcp import Server, jsonrpc as rpc
 
 MODERN = "2026-07-28"
 OLDER = ["2025-11-25", "2025-06-18"]
@@ -52,7 +51,11 @@ def make_server() -> Server:
 
 def last_results(pair: Any, method: str) -> list[Any]:
     """Every raw result the server sent for ``method``, in order."""
-    ids = {m.id for m in pair.client_sent.sent if isinstance(m, rpc.Request) and m.method == method}
+    ids = {
+        m.id
+        for m in pair.client_sent.sent
+        if isinstance(m, rpc.JsonRpcRequest) and m.method == method
+    }
     return [
         m.result for m in pair.server_sent.sent if isinstance(m, rpc.ResultResponse) and m.id in ids
     ]

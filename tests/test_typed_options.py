@@ -15,13 +15,10 @@ from typing import Any
 import attrs
 import pytest
 
+from trio_mcp import Server, connect_client
 from trio_mcp._http.client._exchange import ExchangeStream
 from trio_mcp._server._stdio import RunOptions, run_stdio
-from trio_mcp.client import (
-    ClientOptions,
-    StdioClientOptions,
-    connect_client,
-)
+from trio_mcp.client import ClientOptions, StdioClientOptions
 from trio_mcp.fuzz import FuzzOptions, FuzzSettings
 from trio_mcp.host import Host, HostOptions
 from trio_mcp.http import (
@@ -36,7 +33,6 @@ from trio_mcp.server import (
     DirectoryOptions,
     DirectoryResources,
     ServeOptions,
-    Server,
     ToolOptions,
     ToolSpec,
 )
@@ -58,8 +54,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # ``# misspelt: word in option``, mypy names the option whose type the dictionary fails). The calls in ``correct``
 # use the same entry points with options spelt right, and must type-check clean.
 SNIPPET = """\
-from trio_mcp import Server, run
-from trio_mcp.client import open_client, open_stdio_client
+from trio_mcp import Server, open_client, open_stdio_client, run
+from trio_mcp.server import run_stdio
 from trio_mcp.host import InProcessServerConfig, open_host
 from trio_mcp.http import open_http_client, serve
 from trio_mcp.session import open_session
@@ -88,7 +84,7 @@ async def correct(stream: MessageStream, server: Server, connection: Connection)
         pass
     async with open_session(stream, connection, handler=None, drain_timeout=1.0):
         pass
-    await server.run_stdio(handle_signals=False, max_concurrent_requests=4)
+    await run_stdio(server, handle_signals=False, max_concurrent_requests=4)
     run(server, drain_timeout=1.0)
     async with connect(server, server_options={"principal": "alice", "drain_timeout": 1.0}):
         pass
@@ -115,7 +111,7 @@ async def misspelt(stream: MessageStream, server: Server, connection: Connection
         pass
     async with open_session(stream, connection, handlr=None):  # misspelt: handlr
         pass
-    await server.run_stdio(handle_signal=False)  # misspelt: handle_signal
+    await run_stdio(server, handle_signal=False)  # misspelt: handle_signal
     run(server, drain_timout=1.0)  # misspelt: drain_timout
     async with connect(server, server_options={"principle": "alice"}):  # misspelt: principle in server_options
         pass

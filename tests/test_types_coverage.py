@@ -22,12 +22,12 @@ What a definition maps to:
   are :mod:`trio_mcp.jsonrpc` messages: the types layer models ``method`` +
   ``params`` and results; ids and ``"jsonrpc": "2.0"`` belong to the JSON-RPC
   layer. The generic ``Request``/``Notification``/``PaginatedRequest`` bases have a
-  free ``method`` string, which is exactly :class:`trio_mcp.jsonrpc.Request` /
-  :class:`~trio_mcp.jsonrpc.Notification`: our typed requests fix their method.
+  free ``method`` string, which is exactly :class:`trio_mcp.jsonrpc.JsonRpcRequest` /
+  :class:`~trio_mcp.jsonrpc.JsonRpcNotification`: our typed requests fix their method.
 * **Errors.** The error objects with a fixed code (``ParseError`` ...
   ``InternalError``) are :class:`trio_mcp.types.Error`; the full error responses
   (``UnsupportedProtocolVersionError`` ...) are :class:`trio_mcp.jsonrpc.ErrorResponse`.
-  Their codes must be in :class:`trio_mcp.jsonrpc.ErrorCode`.
+  Their codes must be in :class:`trio_mcp.ErrorCode`.
 * **The method table.** ``ClientRequest``, ``ServerRequest``, ``ClientNotification``,
   ``ServerNotification``, ``ClientResult`` and ``ServerResult`` are unions by sender;
   we dispatch on ``method`` through :data:`trio_mcp.types.METHODS`, so their members
@@ -44,7 +44,7 @@ import attrs
 import pytest
 
 from conftest import SCHEMA_FILES, load_schema
-from trio_mcp import jsonrpc, types as t
+from trio_mcp import ErrorCode, jsonrpc, types as t
 from trio_mcp._types._converter import _merged, _present_in, _resolve as _resolve_types
 
 VERSIONS = tuple(SCHEMA_FILES)
@@ -80,9 +80,9 @@ class Answered:
 
 DEFINITIONS: dict[str, Any] = {
     # --- base shapes
-    "Request": jsonrpc.Request,  # generic: method is any string
-    "Notification": jsonrpc.Notification,  # generic: method is any string
-    "PaginatedRequest": jsonrpc.Request,  # generic: the list requests each fix their method
+    "Request": jsonrpc.JsonRpcRequest,  # generic: method is any string
+    "Notification": jsonrpc.JsonRpcNotification,  # generic: method is any string
+    "PaginatedRequest": jsonrpc.JsonRpcRequest,  # generic: the list requests each fix their method
     "RequestParams": t.RequestParams,
     "PaginatedRequestParams": t.PaginatedRequestParams,
     "NotificationParams": t.NotificationParams,
@@ -113,8 +113,8 @@ DEFINITIONS: dict[str, Any] = {
     "JSONArray": t.JSONArray,
     # --- JSON-RPC envelopes
     "JSONRPCMessage": jsonrpc.Message,
-    "JSONRPCRequest": jsonrpc.Request,
-    "JSONRPCNotification": jsonrpc.Notification,
+    "JSONRPCRequest": jsonrpc.JsonRpcRequest,
+    "JSONRPCNotification": jsonrpc.JsonRpcNotification,
     "JSONRPCResultResponse": jsonrpc.ResultResponse,
     "JSONRPCErrorResponse": jsonrpc.ErrorResponse,
     "JSONRPCError": jsonrpc.ErrorResponse,  # 2025-06-18's name for the error response
@@ -745,7 +745,7 @@ def test_error_codes_are_known() -> None:
     for defs in map(_definitions, schemas.values()):
         _collect_codes(defs, codes)
     assert codes, "no error definitions found"
-    unknown = {name: code for name, code in codes.items() if code not in set(jsonrpc.ErrorCode)}
+    unknown = {name: code for name, code in codes.items() if code not in set(ErrorCode)}
     assert not unknown
 
 

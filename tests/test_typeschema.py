@@ -10,9 +10,10 @@ import attrs
 import jsonschema
 import pytest
 
+from trio_mcp import Context
 from trio_mcp._server._signature import Signature
 from trio_mcp._server._typeschema import ValueInvalid, compile_type
-from trio_mcp.server import Context, Field, SchemaError
+from trio_mcp.server import Field, SchemaError
 
 
 def schema_of(tp: Any) -> dict[str, Any]:

@@ -16,10 +16,9 @@ import trio
 import trio.testing
 import trio_websocket
 
-from trio_mcp import Client, Server
+from trio_mcp import Client, Server, connect_client
 from trio_mcp._websocket import IDLE_CLOSE_CODE, _ConnectionHandler
-from trio_mcp.client import connect_client
-from trio_mcp.http import HostPolicy
+from trio_mcp.http import OriginPolicy
 from trio_mcp.websocket import (
     SUBPROTOCOL,
     open_websocket_client,
@@ -114,7 +113,7 @@ async def test_an_idle_connection_is_closed_but_not_while_a_request_runs(
 ) -> None:
     handler = _ConnectionHandler(
         make_server(),
-        host_policy=HostPolicy.off(),
+        origin_policy=OriginPolicy.off(),
         max_connections=10,
         idle_timeout=60.0,
         session_options={},

@@ -1,9 +1,12 @@
 """trio_mcp: the Model Context Protocol for Trio.
 
-The pieces most programs need are here; the rest live in the public modules
-``types``, ``jsonrpc``, ``protocol``, ``session``, ``transports``, ``server``,
-``client``, ``host``, ``http`` (Streamable HTTP, HTTP+SSE; the ``http`` extra),
-``websocket``, ``testing`` (the ``testing`` extra) and ``pytest_plugin``.
+The pieces most programs need are here, and only here (``Server``, ``Context``, ``run``,
+``ToolError``, ``Client`` and the functions that open one, the errors); the rest live in the
+public modules ``types``, ``jsonrpc``, ``protocol``, ``session``, ``transports``,
+``server``, ``client``, ``host``, ``http`` (Streamable HTTP, HTTP+SSE; the ``http`` extra),
+``websocket``, ``auth``, ``tasks``, ``fleet``, ``skills``, ``apps``, ``cards``, ``testing``
+(the ``testing`` extra), ``fuzz`` and ``pytest_plugin`` (see
+``docs/reference/api-stability.md``).
 
 The client's names load on first use, so a server program (``import trio_mcp.server``,
 ``trio_mcp.run``) never imports the client.

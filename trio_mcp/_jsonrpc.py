@@ -26,8 +26,8 @@ __all__ = [
     "ErrorResponse",
     "InvalidMessage",
     "Message",
-    "Notification",
-    "Request",
+    "JsonRpcNotification",
+    "JsonRpcRequest",
     "ResultResponse",
     "dumps",
     "parse",
@@ -37,14 +37,20 @@ __all__ = [
 
 
 @attrs.frozen
-class Request:
+class JsonRpcRequest:
+    """A JSON-RPC request: ``id``, ``method`` and ``params`` as plain JSON data (the typed
+    MCP request it carries is a :class:`trio_mcp.types.Request`)."""
+
     id: RequestId
     method: str
     params: dict[str, Any] | None = None
 
 
 @attrs.frozen
-class Notification:
+class JsonRpcNotification:
+    """A JSON-RPC notification: ``method`` and ``params`` as plain JSON data (the typed MCP
+    notification it carries is a :class:`trio_mcp.types.Notification`)."""
+
     method: str
     params: dict[str, Any] | None = None
 
@@ -62,7 +68,7 @@ class ErrorResponse:
     error: Error
 
 
-Message: TypeAlias = Request | Notification | ResultResponse | ErrorResponse
+Message: TypeAlias = JsonRpcRequest | JsonRpcNotification | ResultResponse | ErrorResponse
 
 
 @attrs.frozen
@@ -148,7 +154,7 @@ def _parse_batch(values: list[Any]) -> Batch:
             items.append(_invalid(ErrorCode.INVALID_REQUEST, "batch item is not an object"))
             continue
         item = _parse_object(value)
-        if type(item) is Request:
+        if type(item) is JsonRpcRequest:
             if item.id in seen:
                 if item.id not in repeated:
                     repeated.append(item.id)
@@ -186,14 +192,14 @@ def _parse_object(obj: dict[str, Any]) -> Message | InvalidMessage:
                     ErrorCode.INVALID_PARAMS if type(params) is list else ErrorCode.INVALID_REQUEST
                 )
                 return _invalid(code, "params must be an object", id)
-            return Request(id, method, params)
+            return JsonRpcRequest(id, method, params)
         if params is not None and type(params) is not dict:
             if type(params) is list:
                 # A valid JSON-RPC notification whose params MCP cannot read: like any
                 # notification, never answered.
                 return InvalidMessage("notification params must be an object", None)
             return _invalid(ErrorCode.INVALID_REQUEST, "params must be an object or an array")
-        return Notification(method, params)
+        return JsonRpcNotification(method, params)
     if "result" in obj:
         if "error" in obj:
             return InvalidMessage("response has both result and error", None, id)
@@ -227,7 +233,7 @@ def serialize(message: Message) -> dict[str, Any]:
     """The JSON object of ``message``."""
     if type(message) is ResultResponse:
         return {"jsonrpc": "2.0", "id": message.id, "result": message.result}
-    if type(message) is Request:
+    if type(message) is JsonRpcRequest:
         if message.params is None:
             return {"jsonrpc": "2.0", "id": message.id, "method": message.method}
         return {
@@ -236,7 +242,7 @@ def serialize(message: Message) -> dict[str, Any]:
             "method": message.method,
             "params": message.params,
         }
-    if type(message) is Notification:
+    if type(message) is JsonRpcNotification:
         if message.params is None:
             return {"jsonrpc": "2.0", "method": message.method}
         return {"jsonrpc": "2.0", "method": message.method, "params": message.params}

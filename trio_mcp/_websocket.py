@@ -44,7 +44,7 @@ from ._errors import ErrorCode
 from ._fleet._running import running_fleet, task_store_url
 from ._fleet._state import RedisState
 from ._http.server._exchange import error_body
-from ._http.server._security import HostPolicy, is_loopback
+from ._http.server._security import OriginPolicy, is_loopback
 from ._session._options import SessionSettings
 from ._transports._stream import MessageStream, Received
 from ._types._base import RequestId
@@ -184,7 +184,7 @@ class WebSocketStream(MessageStream):
             return
         self._closed = True
         self._outgoing.close()
-        # unbounded shield: each step inside has its deadline (flush_timeout, close_timeout)
+        # Shielded, and bounded from inside: each step has its deadline.
         with trio.CancelScope(shield=True):
             with trio.move_on_after(flush_timeout):
                 await self._written.wait()
@@ -221,7 +221,7 @@ class _ConnectionHandler:
         self,
         server: Server,
         *,
-        host_policy: HostPolicy,
+        origin_policy: OriginPolicy,
         max_connections: int,
         idle_timeout: float,
         session_options: SessionSettings,
@@ -234,7 +234,7 @@ class _ConnectionHandler:
         self.server = server
         # Browsers always send Origin on a WebSocket handshake, which is what rebinding
         # attacks need; trio-websocket does not show us the Host header, so Origin it is.
-        self.origin_policy = attrs.evolve(host_policy, allowed_hosts=None)
+        self.origin_policy = attrs.evolve(origin_policy, allowed_hosts=None)
         self.max_connections = max_connections
         self.idle_timeout = idle_timeout
         self.session_options = session_options
@@ -317,7 +317,7 @@ async def serve_websocket(
     host: str = "127.0.0.1",
     port: int = 8765,
     *,
-    host_policy: HostPolicy | None = None,
+    origin_policy: OriginPolicy | None = None,
     max_message_size: int = MAX_MESSAGE_SIZE,
     max_connections: int = MAX_CONNECTIONS,
     idle_timeout: float = IDLE_TIMEOUT,
@@ -330,7 +330,7 @@ async def serve_websocket(
 
     ``task_status.started()`` reports the bound port (``port=0`` picks one). Clients
     must offer the ``mcp`` subprotocol; connections whose ``Host``/``Origin`` the
-    ``host_policy`` refuses get 403 (by default, for a local bind, only the local
+    ``origin_policy`` refuses get 403 (by default, for a local bind, only the local
     machine's names). ``session_options`` (:class:`~trio_mcp.session.SessionSettings`) go
     to :meth:`Server.serve`.
 
@@ -361,11 +361,11 @@ async def serve_websocket(
     became tasks run in one task nursery of this call, shared by every connection, so a
     task outlives the connection that created it (but not this call).
     """
-    if host_policy is None:
-        host_policy = HostPolicy.loopback() if is_loopback(host) else HostPolicy.off()
+    if origin_policy is None:
+        origin_policy = OriginPolicy.loopback() if is_loopback(host) else OriginPolicy.off()
     handle = _ConnectionHandler(
         server,
-        host_policy=host_policy,
+        origin_policy=origin_policy,
         max_connections=max_connections,
         idle_timeout=idle_timeout,
         session_options=session_options,
@@ -424,7 +424,7 @@ async def connect_websocket_client(
     connection (code 1008), and a scope the token lacks fails that call (-32600); connect
     again to use a fresh or broader token.
 
-    ``client_options`` are :func:`~trio_mcp.client.connect_client`'s
+    ``client_options`` are :func:`~trio_mcp.connect_client`'s
     (:class:`~trio_mcp.client.ClientOptions`).
 
     Raises:

@@ -164,15 +164,15 @@ class AuthorizedStream(MessageStream):
             if isinstance(received, rpc.Batch):
                 kept = []
                 for item in received.items:
-                    if isinstance(item, rpc.Request) and await self._refused(item):
+                    if isinstance(item, rpc.JsonRpcRequest) and await self._refused(item):
                         continue
                     kept.append(item)
                 if kept:
                     return rpc.Batch(tuple(kept), received.repeated_ids)
-            elif not isinstance(received, rpc.Request) or not await self._refused(received):
+            elif not isinstance(received, rpc.JsonRpcRequest) or not await self._refused(received):
                 return received
 
-    async def _refused(self, request: rpc.Request) -> bool:
+    async def _refused(self, request: rpc.JsonRpcRequest) -> bool:
         """Whether ``request`` needs scopes the token lacks (then the refusal was sent). A
         check that fails (our bug) answers that request -32603, and the connection goes on."""
         try:

@@ -22,7 +22,7 @@ from ._apps._fetching import (
     view_from_result as view_from_result,
 )
 from ._apps._format import (
-    EXTENSION as EXTENSION,
+    APPS_EXTENSION as APPS_EXTENSION,
     MAX_APP_BYTES as MAX_APP_BYTES,
     MIME_TYPE as MIME_TYPE,
     AppCsp as AppCsp,

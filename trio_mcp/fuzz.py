@@ -3,8 +3,7 @@ a real transport (a child process's stdio, or a URL) and check what it answers a
 requirements of the spec. :func:`fuzz` runs it from Trio code; the ``trio-mcp fuzz``
 command and the ``mcp_fuzz`` pytest fixture (:mod:`trio_mcp.pytest_plugin`) run the same.
 
-Needs the ``fuzz`` extra (``pip install 'trio-mcp[fuzz]'``). These names were first
-published in :mod:`trio_mcp.testing`, where they stay as aliases.
+Needs the ``fuzz`` extra (``pip install 'trio-mcp[fuzz]'``).
 """
 
 from ._fuzz._identities import (
@@ -29,7 +28,6 @@ from ._fuzz._report import (
 from ._fuzz._runner import (
     FuzzError as FuzzError,
     fuzz as fuzz,
-    fuzz_server as fuzz_server,
 )
 from ._fuzz._sarif import (
     sarif_log as sarif_log,

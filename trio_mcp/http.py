@@ -33,6 +33,6 @@ from ._http.server._event_store import (
     Replay as Replay,
 )
 from ._http.server._http11_parse import Http11Limits as Http11Limits
-from ._http.server._security import HostPolicy as HostPolicy
+from ._http.server._security import OriginPolicy as OriginPolicy
 from ._http.server._serve import serve as serve
 from ._http.server._session_engine import close_sse_stream as close_sse_stream

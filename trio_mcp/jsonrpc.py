@@ -1,22 +1,14 @@
-"""JSON-RPC 2.0: messages, parsing, serialization, and the error hierarchy."""
+"""JSON-RPC 2.0: the envelope classes (:class:`JsonRpcRequest`, :class:`JsonRpcNotification`,
+the two responses), parsing and serialization. The typed MCP requests they carry are
+:mod:`trio_mcp.types`; the error hierarchy is :mod:`trio_mcp`'s (``trio_mcp.McpError``)."""
 
-from ._errors import (
-    ConnectionClosed as ConnectionClosed,
-    ErrorCode as ErrorCode,
-    McpError as McpError,
-    MissingRequiredClientCapability as MissingRequiredClientCapability,
-    ProtocolError as ProtocolError,
-    RequestTimeout as RequestTimeout,
-    UnsupportedProtocolVersion as UnsupportedProtocolVersion,
-    URLElicitationRequired as URLElicitationRequired,
-)
 from ._jsonrpc import (
     Batch as Batch,
     ErrorResponse as ErrorResponse,
     InvalidMessage as InvalidMessage,
+    JsonRpcNotification as JsonRpcNotification,
+    JsonRpcRequest as JsonRpcRequest,
     Message as Message,
-    Notification as Notification,
-    Request as Request,
     ResultResponse as ResultResponse,
     dumps as dumps,
     parse as parse,

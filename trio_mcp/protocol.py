@@ -16,7 +16,6 @@ from ._protocol._envelope import (
     write_envelope as write_envelope,
 )
 from ._protocol._era import (
-    EraCache as EraCache,
     EraVerdict as EraVerdict,
     judge_probe as judge_probe,
 )
@@ -40,7 +39,7 @@ from ._protocol._lifecycle import (
     TRANSITIONS as TRANSITIONS,
     Event as Event,
     Phase as Phase,
-    Role as Role,
+    Side as Side,
     accepts as accepts,
     may_send as may_send,
     mermaid as mermaid,

@@ -1,8 +1,9 @@
-"""Writing MCP servers: :class:`Server`, the :class:`Context` handlers receive, and the
-pieces a server is made of."""
+"""Writing MCP servers: the pieces a server is made of (tool, resource and prompt specs,
+their options, completion, rate limits, ``run_stdio``). :class:`trio_mcp.Server`, the
+:class:`trio_mcp.Context` handlers receive, :class:`trio_mcp.ToolError` and
+:func:`trio_mcp.run` are :mod:`trio_mcp`'s."""
 
 from ._server._completion import MAX_VALUES as MAX_VALUES, Completer as Completer
-from ._server._context import Context as Context
 from ._server._prompts import PromptSpec as PromptSpec
 from ._server._rate_limit import RateLimit as RateLimit
 from ._server._request_state import RequestStateSealer as RequestStateSealer
@@ -12,11 +13,10 @@ from ._server._resources import (
     ResourceSpec as ResourceSpec,
     TemplateSpec as TemplateSpec,
 )
-from ._server._server import ServeOptions as ServeOptions, Server as Server
+from ._server._server import ServeOptions as ServeOptions
 from ._server._stdio import (
     DEFAULT_DRAIN_TIMEOUT as DEFAULT_DRAIN_TIMEOUT,
     RunOptions as RunOptions,
-    run as run,
     run_stdio as run_stdio,
 )
 from ._server._task_settings import (
@@ -26,7 +26,6 @@ from ._server._task_settings import (
 from ._server._tools import (
     TaskStart as TaskStart,
     TaskSupport as TaskSupport,
-    ToolError as ToolError,
     ToolOptions as ToolOptions,
     ToolSpec as ToolSpec,
 )

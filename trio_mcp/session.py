@@ -2,7 +2,9 @@
 
 from ._session._call import Call as Call
 from ._session._engine import (
+    ImmediateHandler as ImmediateHandler,
     NotificationHandler as NotificationHandler,
+    RequestHandler as RequestHandler,
     Session as Session,
     connect_session as connect_session,
     open_session as open_session,
@@ -10,8 +12,6 @@ from ._session._engine import (
 from ._session._inbound import (
     LATER as LATER,
     Admission as Admission,
-    ImmediateHandler as ImmediateHandler,
-    RequestHandler as RequestHandler,
 )
 from ._session._options import (
     SessionOptions as SessionOptions,

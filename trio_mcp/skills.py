@@ -27,9 +27,9 @@ from ._skills._fetching import (
     read_skill_file as read_skill_file,
 )
 from ._skills._format import (
-    EXTENSION as EXTENSION,
     MAX_SKILL_BYTES as MAX_SKILL_BYTES,
     MAX_SKILL_FILES as MAX_SKILL_FILES,
+    SKILLS_EXTENSION as SKILLS_EXTENSION,
     SkillFormatError as SkillFormatError,
     check_name as check_name,
     digest as digest,

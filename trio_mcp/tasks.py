@@ -5,7 +5,6 @@ from ._tasks._open import open_task_store as open_task_store
 from ._tasks._record import (
     TERMINAL as TERMINAL,
     TaskRecord as TaskRecord,
-    TaskStatus as TaskStatus,
     TaskUpdate as TaskUpdate,
 )
 from ._tasks._redis import (

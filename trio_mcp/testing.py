@@ -4,35 +4,13 @@ Memory pairs, ``connect`` and ``check_transport`` need nothing besides trio_mcp;
 Hypothesis strategies (``json_values``, ``strategy_for``, ...) load on first use and need
 Hypothesis (the ``testing`` extra).
 
-The fuzzer's names (``fuzz``, ``fuzz_server``, the targets, reports and replay) are
-:mod:`trio_mcp.fuzz`'s; they stay importable from here, where they were first published.
+The fuzzer of other servers is :mod:`trio_mcp.fuzz`; the memory transport these helpers
+build on is :mod:`trio_mcp.transports`' (``memory_stream_pair``, ``MemoryMessageStream``).
 """
 
 from typing import TYPE_CHECKING
 
 from . import _lazy
-from ._fuzz._replay import (
-    ReplayResult as ReplayResult,
-    replay_reproduction as replay_reproduction,
-)
-from ._fuzz._report import (
-    FuzzFailure as FuzzFailure,
-    FuzzReport as FuzzReport,
-)
-from ._fuzz._runner import (
-    FuzzError as FuzzError,
-    fuzz as fuzz,
-    fuzz_server as fuzz_server,
-)
-from ._fuzz._settings import (
-    DEFAULT_TIME_BUDGET as DEFAULT_TIME_BUDGET,
-    FuzzOptions as FuzzOptions,
-    FuzzSettings as FuzzSettings,
-)
-from ._fuzz._target import (
-    HttpTarget as HttpTarget,
-    StdioTarget as StdioTarget,
-)
 from ._testing._check_transport import (
     PairMaker as PairMaker,
     check_transport as check_transport,
@@ -41,10 +19,6 @@ from ._testing._connect import connect as connect
 from ._testing._pairs import (
     SessionPair as SessionPair,
     memory_session_pair as memory_session_pair,
-)
-from ._transports._memory import (
-    MemoryMessageStream as MemoryMessageStream,
-    memory_stream_pair as memory_stream_pair,
 )
 
 # What __getattr__ below loads on first use: on_first_use reads these statements.

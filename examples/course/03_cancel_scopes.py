@@ -11,8 +11,7 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from trio_mcp import Client, jsonrpc as rpc, open_client
-from trio_mcp.server import Context, Server
+from trio_mcp import Client, Context, Server, jsonrpc as rpc, open_client
 from trio_mcp.transports import MessageStream, Received, memory_stream_pair
 from trio_mcp.types import RequestId
 
@@ -45,9 +44,9 @@ class Wiretap(MessageStream):
         self.inner = inner
 
     async def send(self, message: rpc.Message, *, related: RequestId | None = None) -> None:
-        if isinstance(message, rpc.Request):
+        if isinstance(message, rpc.JsonRpcRequest):
             print(f"  --> request {message.id}: {message.method}")
-        elif isinstance(message, rpc.Notification):
+        elif isinstance(message, rpc.JsonRpcNotification):
             print(f"  --> {message.method} {message.params}")
         await self.inner.send(message, related=related)
 

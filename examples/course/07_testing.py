@@ -15,7 +15,7 @@ import trio
 import trio.testing
 from hypothesis import given, settings, strategies as st
 
-from trio_mcp.server import Server
+from trio_mcp import Server
 from trio_mcp.testing import connect
 
 server = Server("timer")

@@ -14,7 +14,7 @@ import sys
 import trio
 
 import trio_mcp
-from trio_mcp import ConnectionClosed
+from trio_mcp import ConnectionClosed, Server
 from trio_mcp.host import (
     Host,
     InProcessServerConfig,
@@ -23,7 +23,6 @@ from trio_mcp.host import (
     allow_all,
     open_host,
 )
-from trio_mcp.server import Server
 from trio_mcp.types import CallToolResult, TextContent
 
 child = Server("child")

@@ -34,8 +34,8 @@ from hypercorn.config import Config
 from hypercorn.trio import serve
 
 import trio_mcp
+from trio_mcp import Context, Server
 from trio_mcp.http import asgi_app
-from trio_mcp.server import Context, Server
 
 BUG = next((a for a in sys.argv[1:] if not a.startswith("--")), None)
 server = Server("concurrency-target", version="1.0.0", tools=True)

@@ -44,9 +44,9 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
 
+from trio_mcp import Context, Server
 from trio_mcp._http._headers import encode_value, name_source
-from trio_mcp.http import HostPolicy, asgi_app
-from trio_mcp.server import Context, Server
+from trio_mcp.http import OriginPolicy, asgi_app
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -221,7 +221,7 @@ async def main(bug: str | None) -> None:
     app = asgi_app(
         server,
         retry_ms=50,
-        host_policy=HostPolicy(allowed_hosts=["*"], allowed_origins=["*"])
+        origin_policy=OriginPolicy(allowed_hosts=["*"], allowed_origins=["*"])
         if bug == "accepts-any-host"
         else None,
         max_body_bytes=1 << 30 if bug == "no-body-limit" else 4 << 20,

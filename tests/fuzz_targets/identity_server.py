@@ -29,8 +29,9 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve
 
+from trio_mcp import Context, Server
 from trio_mcp.http import asgi_app
-from trio_mcp.server import Context, Server, TaskSettings
+from trio_mcp.server import TaskSettings
 from trio_mcp.tasks import MemoryTaskStore, TaskRecord
 
 Scope = dict[str, Any]

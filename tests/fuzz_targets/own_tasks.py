@@ -9,7 +9,8 @@ from __future__ import annotations
 import trio
 
 import trio_mcp
-from trio_mcp.server import Context, Server, TaskSettings
+from trio_mcp import Context, Server
+from trio_mcp.server import TaskSettings
 
 server = Server("own-tasks", tasks=TaskSettings(poll_interval_ms=50))
 

@@ -22,7 +22,7 @@ import trio
 import trio.testing
 from mcp.client.subscriptions import ResourceUpdated, ToolsListChanged
 
-from trio_mcp.server import Context, Server, ToolError
+from trio_mcp import Context, Server, ToolError
 
 from .bridge import Bridge, serve_ours
 from .sdk_client import MODERN, Inbox, open_sdk_client

@@ -14,7 +14,7 @@ async def main() -> None:
     async with open_stdio_server_stream() as stream:
         print("stray text while serving", flush=True)
         request = await stream.receive()
-        assert isinstance(request, rpc.Request)
+        assert isinstance(request, rpc.JsonRpcRequest)
         await stream.send(rpc.ResultResponse(request.id, {"echo": request.params}))
     print(json.dumps({"jsonrpc": "2.0", "method": "stdout/restored"}), flush=True)
 

@@ -1,5 +1,6 @@
 """A trio_mcp server for stdio tests: echo, a slow tool, a tool that prints to stdout."""
 
+import os
 import sys
 
 import trio
@@ -7,6 +8,9 @@ import trio
 import trio_mcp
 
 server = trio_mcp.Server("slow")
+#: With SLOW_SERVER_ANNOUNCE=1, a call of ``slow`` that asks for progress first hears that
+#: it is running (progress 0): a test waits for that instead of sleeping and hoping.
+ANNOUNCE = os.environ.get("SLOW_SERVER_ANNOUNCE") == "1"
 
 
 @server.tool()
@@ -15,8 +19,10 @@ async def echo(text: str) -> str:
 
 
 @server.tool()
-async def slow(seconds: float) -> str:
+async def slow(seconds: float, ctx: trio_mcp.Context) -> str:
     """Sleeps, then answers (stdin closing does not stop it)."""
+    if ANNOUNCE:
+        await ctx.report_progress(0)
     await trio.sleep(seconds)
     return f"slept {seconds}"
 

@@ -22,7 +22,7 @@ import attrs
 from .._types._capabilities import ClientCapabilities
 
 __all__ = [
-    "EXTENSION",
+    "APPS_EXTENSION",
     "MAX_APP_BYTES",
     "MIME_TYPE",
     "AppCsp",
@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 #: The extension's identifier in ``capabilities.extensions``.
-EXTENSION: Final = "io.modelcontextprotocol/ui"
+APPS_EXTENSION: Final = "io.modelcontextprotocol/ui"
 #: The one content type of the SEP's first version: an HTML5 document.
 MIME_TYPE: Final = "text/html;profile=mcp-app"
 #: The largest UI resource a client accepts (bytes of HTML after base64 decoding).
@@ -341,7 +341,7 @@ class ToolUi:
 def client_extension() -> dict[str, dict[str, Any]]:
     """What a client that renders views declares (``extensions=`` of a client):
     ``{"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}``."""
-    return {EXTENSION: {"mimeTypes": [MIME_TYPE]}}
+    return {APPS_EXTENSION: {"mimeTypes": [MIME_TYPE]}}
 
 
 def supports_apps(capabilities: ClientCapabilities | None) -> bool:
@@ -349,7 +349,7 @@ def supports_apps(capabilities: ClientCapabilities | None) -> bool:
     views of this MIME type, so that a server may offer its UI-linked tools (the SEP's
     advice) or text-only ones."""
     extensions = (capabilities.extensions if capabilities is not None else None) or {}
-    settings = extensions.get(EXTENSION)
+    settings = extensions.get(APPS_EXTENSION)
     if not isinstance(settings, Mapping):
         return False
     types = settings.get("mimeTypes")

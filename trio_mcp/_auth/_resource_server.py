@@ -39,6 +39,7 @@ import httpx
 import orjson
 
 from .._errors import ErrorCode
+from .._types._base import RequestId
 from ._dpop_verify import DpopRefused, DpopVerifier
 from ._jwt import JwtVerifier
 from ._metadata import (
@@ -57,7 +58,7 @@ from ._verifier import (
 )
 
 if TYPE_CHECKING:
-    from .._http.server._exchange import HttpRequest
+    from ._exchange import HttpExchange
 
 __all__ = ["AuthRefusal", "ProtectedResource"]
 
@@ -382,7 +383,7 @@ class ProtectedResource:
 
     # -- the ASGI edge ----------------------------------------------------------------------
 
-    async def serve_metadata(self, http: HttpRequest) -> None:
+    async def serve_metadata(self, http: HttpExchange) -> None:
         """Answer a request for the metadata document (anyone may read it)."""
         cors = [(b"access-control-allow-origin", b"*")]
         if http.method in ("GET", "HEAD"):
@@ -398,7 +399,7 @@ class ProtectedResource:
         else:
             await http.respond(405, headers=[(b"allow", b"GET, HEAD, OPTIONS")])
 
-    def request_url(self, http: HttpRequest) -> str:
+    def request_url(self, http: HttpExchange) -> str:
         """The URL the client sent ``http`` to, as it named it: this resource's origin, and
         the path (with the prefix the app is mounted at)."""
         root = (http.scope.get("root_path") or "").rstrip("/")
@@ -409,7 +410,7 @@ class ProtectedResource:
         proofs name as ``htu``)."""
         return self._origin + path
 
-    async def admit(self, http: HttpRequest) -> AccessToken | None:
+    async def admit(self, http: HttpExchange) -> AccessToken | None:
         """Authenticate ``http``: its verified token, or ``None`` once the refusal was
         sent. On success the credential headers are removed from its scope and the token
         is put there (under :data:`ACCESS_TOKEN_KEY`)."""
@@ -431,7 +432,9 @@ class ProtectedResource:
         return token
 
     @staticmethod
-    async def send_refusal(http: HttpRequest, refusal: AuthRefusal, *, id: Any = None) -> None:
+    async def send_refusal(
+        http: HttpExchange, refusal: AuthRefusal, *, id: RequestId | None = None
+    ) -> None:
         """Send ``refusal`` with a JSON-RPC error body."""
         await http.respond_error(
             refusal.status,

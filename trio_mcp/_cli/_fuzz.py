@@ -19,7 +19,7 @@ from .._fuzz._identities import Identity, IdentityError, load_identities, parse_
 from .._fuzz._invariants import CHECK_CLASSES, INVARIANTS, SECURITY_CLASSES, parse_checks
 from .._fuzz._replay import replay_reproduction
 from .._fuzz._report import FuzzReport
-from .._fuzz._runner import DEFAULT_TIME_BUDGET, FuzzSettings, fuzz_server, write_reproductions
+from .._fuzz._runner import DEFAULT_TIME_BUDGET, FuzzSettings, fuzz, write_reproductions
 from .._fuzz._sarif import sarif_log
 from .._fuzz._settings import (
     DEFAULT_CROSSTALK_CLIENTS,
@@ -358,8 +358,8 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         leak_requests=args.leak_requests,
         leak_memory_bound=args.leak_memory_bound,
     )
-    fuzz = partial(
-        fuzz_server, target, settings, progress=None if args.quiet else sys.stderr, stop=stop
+    one_run = partial(
+        fuzz, target, settings, progress=None if args.quiet else sys.stderr, stop=stop
     )
     reports: list[FuzzReport] = []
     aborted = False
@@ -370,7 +370,7 @@ async def run_fuzz(args: argparse.Namespace) -> int:
         async with open_nursery_unwrapped() as nursery:
 
             async def run() -> None:
-                reports.append(await fuzz())
+                reports.append(await one_run())
                 nursery.cancel_scope.cancel()
 
             async def watch() -> None:

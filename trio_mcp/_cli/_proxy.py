@@ -1,4 +1,4 @@
-"""A :class:`~trio_mcp.server.Server` that forwards to another MCP server through a
+"""A :class:`~trio_mcp.Server` that forwards to another MCP server through a
 :class:`~trio_mcp.Client`: what ``trio-mcp bridge`` serves, over Streamable HTTP or stdio,
 in front of a server that speaks the other transport.
 

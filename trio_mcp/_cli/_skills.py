@@ -24,7 +24,7 @@ from .._skills._fetching import (
     load_skill,
     read_skill_file,
 )
-from .._skills._format import EXTENSION
+from .._skills._format import SKILLS_EXTENSION
 from ._errors import CliError
 from ._output import one_line
 from ._target import add_target_options, open_target
@@ -70,7 +70,7 @@ def _print_json(value: object) -> None:
 async def _list_skills(args: argparse.Namespace) -> int:
     async with open_target(args) as client:
         # As the other list commands: nothing for a server that offers no skills.
-        offered = EXTENSION in (client.server_capabilities.extensions or {})
+        offered = SKILLS_EXTENSION in (client.server_capabilities.extensions or {})
         entries = await list_skills(client) if offered else []
     if args.json:
         _print_json([_wire(entry) for entry in entries])

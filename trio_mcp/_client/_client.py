@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, Unpack
 
 import trio
 
@@ -68,6 +68,10 @@ __all__ = ["Client", "LogHandler", "connect_client", "open_client"]
 T = TypeVar("T")
 
 
+#: The default of :attr:`Client.max_list_items`.
+MAX_LIST_ITEMS: Final = 100_000
+
+
 class Client:
     """A connected MCP client. Create it with :func:`open_client` (or a transport's own
     ``open_*_client``); every method blocks until the server answers, and cancelling the
@@ -103,6 +107,10 @@ class Client:
         self.validate_output = validate_output
         self._output_schemas = inbound.output_schemas
         self.discovery = discovery
+        #: How many items (a page without any counts as one) the list-all helpers
+        #: (:meth:`list_tools`, :meth:`list_resources`, ...) collect before refusing a
+        #: server whose pages do not end.
+        self.max_list_items = MAX_LIST_ITEMS
 
     # -- what we declare --------------------------------------------------------------------
 
@@ -207,13 +215,15 @@ class Client:
                 return await task.result()
         # The common case, one answer that is the result, without the layers of
         # send_with_inputs and _check_output: this is the hot path of every tool call.
-        result = await self._rounds.send(
+        answer = await self._rounds.send(
             "tools/call", params, CallToolResult, on_progress=on_progress
         )
-        if isinstance(result, InputRequiredResult):
+        if isinstance(answer, InputRequiredResult):
             result, _ = await self._rounds.finish(
-                "tools/call", params, CallToolResult, on_progress, result
+                "tools/call", params, CallToolResult, on_progress, answer
             )
+        else:
+            result = answer
         if (
             self.validate_output
             and not result.is_error
@@ -383,9 +393,9 @@ class Client:
                 code=ErrorCode.METHOD_NOT_FOUND,
             )
         params = {} if cursor is None else {"cursor": cursor}
-        listed: ListTasksResult = await self.session.send_request(
-            "tasks/list", params, model=_lazy.ListTasksResult
-        )
+        listed = await self.session.send_request("tasks/list", params, model=_lazy.ListTasksResult)
+        if isinstance(listed, InputRequiredResult):
+            raise ProtocolError("the server answered tasks/list with input_required")
         return listed
 
     async def list_tasks(self) -> list[Task]:
@@ -416,7 +426,9 @@ class Client:
                 else None,
             )
         )
-        result = await self._rounds.send("completion/complete", params, _lazy.CompleteResult)
+        result = await self._rounds.send_complete(
+            "completion/complete", params, _lazy.CompleteResult
+        )
         return result.completion
 
     async def set_log_level(self, level: LoggingLevel) -> None:
@@ -506,7 +518,7 @@ class Client:
             generation = self.cache.generation(method)
         params = {"cursor": cursor} if cursor is not None else None
         try:
-            result = await self._rounds.send(method, params, model)
+            result = await self._rounds.send_complete(method, params, model)
         except McpError:
             if self.cache is not None and cursor is not None:
                 self.cache.invalidate_method(method)
@@ -516,12 +528,25 @@ class Client:
         return result
 
     async def _all(self, page: Callable[[str | None], Awaitable[Any]], field: str) -> list[Any]:
+        """Every item of a paginated list, page after page. Raises :class:`ProtocolError` if
+        the server repeats a cursor, or if its pages go past :attr:`max_list_items` (empty
+        pages counting one each), so a server whose cursors never end cannot make this
+        collect without end."""
         items: list[Any] = []
         cursor: str | None = None
         seen: set[str] = set()
+        budget = self.max_list_items
         while True:
             result = await page(cursor)
-            items.extend(getattr(result, field))
+            found = getattr(result, field)
+            budget -= max(1, len(found))
+            if budget < 0:
+                raise ProtocolError(
+                    f"the server's {field} list goes past max_list_items="
+                    f"{self.max_list_items} (its pages do not end); raise the client's "
+                    "max_list_items, or read it page by page"
+                )
+            items.extend(found)
             cursor = result.next_cursor
             if cursor is None:
                 return items

@@ -11,10 +11,11 @@ from typing import Any
 
 import trio
 
-from .._errors import UnsupportedProtocolVersion
+from .._errors import ProtocolError, UnsupportedProtocolVersion
 from .._protocol._era import EraCache, judge_probe
 from .._session._engine import Session
 from .._types._lifecycle import DiscoverResult
+from .._types._mrtr import InputRequiredResult
 from .._versions import MODERN_VERSIONS, SUPPORTED_VERSIONS
 
 __all__ = ["open_conversation"]
@@ -105,8 +106,10 @@ async def _open_modern(session: Session, version: str, limit: float) -> Discover
                 supported=exc.supported,
                 requested=version,
             ) from None
+    if isinstance(result, InputRequiredResult):
+        raise ProtocolError("the server answered server/discover with input_required")
     conn.record_discovery(result)
-    return result  # type: ignore[no-any-return]
+    return result
 
 
 async def _initialize(session: Session, version: str, limit: float) -> None:

@@ -1,6 +1,6 @@
 """The keyword options of every client entry point, as a typed dictionary: a misspelt option
 is an error your type checker reports at the call, and an IDE completes them.
-:func:`~trio_mcp.client.connect_client` documents what each means and its default; the
+:func:`~trio_mcp.connect_client` documents what each means and its default; the
 transports' ``open_*_client`` functions add their own options to these."""
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ __all__ = ["ClientOptions"]
 
 
 class ClientOptions(SessionSettings, total=False):
-    """The options of :func:`~trio_mcp.client.connect_client` and
-    :func:`~trio_mcp.client.open_client` (see :func:`~trio_mcp.client.connect_client` for
+    """The options of :func:`~trio_mcp.connect_client` and
+    :func:`~trio_mcp.open_client` (see :func:`~trio_mcp.connect_client` for
     what each means and its default), and of every transport's client on top of its own:
-    :func:`~trio_mcp.client.open_stdio_client`, :func:`~trio_mcp.http.open_http_client`,
+    :func:`~trio_mcp.open_stdio_client`, :func:`~trio_mcp.http.open_http_client`,
     :func:`~trio_mcp.websocket.open_websocket_client`, :func:`trio_mcp.testing.connect`,
     and :class:`Host(client_options=...) <trio_mcp.host.Host>`. Includes
     :class:`~trio_mcp.session.SessionSettings`, for the client's session."""

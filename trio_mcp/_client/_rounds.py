@@ -41,7 +41,7 @@ class InputRounds:
         model: type[T],
         *,
         on_progress: ProgressCallback | None = None,
-    ) -> T:
+    ) -> T | InputRequiredResult:
         """Send one request and return its answer: a result, or (for the methods that may
         take input) an :class:`~trio_mcp.types.InputRequiredResult`. Blocks until the answer;
         cancelling tells the server to cancel.
@@ -53,7 +53,7 @@ class InputRounds:
             McpError: the server's error, or the session's.
         """
         try:
-            result: T = await self.session.send_request(
+            result: T | InputRequiredResult = await self.session.send_request(
                 method, params, on_progress=on_progress, model=model
             )
         except URLElicitationRequired as needed:
@@ -76,6 +76,18 @@ class InputRounds:
                 )
         elif result_type != "complete":
             raise ProtocolError(f"unknown resultType {result_type!r} in the answer to {method}")
+        return result
+
+    async def send_complete(self, method: str, params: dict[str, Any] | None, model: type[T]) -> T:
+        """:meth:`send` for a method that is answered in one round (not one of
+        ``MRTR_METHODS``): its result, typed.
+
+        Raises:
+            ProtocolError: the server answered with ``input_required`` all the same.
+        """
+        result = await self.send(method, params, model)
+        if isinstance(result, InputRequiredResult):  # send refuses it for these methods
+            raise ProtocolError(f"the server answered {method} with input_required")
         return result
 
     async def send_with_inputs(

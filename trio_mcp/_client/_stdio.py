@@ -51,7 +51,7 @@ async def connect_stdio_client(
     (no shell runs it). The child gets a small safe environment plus ``env``,
     runs in its own process group, and its stderr lines go to ``stderr`` (or
     the ``logging`` module). The other options are
-    :func:`~trio_mcp.client.connect_client`'s; the command line keys the era
+    :func:`~trio_mcp.connect_client`'s; the command line keys the era
     cache.
 
     Closing the client runs the shutdown ladder: close the child's stdin →

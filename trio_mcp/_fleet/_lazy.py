@@ -11,6 +11,8 @@ from .._lazy import on_first_use
 # isort: off
 if TYPE_CHECKING:
     from ._fleet import open_fleet
+    from ._forward import Forwarder
+    from ._sessions import FleetSessions
 # isort: on
 
 if not TYPE_CHECKING:

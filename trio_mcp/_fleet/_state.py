@@ -45,8 +45,10 @@ class RedisState:
 
     What it shares: the ``requestState`` sealing key (kept in Redis, unless the server
     was given ``secret=``), change notifications (list changes, resource updates, task
-    status) for every ``subscriptions/listen`` stream of every worker, and, for a server
-    that runs tasks in the default in-memory store, the task store.
+    status) for every ``subscriptions/listen`` stream of every worker, for a server
+    that runs tasks in the default in-memory store, the task store, and the initialize
+    era's Streamable HTTP sessions (any worker serves any of their requests) and the
+    events of their resumable streams.
 
     Needs the ``tasks-redis`` extra (coredis), which also backs the Redis task store.
 
@@ -59,6 +61,12 @@ class RedisState:
             trimmed; a worker cut off from Redis for longer misses those).
         relay_queue: change notifications a worker holds for Redis while it is slow; beyond
             that they reach only this worker's listeners (counted, logged).
+        inbox_size: unread messages a worker's inbox (a Redis Stream) holds for it, sent by
+            other workers (a request forwarded to the worker holding its session); past it
+            the sender refuses the request with 503 and ``Retry-After``.
+        worker_ttl: seconds after which a worker that stopped saying it is alive (every
+            second, or a third of this if less) is taken for gone: nothing more is sent to
+            it, and its inbox is dropped.
     """
 
     url: str = attrs.field(validator=_check_url)
@@ -66,6 +74,8 @@ class RedisState:
     key_refresh: float = attrs.field(default=10.0, validator=[_of(int, float), _positive])
     changes_kept: int = attrs.field(default=10_000, validator=[_of(int), _positive])
     relay_queue: int = attrs.field(default=1024, validator=[_of(int), _positive])
+    inbox_size: int = attrs.field(default=10_000, validator=[_of(int), _positive])
+    worker_ttl: float = attrs.field(default=5.0, validator=[_of(int, float), _positive])
 
 
 def parse_state(state: str | RedisState | None) -> RedisState | None:

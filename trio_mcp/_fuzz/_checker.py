@@ -208,9 +208,9 @@ class Checker:
         in_batch: bool,
         raw: bytes = b"",
     ) -> None:
-        if isinstance(item, rpc.Request):
+        if isinstance(item, rpc.JsonRpcRequest):
             self._sent_request(item, expect, seq, now, in_batch=in_batch)
-        elif isinstance(item, rpc.Notification):
+        elif isinstance(item, rpc.JsonRpcNotification):
             if item.method == "notifications/cancelled" and item.params is not None:
                 target = self._pending.get(item.params.get("requestId"))  # type: ignore[arg-type]
                 if (
@@ -260,7 +260,13 @@ class Checker:
         # A response we send (to a request the server never made) expects nothing back.
 
     def _sent_request(
-        self, request: rpc.Request, expect: Expect | None, seq: int, now: float, *, in_batch: bool
+        self,
+        request: rpc.JsonRpcRequest,
+        expect: Expect | None,
+        seq: int,
+        now: float,
+        *,
+        in_batch: bool,
     ) -> None:
         params = request.params
         current = self._pending.get(request.id)
@@ -328,7 +334,7 @@ class Checker:
             else:
                 self._response(item, seq, now)
             return []
-        if isinstance(item, rpc.Request):
+        if isinstance(item, rpc.JsonRpcRequest):
             return self._server_request(item, seq)
         self._server_notification(item, seq, now)
         return []
@@ -719,7 +725,7 @@ class Checker:
 
     # -- what the server asks of us ---------------------------------------------------------------
 
-    def _server_request(self, request: rpc.Request, seq: int) -> list[rpc.Message]:
+    def _server_request(self, request: rpc.JsonRpcRequest, seq: int) -> list[rpc.Message]:
         if self.era == "modern":
             self.fail(
                 "no-server-requests-in-modern",
@@ -737,7 +743,9 @@ class Checker:
             )
         return [_not_found(request)]
 
-    def _server_notification(self, notification: rpc.Notification, seq: int, now: float) -> None:
+    def _server_notification(
+        self, notification: rpc.JsonRpcNotification, seq: int, now: float
+    ) -> None:
         method = notification.method
         params = notification.params or {}
         version = self.version if self.era == "legacy" else MODERN_VERSIONS[0]
@@ -935,7 +943,7 @@ def _method_of(data: bytes) -> str | None:
     return method if isinstance(method, str) else None
 
 
-def _not_found(request: rpc.Request) -> rpc.ErrorResponse:
+def _not_found(request: rpc.JsonRpcRequest) -> rpc.ErrorResponse:
     return rpc.ErrorResponse(
         request.id, Error(code=ErrorCode.METHOD_NOT_FOUND, message="Method not found")
     )

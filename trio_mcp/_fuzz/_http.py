@@ -188,7 +188,7 @@ class HttpConnection(Connection):
             **{k.lower(): v for k, v in self.target.headers.items()},
         }
         modern = False
-        if isinstance(message, rpc.Request | rpc.Notification):
+        if isinstance(message, rpc.JsonRpcRequest | rpc.JsonRpcNotification):
             meta = message.params.get("_meta") if message.params else None
             version = meta.get(PROTOCOL_VERSION) if isinstance(meta, dict) else None
             if isinstance(version, str):
@@ -200,7 +200,7 @@ class HttpConnection(Connection):
                 headers[MCP_PROTOCOL_VERSION] = self.modern_version
             elif self.checker.era == "legacy" and self.checker.version is not None:
                 headers[MCP_PROTOCOL_VERSION] = self.checker.version
-            if modern and isinstance(message, rpc.Request):
+            if modern and isinstance(message, rpc.JsonRpcRequest):
                 headers[MCP_METHOD] = message.method
                 name = name_source(message.method, message.params)
                 if name is not None:
@@ -219,7 +219,9 @@ class HttpConnection(Connection):
                     headers[name.lower()] = resolved
         return headers, modern
 
-    def _param_headers(self, message: rpc.Request, name: str, headers: dict[str, str]) -> None:
+    def _param_headers(
+        self, message: rpc.JsonRpcRequest, name: str, headers: dict[str, str]
+    ) -> None:
         if message.method != "tools/call" or name not in self.tools or message.params is None:
             return
         arguments = message.params.get("arguments")
@@ -249,7 +251,7 @@ class HttpConnection(Connection):
         message = rpc.parse(step.data)
         headers, modern = self._headers(message, http)
         self.checker.on_send(step.data, step.expect, seq, trio.current_time())
-        request_id = message.id if isinstance(message, rpc.Request) else None
+        request_id = message.id if isinstance(message, rpc.JsonRpcRequest) else None
         post = _Post(
             body=step.data,
             headers=headers,
@@ -322,11 +324,11 @@ class HttpConnection(Connection):
         status = response.status_code
         ctype = response.headers.get("content-type", "").lower()
         message = post.message
-        is_request = isinstance(message, rpc.Request)
+        is_request = isinstance(message, rpc.JsonRpcRequest)
         session = response.headers.get(MCP_SESSION_ID)
         if (
             session
-            and isinstance(message, rpc.Request)
+            and isinstance(message, rpc.JsonRpcRequest)
             and message.method == "initialize"
             and 200 <= status < 300
         ):
@@ -334,7 +336,11 @@ class HttpConnection(Connection):
         delivered: list[rpc.Message | rpc.Batch | rpc.InvalidMessage] = []
         if "text/event-stream" in ctype and 200 <= status < 300:
             self._judge_status(post, status, ctype, has_body=True)
-            if post.http is not None and post.http.resume and isinstance(message, rpc.Request):
+            if (
+                post.http is not None
+                and post.http.resume
+                and isinstance(message, rpc.JsonRpcRequest)
+            ):
                 return await self._read_until_quiet(post, status, response, message.id)
             async for item in self._events(response):
                 delivered.append(item)
@@ -346,7 +352,7 @@ class HttpConnection(Connection):
         if body.strip():
             item = rpc.parse(body)
             if (
-                isinstance(message, rpc.Request)
+                isinstance(message, rpc.JsonRpcRequest)
                 and isinstance(item, rpc.ErrorResponse)
                 and item.id is None
             ):
@@ -363,7 +369,9 @@ class HttpConnection(Connection):
             refused_quietly = status >= 400 and (
                 isinstance(item, rpc.InvalidMessage)
                 or (
-                    isinstance(message, rpc.Notification | rpc.ResultResponse | rpc.ErrorResponse)
+                    isinstance(
+                        message, rpc.JsonRpcNotification | rpc.ResultResponse | rpc.ErrorResponse
+                    )
                     and isinstance(item, rpc.ErrorResponse)
                     and item.id is None
                 )
@@ -377,7 +385,7 @@ class HttpConnection(Connection):
         if is_request and not any(
             isinstance(item, rpc.ResultResponse | rpc.ErrorResponse) for item in delivered
         ):
-            assert isinstance(message, rpc.Request)
+            assert isinstance(message, rpc.JsonRpcRequest)
             self._unanswered(post, message, status)
         return None
 
@@ -409,7 +417,7 @@ class HttpConnection(Connection):
                 return last_id, retry
         if self.checker.outstanding((request_id,)):
             # Ended without the answer (and without going quiet first): judged as usual.
-            assert isinstance(post.message, rpc.Request)
+            assert isinstance(post.message, rpc.JsonRpcRequest)
             self._unanswered(post, post.message, status)
         return None
 
@@ -457,7 +465,7 @@ class HttpConnection(Connection):
             )
             self.checker.give_up([request_id])
 
-    def _unanswered(self, post: _Post, request: rpc.Request, status: int) -> None:
+    def _unanswered(self, post: _Post, request: rpc.JsonRpcRequest, status: int) -> None:
         """A request whose HTTP answer carried no JSON-RPC answer."""
         self.checker.give_up([request.id])
         expect = post.expect
@@ -484,7 +492,7 @@ class HttpConnection(Connection):
         if status >= 500:
             self.checker.fail("http-no-server-error", f"{what} got HTTP {status}", post.seq)
             return
-        if isinstance(message, rpc.Request):
+        if isinstance(message, rpc.JsonRpcRequest):
             if 200 <= status < 300 and (
                 status == 202 or not ("application/json" in ctype or "text/event-stream" in ctype)
             ):
@@ -494,9 +502,9 @@ class HttpConnection(Connection):
                     "is answered with application/json or text/event-stream",
                     post.seq,
                 )
-        elif isinstance(message, rpc.Notification | rpc.ResultResponse | rpc.ErrorResponse) and (
-            200 <= status < 300 and (status != 202 or has_body)
-        ):
+        elif isinstance(
+            message, rpc.JsonRpcNotification | rpc.ResultResponse | rpc.ErrorResponse
+        ) and (200 <= status < 300 and (status != 202 or has_body)):
             self.checker.fail(
                 "http-status",
                 f"{what} got HTTP {status}"
@@ -698,9 +706,9 @@ class _Post:
 
 
 def _what(message: rpc.Message | rpc.Batch | rpc.InvalidMessage) -> str:
-    if isinstance(message, rpc.Request):
+    if isinstance(message, rpc.JsonRpcRequest):
         return f"POST {message.method} (id {message.id!r})"
-    if isinstance(message, rpc.Notification):
+    if isinstance(message, rpc.JsonRpcNotification):
         return f"POST {message.method}"
     if isinstance(message, rpc.ResultResponse | rpc.ErrorResponse):
         return "POST of a response"

@@ -188,7 +188,7 @@ class _StdioBursts(_Bursts):
                 self.gone = True  # (MessageTooLarge too: the stream reads no further)
                 self.changed.set()
                 return
-            if isinstance(message, rpc.Request):
+            if isinstance(message, rpc.JsonRpcRequest):
                 # A client that declared nothing: a ping is answered, anything else is
                 # refused (the examples judge what it asked; here it must not hang on us).
                 if message.method == "ping":

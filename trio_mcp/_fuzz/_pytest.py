@@ -3,14 +3,14 @@
 Installing trio_mcp registers it with pytest (a ``pytest11`` entry point), so the
 fixture is there in every test suite; then::
 
-    from trio_mcp.testing import StdioTarget
+    from trio_mcp.fuzz import StdioTarget
 
     async def test_my_server_survives_fuzzing(mcp_fuzz):
         await mcp_fuzz(StdioTarget(command=["python", "my_server.py"]), max_examples=50)
 
 The awaited call fails the test (showing each failure and its minimal
 reproduction, written under the test's ``tmp_path``) when a requirement
-failed, and returns the :class:`~trio_mcp.testing.FuzzReport` otherwise.
+failed, and returns the :class:`~trio_mcp.fuzz.FuzzReport` otherwise.
 Runs are deterministic: the seed is derived from the test's id unless
 ``--mcp-fuzz-seed`` says otherwise. ``--mcp-fuzz-examples`` and
 ``--mcp-fuzz-time-budget`` override every call's budget (for a long run

@@ -1,5 +1,4 @@
-"""Running the state machine against a target: :func:`fuzz` (also known as
-:func:`fuzz_server`).
+"""Running the state machine against a target: :func:`fuzz`.
 
 Theory of operation
 -------------------
@@ -64,7 +63,6 @@ __all__ = [
     "FuzzOptions",
     "FuzzSettings",
     "fuzz",
-    "fuzz_server",
     "write_reproductions",
 ]
 
@@ -318,10 +316,6 @@ async def fuzz(
     if run.reproduction_dir is not None:
         report = await write_reproductions(report, Path(run.reproduction_dir))
     return report
-
-
-#: The name :func:`fuzz` had first; both stay.
-fuzz_server = fuzz
 
 
 def _require(module: str, what: str) -> None:

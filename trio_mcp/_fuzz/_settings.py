@@ -1,6 +1,6 @@
 """How a fuzz run goes: :class:`FuzzSettings`, one object to keep, share and adjust, and
 :class:`FuzzOptions`, the same settings as the keyword arguments of
-:func:`~trio_mcp.testing.fuzz` (typed, so that a misspelt one is an error your type
+:func:`~trio_mcp.fuzz.fuzz` (typed, so that a misspelt one is an error your type
 checker reports)."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ DEFAULT_LEAK_MEMORY_BOUND: Final = 32 * 1024 * 1024
 
 @attrs.frozen(kw_only=True)
 class FuzzSettings:
-    """The settings of a fuzz run, for :func:`~trio_mcp.testing.fuzz`
+    """The settings of a fuzz run, for :func:`~trio_mcp.fuzz.fuzz`
     (``fuzz(target, settings)``); its keyword arguments override them one by one
     (``fuzz(target, settings, seed=1)``). Change one with :func:`attrs.evolve`.
 
@@ -123,7 +123,7 @@ class FuzzSettings:
 
 
 class FuzzOptions(TypedDict, total=False):
-    """:class:`FuzzSettings` as keyword arguments of :func:`~trio_mcp.testing.fuzz` and
+    """:class:`FuzzSettings` as keyword arguments of :func:`~trio_mcp.fuzz.fuzz` and
     of the ``mcp_fuzz`` pytest fixture (see :class:`FuzzSettings` for what each means
     and its default)."""
 

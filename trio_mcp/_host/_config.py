@@ -79,16 +79,16 @@ class HttpServerConfig:
 
 @attrs.frozen(kw_only=True)
 class InProcessServerConfig:
-    """A :class:`~trio_mcp.server.Server` of this program, joined to the host in memory.
+    """A :class:`~trio_mcp.Server` of this program, joined to the host in memory.
 
-    Each connection is a fresh :meth:`Server.serve <trio_mcp.server.Server.serve>` over a
+    Each connection is a fresh :meth:`Server.serve <trio_mcp.Server.serve>` over a
     memory stream pair, run in the host's nursery; the ``Server`` object (and whatever
     state it keeps) outlives the connections. Useful for a host's built-in tools, and
     for tests.
     """
 
     server: Server
-    #: Options of :meth:`Server.serve <trio_mcp.server.Server.serve>`
+    #: Options of :meth:`Server.serve <trio_mcp.Server.serve>`
     #: (:class:`~trio_mcp.server.ServeOptions`: the session's settings, ``principal``).
     server_options: ServeOptions | None = None
     #: How many messages each direction of the memory stream buffers.

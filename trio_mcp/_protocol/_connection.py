@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Any, Final, Literal, TypeAlias, TypeGuard
+from typing import Any, Final, Literal, TypeAlias, TypeGuard, TypeVar, overload
 
 import attrs
 
@@ -104,11 +104,12 @@ from ._events import (
     ResponseReceived,
     Statistics,
 )
-from ._lifecycle import Event, Phase, Role, accepts, may_send, next_phase
+from ._lifecycle import Event, Phase, Side, accepts, may_send, next_phase
 
 __all__ = ["Connection"]
 
 Capabilities: TypeAlias = ClientCapabilities | ServerCapabilities
+_R = TypeVar("_R")
 _EMPTY_CLIENT_CAPABILITIES = ClientCapabilities()
 
 
@@ -148,7 +149,7 @@ class Connection:
 
     def __init__(
         self,
-        role: Role,
+        role: Side,
         *,
         info: Implementation,
         capabilities: Capabilities | None = None,
@@ -163,7 +164,7 @@ class Connection:
             raise ValueError(
                 f"unsupported protocol versions {unknown}; we speak {SUPPORTED_VERSIONS}"
             )
-        self.role: Role = role
+        self.role: Side = role
         self.info = info
         if capabilities is None:
             capabilities = ServerCapabilities() if role == "server" else ClientCapabilities()
@@ -203,6 +204,11 @@ class Connection:
 
     def statistics(self) -> Statistics:
         return attrs.evolve(self._stats)
+
+    def count_progress_dropped(self, count: int) -> None:
+        """Count ``count`` progress updates dropped after this connection delivered them
+        (a session's buffer for a slow reader overflowed), with those it dropped itself."""
+        self._stats.progress_dropped += count
 
     @property
     def peer_capabilities(self) -> Capabilities | None:
@@ -294,7 +300,9 @@ class Connection:
             out["_meta"] = merged
         return out
 
-    def initialize_request(self, version: str | None = None) -> tuple[OutboundRequest, rpc.Request]:
+    def initialize_request(
+        self, version: str | None = None
+    ) -> tuple[OutboundRequest, rpc.JsonRpcRequest]:
         """(client) The ``initialize`` request for legacy revision ``version`` (our newest by
         default). Answer it with :meth:`complete_initialize`.
 
@@ -331,7 +339,7 @@ class Connection:
 
     def complete_initialize(
         self, response: rpc.ResultResponse | rpc.ErrorResponse | rpc.InvalidMessage
-    ) -> tuple[InitializeResult, rpc.Notification]:
+    ) -> tuple[InitializeResult, rpc.JsonRpcNotification]:
         """(client) Take the answer to ``initialize``: returns the result and the
         ``notifications/initialized`` to send.
 
@@ -365,7 +373,7 @@ class Connection:
         self.peer_capabilities = result.capabilities
         self.peer_instructions = result.instructions
         self._stats.notifications_sent += 1
-        return result, rpc.Notification("notifications/initialized", None)
+        return result, rpc.JsonRpcNotification("notifications/initialized", None)
 
     def record_discovery(self, result: DiscoverResult) -> None:
         """(client) Remember what ``server/discover`` said about a modern server."""
@@ -425,7 +433,7 @@ class Connection:
         *,
         progress_token: ProgressToken | None,
         cancellable: bool = True,
-    ) -> tuple[OutboundRequest, rpc.Request]:
+    ) -> tuple[OutboundRequest, rpc.JsonRpcRequest]:
         id = next(self._ids)
         if progress_token is not None:
             progress_token = id if progress_token is True else progress_token
@@ -447,7 +455,7 @@ class Connection:
         if progress_token is not None:
             self._progress[progress_token] = pending
         self._stats.requests_sent += 1
-        return pending, rpc.Request(id, method, params)
+        return pending, rpc.JsonRpcRequest(id, method, params)
 
     def send_request(
         self,
@@ -455,7 +463,7 @@ class Connection:
         params: dict[str, Any] | None = None,
         *,
         progress_token: ProgressToken | bool | None = None,
-    ) -> tuple[OutboundRequest, rpc.Request]:
+    ) -> tuple[OutboundRequest, rpc.JsonRpcRequest]:
         """Start a request: check we may send it, allocate its id, add the modern envelope.
 
         ``progress_token=True`` asks for progress with the request id as the token.
@@ -494,7 +502,7 @@ class Connection:
 
     def cancel(
         self, request: OutboundRequest, reason: str | None = None
-    ) -> rpc.Notification | None:
+    ) -> rpc.JsonRpcNotification | None:
         """Give up on ``request``: it is forgotten (a late answer will be dropped). Returns the
         ``notifications/cancelled`` to send, or ``None`` if it may not be cancelled
         (``initialize``) or was already answered."""
@@ -508,7 +516,7 @@ class Connection:
         if reason is not None:
             params["reason"] = reason
         self._stats.notifications_sent += 1
-        return rpc.Notification("notifications/cancelled", params)
+        return rpc.JsonRpcNotification("notifications/cancelled", params)
 
     def forget(self, request: OutboundRequest) -> None:
         """Forget ``request`` without telling the peer (the connection ended under it)."""
@@ -517,7 +525,7 @@ class Connection:
 
     def send_notification(
         self, method: str, params: dict[str, Any] | None = None, *, version: str | None = None
-    ) -> rpc.Notification:
+    ) -> rpc.JsonRpcNotification:
         """Check we may send notification ``method`` now and build it.
 
         Raises:
@@ -544,7 +552,7 @@ class Connection:
                     "not declare",
                 )
         self._stats.notifications_sent += 1
-        return rpc.Notification(method, params)
+        return rpc.JsonRpcNotification(method, params)
 
     # -- answering the peer's requests ------------------------------------------------------
 
@@ -611,9 +619,9 @@ class Connection:
 
     def receive(self, message: rpc.Message | rpc.InvalidMessage) -> ReceiveEvent:
         """Take one message from the peer and say what to do about it."""
-        if isinstance(message, rpc.Request):
+        if isinstance(message, rpc.JsonRpcRequest):
             return self._receive_request(message)
-        if isinstance(message, rpc.Notification):
+        if isinstance(message, rpc.JsonRpcNotification):
             return self._receive_notification(message)
         if isinstance(message, (rpc.ResultResponse, rpc.ErrorResponse)):
             return self._receive_response(message)
@@ -642,7 +650,7 @@ class Connection:
         self._stats.errors_replied += 1
         return Reply(rpc.ErrorResponse(id, error.error))
 
-    def _receive_request(self, message: rpc.Request) -> ReceiveEvent:
+    def _receive_request(self, message: rpc.JsonRpcRequest) -> ReceiveEvent:
         self._stats.requests_received += 1
         id = message.id
         method = message.method
@@ -760,7 +768,7 @@ class Connection:
             return _error(ErrorCode.METHOD_NOT_FOUND, f"Method not found: {method}")
         return None
 
-    def _answer_initialize(self, message: rpc.Request) -> ReceiveEvent:
+    def _answer_initialize(self, message: rpc.JsonRpcRequest) -> ReceiveEvent:
         if self.phase is not Phase.NEW:
             return self._reply_error(
                 message.id, _error(ErrorCode.INVALID_REQUEST, "initialize was already received")
@@ -821,7 +829,7 @@ class Connection:
             return Reply(response)
         return None
 
-    def _receive_notification(self, message: rpc.Notification) -> ReceiveEvent:
+    def _receive_notification(self, message: rpc.JsonRpcNotification) -> ReceiveEvent:
         self._stats.notifications_received += 1
         if self.phase is Phase.CLOSED:
             return Dropped("notification after close")
@@ -889,27 +897,37 @@ class Connection:
 
     # -- reading answers --------------------------------------------------------------------
 
+    @overload
     def read_result(
-        self, request: OutboundRequest, result: dict[str, Any], model: type[Any] | None = None
+        self, request: OutboundRequest, result: dict[str, Any], model: type[_R]
+    ) -> _R | InputRequiredResult: ...
+    @overload
+    def read_result(
+        self, request: OutboundRequest, result: dict[str, Any], model: None = None
+    ) -> Any: ...
+    def read_result(
+        self, request: OutboundRequest, result: dict[str, Any], model: type[_R] | None = None
     ) -> Any:
-        """Read a result for ``request`` as ``model`` (the method's result type by default).
+        """Read a result for ``request`` as ``model`` (typed so; the method's result type by
+        default).
 
         A modern ``resultType: "input_required"`` is read as :class:`InputRequiredResult`.
 
         Raises:
             ProtocolError: the result does not have the expected shape.
         """
-        if model is None:
-            model = request.spec.result if request.spec is not None else None
-            if model is None:
+        read_as: type[Any] | None = model
+        if read_as is None:
+            read_as = request.spec.result if request.spec is not None else None
+            if read_as is None:
                 return result
         if result.get("resultType") == "input_required" and request.version in MODERN_VERSIONS:
-            model = InputRequiredResult
+            read_as = InputRequiredResult
         try:
-            return structure_hook(model)(result, model)
+            return structure_hook(read_as)(result, read_as)
         except Exception:  # noqa: BLE001 - explained off the fast path
             raise ProtocolError(
-                f"malformed result for {request.method}: {explain(result, model)}"
+                f"malformed result for {request.method}: {explain(result, read_as)}"
             ) from None
 
     # -- logging ----------------------------------------------------------------------------
@@ -947,7 +965,7 @@ def _is_id(value: object) -> TypeGuard[RequestId]:
     return type(value) is str or type(value) is int
 
 
-def _peer(role: Role) -> Role:
+def _peer(role: Side) -> Side:
     return "server" if role == "client" else "client"
 
 

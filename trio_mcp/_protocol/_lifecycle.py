@@ -34,7 +34,7 @@ import enum
 from collections.abc import Mapping
 from typing import Final, Literal, TypeAlias
 
-Role: TypeAlias = Literal["client", "server"]
+Side: TypeAlias = Literal["client", "server"]
 
 
 class Phase(enum.Enum):
@@ -61,7 +61,7 @@ class Event(enum.Enum):
     CLOSE = "close"
 
 
-TRANSITIONS: Final[Mapping[tuple[Role, Phase, Event], Phase]] = {
+TRANSITIONS: Final[Mapping[tuple[Side, Phase, Event], Phase]] = {
     ("client", Phase.NEW, Event.SEND_INITIALIZE): Phase.INITIALIZING,
     ("client", Phase.INITIALIZING, Event.RECEIVE_INITIALIZE_RESULT): Phase.OPERATING,
     ("client", Phase.INITIALIZING, Event.RECEIVE_INITIALIZE_ERROR): Phase.NEW,
@@ -80,7 +80,7 @@ ANY: Final = "*"
 
 _HANDSHAKE: Final = frozenset({"initialize", "ping", "server/discover", "notifications/cancelled"})
 
-SENDABLE: Final[Mapping[tuple[Role, Phase], frozenset[str]]] = {
+SENDABLE: Final[Mapping[tuple[Side, Phase], frozenset[str]]] = {
     ("client", Phase.NEW): _HANDSHAKE,
     ("client", Phase.INITIALIZING): frozenset({"ping", "notifications/cancelled"}),
     ("client", Phase.OPERATING): frozenset({ANY}),
@@ -95,7 +95,7 @@ SENDABLE: Final[Mapping[tuple[Role, Phase], frozenset[str]]] = {
     ("server", Phase.CLOSED): frozenset(),
 }
 
-ACCEPTED: Final[Mapping[tuple[Role, Phase], frozenset[str]]] = {
+ACCEPTED: Final[Mapping[tuple[Side, Phase], frozenset[str]]] = {
     ("client", Phase.NEW): frozenset({"ping"}),
     ("client", Phase.INITIALIZING): frozenset({"ping"}),
     ("client", Phase.OPERATING): frozenset({ANY}),
@@ -109,24 +109,24 @@ ACCEPTED: Final[Mapping[tuple[Role, Phase], frozenset[str]]] = {
 }
 
 
-def next_phase(role: Role, phase: Phase, event: Event) -> Phase | None:
+def next_phase(role: Side, phase: Phase, event: Event) -> Phase | None:
     """The phase after ``event``, or ``None`` when the event is not allowed."""
     return TRANSITIONS.get((role, phase, event))
 
 
-def may_send(role: Role, phase: Phase, method: str) -> bool:
+def may_send(role: Side, phase: Phase, method: str) -> bool:
     """Whether ``role`` may send ``method`` (request or notification) in ``phase``."""
     allowed = SENDABLE[(role, phase)]
     return ANY in allowed or method in allowed
 
 
-def accepts(role: Role, phase: Phase, method: str) -> bool:
+def accepts(role: Side, phase: Phase, method: str) -> bool:
     """Whether ``role`` takes request ``method`` from its peer in ``phase``."""
     allowed = ACCEPTED[(role, phase)]
     return ANY in allowed or method in allowed
 
 
-def mermaid(role: Role) -> str:
+def mermaid(role: Side) -> str:
     """A Mermaid state diagram of ``role``'s lifecycle, drawn from the tables."""
     lines = ["stateDiagram-v2", "    [*] --> new"]
     for (r, before, event), after in TRANSITIONS.items():

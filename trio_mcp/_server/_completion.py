@@ -18,7 +18,7 @@ MAX_VALUES = 100
 
 #: ``completer(value, context)``: ``value`` is what the user typed so far,
 #: ``context`` the arguments already resolved. Returns candidates or a Completion.
-#: A parameter annotated :class:`~trio_mcp.server.Context` receives the request's
+#: A parameter annotated :class:`~trio_mcp.Context` receives the request's
 #: context (by keyword), as in tools and prompts.
 Completer = Callable[..., Awaitable[Sequence[str] | Completion] | Sequence[str] | Completion]
 

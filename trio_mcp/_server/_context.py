@@ -35,7 +35,7 @@ from .._errors import (
 )
 from .._protocol._events import InboundRequest
 from .._session._engine import Session
-from .._types._base import Implementation, LoggingLevel, Request
+from .._types._base import Implementation, LoggingLevel, Request, RequestId
 from .._types._capabilities import ClientCapabilities
 from .._types._content import TextContent
 from .._types._converter import structure
@@ -162,7 +162,8 @@ class Context:
     # -- what the request says --------------------------------------------------------------
 
     @property
-    def request_id(self) -> Any:
+    def request_id(self) -> RequestId:
+        """The JSON-RPC id of the request this handler answers."""
         return self.request.id
 
     @property

@@ -9,7 +9,7 @@ a state is sealed or opened): a server that offers only tools does not load them
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -28,6 +28,7 @@ from .._types._tools import CallToolResult, ListToolsResult
 from .._versions import FIRST_MODERN_VERSION, MODERN_VERSIONS
 from . import _lazy
 from ._context import Context, InputRequired, Inputs, StartTask
+from ._internals import ServerInternals
 from ._pagination import paginate
 from ._results import downgrade_content
 from ._subscriptions import Change, Subscriber
@@ -84,6 +85,8 @@ class Dispatcher:
         caller: str | None = None,
     ) -> None:
         self.server = server
+        #: What the handlers read of the server beyond its public API.
+        self._internals = ServerInternals(server)
         self.principal = principal
         #: Whose token bucket this connection's tool calls take from (with a
         #: ``rate_limiter`` shared by several connections); else the principal's.
@@ -153,7 +156,7 @@ class Dispatcher:
         ctx = Context(self.server, session, request, None, principal=principal)
         handler = self._handlers.get(request.method)
         if handler is None:
-            custom = self.server._custom_methods.get(request.method)
+            custom = self._internals.custom_methods.get(request.method)
             if custom is None:
                 raise McpError(
                     f"Method not found: {request.method}", code=ErrorCode.METHOD_NOT_FOUND
@@ -186,7 +189,7 @@ class Dispatcher:
         knows the caller)."""
         if self._rate_limiter is not None:
             return None
-        return plain_call(self.server, method, raw)
+        return plain_call(self._internals.tools, method, raw)
 
     def immediate(self, session: Session, request: InboundRequest) -> Any:
         """Answer a call of a plain-function tool right away, in the session's receive loop
@@ -199,7 +202,7 @@ class Dispatcher:
         return answer_plain_call(spec, request)
 
     async def on_notification(self, session: Session, method: str, params: Any) -> None:
-        callback = self.server._notification_callbacks.get(method)
+        callback = self._internals.notification_callbacks.get(method)
         if callback is not None:
             await callback(params)
 
@@ -223,7 +226,7 @@ class Dispatcher:
         if params.request_state is not None:
             # Raises -32602 for a tampered, expired or foreign state (another request's,
             # or one issued to another principal).
-            state = self.server._sealer.open(
+            state = self._internals.sealer.open(
                 params.request_state, binding=_binding(request), principal=ctx.principal
             )
             inputs.answers = dict(state.answers)
@@ -257,7 +260,7 @@ class Dispatcher:
             if found is None:
                 raise
             requests = found
-        state_token = self.server._sealer.seal(
+        state_token = self._internals.sealer.seal(
             binding=_binding(request),
             answers=inputs.answers,
             pending=tuple(requests),
@@ -281,16 +284,16 @@ class Dispatcher:
         await trio.lowlevel.checkpoint()
         version = ctx.request.version
         if version >= FIRST_MODERN_VERSION:
-            tools = [spec.tool for spec in self.server._tools.values()]
+            tools = [spec.tool for spec in self._internals.tools.values()]
         else:  # only object output schemas
-            tools = [spec.tool_for(version) for spec in self.server._tools.values()]
+            tools = [spec.tool_for(version) for spec in self._internals.tools.values()]
         page, cursor = paginate("tools", tools, params.cursor, self.server.page_size)
         return ListToolsResult(tools=page, next_cursor=cursor, **self._cache_hints(ctx))
 
     async def _call_tool(
         self, ctx: Context, params: Any
     ) -> CallToolResult | InputRequiredResult | dict[str, Any]:
-        spec = self.server._tools.get(params.name)
+        spec = self._internals.tools.get(params.name)
         if spec is None:
             await trio.lowlevel.checkpoint()
             raise McpError(f"Unknown tool: {params.name}", code=ErrorCode.INVALID_PARAMS)
@@ -421,8 +424,8 @@ class Dispatcher:
     # -- resources --------------------------------------------------------------------------
 
     async def _list_resources(self, ctx: Context, params: Any) -> ListResourcesResult:
-        resources = [spec.resource for spec in self.server._resources.values()]
-        for directory in self.server._directories:
+        resources = [spec.resource for spec in self._internals.resources.values()]
+        for directory in self._internals.directories:
             resources.extend(await directory.list_resources_async())
         await trio.lowlevel.checkpoint()
         page, cursor = paginate("resources", resources, params.cursor, self.server.page_size)
@@ -432,7 +435,7 @@ class Dispatcher:
 
     async def _list_templates(self, ctx: Context, params: Any) -> ListResourceTemplatesResult:
         await trio.lowlevel.checkpoint()
-        templates = [spec.template for spec in self.server._templates]
+        templates = [spec.template for spec in self._internals.templates]
         page, cursor = paginate("templates", templates, params.cursor, self.server.page_size)
         return _lazy.ListResourceTemplatesResult(
             resource_templates=page, next_cursor=cursor, **self._cache_hints(ctx)
@@ -444,20 +447,20 @@ class Dispatcher:
         uri = params.uri
 
         async def read(c: Context) -> ReadResourceResult:
-            static = self.server._resources.get(uri)
+            static = self._internals.resources.get(uri)
             if static is not None:
                 contents = await static.read(c)
                 return _lazy.ReadResourceResult(
                     contents=contents, **self._cache_hints(c, static.ttl_ms)
                 )
-            for template in self.server._templates:
+            for template in self._internals.templates:
                 kwargs = template.match(uri)
                 if kwargs is not None:
                     contents = await template.read(uri, kwargs, c)
                     return _lazy.ReadResourceResult(
                         contents=contents, **self._cache_hints(c, template.ttl_ms)
                     )
-            for directory in self.server._directories:
+            for directory in self._internals.directories:
                 found = await directory.read(uri)
                 if found is not None:
                     return _lazy.ReadResourceResult(contents=found, **self._cache_hints(c))
@@ -483,12 +486,12 @@ class Dispatcher:
 
     async def _list_prompts(self, ctx: Context, params: Any) -> ListPromptsResult:
         await trio.lowlevel.checkpoint()
-        prompts = [spec.prompt for spec in self.server._prompts.values()]
+        prompts = [spec.prompt for spec in self._internals.prompts.values()]
         page, cursor = paginate("prompts", prompts, params.cursor, self.server.page_size)
         return _lazy.ListPromptsResult(prompts=page, next_cursor=cursor, **self._cache_hints(ctx))
 
     async def _get_prompt(self, ctx: Context, params: Any) -> GetPromptResult | InputRequiredResult:
-        spec = self.server._prompts.get(params.name)
+        spec = self._internals.prompts.get(params.name)
         if spec is None:
             await trio.lowlevel.checkpoint()
             raise McpError(
@@ -511,7 +514,7 @@ class Dispatcher:
     async def _complete(self, ctx: Context, params: Any) -> CompleteResult:
         ref = params.ref
         if isinstance(ref, _lazy.PromptReference):
-            if ref.name not in self.server._prompts:
+            if ref.name not in self._internals.prompts:
                 await trio.lowlevel.checkpoint()
                 raise McpError(
                     f"Invalid params: unknown prompt {ref.name!r}", code=ErrorCode.INVALID_PARAMS
@@ -519,8 +522,8 @@ class Dispatcher:
             key = ("prompt", ref.name, params.argument.name)
         else:
             # The reference names a template, or a plain resource (nothing to complete).
-            if ref.uri not in self.server._resources and not any(
-                t.template.uri_template == ref.uri for t in self.server._templates
+            if ref.uri not in self._internals.resources and not any(
+                t.template.uri_template == ref.uri for t in self._internals.templates
             ):
                 await trio.lowlevel.checkpoint()
                 raise McpError(
@@ -528,7 +531,7 @@ class Dispatcher:
                     code=ErrorCode.INVALID_PARAMS,
                 )
             key = ("resource", ref.uri, params.argument.name)
-        completer = self.server._completers.get(key)
+        completer = self._internals.completers.get(key)
         if completer is None:
             await trio.lowlevel.checkpoint()
             return _lazy.CompleteResult(
@@ -570,7 +573,7 @@ class Dispatcher:
             acknowledged["taskIds"] = sorted(task_ids)
         # Subscribe before acknowledging, so no change between the two is lost; the
         # acknowledgement still goes out before any change notification.
-        with self.server._hub.subscribe(
+        with self._internals.hub.subscribe(
             tools=bool(agreed.tools_list_changed),
             prompts=bool(agreed.prompts_list_changed),
             resources=bool(agreed.resources_list_changed),
@@ -654,7 +657,7 @@ class Dispatcher:
         """(legacy sessions) Send list changes and subscribed resource updates, for as long as
         the session runs. Runs in the session's nursery."""
         capabilities = session.connection.capabilities
-        with self.server._hub.subscribe(
+        with self._internals.hub.subscribe(
             tools=bool(getattr(capabilities, "tools", None)),
             prompts=bool(getattr(capabilities, "prompts", None)),
             resources=bool(getattr(capabilities, "resources", None)),
@@ -716,15 +719,17 @@ def calls_rate_limited(server: Server, rate_limiter: RateLimiter | None) -> bool
     return rate_limiter is not None or server.tool_rate_limit is not None
 
 
-def plain_call(server: Server, method: str, raw: dict[str, Any] | None) -> ToolSpec | None:
-    """The tool of ``server`` that a request of ``method`` with ``raw`` params calls, if the
+def plain_call(
+    tools: Mapping[str, ToolSpec], method: str, raw: dict[str, Any] | None
+) -> ToolSpec | None:
+    """The tool of ``tools`` that a request of ``method`` with ``raw`` params calls, if the
     call can be answered at once by :func:`answer_plain_call` (a plain-function tool, no
     task, no input rounds; a rate limit is the caller's to check); else ``None``. Reads only
     the raw params: a transport may ask before it hands the request to the connection."""
     if method != "tools/call" or raw is None:
         return None
     name = raw.get("name")
-    spec = server._tools.get(name) if type(name) is str else None
+    spec = tools.get(name) if type(name) is str else None
     arguments = raw.get("arguments")
     meta = raw.get("_meta")
     if (

@@ -257,7 +257,7 @@ def _from_text(hint: Any) -> Callable[[Any], Any]:
 
 class DirectoryOptions(TypedDict, total=False):
     """The keyword options of :meth:`Server.add_directory
-    <trio_mcp.server.Server.add_directory>` (see :class:`DirectoryResources` for what each
+    <trio_mcp.Server.add_directory>` (see :class:`DirectoryResources` for what each
     means and its default)."""
 
     uri_prefix: str | None

@@ -21,7 +21,7 @@ import attrs
 import trio
 
 from .._protocol._connection import Connection
-from .._session._engine import connect_session
+from .._session._engine import Session, connect_session
 from .._session._options import SessionSettings
 from .._transports._stream import MessageStream
 from .._types._base import Icon, Implementation
@@ -35,7 +35,6 @@ from .._versions import SUPPORTED_VERSIONS
 from . import _lazy
 from ._context import Context
 from ._dispatch import Dispatcher
-from ._stdio import run_stdio
 from ._subscriptions import Hub
 from ._task_settings import TASKS_EXTENSION, TaskSettings
 from ._tools import ToolOptions, ToolSpec
@@ -57,12 +56,11 @@ if TYPE_CHECKING:
         ResourceSpec,
         TemplateSpec,
     )
-    from ._stdio import RunOptions
     from ._tasks import TaskRunner
 
 __all__ = ["ServeOptions", "Server"]
 
-#: The Skills extension's identifier (``trio_mcp.skills.EXTENSION``).
+#: The Skills extension's identifier (``trio_mcp.skills.SKILLS_EXTENSION``).
 _SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 _APPS_EXTENSION = "io.modelcontextprotocol/ui"
 
@@ -761,7 +759,7 @@ class Server:
         *,
         principal: str | None = None,
         task_runner: TaskRunner | None = None,
-        task_status: trio.TaskStatus[Any] = trio.TASK_STATUS_IGNORED,
+        task_status: trio.TaskStatus[Session] = trio.TASK_STATUS_IGNORED,
         **session_options: Unpack[SessionSettings],
     ) -> None:
         """Serve one client over ``stream`` until its input ends and running requests drain
@@ -814,14 +812,6 @@ class Server:
             finally:
                 subscriptions_scope.cancel()
                 await session.aclose()
-
-    async def run_stdio(self, **options: Unpack[RunOptions]) -> None:
-        """An alias of :func:`trio_mcp.server.run_stdio(server, ...)
-        <trio_mcp.server.run_stdio>`: serve one client over stdin/stdout, inside a program
-        already running Trio. The documented way to run a server over stdio is
-        :func:`trio_mcp.run` (a script's one call); this alias stays for the code that
-        uses it."""
-        await run_stdio(self, **options)
 
     @asynccontextmanager
     async def running_tasks(

@@ -1,8 +1,8 @@
-"""Running a :class:`~trio_mcp.server.Server` over this process's stdin and stdout.
+"""Running a :class:`~trio_mcp.Server` over this process's stdin and stdout.
 
 There is one way to do it: :func:`run` (``trio_mcp.run(server)``), the one call a script
 needs. :func:`run_stdio` is the same for a program already running Trio (``run`` runs it
-under :func:`trio.run`), and :meth:`Server.run_stdio <trio_mcp.server.Server.run_stdio>`
+under :func:`trio.run`), and :meth:`Server.run_stdio <trio_mcp.Server.run_stdio>`
 is an alias of :func:`run_stdio`."""
 
 from __future__ import annotations

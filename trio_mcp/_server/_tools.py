@@ -84,7 +84,7 @@ class _Output:
 
 class ToolOptions(TypedDict, total=False):
     """The keyword options of :meth:`ToolSpec.from_function`, :meth:`Server.add_tool
-    <trio_mcp.server.Server.add_tool>` and ``@server.tool(...)`` (besides ``scopes``),
+    <trio_mcp.Server.add_tool>` and ``@server.tool(...)`` (besides ``scopes``),
     typed so that a misspelt option is an error your type checker reports; see
     :meth:`ToolSpec.from_function` for what each means."""
 
@@ -193,7 +193,7 @@ class ToolSpec:
 
         ``ui`` links the tool to a view (the MCP Apps extension, see :mod:`trio_mcp.apps`):
         the ``ui://`` URI of a resource added with :meth:`Server.app
-        <trio_mcp.server.Server.app>`, or a :class:`~trio_mcp.apps.ToolUi` to say also who
+        <trio_mcp.Server.app>`, or a :class:`~trio_mcp.apps.ToolUi` to say also who
         may call it (``visibility=("app",)``: only the view, never the model). It becomes
         the tool's ``_meta.ui``.
 

@@ -10,6 +10,8 @@ from .. import _jsonrpc as rpc
 from .._errors import McpError, ProtocolError
 from .._protocol._connection import Connection
 from .._protocol._events import OutboundRequest
+from .._types._base import RequestId
+from .._types._mrtr import InputRequiredResult
 from .._types._notifications import ProgressNotificationParams
 from ._waiter import Closed, Waiter
 
@@ -29,7 +31,7 @@ class Call(Generic[R]):
     """
 
     def __init__(
-        self, outbound: Outbound, pending: OutboundRequest, waiter: Waiter, model: type[Any] | None
+        self, outbound: Outbound, pending: OutboundRequest, waiter: Waiter, model: type[R] | None
     ) -> None:
         self._outbound = outbound
         self.request = pending
@@ -37,7 +39,8 @@ class Call(Generic[R]):
         self._model = model
 
     @property
-    def id(self) -> Any:
+    def id(self) -> RequestId:
+        """The request's JSON-RPC id."""
         return self.request.id
 
     @property
@@ -75,8 +78,9 @@ class Call(Generic[R]):
         message: rpc.ResultResponse | rpc.ErrorResponse | rpc.InvalidMessage = answer
         return message
 
-    async def result(self) -> R:
-        """Block until the answer; return it read as the result model.
+    async def result(self) -> R | InputRequiredResult:
+        """Block until the answer; return it read as the result model (or, from a modern
+        peer, as the :class:`~trio_mcp.types.InputRequiredResult` it answered with).
 
         Raises:
             McpError: the peer answered with an error.
@@ -84,7 +88,9 @@ class Call(Generic[R]):
             ProtocolError: the answer was malformed.
         """
         answer = await self.answer()
-        result: R = read_answer(self._outbound.connection, self.request, answer, self._model)
+        result: R | InputRequiredResult = read_answer(
+            self._outbound.connection, self.request, answer, self._model
+        )
         return result
 
 

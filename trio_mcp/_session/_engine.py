@@ -75,7 +75,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any, TypeVar, Unpack, assert_never
+from typing import Any, TypeVar, Unpack, assert_never, overload
 
 import trio
 
@@ -95,19 +95,23 @@ from .._protocol._events import (
     ResponseReceived,
 )
 from .._transports._stream import MessageStream, MessageTooLarge
-from .._types._base import LoggingLevel, Request
+from .._types._base import LoggingLevel, Request, RequestId
 from .._types._converter import converter_for
+from .._types._mrtr import InputRequiredResult
 from .._types._notifications import LoggingMessageNotificationParams, ProgressNotificationParams
 from .._util import open_nursery_unwrapped
 from ._call import Call
-from ._inbound import Admission, ImmediateHandler, Inbound, RequestHandler
+from ._inbound import Admission, Inbound
+from ._link import send_quietly
 from ._options import SessionOptions
 from ._outbound import Outbound, ProgressCallback
 from ._reader import Reader
 from ._waiter import Closed, Waiter
 
 __all__ = [
+    "ImmediateHandler",
     "NotificationHandler",
+    "RequestHandler",
     "Session",
     "connect_session",
     "open_session",
@@ -120,6 +124,14 @@ R = TypeVar("R")
 #: ``await handler(session, method, params)`` takes one notification; ``params`` is typed
 #: for methods the protocol defines.
 NotificationHandler = Callable[["Session", str, Any], Awaitable[None]]
+#: ``await handler(session, request)`` answers one inbound request: return a result model
+#: (or a plain dict), or raise :exc:`~trio_mcp.McpError` to answer with an error.
+RequestHandler = Callable[["Session", InboundRequest], Awaitable[Any]]
+#: ``handler(session, request)`` answers a request *now*, without a task, or returns
+#: :data:`~._inbound.LATER` to have it handled by :data:`RequestHandler` in a task of its
+#: own. Only for work that never blocks (a plain function): it runs in the receive loop, and
+#: cannot be cancelled because it never yields.
+ImmediateHandler = Callable[["Session", InboundRequest], Any]
 
 
 async def _no_notifications(session: Session, method: str, params: Any) -> None:
@@ -187,7 +199,9 @@ class Session:
         self.drain_timeout = drain_timeout
         if admission is None:
             admission = Admission(max_concurrent_requests)
-        self._inbound = Inbound(self, handler, immediate, admission, max_concurrent_requests)
+        self._inbound: Inbound[Session] = Inbound(
+            self, handler, immediate, admission, max_concurrent_requests
+        )
         self._notification_buffer = notification_buffer
         #: Our requests waiting for answers, by id: filed by _outbound, answered by _reader.
         self._waiters: dict[Any, Waiter] = {}
@@ -233,7 +247,13 @@ class Session:
         or the session closed)."""
         await self._finished.wait()
 
-    def _check_open(self) -> None:
+    def check_open(self) -> None:
+        """Raise if no answer can come any more; does not block. For a request the caller
+        registers before it is sent (:meth:`track`).
+
+        Raises:
+            ConnectionClosed: the session was closed, or the peer's input ended.
+        """
         if self._closed_error is not None:
             raise self._closed_error
         if self._input_ended:
@@ -286,7 +306,7 @@ class Session:
             self._on_input_ended()
         if isinstance(broken, MessageTooLarge):
             with trio.move_on_after(self.cancel_send_timeout):
-                await self._send_quietly(broken.reply)
+                await send_quietly(self, broken.reply)
 
     def _closure(self, message: str) -> ConnectionClosed:
         details = getattr(self.stream, "close_details", None)
@@ -368,7 +388,17 @@ class Session:
 
     # -- sending ----------------------------------------------------------------------------
 
-    async def _send(self, message: rpc.Message, *, related: Any = None) -> None:
+    async def send_message(self, message: rpc.Message, *, related: RequestId | None = None) -> None:
+        """Send a message: the session's own, and one the connection made that the session
+        does not send itself (the ``notifications/initialized`` of
+        :meth:`Connection.complete_initialize`). ``related``: the id of the inbound request
+        it belongs to, for transports that route by request.
+
+        Blocks until the transport takes it.
+
+        Raises:
+            ConnectionClosed: the connection is gone (then every waiting request fails too).
+        """
         if self._closed_error is not None:
             raise self._closed_error
         try:
@@ -379,12 +409,24 @@ class Session:
             self._fail_all(error)
             raise error from exc
 
-    async def _send_quietly(self, message: rpc.Message, *, related: Any = None) -> None:
-        try:
-            await self._send(message, related=related)
-        except ConnectionClosed:
-            pass
-
+    @overload
+    def open_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        progress: bool = False,
+        model: type[R],
+    ) -> AbstractAsyncContextManager[Call[R]]: ...
+    @overload
+    def open_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        progress: bool = False,
+        model: None = None,
+    ) -> AbstractAsyncContextManager[Call[Any]]: ...
     @asynccontextmanager
     async def open_request(
         self,
@@ -392,12 +434,13 @@ class Session:
         params: dict[str, Any] | None = None,
         *,
         progress: bool = False,
-        model: type[Any] | None = None,
-    ) -> AsyncIterator[Call[Any]]:
+        model: type[R] | None = None,
+    ) -> AsyncIterator[Call[R] | Call[Any]]:
         """Send a request whose lifetime is the ``async with`` block.
 
         Inside the block, iterate the :class:`Call` for progress and await
-        :meth:`Call.result` for the answer. Leaving the block before the answer
+        :meth:`Call.result` for the answer: read as ``model`` when one is given (a
+        ``Call[model]``), else as the method's result type. Leaving the block before the answer
         came (an exception, a cancel scope, a ``break``) tells the peer to
         cancel the request.
 
@@ -411,43 +454,84 @@ class Session:
         request may not be sent (phase, era, or the peer's capabilities), and
         :exc:`~trio_mcp.ConnectionClosed` if the connection is gone.
         """
-        self._check_open()
+        self.check_open()
         pending, message = self.connection.send_request(
             method, params, progress_token=True if progress else None
         )
         async with self._outbound.track(pending, message, progress, model, notify=True) as call:
             yield call
 
+    @overload
     def track(
         self,
         pending: OutboundRequest,
-        message: rpc.Request,
+        message: rpc.JsonRpcRequest,
         *,
         progress: bool = False,
-        model: type[Any] | None = None,
+        model: type[R],
         notify_cancel: bool = True,
-    ) -> AbstractAsyncContextManager[Call[Any]]:
+    ) -> AbstractAsyncContextManager[Call[R]]: ...
+    @overload
+    def track(
+        self,
+        pending: OutboundRequest,
+        message: rpc.JsonRpcRequest,
+        *,
+        progress: bool = False,
+        model: None = None,
+        notify_cancel: bool = True,
+    ) -> AbstractAsyncContextManager[Call[Any]]: ...
+    def track(
+        self,
+        pending: OutboundRequest,
+        message: rpc.JsonRpcRequest,
+        *,
+        progress: bool = False,
+        model: type[R] | None = None,
+        notify_cancel: bool = True,
+    ) -> AbstractAsyncContextManager[Call[R]] | AbstractAsyncContextManager[Call[Any]]:
         """Send a request the connection already registered (``Connection.send_request`` or
         ``Connection.initialize_request``) and track it for the block, as
         :meth:`open_request` does. With ``notify_cancel=False`` a request abandoned
         unanswered is forgotten without telling the peer (an era probe)."""
         return self._outbound.track(pending, message, progress, model, notify=notify_cancel)
 
+    @overload
     async def send_request(
         self,
         method: str,
         params: dict[str, Any] | None = None,
         *,
         on_progress: ProgressCallback | None = None,
-        model: type[Any] | None = None,
+        model: type[R],
+        related: InboundRequest | None = None,
+    ) -> R | InputRequiredResult: ...
+    @overload
+    async def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        model: None = None,
+        related: InboundRequest | None = None,
+    ) -> Any: ...
+    async def send_request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+        model: type[R] | None = None,
         related: InboundRequest | None = None,
     ) -> Any:
         """Send a request and wait for its answer.
 
-        Returns the result read as ``model`` (by default the method's result
-        type; a plain dict for methods the protocol does not define). A modern
-        ``input_required`` answer is returned as
-        :class:`~trio_mcp.types.InputRequiredResult`.
+        Returns the result read as ``model``, typed so (``model=types.ListToolsResult``
+        returns a ``ListToolsResult``), or by default as the method's result type (a plain
+        dict for methods the protocol does not define). A modern ``input_required`` answer
+        is returned as :class:`~trio_mcp.types.InputRequiredResult`, which the return type
+        with a ``model`` says.
 
         Blocks until the answer. Cancelling the wait (put it in a
         ``trio.fail_after`` for a deadline) tells the peer to cancel.
@@ -482,12 +566,13 @@ class Session:
         *,
         on_progress: ProgressCallback | None = None,
         related: InboundRequest | None = None,
-    ) -> R:
+    ) -> R | InputRequiredResult:
         """Send a typed request (``types.CallToolRequest(params=...)``) and return its typed
-        result; see :meth:`send_request`."""
+        result (or a modern peer's :class:`~trio_mcp.types.InputRequiredResult`); see
+        :meth:`send_request`."""
         params = getattr(request, "params", None)
         raw = None if params is None else converter_for(self._write_version()).unstructure(params)
-        result: R = await self.send_request(
+        result: R | InputRequiredResult = await self.send_request(
             request.method,
             raw,
             on_progress=on_progress,
@@ -514,7 +599,7 @@ class Session:
         """
         version = related.version if related is not None else None
         notification = self.connection.send_notification(method, params, version=version)
-        await self._send(notification, related=related.id if related is not None else None)
+        await self.send_message(notification, related=related.id if related is not None else None)
 
     async def notify(self, notification: Any, *, related: InboundRequest | None = None) -> None:
         """Send a typed notification (``types.ToolListChangedNotification()``)."""
@@ -577,28 +662,6 @@ class Session:
         await self.stream.aclose()
 
     # -- for the layers built on a session (the client) ---------------------------------------
-
-    async def send_message(self, message: rpc.Message, *, related: Any = None) -> None:
-        """Send a message the connection made and the session does not send itself (the
-        ``notifications/initialized`` of :meth:`Connection.complete_initialize`).
-        ``related``: the id of the inbound request it belongs to, for transports that
-        route by request.
-
-        Blocks until the transport takes it.
-
-        Raises:
-            ConnectionClosed: the connection is gone (then every waiting request fails too).
-        """
-        await self._send(message, related=related)
-
-    def check_open(self) -> None:
-        """Raise if no answer can come any more; does not block. For a request the caller
-        registers before it is sent (:meth:`track`).
-
-        Raises:
-            ConnectionClosed: the session was closed, or the peer's input ended.
-        """
-        self._check_open()
 
     def notifications_pending(self) -> int:
         """How many of the notifications received so far the notification handler has not

@@ -25,34 +25,30 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 import trio
 
 from .. import _jsonrpc as rpc
 from .._errors import ConnectionClosed, ErrorCode, McpError
 from .._protocol._events import InboundRequest
+from ._link import Link, send_quietly
 
 if TYPE_CHECKING:
     from .._protocol._connection import Connection
-    from ._engine import Session
-
-T = TypeVar("T")
 
 log = logging.getLogger("trio_mcp.session")
 #: The name of every inbound request's handler task (a constant: trio would otherwise format
 #: one from the function for each task, on the hot path).
 _HANDLER_TASK: Final = "trio_mcp: request handler"
 
-#: ``await handler(session, request)`` answers one inbound request: return a result model
-#: (or a plain dict), or raise :exc:`~trio_mcp.McpError` to answer with an error.
-RequestHandler = Callable[["Session", InboundRequest], Awaitable[Any]]
-#: ``handler(session, request)`` answers a request *now*, without a task, or returns
-#: :data:`LATER` to have it handled by :data:`RequestHandler` in a task of its own. Only for
-#: work that never blocks (a plain function): it runs in the receive loop, and cannot be
-#: cancelled because it never yields.
-ImmediateHandler = Callable[["Session", InboundRequest], Any]
-#: What an :data:`ImmediateHandler` returns to decline.
+#: The session the handlers are given (a :class:`~._link.Link`: the session module's
+#: :class:`~._engine.Session`, which this module does not import).
+S = TypeVar("S", bound=Link)
+#: What :func:`respond_now` hands to the function that answers.
+T = TypeVar("T")
+
+#: What an immediate handler (:data:`~._engine.ImmediateHandler`) returns to decline.
 LATER: Any = object()
 
 
@@ -90,7 +86,7 @@ def respond_now(
         )
 
 
-async def _no_requests(session: Session, request: InboundRequest) -> Any:
+async def _no_requests(session: Link, request: InboundRequest) -> Any:
     raise McpError(f"Method not found: {request.method}", code=ErrorCode.METHOD_NOT_FOUND)
 
 
@@ -114,11 +110,12 @@ class Admission:
         self.waiting = 0
 
 
-class Inbound:
+class Inbound(Generic[S]):
     """Answers a session's inbound requests.
 
     Args:
-        session: passed to the handlers; sends the answers.
+        session: passed to the handlers; sends the answers (through the
+            :class:`~._link.Link` it is).
         handler: answers each request in a task of its own.
         immediate: answers requests that need no task, if it can.
         admission: the handler slots (perhaps shared with other sessions).
@@ -130,14 +127,14 @@ class Inbound:
 
     def __init__(
         self,
-        session: Session,
-        handler: RequestHandler | None,
-        immediate: ImmediateHandler | None,
+        session: S,
+        handler: Callable[[S, InboundRequest], Awaitable[Any]] | None,
+        immediate: Callable[[S, InboundRequest], Any] | None,
         admission: Admission,
         max_concurrent_requests: int,
     ) -> None:
         self._session = session
-        self._handler = handler or _no_requests
+        self._handler: Callable[[S, InboundRequest], Awaitable[Any]] = handler or _no_requests
         self._immediate = immediate
         self._admission = admission
         self._reply_slots = trio.Semaphore(max_concurrent_requests)
@@ -238,7 +235,7 @@ class Inbound:
                 slots.release()
 
     async def _send_answer(self, request: InboundRequest, message: rpc.Message) -> None:
-        send = self._session._send
+        send = self._session.send_message
         try:
             await send(message, related=request.id)
         except TypeError:
@@ -273,12 +270,12 @@ class Inbound:
         try:
             self._reply_slots.acquire_nowait()
         except trio.WouldBlock:
-            await session._send_quietly(message, related=related)
+            await send_quietly(session, message, related=related)
         else:
             handlers.start_soon(self._send_reply, message, related)
 
     async def _send_reply(self, message: rpc.Message, related: Any) -> None:
         try:
-            await self._session._send_quietly(message, related=related)
+            await send_quietly(self._session, message, related=related)
         finally:
             self._reply_slots.release()

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
-    from ._engine import NotificationHandler
-    from ._inbound import Admission, ImmediateHandler, RequestHandler
+    from ._engine import ImmediateHandler, NotificationHandler, RequestHandler
+    from ._inbound import Admission
 
 __all__ = ["SessionOptions", "SessionSettings"]
 
@@ -19,7 +19,7 @@ __all__ = ["SessionOptions", "SessionSettings"]
 class SessionSettings(TypedDict, total=False):
     """The bounds and timeouts of a :class:`~trio_mcp.session.Session` (see it for what
     each means and its default): keyword arguments of :meth:`Server.serve
-    <trio_mcp.server.Server.serve>`, :func:`~trio_mcp.server.run_stdio`,
+    <trio_mcp.Server.serve>`, :func:`~trio_mcp.server.run_stdio`,
     :func:`~trio_mcp.websocket.serve_websocket` and every client's ``connect_*`` and
     ``open_*``; the ``session_options`` of :func:`~trio_mcp.http.asgi_app` and
     :func:`~trio_mcp.http.serve`."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
@@ -22,11 +22,9 @@ from .._protocol._connection import Connection
 from .._protocol._events import OutboundRequest
 from .._types._notifications import ProgressNotificationParams
 from ._call import Call, read_answer
+from ._link import Link, send_quietly
 from ._reader import Reader
 from ._waiter import Closed, Waiter
-
-if TYPE_CHECKING:
-    from ._engine import Session
 
 #: Called with each progress update of a request.
 ProgressCallback = Callable[[ProgressNotificationParams], Awaitable[None] | None]
@@ -36,7 +34,8 @@ class Outbound:
     """The session's requests to the peer, from sending each to letting go of it.
 
     Args:
-        session: sends the messages, and says whether the connection is open.
+        session: sends the messages, and says whether the connection is open (the
+            :class:`~._link.Link` it is).
         reader: reads the answers (:meth:`Reader.wait_for`).
         waiters: the table of requests waiting for answers, by id, shared with the
             reader that delivers them.
@@ -44,7 +43,7 @@ class Outbound:
 
     __slots__ = ("_reader", "_session", "_waiters")
 
-    def __init__(self, session: Session, reader: Reader, waiters: dict[Any, Waiter]) -> None:
+    def __init__(self, session: Link, reader: Reader, waiters: dict[Any, Waiter]) -> None:
         self._session = session
         self._reader = reader
         self._waiters = waiters
@@ -71,7 +70,7 @@ class Outbound:
         if waiter.dropped_progress:
             # Progress the connection delivered but nobody read in time: it counts with the
             # progress the connection itself dropped (unknown or finished tokens).
-            self._session.connection._stats.progress_dropped += waiter.dropped_progress
+            self._session.connection.count_progress_dropped(waiter.dropped_progress)
         answer = waiter.answer
         if answer is None:
             return True
@@ -89,7 +88,7 @@ class Outbound:
         if notification is None or session.closed:
             return
         with trio.move_on_after(session.cancel_send_timeout, shield=True):
-            await session._send_quietly(notification)
+            await send_quietly(session, notification)
 
     async def await_answer(self, waiter: Waiter, on_progress: ProgressCallback | None) -> None:
         """Block until ``waiter`` has its answer, calling ``on_progress`` (sync or async)
@@ -121,7 +120,7 @@ class Outbound:
         :meth:`Session.send_request`; :meth:`track` without the context-manager layers,
         for this is the hot path)."""
         session = self._session
-        session._check_open()
+        session.check_open()
         await trio.lowlevel.checkpoint_if_cancelled()
         connection = session.connection
         pending, message = connection.send_request(
@@ -138,9 +137,9 @@ class Outbound:
                     session.stream.send_nowait(message, related=related)
                     sent = True
                 except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
-                    pass  # _send waits for room, or says in its words why it cannot send
+                    pass  # send_message waits for room, or says in its words why it cannot
             if not sent:
-                await session._send(message, related=related)
+                await session.send_message(message, related=related)
             await self.await_answer(waiter, on_progress)
         finally:
             if self.release(pending, waiter):
@@ -154,7 +153,7 @@ class Outbound:
     async def track(
         self,
         pending: OutboundRequest,
-        message: rpc.Request,
+        message: rpc.JsonRpcRequest,
         progress: bool,
         model: Any,
         notify: bool,
@@ -165,7 +164,7 @@ class Outbound:
         # The caller waits in the block, perhaps after other work: the loop reads for it.
         self._reader.wake()
         try:
-            await self._session._send(message)
+            await self._session.send_message(message)
             yield Call(self, pending, waiter, model)
         finally:
             if self.release(pending, waiter):

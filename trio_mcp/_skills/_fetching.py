@@ -27,9 +27,9 @@ import trio
 from .._errors import ErrorCode, McpError, ProtocolError
 from .._types._content import BlobResourceContents, TextResourceContents
 from ._format import (
-    EXTENSION,
     MAX_SKILL_BYTES,
     MAX_SKILL_FILES,
+    SKILLS_EXTENSION,
     SkillFormatError,
     digest,
     read_frontmatter,
@@ -174,10 +174,10 @@ async def _require_skills(client: Client) -> None:
     """Raises McpError (-32601) when the server has not declared the extension: a client
     sends the extension's methods only after seeing the declaration."""
     extensions = client.server_capabilities.extensions or {}
-    if EXTENSION not in extensions:
+    if SKILLS_EXTENSION not in extensions:
         await _refuse(
             McpError(
-                f"the server does not declare the {EXTENSION} extension"
+                f"the server does not declare the {SKILLS_EXTENSION} extension"
                 + (
                     " (extensions are declared from protocol 2026-07-28)"
                     if client.era != "modern"

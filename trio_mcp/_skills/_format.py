@@ -24,7 +24,7 @@ from collections.abc import Mapping
 __all__ = [
     "COMPATIBILITY_MAX",
     "DESCRIPTION_MAX",
-    "EXTENSION",
+    "SKILLS_EXTENSION",
     "MAX_SKILL_BYTES",
     "MAX_SKILL_FILES",
     "NAME_MAX",
@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: The extension's identifier in ``capabilities.extensions``.
-EXTENSION = "io.modelcontextprotocol/skills"
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 #: The SEP's per-skill limits: files (``SKILL.md`` included) and total bytes.
 MAX_SKILL_FILES = 512
 MAX_SKILL_BYTES = 16 * 1024 * 1024

@@ -24,7 +24,7 @@ import trio
 
 from .._errors import McpError
 from ._fetching import SkillEntry, list_skills, load_skill, read_skill_file
-from ._format import EXTENSION
+from ._format import SKILLS_EXTENSION
 
 if TYPE_CHECKING:
     from .._host._host import Host
@@ -72,7 +72,7 @@ async def host_skills(host: Host) -> HostedSkills:
     asked = False
     for name, state in host.servers.items():
         client = state.client
-        if client is None or EXTENSION not in (client.server_capabilities.extensions or {}):
+        if client is None or SKILLS_EXTENSION not in (client.server_capabilities.extensions or {}):
             continue
         asked = True
         try:

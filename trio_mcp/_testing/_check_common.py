@@ -9,6 +9,7 @@ from functools import partial
 from typing import TypeAlias
 
 import trio
+import trio.testing
 
 from .. import _jsonrpc as rpc
 from .._transports._stream import MessageStream
@@ -74,23 +75,33 @@ async def check_close_wakes_receiver(a: MessageStream, b: MessageStream) -> None
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(blocked_receive)
-        await trio.sleep(0.05)  # let it block (real transports have I/O tasks of their own)
+        # Blocked in receive (a real transport's I/O tasks too), as trio's stream checks wait.
+        await trio.testing.wait_all_tasks_blocked()
         await a.aclose()
     if not outcome:
         raise AssertionError("closing a stream must wake a task blocked in receive")
 
 
+#: How long every task must stay blocked, in real seconds, before a flood counts as
+#: stalled. Tasks of this run are seen by :func:`trio.testing.wait_all_tasks_blocked`, but
+#: the far end of a transport may be another process, or a socket's peer, still draining
+#: what was sent: a short real cushion, bounded by the rounds of :func:`wait_until_stalled`.
+STALL_CUSHION = 0.02
+
+
 async def wait_until_stalled(count: Callable[[], int], *, limit: int = 10_000) -> int:
-    """Wait until a flooding task stops making progress: ``count()`` unchanged for 0.2 s
-    (a busy machine may take a few rounds to fill every buffer on the way), for at most
-    25 rounds or until it passes ``limit``. Returns the count it stalled at.
+    """Wait until a flooding task stops making progress: ``count()`` unchanged from one
+    moment when every task is blocked (:func:`trio.testing.wait_all_tasks_blocked`, as
+    trio's own ``check_one_way_stream`` waits) to the next, for at most 25 rounds or until
+    it passes ``limit``. Returns the count it stalled at. No clock is read, so it works the
+    same under ``autojump_clock``.
 
     Raises:
         AssertionError: it never stalled.
     """
     stalled_at = -1
     for _ in range(25):
-        await trio.sleep(0.2)
+        await trio.testing.wait_all_tasks_blocked(STALL_CUSHION)
         if count() == stalled_at or count() > limit:
             break
         stalled_at = count()

@@ -61,17 +61,19 @@ def _swapped(check: Check) -> Check:
     return swapped
 
 
-def _requests(tag: str) -> list[rpc.Request]:
+def _requests(tag: str) -> list[rpc.JsonRpcRequest]:
     return [
-        rpc.Request(
+        rpc.JsonRpcRequest(
             f"{tag}-1", "tools/call", {"name": "echo", "arguments": {"text": f"{tag} ünï\nline"}}
         ),
-        rpc.Request(2, "ping", None),
-        rpc.Request(f"{tag}-3", "resources/read", {"uri": "test://x", "_meta": {"k": [1, None]}}),
+        rpc.JsonRpcRequest(2, "ping", None),
+        rpc.JsonRpcRequest(
+            f"{tag}-3", "resources/read", {"uri": "test://x", "_meta": {"k": [1, None]}}
+        ),
     ]
 
 
-def _answer(request: rpc.Request, *, error: bool = False) -> rpc.Message:
+def _answer(request: rpc.JsonRpcRequest, *, error: bool = False) -> rpc.Message:
     """An answer that says which request it answers."""
     if error:
         data = {"method": request.method, "params": request.params}
@@ -90,10 +92,10 @@ async def _answer_requests(
 ) -> None:
     """Receive ``count`` requests on ``b`` and answer each, ``group`` at a time in the
     reverse order of their arrival."""
-    pending: list[rpc.Request] = []
+    pending: list[rpc.JsonRpcRequest] = []
     for _ in range(count):
         request = await b.receive()
-        if type(request) is not rpc.Request:
+        if type(request) is not rpc.JsonRpcRequest:
             raise AssertionError(f"expected a request, received {request!r}")
         if seen is not None:
             if request.id in seen:
@@ -113,12 +115,14 @@ async def _rr_round_trip(a: MessageStream, b: MessageStream) -> None:
         await a.send(request)
         await expect(b, request)
         progress = [
-            rpc.Notification("notifications/progress", {"progressToken": index, "progress": p})
+            rpc.JsonRpcNotification(
+                "notifications/progress", {"progressToken": index, "progress": p}
+            )
             for p in (0.25, 0.5)
         ]
         answer = _answer(request, error=index == 1)
 
-        async def respond(request: rpc.Request, messages: list[rpc.Message]) -> None:
+        async def respond(request: rpc.JsonRpcRequest, messages: list[rpc.Message]) -> None:
             for message in messages:
                 await b.send(message, related=request.id)
 
@@ -132,7 +136,7 @@ async def _rr_round_trip(a: MessageStream, b: MessageStream) -> None:
 async def _rr_concurrent_requests(a: MessageStream, b: MessageStream) -> None:
     tasks, per_task = 8, 20
     requests = {
-        f"c{t}-{n}": rpc.Request(f"c{t}-{n}", "test/burst", {"n": n, "pad": "x" * (100 * t)})
+        f"c{t}-{n}": rpc.JsonRpcRequest(f"c{t}-{n}", "test/burst", {"n": n, "pad": "x" * (100 * t)})
         for t in range(tasks)
         for n in range(per_task)
     }
@@ -159,7 +163,9 @@ async def _rr_concurrent_requests(a: MessageStream, b: MessageStream) -> None:
 
 def _rr_large_messages(size: int) -> Check:
     async def check(a: MessageStream, b: MessageStream) -> None:
-        big = rpc.Request("big", "tools/call", {"name": "x", "arguments": {"t": "é" * (size // 2)}})
+        big = rpc.JsonRpcRequest(
+            "big", "tools/call", {"name": "x", "arguments": {"t": "é" * (size // 2)}}
+        )
         async with trio.open_nursery() as nursery:
             nursery.start_soon(a.send, big)
             await expect(b, big)
@@ -175,7 +181,7 @@ async def _rr_cancelled_receive_loses_nothing(a: MessageStream, b: MessageStream
         with trio.move_on_after(0.05):
             await side.receive()
             raise AssertionError("receive returned with nothing sent")
-    request = rpc.Request("after-cancel", "ping", None)
+    request = rpc.JsonRpcRequest("after-cancel", "ping", None)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(a.send, request)
         nursery.start_soon(_answer_requests, b, 1)
@@ -185,7 +191,7 @@ async def _rr_cancelled_receive_loses_nothing(a: MessageStream, b: MessageStream
 async def _rr_own_close(a: MessageStream, b: MessageStream) -> None:
     await a.aclose()
     await a.aclose()  # idempotent
-    message = rpc.Request("closed", "ping", None)
+    message = rpc.JsonRpcRequest("closed", "ping", None)
     for op in (lambda: a.send(message), a.receive):
         try:
             await op()
@@ -196,7 +202,10 @@ async def _rr_own_close(a: MessageStream, b: MessageStream) -> None:
 
 
 async def _rr_responder_close(a: MessageStream, b: MessageStream) -> None:
-    first, second = rpc.Request("answered", "ping", None), rpc.Request("orphan", "ping", None)
+    first, second = (
+        rpc.JsonRpcRequest("answered", "ping", None),
+        rpc.JsonRpcRequest("orphan", "ping", None),
+    )
     await a.send(first)
     await a.send(second)
     got = {repr(await b.receive()), repr(await b.receive())}
@@ -223,7 +232,7 @@ async def _rr_responder_close(a: MessageStream, b: MessageStream) -> None:
 def _rr_invalid_input(send_raw: Callable[[MessageStream, bytes], Awaitable[None]]) -> Check:
     async def check(a: MessageStream, b: MessageStream) -> None:
         await expect_invalid_json(send_raw, a, b)
-        request = rpc.Request("still-alive", "ping", None)
+        request = rpc.JsonRpcRequest("still-alive", "ping", None)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(a.send, request)
             nursery.start_soon(_answer_requests, b, 1)
@@ -239,7 +248,7 @@ async def _rr_backpressure(a: MessageStream, b: MessageStream) -> None:
     async def flood() -> None:
         nonlocal sent
         while True:
-            await a.send(rpc.Request(f"f{sent}", "flood", {"n": sent, "pad": "x" * 4096}))
+            await a.send(rpc.JsonRpcRequest(f"f{sent}", "flood", {"n": sent, "pad": "x" * 4096}))
             sent += 1
 
     async with trio.open_nursery() as nursery:
@@ -248,7 +257,7 @@ async def _rr_backpressure(a: MessageStream, b: MessageStream) -> None:
         await wait_until_stalled(lambda: sent)
         first = await a.receive()
         n = int(str(getattr(first, "id", "f-1"))[1:])
-        expected = rpc.Request(f"f{n}", "flood", {"n": n, "pad": "x" * 4096})
+        expected = rpc.JsonRpcRequest(f"f{n}", "flood", {"n": n, "pad": "x" * 4096})
         if not 0 <= n < sent or first != _answer(expected):
             raise AssertionError(f"a flooded request's answer arrived as {first!r:.200}")
         nursery.cancel_scope.cancel()
@@ -259,15 +268,15 @@ async def _rr_cancelled_send_is_whole(a: MessageStream, b: MessageStream) -> Non
     sent = 0
     with trio.move_on_after(0.1):
         while True:
-            await a.send(rpc.Request(f"maybe-{sent}", "maybe", pad))
+            await a.send(rpc.JsonRpcRequest(f"maybe-{sent}", "maybe", pad))
             sent += 1
-    after = rpc.Request("after", "after", {"ok": True})
+    after = rpc.JsonRpcRequest("after", "after", {"ok": True})
     async with trio.open_nursery() as nursery:
 
         async def respond() -> None:
             while True:
                 request = await b.receive()
-                if not isinstance(request, rpc.Request) or (
+                if not isinstance(request, rpc.JsonRpcRequest) or (
                     request != after and (request.method != "maybe" or request.params != pad)
                 ):
                     raise AssertionError(
@@ -282,6 +291,6 @@ async def _rr_cancelled_send_is_whole(a: MessageStream, b: MessageStream) -> Non
             if got == _answer(after):
                 break
             n = str(getattr(got, "id", ""))
-            if not n.startswith("maybe-") or got != _answer(rpc.Request(n, "maybe", pad)):
+            if not n.startswith("maybe-") or got != _answer(rpc.JsonRpcRequest(n, "maybe", pad)):
                 raise AssertionError(f"a broken answer arrived: {got!r:.200}")
         nursery.cancel_scope.cancel()

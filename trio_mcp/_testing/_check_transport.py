@@ -32,10 +32,12 @@ def _samples(tag: str) -> list[rpc.Message]:
     # these, and a response sharing a request's id could reach that request's sender before
     # the request left it (an HTTP client would take it for the answer).
     return [
-        rpc.Request(1, "tools/call", {"name": "echo", "arguments": {"text": f"{tag} ünïcödé ✓"}}),
-        rpc.Request(f"id-{tag}", "ping", None),
-        rpc.Notification("notifications/progress", {"progressToken": 1, "progress": 0.5}),
-        rpc.Notification("notifications/initialized", None),
+        rpc.JsonRpcRequest(
+            1, "tools/call", {"name": "echo", "arguments": {"text": f"{tag} ünïcödé ✓"}}
+        ),
+        rpc.JsonRpcRequest(f"id-{tag}", "ping", None),
+        rpc.JsonRpcNotification("notifications/progress", {"progressToken": 1, "progress": 0.5}),
+        rpc.JsonRpcNotification("notifications/initialized", None),
         rpc.ResultResponse(3, {"content": [{"type": "text", "text": "line\nbreak"}]}),
         rpc.ErrorResponse(2, Error(code=-32601, message="Method not found", data={"m": tag})),
         rpc.ErrorResponse(None, Error(code=-32700, message="Parse error")),
@@ -110,9 +112,12 @@ async def check_transport(
     closes (there is no connection to end: ``a`` abandons its requests in
     flight, which may never reach ``b``). A duplex transport passes it too.
 
-    The checks wait briefly for a few things (a task to block, a flood to
-    stall): about a second in all on a real clock, nothing under
-    ``autojump_clock``.
+    To see a task blocked in ``receive``, or a flood stalled in ``send``, the
+    checks wait until every task of the run is blocked
+    (:func:`trio.testing.wait_all_tasks_blocked`, as trio's own stream checks
+    do), never for a fixed time: a stall must last a few hundredths of a second
+    of real time (the peer may be another process), and nothing waits on the
+    clock, so ``autojump_clock`` runs them as they are.
 
     Raises:
         AssertionError: the first contract the transport breaks (a check that
@@ -171,7 +176,7 @@ async def _check_round_trip(a: MessageStream, b: MessageStream, *, ordered: bool
 async def _check_concurrent_senders(a: MessageStream, b: MessageStream) -> None:
     tasks, per_task = 8, 20
     expected = sorted(
-        repr(rpc.Notification("test/burst", {"task": t, "n": n, "pad": "x" * (100 * t)}))
+        repr(rpc.JsonRpcNotification("test/burst", {"task": t, "n": n, "pad": "x" * (100 * t)}))
         for t in range(tasks)
         for n in range(per_task)
     )
@@ -180,7 +185,7 @@ async def _check_concurrent_senders(a: MessageStream, b: MessageStream) -> None:
     async def sender(t: int) -> None:
         for n in range(per_task):
             await a.send(
-                rpc.Notification("test/burst", {"task": t, "n": n, "pad": "x" * (100 * t)})
+                rpc.JsonRpcNotification("test/burst", {"task": t, "n": n, "pad": "x" * (100 * t)})
             )
 
     async with trio.open_nursery() as nursery:
@@ -211,7 +216,7 @@ async def _check_cancelled_receive_loses_nothing(a: MessageStream, b: MessageStr
     with trio.move_on_after(0.05):
         await b.receive()
         raise AssertionError("receive returned with nothing sent")
-    message = rpc.Notification("after/cancel", {"ok": True})
+    message = rpc.JsonRpcNotification("after/cancel", {"ok": True})
     await a.send(message)
     await expect(b, message)
 
@@ -219,7 +224,10 @@ async def _check_cancelled_receive_loses_nothing(a: MessageStream, b: MessageStr
 async def _check_close_semantics(a: MessageStream, b: MessageStream) -> None:
     await a.aclose()
     await a.aclose()  # idempotent
-    for name, op in (("send", lambda: a.send(rpc.Notification("x", None))), ("receive", a.receive)):
+    for name, op in (
+        ("send", lambda: a.send(rpc.JsonRpcNotification("x", None))),
+        ("receive", a.receive),
+    ):
         try:
             await op()
         except trio.ClosedResourceError:
@@ -246,7 +254,7 @@ async def _check_close_semantics(a: MessageStream, b: MessageStream) -> None:
     with trio.move_on_after(1):
         try:
             for _ in range(10):
-                await b.send(rpc.Notification("into/the/void", None))
+                await b.send(rpc.JsonRpcNotification("into/the/void", None))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
 
@@ -271,7 +279,7 @@ def _check_invalid_input(
 ) -> Callable[[MessageStream, MessageStream], Awaitable[None]]:
     async def check(a: MessageStream, b: MessageStream) -> None:
         await expect_invalid_json(send_raw, a, b)
-        message = rpc.Notification("still/alive", None)
+        message = rpc.JsonRpcNotification("still/alive", None)
         await a.send(message)
         await expect(b, message)
 
@@ -285,7 +293,7 @@ async def _check_backpressure(a: MessageStream, b: MessageStream) -> None:
     async def flood() -> None:
         nonlocal sent
         while sent <= 10_000:
-            await a.send(rpc.Notification("flood", {"n": sent, "pad": "x" * 4096}))
+            await a.send(rpc.JsonRpcNotification("flood", {"n": sent, "pad": "x" * 4096}))
             sent += 1
         # Not waiting for the clock: under autojump_clock time stands still while this
         # task can run, so a transport that never blocks would hang the check instead.
@@ -295,7 +303,10 @@ async def _check_backpressure(a: MessageStream, b: MessageStream) -> None:
         nursery.start_soon(flood)
         await wait_until_stalled(lambda: sent)
         first = await b.receive()
-        if not isinstance(first, rpc.Notification) or first.params != {"n": 0, "pad": "x" * 4096}:
+        if not isinstance(first, rpc.JsonRpcNotification) or first.params != {
+            "n": 0,
+            "pad": "x" * 4096,
+        }:
             raise AssertionError(f"first flooded message arrived as {first!r}")
         nursery.cancel_scope.cancel()
 
@@ -303,13 +314,13 @@ async def _check_backpressure(a: MessageStream, b: MessageStream) -> None:
 async def _check_cancelled_send_is_whole(a: MessageStream, b: MessageStream) -> None:
     with trio.move_on_after(0.1):
         while True:
-            await a.send(rpc.Notification("maybe", {"pad": "y" * 65536}))
-    after = rpc.Notification("after", {"ok": True})
+            await a.send(rpc.JsonRpcNotification("maybe", {"pad": "y" * 65536}))
+    after = rpc.JsonRpcNotification("after", {"ok": True})
     async with trio.open_nursery() as nursery:
         nursery.start_soon(a.send, after)
         while True:
             got = await b.receive()
             if got == after:
                 break
-            if got != rpc.Notification("maybe", {"pad": "y" * 65536}):
+            if got != rpc.JsonRpcNotification("maybe", {"pad": "y" * 65536}):
                 raise AssertionError(f"a cancelled send left a broken message: {got!r:.200}")

@@ -23,7 +23,7 @@ async def connect(
 ) -> AsyncIterator[Client]:
     """A :class:`~trio_mcp.Client` talking to ``server`` over in-memory streams.
 
-    Client options are :func:`~trio_mcp.client.connect_client`'s
+    Client options are :func:`~trio_mcp.connect_client`'s
     (:class:`~trio_mcp.client.ClientOptions`); pass
     ``protocol_version="2026-07-28"`` (or a legacy one) to pick the era, or let
     the client detect it. ``server_options`` go to :meth:`Server.serve`

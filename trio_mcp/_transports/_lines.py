@@ -605,7 +605,7 @@ async def open_line_stream(
     Example::
 
         async with open_line_stream(trio.lowlevel.FdStream(r), trio.lowlevel.FdStream(w)) as s:
-            await s.send(jsonrpc.Notification("notifications/initialized"))
+            await s.send(jsonrpc.JsonRpcNotification("notifications/initialized"))
     """
     async with open_nursery_unwrapped() as nursery:
         stream = await connect_line_stream(nursery, receive_stream, send_stream, **options)

@@ -14,7 +14,7 @@ class ProcessOptions(TypedDict, total=False):
     """The keyword options of :func:`open_process_stream` and
     :func:`connect_process_stream` (typed, so that a misspelt option is an error your type
     checker reports; see :func:`open_process_stream` for what each means and its
-    default), which :func:`~trio_mcp.client.open_stdio_client` takes too."""
+    default), which :func:`~trio_mcp.open_stdio_client` takes too."""
 
     env: Mapping[str, str] | None
     cwd: str | os.PathLike[str] | None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from trio_mcp.server import Server
+from trio_mcp import Server
 from trio_mcp.testing import connect
 
 server = Server("slow")

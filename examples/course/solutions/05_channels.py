@@ -11,7 +11,7 @@ from __future__ import annotations
 import trio
 import trio.testing
 
-from trio_mcp.server import Context, Server
+from trio_mcp import Context, Server
 from trio_mcp.session import PROGRESS_BUFFER
 from trio_mcp.testing import connect
 from trio_mcp.types import ProgressNotificationParams

@@ -14,7 +14,7 @@ import trio
 import trio.testing
 from hypothesis import assume, given, settings, strategies as st
 
-from trio_mcp.server import Context, Server
+from trio_mcp import Context, Server
 from trio_mcp.testing import connect
 
 server = Server("worker")

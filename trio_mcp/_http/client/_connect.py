@@ -161,7 +161,7 @@ async def connect_http_client(
         options: :func:`connect_http_stream`'s (``headers``, ``auth``, ``timeout``,
             ``http_client``, ``transport``, and :class:`HttpClientStream`'s bounds such
             as ``max_message_size`` and ``reconnect_attempts``) and
-            :func:`~trio_mcp.client.connect_client`'s (handlers, ``protocol_version``,
+            :func:`~trio_mcp.connect_client`'s (handlers, ``protocol_version``,
             ``name``, ``era_cache``: where to remember each server's era, ...); all named
             by :class:`HttpClientOptions`.
 

@@ -69,7 +69,7 @@ class Exchange:
 
     __slots__ = ("answered", "cursor", "modern", "request", "scope", "wire_id")
 
-    def __init__(self, request: rpc.Request, *, modern: bool) -> None:
+    def __init__(self, request: rpc.JsonRpcRequest, *, modern: bool) -> None:
         self.request = request
         self.wire_id: RequestId = request.id
         self.modern = modern
@@ -77,10 +77,10 @@ class Exchange:
         self.cursor = Cursor()
         self.answered = False
 
-    def wire_message(self) -> rpc.Request:
+    def wire_message(self) -> rpc.JsonRpcRequest:
         if self.wire_id == self.request.id:
             return self.request
-        return rpc.Request(self.wire_id, self.request.method, self.request.params)
+        return rpc.JsonRpcRequest(self.wire_id, self.request.method, self.request.params)
 
 
 class HttpClientStreamOptions(TypedDict, total=False):
@@ -313,7 +313,9 @@ class ExchangeStream(MessageStream):
                     return True
         return exchange.answered
 
-    async def _own_answer(self, response: httpx.Response, request: rpc.Request) -> Received | None:
+    async def _own_answer(
+        self, response: httpx.Response, request: rpc.JsonRpcRequest
+    ) -> Received | None:
         """The answer to ``request``, a request the stream made for itself (the session
         sees nothing of it), read from a successful ``response``; ``None`` if the body
         ended without it. Blocks until it comes.
@@ -380,12 +382,12 @@ class ExchangeStream(MessageStream):
             if self._ended:
                 raise trio.BrokenResourceError("the server ended the event stream") from exc
             log.warning("could not send %s: %r", _describe(message), exc)
-            if type(message) is rpc.Request:
+            if type(message) is rpc.JsonRpcRequest:
                 await self._deliver(http_failure(message.id, f"could not send it: {exc!r}"))
             return
         if not response.is_success:
             log.warning("%s: HTTP %d from the server", _describe(message), response.status_code)
-            if type(message) is rpc.Request:
+            if type(message) is rpc.JsonRpcRequest:
                 await self._deliver(
                     http_failure(message.id, f"HTTP {response.status_code} from {url}")
                 )

@@ -54,7 +54,7 @@ class LegacyStream(ExchangeStream):
         super().__init__(url, http, owns_http=owns_http, **options)
         self.session_id: str | None = None
         self.protocol_version: str | None = None
-        self._initialize: rpc.Request | None = None
+        self._initialize: rpc.JsonRpcRequest | None = None
         self._reinitializations = 0
         self._reinitialize_lock = trio.Lock()
         self._get_stream_wanted = False
@@ -216,7 +216,7 @@ class LegacyStream(ExchangeStream):
                 return False
             self._reinitializations += 1
             log.warning("the server ended session %s; starting a new one", stale)
-            request = rpc.Request(
+            request = rpc.JsonRpcRequest(
                 f"trio-mcp-reinitialize-{self._reinitializations}",
                 "initialize",
                 self._initialize.params,
@@ -240,7 +240,7 @@ class LegacyStream(ExchangeStream):
                     self.session_id = session
                     await self._http.post(
                         self.url,
-                        content=rpc.dumps(rpc.Notification("notifications/initialized")),
+                        content=rpc.dumps(rpc.JsonRpcNotification("notifications/initialized")),
                         headers={
                             "accept": POST_ACCEPT,
                             "content-type": JSON,

@@ -172,10 +172,13 @@ class HttpClientStream(LegacyStream, Sse2024Stream):
             raise trio.ClosedResourceError("the HTTP stream is closed")
         if self._ended:
             raise trio.BrokenResourceError(self._broken or "the server ended the event stream")
-        if isinstance(message, rpc.Request):
+        if isinstance(message, rpc.JsonRpcRequest):
             await self._send_request(message)
             return
-        if isinstance(message, rpc.Notification) and message.method == "notifications/cancelled":
+        if (
+            isinstance(message, rpc.JsonRpcNotification)
+            and message.method == "notifications/cancelled"
+        ):
             await self._cancel(message)
             return
         if self.mode in ("new", "modern"):
@@ -186,7 +189,7 @@ class HttpClientStream(LegacyStream, Sse2024Stream):
         await self._post_message(message)
         if (
             self.mode == "streamable"
-            and isinstance(message, rpc.Notification)
+            and isinstance(message, rpc.JsonRpcNotification)
             and message.method == "notifications/initialized"
         ):
             await self._open_get_stream()
@@ -208,7 +211,7 @@ class HttpClientStream(LegacyStream, Sse2024Stream):
 
     # -- requests ---------------------------------------------------------------------------
 
-    async def _send_request(self, request: rpc.Request) -> None:
+    async def _send_request(self, request: rpc.JsonRpcRequest) -> None:
         if request.method == "initialize" and self.mode in ("new", "modern"):
             self._begin_legacy(request)
         elif self.mode in ("new", "modern") and declares_modern_version(request.params):
@@ -226,7 +229,7 @@ class HttpClientStream(LegacyStream, Sse2024Stream):
             self._slots.release()
             raise
 
-    def _begin_legacy(self, request: rpc.Request) -> None:
+    def _begin_legacy(self, request: rpc.JsonRpcRequest) -> None:
         """``initialize`` goes out: the legacy era starts (a modern probe still open is
         abandoned: the client has judged it)."""
         for exchange in list(self._exchanges.values()):
@@ -276,7 +279,7 @@ class HttpClientStream(LegacyStream, Sse2024Stream):
             return
         await self._deliver(rpc.ErrorResponse(exchange.wire_id, error), exchange)
 
-    async def _cancel(self, notification: rpc.Notification) -> None:
+    async def _cancel(self, notification: rpc.JsonRpcNotification) -> None:
         params = notification.params or {}
         target: Any = params.get("requestId")
         exchange = self._by_request.get(target) if target is not None else None
@@ -295,7 +298,7 @@ class HttpClientStream(LegacyStream, Sse2024Stream):
             result = self._learn_tools(result)
         return super()._take_result(exchange, result)
 
-    def _modern_headers(self, request: rpc.Request) -> dict[str, str]:
+    def _modern_headers(self, request: rpc.JsonRpcRequest) -> dict[str, str]:
         params = request.params or {}
         meta = params.get("_meta")
         version = meta.get(PROTOCOL_VERSION) if isinstance(meta, Mapping) else None
@@ -389,7 +392,7 @@ class HttpClientStream(LegacyStream, Sse2024Stream):
             log.info("re-issuing %s as id %r", exchange.request.method, exchange.wire_id)
         await self._answer_error(exchange, problem)
 
-    async def _refresh_tools(self, call: rpc.Request, *, max_pages: int = 10) -> None:
+    async def _refresh_tools(self, call: rpc.JsonRpcRequest, *, max_pages: int = 10) -> None:
         """List the tools again, for the stream only (the session sees nothing), to learn
         their ``x-mcp-header`` parameters anew. Failures are logged."""
         meta = (call.params or {}).get("_meta")
@@ -403,7 +406,9 @@ class HttpClientStream(LegacyStream, Sse2024Stream):
             params: dict[str, Any] = {"_meta": envelope}
             if cursor is not None:
                 params["cursor"] = cursor
-            request = rpc.Request(f"trio-mcp-tools-{next(self._fresh_ids)}", "tools/list", params)
+            request = rpc.JsonRpcRequest(
+                f"trio-mcp-tools-{next(self._fresh_ids)}", "tools/list", params
+            )
             answer: Received | None = None
             try:
                 async with self._http.stream(

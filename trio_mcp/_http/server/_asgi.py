@@ -65,6 +65,7 @@ import trio
 from ... import _jsonrpc as rpc
 from ..._auth._verifier import ACCESS_TOKEN_KEY
 from ..._errors import ErrorCode
+from ..._fleet import _lazy as _fleet_lazy
 from ..._fleet._running import running_fleet, task_store_url
 from ..._fleet._state import RedisState, parse_state
 from ..._protocol._envelope import declares_modern_version
@@ -78,15 +79,20 @@ from ._callers import PEER_PREFIXES_KEY, CallerCaps, PeerPrefixes, caller_of
 from ._event_store import EventStore, MemoryEventStore
 from ._exchange import Disconnected, HttpRequest, Receive, Scope, Send, TooLarge, error_body
 from ._modern import ModernEndpoint
-from ._security import HostPolicy
+from ._security import OriginPolicy
+from ._session_engine import LegacySession
 from ._session_manager import SessionManager
+from ._session_registry import SessionState
 from ._sse_2024 import SseTransport
 
 if TYPE_CHECKING:
     from ..._auth._resource_server import ProtectedResource
     from ..._cards._model import ServerCard
     from ..._cards._serving import CardEndpoints
+    from ..._fleet._caps import FleetCaps
     from ..._fleet._fleet import Fleet
+    from ..._fleet._forward import Forwarder
+    from ..._fleet._sessions import FleetSessions
     from ..._server._server import Server
 
 __all__ = ["AppOptions", "McpAsgiApp", "asgi_app", "open_asgi_app"]
@@ -99,6 +105,11 @@ _ALLOW_POST = [(b"allow", b"POST")]
 _ALLOW_GET = [(b"allow", b"GET")]
 #: Seconds a caller over its cap of requests in flight is told to wait.
 REQUESTS_RETRY_AFTER: Final = 1
+#: Seconds a request that needs the fleet's Redis while it does not answer is told to wait.
+REDIS_RETRY_AFTER: Final = 2
+#: The scope key of a request another worker forwarded here (see ``_fleet/_forward.py``):
+#: the principal that worker named.
+FORWARDED_PRINCIPAL: Final = "trio_mcp.forwarded_principal"
 
 
 class McpAsgiApp:
@@ -115,7 +126,7 @@ class McpAsgiApp:
         path: str = "/mcp",
         sse_path: str | None = "/sse",
         message_path: str = "/messages",
-        host_policy: HostPolicy | None = None,
+        origin_policy: OriginPolicy | None = None,
         max_body_bytes: int = 4 * 1024 * 1024,
         body_timeout: float = 30.0,
         max_sessions: int = 10_000,
@@ -150,7 +161,7 @@ class McpAsgiApp:
         self.path = path
         self.sse_path = sse_path
         self.message_path = message_path
-        self.host_policy = host_policy if host_policy is not None else HostPolicy.loopback()
+        self.origin_policy = origin_policy if origin_policy is not None else OriginPolicy.loopback()
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
         self.max_sessions = max_sessions
@@ -158,6 +169,8 @@ class McpAsgiApp:
         self.event_store: EventStore | None = (
             MemoryEventStore() if event_store is _DEFAULT_STORE else event_store
         )
+        #: A fleet keeps the events of the default store in Redis.
+        self._default_event_store = event_store is _DEFAULT_STORE
         self.retry_ms = retry_ms
         self.keepalive_interval = keepalive_interval
         self.engine_linger = engine_linger
@@ -195,6 +208,10 @@ class McpAsgiApp:
         self.state: RedisState | None = parse_state(state)
         #: This worker's part of the fleet while the app runs (``None`` otherwise).
         self.fleet: Fleet | None = None
+        #: The fleet's sessions and the forwarding to their owners, while the app runs in a
+        #: fleet (``None`` otherwise).
+        self.fleet_sessions: FleetSessions | None = None
+        self.forwarder: Forwarder | None = None
         if card_catalog and card is None:
             raise ValueError("card_catalog=True lists the server's card: pass card=... too")
         if card is not None:
@@ -236,14 +253,33 @@ class McpAsgiApp:
         async with running_fleet(self.server, self.state) as fleet:
             self.fleet = fleet
             default_store = task_store_url(fleet.state) if fleet is not None else None
+            event_store = self.event_store
+            if fleet is not None:
+                self.fleet_sessions = _fleet_lazy.FleetSessions(
+                    fleet.redis,
+                    fleet.state,
+                    worker_id=fleet.inbox.worker_id,
+                    idle_timeout=self.session_idle_timeout,
+                )
+                if self._default_event_store:
+                    self.event_store = self.fleet_sessions.event_store()
+            shared = None if fleet is None else fleet.caps("sessions", self.sessions_per_caller.cap)
+            if self.sse is not None:
+                self.sse.join(fleet, shared)
             try:
-                async with self._sessions_running(default_store):
+                async with self._sessions_running(default_store, shared):
                     yield self
             finally:
+                if self.sse is not None:
+                    self.sse.join(None, None)
                 self.fleet = None
+                self.fleet_sessions = None
+                self.event_store = event_store
 
     @asynccontextmanager
-    async def _sessions_running(self, default_store: str | None) -> AsyncIterator[None]:
+    async def _sessions_running(
+        self, default_store: str | None, shared_caps: FleetCaps | None
+    ) -> AsyncIterator[None]:
         running_tasks = self.server.running_tasks(default_store=default_store)
         async with running_tasks as tasks, trio.open_nursery() as nursery:
             self.modern.dispatcher.tasks = tasks
@@ -261,10 +297,17 @@ class McpAsgiApp:
                 session_options=self.session_options,
             )
             self.manager.tasks = tasks  # 2025-11-25 sessions run core tasks here too
+            self.manager.fleet_caps = shared_caps
             self.modern.watchers = nursery
+            if self.fleet is not None and self.fleet_sessions is not None:
+                self.manager.fleet = self.fleet_sessions
+                self.forwarder = _fleet_lazy.Forwarder(
+                    self.fleet.inbox, self._serve_forwarded, nursery
+                )
             try:
                 yield
             finally:
+                self.forwarder = None
                 self.modern.watchers = None
                 self.modern.dispatcher.tasks = None
                 manager, self.manager = self.manager, None
@@ -335,7 +378,7 @@ class McpAsgiApp:
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _http(self, http: HttpRequest) -> None:
-        refusal = self.host_policy.refusal(http.headers)
+        refusal = self.origin_policy.refusal(http.headers)
         if refusal is not None:
             log.warning("refused a request: %s", refusal)
             await http.respond_error(403, ErrorCode.INVALID_REQUEST, f"Forbidden: {refusal}")
@@ -371,8 +414,13 @@ class McpAsgiApp:
             await http.respond(404, b"Not Found", content_type=b"text/plain")
 
     def _principal(self, http: HttpRequest) -> str | None:
-        """Who sends the request of a session, as the ``principal`` hook names them."""
-        return self.principal(http.scope) if self.principal is not None else None
+        """Who sends the request of a session, as the ``principal`` hook names them (for a
+        request another worker forwarded: as that worker named them)."""
+        scope = http.scope
+        if FORWARDED_PRINCIPAL in scope:
+            forwarded: str | None = scope[FORWARDED_PRINCIPAL]
+            return forwarded
+        return self.principal(scope) if self.principal is not None else None
 
     @property
     def _sse_paths(self) -> tuple[str, ...]:
@@ -389,7 +437,7 @@ class McpAsgiApp:
         needed: frozenset[str] = frozenset()
         first_id = None
         for item in items:
-            if type(item) is rpc.Request:
+            if type(item) is rpc.JsonRpcRequest:
                 wanted = self.server.scopes_needed(item.method, item.params)
                 if wanted and first_id is None:
                     first_id = item.id
@@ -443,7 +491,7 @@ class McpAsgiApp:
             if self.auth is not None and await self._refused_scopes(http, message):
                 return
             if not _carries_request(message):
-                await self._dispatch_post(http, message, None)
+                await self._dispatch_post(http, message, None, body)
                 return
             caller = caller_of(http.scope, self.principal)
             caps = self.requests_per_caller
@@ -452,39 +500,108 @@ class McpAsgiApp:
                     429,
                     ErrorCode.INTERNAL_ERROR,
                     caps.refusal(),
-                    id=message.id if isinstance(message, rpc.Request) else None,
+                    id=message.id if isinstance(message, rpc.JsonRpcRequest) else None,
                     headers=[(b"retry-after", b"%d" % REQUESTS_RETRY_AFTER)],
                 )
                 return
             try:
-                await self._dispatch_post(http, message, caller)
+                await self._dispatch_post(http, message, caller, body)
             finally:
                 caps.give_back(caller)
         elif method in ("GET", "DELETE"):
             version = http.headers.get(MCP_PROTOCOL_VERSION)
-            manager = self.manager
-            if (version is not None and version.strip() not in LEGACY_VERSIONS) or manager is None:
+            if (
+                version is not None and version.strip() not in LEGACY_VERSIONS
+            ) or self.manager is None:
                 await http.respond(405, headers=_ALLOW_POST)
                 return
-            session = manager.session_for(http, self._principal(http))
-            if session is None:
-                await _no_session(http)
-            elif method == "GET":
-                await manager.get(http, session)
-            else:
-                await manager.delete(http, session)
+            await self._get_or_delete(http)
         else:
             await http.respond(405, headers=_ALLOW_MCP)
 
+    async def _get_or_delete(self, http: HttpRequest) -> None:
+        manager = self.manager
+        assert manager is not None
+        principal = self._principal(http)
+        session = manager.session_for(http, principal)
+        if session is None:
+            session = await self._elsewhere(http, principal, b"")
+            if session is None:
+                return  # answered
+        if http.method == "GET":
+            await manager.get(http, session)
+        else:
+            await manager.delete(http, session)
+
+    async def _serve_forwarded(self, http: HttpRequest) -> None:
+        """Serve a request of a session this worker holds, forwarded by another worker
+        (which checked its host, token and principal): never forwarded again."""
+        if self.manager is None:
+            await http.respond_error(
+                503, ErrorCode.INTERNAL_ERROR, "Service Unavailable: shutting down"
+            )
+        elif http.method == "POST":
+            body = await http.read_body(self.max_body_bytes)
+            await self._legacy_post(http, rpc.parse(body), None)
+        else:
+            await self._get_or_delete(http)
+
+    async def _elsewhere(
+        self, http: HttpRequest, principal: str | None, body: bytes
+    ) -> LegacySession | None:
+        """A request naming a session this worker does not hold: answered here (404 for a
+        session that ended or that ``principal`` does not have, 400 without a session id,
+        503 while Redis is away), or forwarded to the worker that holds it (then answered
+        too), or taken over from a worker that died (returned, for this worker to serve).
+        Without a fleet: 404."""
+        sessions, forwarder, manager = self.fleet_sessions, self.forwarder, self.manager
+        session_id = http.headers.get(MCP_SESSION_ID)
+        if FORWARDED_PRINCIPAL in http.scope and session_id is not None:
+            # The forwarder found it live here: it ended in between.
+            await _session_ended(http)
+            return None
+        if sessions is None or forwarder is None or manager is None or session_id is None:
+            await _no_session(http)
+            return None
+        session_id = session_id.strip()
+        for attempt in range(2):  # (a second time if another worker took it over first)
+            try:
+                state, record = await sessions.lookup(session_id, principal, fresh=attempt > 0)
+            except Exception as exc:  # noqa: BLE001 - Redis away: 503, the worker goes on
+                await _redis_away(http, session_id, exc)
+                return None
+            if state is SessionState.ENDED:
+                await _session_ended(http)
+                return None
+            if record is None:
+                await _no_session(http)
+                return None
+            if record.owner != sessions.worker_id and await forwarder.forward(
+                http, body, record.owner, principal
+            ):
+                return None  # answered by the owner (or 503: it could not be reached)
+            # Its owner is gone: take it over.
+            try:
+                taken = await sessions.take_over(record)
+            except Exception as exc:  # noqa: BLE001 - Redis away: 503, the worker goes on
+                await _redis_away(http, session_id, exc)
+                return None
+            if taken is not None:
+                return await manager.adopt(taken, caller_of(http.scope, self.principal))
+        await _redis_away(http, session_id, RuntimeError("the session changed owner twice"))
+        return None
+
     async def _dispatch_post(
-        self, http: HttpRequest, message: Received, caller: str | None
+        self, http: HttpRequest, message: Received, caller: str | None, body: bytes
     ) -> None:
         if _is_modern(http.headers.get(MCP_PROTOCOL_VERSION), message):
             await self.modern.post(http, message, caller)
         else:
-            await self._legacy_post(http, message, caller)
+            await self._legacy_post(http, message, caller, body)
 
-    async def _legacy_post(self, http: HttpRequest, message: Received, caller: str | None) -> None:
+    async def _legacy_post(
+        self, http: HttpRequest, message: Received, caller: str | None, body: bytes = b""
+    ) -> None:
         if type(message) is rpc.InvalidMessage:
             if message.reply is not None:
                 await http.respond_message(message.reply, 400)
@@ -506,9 +623,10 @@ class McpAsgiApp:
                 if caller is None:  # (an initialize carries a request: counted above)
                     caller = caller_of(http.scope, self.principal)
                 await manager.initialize(http, message, caller, principal=principal)  # type: ignore[arg-type]
-            else:
-                await _no_session(http)
-            return
+                return
+            session = await self._elsewhere(http, principal, body)
+            if session is None:
+                return  # answered
         if type(message) is rpc.Batch:
             if not allows_batches(session.connection.version or ""):
                 await http.respond_error(
@@ -544,21 +662,35 @@ def _token_subject(scope: Scope) -> str | None:
 def _is_modern(header: str | None, message: Received) -> bool:
     if header is not None and header.strip() not in LEGACY_VERSIONS:
         return True
-    if isinstance(message, (rpc.Request, rpc.Notification)):
+    if isinstance(message, (rpc.JsonRpcRequest, rpc.JsonRpcNotification)):
         return declares_modern_version(message.params)
     return False
 
 
 def _carries_request(message: Received) -> bool:
-    if isinstance(message, rpc.Request):
+    if isinstance(message, rpc.JsonRpcRequest):
         return True
     if isinstance(message, rpc.Batch):
-        return any(type(item) is rpc.Request for item in message.items)
+        return any(type(item) is rpc.JsonRpcRequest for item in message.items)
     return False
 
 
 def _is_initialize(message: Received) -> bool:
-    return type(message) is rpc.Request and message.method == "initialize"
+    return type(message) is rpc.JsonRpcRequest and message.method == "initialize"
+
+
+async def _session_ended(http: HttpRequest) -> None:
+    await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found (it ended)")
+
+
+async def _redis_away(http: HttpRequest, session_id: str, exc: BaseException) -> None:
+    log.warning("session %s...: the fleet's Redis does not answer: %r", session_id[:6], exc)
+    await http.respond_error(
+        503,
+        ErrorCode.INTERNAL_ERROR,
+        "Service Unavailable: the fleet's shared state (Redis) does not answer; try again",
+        headers=[(b"retry-after", b"%d" % REDIS_RETRY_AFTER)],
+    )
 
 
 async def _no_session(http: HttpRequest) -> None:
@@ -576,7 +708,7 @@ class AppOptions(TypedDict, total=False):
     path: str
     sse_path: str | None
     message_path: str
-    host_policy: HostPolicy | None
+    origin_policy: OriginPolicy | None
     max_body_bytes: int
     body_timeout: float
     max_sessions: int
@@ -609,9 +741,9 @@ def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
         sse_path, message_path: the 2024-11-05 endpoints (``sse_path=None`` turns them off).
             All three are paths inside the app: mounted under a prefix by an ASGI router
             (the scope's ``root_path``), it serves them below that prefix.
-        host_policy: the accepted ``Host``/``Origin`` headers (DNS-rebinding protection);
+        origin_policy: the accepted ``Host``/``Origin`` headers (DNS-rebinding protection);
             by default the local machine's names only: pass
-            :meth:`HostPolicy(allowed_hosts=[...]) <HostPolicy>` to serve other names.
+            :meth:`OriginPolicy(allowed_hosts=[...]) <OriginPolicy>` to serve other names.
         max_body_bytes: the largest request body (4 MiB; 413 beyond).
         body_timeout: seconds a client may take to send a whole request body (30; 408
             beyond): :func:`serve` turns Hypercorn's ``read_timeout`` off, because
@@ -645,7 +777,7 @@ def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
         principal: ``principal(scope)`` names the caller of a request from its ASGI scope
             (say, what your authentication middleware put there), or returns ``None``.
             Called once per request, before its handler runs; handlers see it as
-            :attr:`Context.principal <trio_mcp.server.Context.principal>`, and every
+            :attr:`Context.principal <trio_mcp.Context.principal>`, and every
             ``requestState`` is bound to it, so a state issued to one caller is refused
             when another presents it. A legacy session (Streamable HTTP or HTTP+SSE) is
             bound to the principal that opened it: any other (anonymous included) that
@@ -686,8 +818,11 @@ def asgi_app(server: Server, **options: Unpack[AppOptions]) -> McpAsgiApp:
         state: the shared state of a fleet of workers serving as one server
             (:class:`~trio_mcp.fleet.RedisState`, or its URL): the ``requestState`` key
             kept in Redis (unless the server has ``secret=``), change notifications
-            reaching the ``subscriptions/listen`` streams of every worker, and the task
-            store (for a server whose tasks use the default in-memory one). ``None``
+            reaching the ``subscriptions/listen`` streams of every worker, the task
+            store (for a server whose tasks use the default in-memory one), and the
+            Streamable HTTP sessions of the initialize era: recorded in Redis, served by
+            any worker (forwarded to the one holding the session), their events in Redis
+            (the default ``event_store`` becomes a Redis one). ``None``
             (the default): this process alone, nothing of Redis imported. See the
             how-to "Run several workers".
     """

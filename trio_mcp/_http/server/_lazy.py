@@ -1,6 +1,7 @@
 """What the ASGI app loads only when asked for: the server card endpoints, for an app given
-a ``card`` (see "What importing loads" in
-``docs/reference/layout.md``). Code here writes ``_lazy.Name``."""
+a ``card``, and the fleet's part of the HTTP+SSE sessions, for an app given ``state=``
+(see "What importing loads" in ``docs/reference/layout.md``). Code here writes
+``_lazy.Name``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..._lazy import on_first_use
 if TYPE_CHECKING:
     from ..._cards._model import ServerCard, check_card
     from ..._cards._serving import CardEndpoints
+    from ._sse_2024_fleet import SseFleet, SseFleetUnavailable
 # isort: on
 
 if not TYPE_CHECKING:

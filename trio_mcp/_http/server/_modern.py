@@ -35,6 +35,7 @@ from ..._protocol._connection import Connection
 from ..._protocol._envelope import CLIENT_CAPABILITIES, PROTOCOL_VERSION
 from ..._protocol._events import Dispatch, InboundRequest, Reply
 from ..._server._dispatch import Dispatcher
+from ..._server._internals import ServerInternals
 from ..._server._rate_limit import RateLimiter
 from ..._session._engine import Session
 from ..._session._inbound import LATER, Admission
@@ -162,6 +163,7 @@ class ModernEndpoint:
         rate_limiter: RateLimiter | None = None,
     ) -> None:
         self.server = server
+        self._internals = ServerInternals(server)
         self.principal = principal
         options = dict(session_options or {})
         #: One bound for every request's session: at most ``max_concurrent_requests``
@@ -201,9 +203,9 @@ class ModernEndpoint:
         :func:`~._callers.caller_of`; it names the principal and the rate-limit bucket).
         Blocks until the answer was sent (for a subscription: until it ends), or the client
         disconnected."""
-        if isinstance(message, rpc.Request):
+        if isinstance(message, rpc.JsonRpcRequest):
             await self._request(http, message, caller)
-        elif isinstance(message, rpc.Notification):
+        elif isinstance(message, rpc.JsonRpcNotification):
             # This revision defines no client notifications over HTTP: accept and drop.
             await http.respond(202)
         elif isinstance(message, rpc.InvalidMessage):
@@ -221,7 +223,9 @@ class ModernEndpoint:
                 400, ErrorCode.INVALID_REQUEST, "Invalid Request: clients send no responses"
             )
 
-    async def _request(self, http: HttpRequest, request: rpc.Request, caller: str | None) -> None:
+    async def _request(
+        self, http: HttpRequest, request: rpc.JsonRpcRequest, caller: str | None
+    ) -> None:
         problem = self._check_headers(http.headers, request)
         if problem is not None:
             await http.respond_error(
@@ -381,7 +385,9 @@ class ModernEndpoint:
 
     # -- header validation ------------------------------------------------------------------
 
-    def _check_headers(self, headers: dict[str, str], request: rpc.Request) -> McpError | None:
+    def _check_headers(
+        self, headers: dict[str, str], request: rpc.JsonRpcRequest
+    ) -> McpError | None:
         """The error for headers that disagree with the body, or ``None``."""
         params = request.params
         meta = params.get("_meta") if params is not None else None
@@ -444,7 +450,7 @@ class ModernEndpoint:
         self, headers: dict[str, str], params: dict[str, Any]
     ) -> McpError | None:
         name = name_source("tools/call", params)  # a string, or None
-        spec = self.server.tools.get(name) if name is not None else None
+        spec = self._internals.tools.get(name) if name is not None else None
         if spec is None:
             return None  # the call fails on its own
         arguments = params.get("arguments")

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import trio
 
 from ..._types._base import RequestId
+from . import _store_outage as store_outage
 from ._event_store import EventStore
 from ._exchange import Header, ResponseWriter
 
@@ -162,7 +163,9 @@ class Channel:
                 if writer is not None and writer.state == "new":
                     await writer.open_sse()  # first, so that a priming event comes first
                 if self.store is not None:
-                    event_id = await self.store.append(self.stream_id, data, session=self.session)
+                    event_id = await store_outage.append(
+                        self.store, self.stream_id, data, session=self.session
+                    )
                 if writer is not None:
                     await writer.event(data, event_id)
             if last:

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-__all__ = ["LOOPBACK_HOSTS", "HostPolicy", "is_loopback"]
+__all__ = ["LOOPBACK_HOSTS", "OriginPolicy", "is_loopback"]
 
 #: The names of the local machine: what a server bound to localhost answers to.
 LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
@@ -50,7 +50,7 @@ def _patterns(value: Iterable[str] | None) -> frozenset[str] | None:
 
 
 @attrs.frozen
-class HostPolicy:
+class OriginPolicy:
     """The ``Host`` and ``Origin`` values a server accepts.
 
     Args:
@@ -75,12 +75,12 @@ class HostPolicy:
     )
 
     @classmethod
-    def loopback(cls) -> HostPolicy:
+    def loopback(cls) -> OriginPolicy:
         """Accept only the local machine's names (the default for servers bound to it)."""
         return cls()
 
     @classmethod
-    def off(cls) -> HostPolicy:
+    def off(cls) -> OriginPolicy:
         """Accept every ``Host`` and ``Origin`` (behind a proxy that checks them, say)."""
         return cls(None, None)
 

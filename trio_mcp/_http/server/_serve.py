@@ -18,7 +18,7 @@ from hypercorn.trio import serve as hypercorn_serve
 
 from ._asgi import AppOptions, McpAsgiApp
 from ._http11_parse import Http11Limits
-from ._security import HostPolicy, is_loopback
+from ._security import OriginPolicy, is_loopback
 
 if TYPE_CHECKING:
     from ..._server._server import Server
@@ -75,7 +75,7 @@ async def serve(
             of the program's script, or ``"module:attribute"`` naming one (or a function
             of no arguments returning one).
         host, port: where to listen. Binding to the local machine (the default) turns on
-            DNS-rebinding protection unless ``host_policy`` says otherwise.
+            DNS-rebinding protection unless ``origin_policy`` says otherwise.
         workers: how many processes serve (1: this one). Above 1, each worker is a
             process of its own (its own ``trio.run``) listening on the same port with
             ``SO_REUSEPORT``, so the kernel spreads connections over them; this call
@@ -168,9 +168,9 @@ async def serve(
         )
         return
     assert not isinstance(server, str)
-    if "host_policy" not in app_options and not is_loopback(host):
+    if "origin_policy" not in app_options and not is_loopback(host):
         # Serving other names is a deliberate choice; Host checks would refuse them.
-        app_options["host_policy"] = HostPolicy.off()
+        app_options["origin_policy"] = OriginPolicy.off()
     app = McpAsgiApp(server, **app_options)
     if front_end == "httptools":
         await _serve_httptools(

@@ -35,10 +35,12 @@ from ..._errors import ErrorCode, McpError
 from ..._protocol._connection import Connection
 from ..._protocol._events import Dispatch, NotificationReceived, Reply
 from ..._server._dispatch import Dispatcher, answer_plain_call, calls_rate_limited, plain_call
+from ..._server._internals import ServerInternals
 from ..._session._engine import Session, connect_session
 from ..._session._inbound import NeedsTask, respond_now
 from ..._transports._stream import MessageStream, Received
 from ..._types._base import RequestId
+from . import _store_outage as store_outage
 from ._exchange import Header, retry_status
 from ._resumable_streams import Channel
 
@@ -177,18 +179,21 @@ class LegacySession:
         Raises:
             SessionClosed: the session ended.
         """
-        if isinstance(message, rpc.Request) and message.method in SELF_ANSWERED:
+        if isinstance(message, rpc.JsonRpcRequest) and message.method in SELF_ANSWERED:
             event = self.connection.receive(message)
             if type(event) is Reply:
                 await self.route(event.message, message.id)
             else:
                 await trio.lowlevel.checkpoint()
             return
-        if isinstance(message, rpc.Request) and await self._answer_now(message):
+        if isinstance(message, rpc.JsonRpcRequest) and await self._answer_now(message):
             return
-        if isinstance(message, rpc.Notification) and message.method == "notifications/cancelled":
+        if (
+            isinstance(message, rpc.JsonRpcNotification)
+            and message.method == "notifications/cancelled"
+        ):
             await self._cancelled((message.params or {}).get("requestId"))
-        if self._inbound is None and not isinstance(message, rpc.Request):
+        if self._inbound is None and not isinstance(message, rpc.JsonRpcRequest):
             # Dormant: no handler runs and none of our requests waits for an answer, so the
             # connection alone deals with it.
             event = self.connection.receive(message)  # type: ignore[arg-type]
@@ -218,7 +223,9 @@ class LegacySession:
         request answered now is seen in the order it came)."""
         return self.delivered == self.taken
 
-    def answer_now(self, message: rpc.Request) -> tuple[rpc.Message, bytes] | Literal[False] | None:
+    def answer_now(
+        self, message: rpc.JsonRpcRequest
+    ) -> tuple[rpc.Message, bytes] | Literal[False] | None:
         """Answer a call of a plain-function tool now, in the calling task (the POST's),
         without the engine: what the engine's receive loop would do with it (see
         :meth:`Dispatcher.immediate <trio_mcp._server._dispatch.Dispatcher.immediate>`), with
@@ -233,7 +240,7 @@ class LegacySession:
             return False  # (delivering raises SessionClosed, or queues it behind the rest)
         if calls_rate_limited(manager.server, manager.rate_limiter):
             return False  # (the engine's dispatcher takes from the caller's bucket)
-        spec = plain_call(manager.server, message.method, message.params)
+        spec = plain_call(ServerInternals(manager.server).tools, message.method, message.params)
         if spec is None:
             return False
         connection = self.connection
@@ -262,7 +269,7 @@ class LegacySession:
             answer = rpc.ErrorResponse(message.id, internal.error)
             return answer, rpc.dumps(answer)
 
-    async def _answer_now(self, message: rpc.Request) -> bool:
+    async def _answer_now(self, message: rpc.JsonRpcRequest) -> bool:
         """:meth:`answer_now`, the answer routed as the engine's would be. Returns whether
         the message was taken. Blocks while the answer is written."""
         taken = self.answer_now(message)
@@ -312,7 +319,9 @@ class LegacySession:
             await self._forget(channel)
 
     async def _notify(self, event: NotificationReceived) -> None:
-        callback = self.manager.server._notification_callbacks.get(event.method)
+        # A client's notifications are few (roots changed, initialized): the view is made
+        # for each.
+        callback = ServerInternals(self.manager.server).notification_callbacks.get(event.method)
         if callback is None:
             await trio.lowlevel.checkpoint()
             return
@@ -462,7 +471,7 @@ class LegacySession:
         if not channel.has_events:
             return  # (the caller checkpointed)
         if self.channels.pop(channel.stream_id, None) is not None and channel.store is not None:
-            await channel.store.discard(channel.stream_id)
+            await store_outage.discard(channel.store, channel.stream_id)
         else:
             await trio.lowlevel.checkpoint()
 
@@ -527,7 +536,7 @@ class LegacySession:
             deadline = trio.current_time() + SESSION_END_TIMEOUT
         with trio.move_on_at(deadline, shield=True) as bounded:
             if store is not None:
-                await store.discard_session(self.id)
+                await store_outage.discard_session(store, self.id)
             else:
                 await trio.lowlevel.checkpoint()
         if bounded.cancelled_caught:

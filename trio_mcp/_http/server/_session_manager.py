@@ -27,10 +27,12 @@ import trio
 
 from ... import _jsonrpc as rpc
 from ..._errors import ErrorCode
+from ..._fleet._caps import CapsUnavailable
 from ..._protocol._events import Reply
 from ..._transports._stream import Received
 from ..._types._base import Error
 from .._headers import LAST_EVENT_ID, MCP_SESSION_ID
+from . import _store_outage as store_outage
 from ._callers import CallerCaps
 from ._event_store import EventStore
 from ._exchange import (
@@ -43,9 +45,12 @@ from ._exchange import (
 )
 from ._resumable_streams import Channel, replay as replay_events
 from ._session_engine import SELF_ANSWERED, SESSION_END_TIMEOUT, LegacySession, SessionClosed
+from ._session_registry import SessionRecord, principal_key
 from ._sse import priming_event
 
 if TYPE_CHECKING:
+    from ..._fleet._caps import FleetCaps
+    from ..._fleet._sessions import FleetSessions
     from ..._server._rate_limit import RateLimiter
     from ..._server._server import Server
     from ..._server._tasks import TaskRunner
@@ -122,10 +127,14 @@ class SessionManager:
             if sessions_per_caller is not None
             else CallerCaps("sessions", max_sessions)
         )
+        #: The sessions each caller holds across the fleet (set by the app with ``state=``).
+        self.fleet_caps: FleetCaps | None = None
         #: session id -> the caller that opened it
         self.callers: dict[str, str] = {}
         #: The tool-call buckets by caller, shared by every session.
         self.rate_limiter = rate_limiter
+        #: Where a fleet records the sessions this worker holds (``None``: no fleet).
+        self.fleet: FleetSessions | None = None
         #: When requests still awaiting answers on POSTs are answered (shutdown).
         self.shutdown_deadline = math.inf
         #: The wait of the task that answers them (started by begin_shutdown).
@@ -157,14 +166,22 @@ class SessionManager:
         for session in list(self.sessions.values()):
             if session.busy == 0 and now - session.last_seen > self.idle_timeout:
                 log.debug("session %s expired", session.id)
+                if self.fleet is not None:
+                    # First, so that another worker never finds it live but gone from here.
+                    await self.fleet.ended(session.id)  # (logged, not raised)
                 await session.end()
 
     def forget(self, session_id: str) -> None:
         """Remove an ended session (it gives its caller's count back)."""
         self.sessions.pop(session_id, None)
+        if self.fleet is not None:
+            self.fleet.forget(session_id)
         caller = self.callers.pop(session_id, None)
         if caller is not None:
             self.sessions_per_caller.give_back(caller)
+            if self.fleet_caps is not None:
+                # (shielded and bounded: it runs even in a nursery being cancelled)
+                self.nursery.start_soon(self.fleet_caps.give_back, caller, session_id)
 
     def begin_shutdown(self, deadline: float = math.inf) -> None:
         """Refuse new sessions and let go of the standalone streams (they would keep their
@@ -240,7 +257,7 @@ class SessionManager:
     async def initialize(
         self,
         http: HttpRequest,
-        request: rpc.Request,
+        request: rpc.JsonRpcRequest,
         caller: str,
         *,
         principal: str | None = None,
@@ -275,8 +292,16 @@ class SessionManager:
             await http.respond_message(response, 400)
             return
         session_id = self.new_session_id()
+        if self.fleet_caps is not None and not await self._take_fleet_slot(
+            http, request, caller, session_id
+        ):
+            caps.give_back(caller)
+            return
         self.callers[session_id] = caller
-        self.sessions[session_id] = LegacySession(self, session_id, connection, principal=principal)
+        session = LegacySession(self, session_id, connection, principal=principal)
+        self.sessions[session_id] = session
+        if self.fleet is not None and not await self._register(http, session, request):
+            return
         header = [(b"mcp-session-id", session_id.encode("ascii"))]
         data = rpc.dumps(response)
         if http.accepts_json:
@@ -286,6 +311,89 @@ class SessionManager:
             await writer.event(data)
             await writer.close()
 
+    async def _register(
+        self, http: HttpRequest, session: LegacySession, request: rpc.JsonRpcRequest
+    ) -> bool:
+        """Record a new session in the fleet; if Redis does not answer, it ends and the
+        client gets 503 (with ``Retry-After``): a session no other worker could find would
+        break as soon as a request reached another worker."""
+        fleet = self.fleet
+        assert fleet is not None
+        record = SessionRecord(
+            session_id=session.id,
+            protocol_version=session.connection.version or "",
+            principal=principal_key(session.principal),
+            owner=fleet.worker_id,
+            initialize=dict(request.params or {}),
+        )
+        try:
+            await fleet.created(record)
+        except Exception as exc:  # noqa: BLE001 - refused with 503, the worker goes on
+            log.warning("could not record a new session in Redis: %r", exc)
+            await session.end()
+            await http.respond_error(
+                503,
+                ErrorCode.INTERNAL_ERROR,
+                "Service Unavailable: the fleet's shared state (Redis) does not answer; try again",
+                id=request.id,
+                headers=[(b"retry-after", b"%d" % SESSIONS_RETRY_AFTER)],
+            )
+            return False
+        return True
+
+    async def adopt(self, record: SessionRecord, caller: str) -> LegacySession:
+        """Hold a session of the fleet whose owner died (this worker took its record over):
+        its protocol state is rebuilt from the client's ``initialize`` params, as if the
+        client had initialized here, and it counts among its caller's sessions here and,
+        best effort, across the fleet (the dead worker's count lapses with it). What the
+        dead worker held in memory (requests in flight, the log level, resource
+        subscriptions) is lost; events in the shared store are not."""
+        connection = self.server.connection()
+        connection.receive(rpc.JsonRpcRequest(0, "initialize", dict(record.initialize)))
+        connection.receive(rpc.JsonRpcNotification("notifications/initialized"))
+        principal = record.principal or None  # (see principal_key)
+        session = LegacySession(self, record.session_id, connection, principal=principal)
+        self.sessions[record.session_id] = session
+        if self.sessions_per_caller.take(caller):
+            self.callers[record.session_id] = caller
+        log.info("took over session %s... (its worker is gone)", record.session_id[:6])
+        if self.fleet_caps is not None:
+            try:
+                await self.fleet_caps.take(caller, record.session_id)  # (at the cap: kept)
+            except CapsUnavailable as exc:
+                log.warning("could not count a session taken over: %r", exc)
+        else:
+            await trio.lowlevel.checkpoint()
+        return session
+
+    async def _take_fleet_slot(
+        self, http: HttpRequest, request: rpc.JsonRpcRequest, caller: str, session_id: str
+    ) -> bool:
+        """Count ``session_id`` among ``caller``'s sessions across the fleet; else answer
+        429 (at the cap) or 503 (Redis away), with ``Retry-After``, and return ``False``."""
+        assert self.fleet_caps is not None
+        try:
+            if await self.fleet_caps.take(caller, session_id):
+                return True
+        except CapsUnavailable:
+            await http.respond_error(
+                503,
+                ErrorCode.INTERNAL_ERROR,
+                "Service Unavailable: the fleet's Redis does not answer; try again later",
+                id=request.id,
+                data={"retryAfter": SESSIONS_RETRY_AFTER, "reason": "unavailable"},
+                headers=[(b"retry-after", b"%d" % SESSIONS_RETRY_AFTER)],
+            )
+            return False
+        await http.respond_error(
+            429,
+            ErrorCode.INVALID_REQUEST,
+            self.fleet_caps.refusal(),
+            id=request.id,
+            headers=[(b"retry-after", b"%d" % SESSIONS_RETRY_AFTER)],
+        )
+        return False
+
     async def post(
         self, http: HttpRequest, session: LegacySession, messages: list[Received]
     ) -> None:
@@ -293,6 +401,9 @@ class SessionManager:
         the client went away, or the session ended."""
         session.busy += 1
         session.touch()
+        fleet = self.fleet
+        if fleet is not None and fleet.due(session.id):
+            await fleet.active(session.id)
         try:
             await self._post(http, session, messages)
         finally:
@@ -302,7 +413,7 @@ class SessionManager:
     async def _post(
         self, http: HttpRequest, session: LegacySession, messages: list[Received]
     ) -> None:
-        ids = [m.id for m in messages if type(m) is rpc.Request]
+        ids = [m.id for m in messages if type(m) is rpc.JsonRpcRequest]
         if not ids:
             try:
                 for message in messages:
@@ -364,7 +475,7 @@ class SessionManager:
         writer to hand over to, and nothing in the event store (a JSON answer carries no
         event id, so no client could resume it). Returns whether it answered."""
         if (
-            type(message) is not rpc.Request
+            type(message) is not rpc.JsonRpcRequest
             or message.method in SELF_ANSWERED
             or message.id in session.routes  # (the long way refuses it)
         ):
@@ -392,8 +503,10 @@ class SessionManager:
         retry_ms = self.retry_ms
 
         async def priming() -> bytes:
-            event_id = await store.append(channel.stream_id, b"", session=channel.session)
-            return priming_event(event_id, retry_ms)
+            event_id = await store_outage.append(
+                store, channel.stream_id, b"", session=channel.session
+            )
+            return priming_event(event_id, retry_ms) if event_id is not None else b""
 
         writer.preamble = priming
 
@@ -407,6 +520,9 @@ class SessionManager:
             return
         session.busy += 1
         session.touch()
+        fleet = self.fleet
+        if fleet is not None and fleet.due(session.id):
+            await fleet.active(session.id)
         try:
             last_event_id = http.headers.get(LAST_EVENT_ID)
             if last_event_id is not None and session.resumable:
@@ -432,7 +548,16 @@ class SessionManager:
                 f"{MAX_EVENT_ID_LENGTH} visible ASCII characters",
             )
             return
-        replay = await store.replay_after(last_event_id)
+        try:
+            replay = await store_outage.replay_after(store, last_event_id)
+        except store_outage.StoreUnavailable:
+            await http.respond_error(
+                503,
+                ErrorCode.INTERNAL_ERROR,
+                "Service Unavailable: the event store does not answer; try again",
+                headers=[(b"retry-after", b"%d" % store_outage.STORE_RETRY_AFTER)],
+            )
+            return
         if replay is None or replay.session != session.id:
             await http.respond_error(
                 410, ErrorCode.INVALID_REQUEST, _CANNOT_RESUME, data={"lastEventId": last_event_id}
@@ -444,7 +569,7 @@ class SessionManager:
             # It finished while no client carried it: the store has the rest, to the end.
             await replay_events(writer, replay.events)
             await writer.close()
-            await store.discard(replay.stream_id)
+            await store_outage.discard(store, replay.stream_id)
             return
         if await channel.resume(writer, replay.events) is None:
             await session._forget(channel)  # (the replay was all of it)
@@ -490,7 +615,10 @@ class SessionManager:
         await channel.release(writer)
 
     async def delete(self, http: HttpRequest, session: LegacySession) -> None:
-        """End ``session`` at the client's request."""
+        """End ``session`` at the client's request (in a fleet: on every worker)."""
+        if self.fleet is not None:
+            # First, so that another worker never finds it live but gone from here.
+            await self.fleet.ended(session.id)  # (logged, not raised)
         await session.end()
         await http.respond(200)
 

@@ -18,7 +18,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import orjson
@@ -33,6 +33,7 @@ __all__ = [
     "SessionRecord",
     "SessionRegistry",
     "SessionState",
+    "principal_key",
 ]
 
 
@@ -56,6 +57,9 @@ class SessionRecord:
     owner: str
     capabilities: dict[str, object] = attrs.field(factory=dict)
     last_activity: float = 0.0
+    #: The params of the client's ``initialize``: enough to rebuild the session's protocol
+    #: state on another worker when its owner died.
+    initialize: dict[str, object] = attrs.field(factory=dict)
 
     def dumps(self) -> bytes:
         return orjson.dumps(attrs.asdict(self))
@@ -64,6 +68,11 @@ class SessionRecord:
     def loads(cls, data: bytes) -> SessionRecord:
         fields = orjson.loads(data)
         return cls(**fields)
+
+
+def principal_key(principal: str | None) -> str:
+    """How a principal is written in a record (``None``, nobody, as the empty string)."""
+    return principal if principal is not None else ""
 
 
 class SessionRegistry(abc.ABC):
@@ -88,6 +97,12 @@ class SessionRegistry(abc.ABC):
     @abc.abstractmethod
     async def end(self, session_id: str) -> bool:
         """End a session everywhere; ``False`` if it was not live."""
+
+    @abc.abstractmethod
+    async def take_over(self, record: SessionRecord, new_owner: str) -> SessionRecord | None:
+        """Make ``new_owner`` the owner of the live session ``record`` (as looked up) if
+        its record is still that one: a compare-and-set, so that of several workers taking
+        over one session, one wins. Returns the new record, or ``None`` if it changed."""
 
 
 class MemorySessionRegistry(SessionRegistry):
@@ -168,6 +183,23 @@ class MemorySessionRegistry(SessionRegistry):
         self._bury(record)
         return True
 
+    async def take_over(self, record: SessionRecord, new_owner: str) -> SessionRecord | None:
+        await trio.lowlevel.checkpoint()
+        self._expire(record.session_id)
+        if self._live.get(record.session_id) != record:
+            return None
+        taken = self._live[record.session_id] = attrs.evolve(record, owner=new_owner)
+        return taken
+
+
+#: Compare-and-set of a live record (the bytes read against those stored), keeping its
+#: expiry (KEEPTTL).
+_TAKE_OVER = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+return 1
+"""
+
 
 class RedisSessionRegistry(SessionRegistry):
     """Sessions in Redis, shared by a fleet: ``<prefix>live:<id>`` holds the record and
@@ -176,9 +208,8 @@ class RedisSessionRegistry(SessionRegistry):
     ``tombstone_ttl`` seconds. Every call is one or two round trips, each at most
     ``timeout`` seconds (default 5) inside the caller's cancel scope.
 
-    Not done yet: the per-principal count across the fleet, and the pub/sub message by
-    which the owning worker learns of a DELETE elsewhere (today it finds out at its next
-    :meth:`lookup`).
+    ``idle_timeout`` may be ``math.inf``: records then never expire by themselves (the
+    owner ends them).
     """
 
     def __init__(
@@ -191,14 +222,21 @@ class RedisSessionRegistry(SessionRegistry):
         timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if not (0 < idle_timeout < math.inf and 0 < tombstone_ttl < math.inf and timeout > 0):
-            raise ValueError("idle_timeout, tombstone_ttl and timeout must be positive and finite")
+        if not (idle_timeout > 0 and 0 < tombstone_ttl < math.inf and timeout > 0):
+            raise ValueError(
+                "idle_timeout and timeout must be positive, tombstone_ttl positive and finite"
+            )
         self._redis = client
         self.prefix = prefix
         self.idle_timeout = idle_timeout
         self.tombstone_ttl = tombstone_ttl
         self.timeout = timeout
         self._clock = clock
+        self._take_over: Any = client.register_script(_TAKE_OVER)
+
+    @property
+    def _px(self) -> int | None:
+        return math.ceil(self.idle_timeout * 1000) if math.isfinite(self.idle_timeout) else None
 
     async def register(self, record: SessionRecord) -> None:
         record = attrs.evolve(record, last_activity=self._clock())
@@ -206,7 +244,7 @@ class RedisSessionRegistry(SessionRegistry):
             await self._redis.set(
                 f"{self.prefix}live:{record.session_id}",
                 record.dumps(),
-                px=math.ceil(self.idle_timeout * 1000),
+                px=self._px,
             )
 
     async def lookup(
@@ -225,10 +263,12 @@ class RedisSessionRegistry(SessionRegistry):
         return SessionState.UNKNOWN, None
 
     async def touch(self, session_id: str) -> None:
+        px = self._px
+        if px is None:
+            await trio.lowlevel.checkpoint()
+            return
         with trio.fail_after(self.timeout):
-            await self._redis.pexpire(
-                f"{self.prefix}live:{session_id}", math.ceil(self.idle_timeout * 1000)
-            )
+            await self._redis.pexpire(f"{self.prefix}live:{session_id}", px)
 
     async def end(self, session_id: str) -> bool:
         with trio.fail_after(self.timeout):
@@ -242,3 +282,12 @@ class RedisSessionRegistry(SessionRegistry):
                 px=math.ceil(self.tombstone_ttl * 1000),
             )
         return True
+
+    async def take_over(self, record: SessionRecord, new_owner: str) -> SessionRecord | None:
+        taken = attrs.evolve(record, owner=new_owner)
+        with trio.fail_after(self.timeout):
+            done = await self._take_over(
+                keys=[f"{self.prefix}live:{record.session_id}"],
+                args=[record.dumps(), taken.dumps()],
+            )
+        return taken if done else None

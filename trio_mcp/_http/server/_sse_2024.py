@@ -8,6 +8,9 @@ when the app is mounted at a prefix). Every POST is answered
 Resource handling: the session runs in the task serving the ``GET``, for as
 long as the stream is open; the client disconnecting ends it (its running
 requests are cancelled), and so does shutdown (it drains first).
+
+In a fleet (``state=``), the worker serving the stream records the session, and a POST
+that lands on another worker is forwarded to it (see :mod:`._sse_2024_fleet`).
 """
 
 from __future__ import annotations
@@ -17,27 +20,40 @@ import math
 import secrets
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs, quote
 
+import attrs
 import trio
 
 from ... import _jsonrpc as rpc
 from ..._errors import ErrorCode
 from ..._transports._stream import MessageStream, Received
 from ..._types._base import Error, RequestId
+from . import _lazy
 from ._callers import CallerCaps, caller_of
 from ._exchange import HttpRequest, ResponseWriter, Scope, cancel_on_disconnect, keep_alive
 from ._session_manager import SHUTTING_DOWN
 from ._sse import endpoint_event
 
 if TYPE_CHECKING:
+    from ..._fleet._caps import FleetCaps
+    from ..._fleet._fleet import Fleet
     from ..._server._server import Server
     from ..._session._engine import Session
+    from ._sse_2024_fleet import SseFleet
 
 __all__ = ["SseTransport"]
 
 log = logging.getLogger("trio_mcp.http")
+
+#: The answer to a request another worker forwarded to a session whose queue of forwarded
+#: messages was full.
+BUSY: Final = Error(
+    code=ErrorCode.INTERNAL_ERROR,
+    message="the session is busy: request dropped; try again later",
+    data={"retryAfter": 1, "reason": "busy"},
+)
 
 
 class _SseStream(MessageStream):
@@ -63,6 +79,20 @@ class _SseStream(MessageStream):
     async def aclose(self) -> None:
         self._inbound.close()
         await trio.lowlevel.checkpoint()
+
+
+@attrs.define(slots=True)
+class _Held:
+    """A session this worker holds: where POSTed messages go, the principal that opened
+    it, its stream, and, in a fleet, where messages other workers forward to it wait, and
+    the ids of forwarded requests refused because that queue was full (each is answered
+    with :data:`BUSY` on the stream)."""
+
+    inbound: trio.MemorySendChannel[Received]
+    principal: str | None
+    stream: _SseStream
+    forwarded: trio.MemorySendChannel[Received] | None = None
+    refused: trio.MemorySendChannel[RequestId] | None = None
 
 
 class SseTransport:
@@ -105,13 +135,26 @@ class SseTransport:
         self.principal = principal
         self.keepalive_interval = keepalive_interval
         self.session_options = dict(session_options or {})
-        #: session id -> where POSTed messages go, and the principal that opened it
-        self.sessions: dict[str, tuple[trio.MemorySendChannel[Received], str | None]] = {}
+        #: session id -> the session this worker holds
+        self.sessions: dict[str, _Held] = {}
+        #: The fleet's part, while the app runs with ``state=`` (see :meth:`join`).
+        self.fleet: SseFleet | None = None
+        #: Messages forwarded by another worker that their session did not take in time.
+        self.forwards_dropped = 0
         self.closing = False
         #: When requests still running are cut off and answered with an error (Trio time).
         self.shutdown_deadline = math.inf
         #: Each session's watch for that deadline.
         self._deadlines: dict[str, trio.CancelScope] = {}
+
+    def join(self, fleet: Fleet | None, caps: FleetCaps | None) -> None:
+        """Serve as one worker of ``fleet`` from now on, counting each caller's sessions
+        across it with ``caps`` (``None``: alone again)."""
+        self.fleet = (
+            None
+            if fleet is None or caps is None
+            else _lazy.SseFleet(fleet, caps, self._deliver_forwarded)
+        )
 
     def begin_shutdown(self, deadline: float = math.inf) -> None:
         """End every session's input: they drain their requests and end their streams.
@@ -119,8 +162,8 @@ class SseTransport:
         an error event saying the server is shutting down. Never blocks."""
         self.closing = True
         self.shutdown_deadline = min(self.shutdown_deadline, deadline)
-        for inbound, _ in self.sessions.values():
-            inbound.close()
+        for held in self.sessions.values():
+            held.inbound.close()
         for watch in self._deadlines.values():
             watch.deadline = min(watch.deadline, self.shutdown_deadline)
 
@@ -152,20 +195,50 @@ class SseTransport:
             )
             return
         try:
-            await self._serve_session(http, principal)
+            await self._serve_session(http, principal, caller)
         finally:
             caps.give_back(caller)
 
-    async def _serve_session(self, http: HttpRequest, principal: str | None) -> None:
+    async def _serve_session(self, http: HttpRequest, principal: str | None, caller: str) -> None:
         session_id = secrets.token_urlsafe(24)
+        fleet = self.fleet
+        if fleet is not None:
+            try:
+                held = await fleet.hold(session_id, principal, caller)
+            except _lazy.SseFleetUnavailable:
+                await http.respond_error(
+                    503,
+                    ErrorCode.INTERNAL_ERROR,
+                    "Service Unavailable: the fleet's Redis does not answer; try again later",
+                    data={"retryAfter": 5, "reason": "unavailable"},
+                    headers=[(b"retry-after", b"5")],
+                )
+                return
+            if not held:
+                await http.respond_error(
+                    429,
+                    ErrorCode.INVALID_REQUEST,
+                    fleet.caps.refusal(),
+                    headers=[(b"retry-after", b"5")],
+                )
+                return
+        try:
+            await self._serve_held(http, session_id, principal, fleet)
+        finally:
+            if fleet is not None:
+                await fleet.release(session_id, caller)
+
+    async def _serve_held(
+        self, http: HttpRequest, session_id: str, principal: str | None, fleet: SseFleet | None
+    ) -> None:
         send, receive = trio.open_memory_channel[Received](self.inbound_buffer)
         writer = ResponseWriter(http.send, json_ok=False)
         # The path the client reaches this app's message endpoint by: under the prefix the
         # app is mounted at (``root_path``), percent-encoded again (ASGI paths are decoded).
         where = quote((http.scope.get("root_path") or "").rstrip("/") + self.message_path)
-        self.sessions[session_id] = (send, principal)
-        watch = self._deadlines[session_id] = trio.CancelScope(deadline=self.shutdown_deadline)
         stream = _SseStream(writer, receive)
+        held = self.sessions[session_id] = _Held(send, principal, stream)
+        watch = self._deadlines[session_id] = trio.CancelScope(deadline=self.shutdown_deadline)
         serving = trio.CancelScope()
         cut_off: list[RequestId] = []
         try:
@@ -174,6 +247,9 @@ class SseTransport:
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(cancel_on_disconnect, http, nursery.cancel_scope, writer)
                 nursery.start_soon(keep_alive, writer, self.keepalive_interval)
+                if fleet is not None:
+                    nursery.start_soon(fleet.keep, session_id, principal)
+                    self._forwarding(nursery, held)
                 with serving:
                     async with trio.open_nursery() as running:
                         session = await running.start(
@@ -196,27 +272,45 @@ class SseTransport:
             self._deadlines.pop(session_id, None)
             send.close()
             receive.close()
+            for channel in (held.forwarded, held.refused):
+                if channel is not None:
+                    channel.close()
         await writer.close()
+
+    def _forwarding(self, nursery: trio.Nursery, held: _Held) -> None:
+        """Give ``held`` its queues of forwarded messages and refused requests, and start
+        the two tasks (in ``nursery``, the session's) that empty them: into the session,
+        which may wait for it, and onto the stream."""
+        held.forwarded, forwarded = trio.open_memory_channel[Received](self.inbound_buffer)
+        held.refused, refused = trio.open_memory_channel[RequestId](self.inbound_buffer)
+        nursery.start_soon(_pass_on, forwarded, held.inbound)
+        nursery.start_soon(_answer_busy, refused, held.stream)
 
     async def post(self, http: HttpRequest, body: bytes, principal: str | None = None) -> None:
         """Deliver one POSTed message (or batch) of ``principal`` to its session: ``202
-        Accepted``; ``404`` for an unknown session or another principal's."""
+        Accepted``; ``404`` for an unknown session or another principal's. In a fleet, a
+        session another worker holds gets it through that worker's inbox (``503`` with
+        ``Retry-After`` while Redis does not answer)."""
         query = parse_qs(http.scope.get("query_string", b"").decode("latin-1"))
         session_id = (query.get("session_id") or [""])[0]
         entry = self.sessions.get(session_id)
-        if entry is not None and entry[1] != principal:
+        if entry is not None and entry.principal != principal:
             log.warning(
                 "refused HTTP+SSE session %s... of principal %r to principal %r "
                 "(answered: not found)",
                 session_id[:6],
-                entry[1],
+                entry.principal,
                 principal,
             )
-            entry = None
-        if entry is None:
             await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
             return
-        inbound = entry[0]
+        if entry is None:
+            if self.fleet is not None and session_id:
+                await self.fleet.forward(http, session_id, principal, body)
+                return
+            await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
+            return
+        inbound = entry.inbound
         message = rpc.parse(body)
         if type(message) is rpc.InvalidMessage and message.reply is not None:
             await http.respond_message(message.reply, 400)
@@ -227,6 +321,64 @@ class SseTransport:
             await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
             return
         await http.respond(202, b"Accepted", content_type=b"text/plain")
+
+    async def _deliver_forwarded(
+        self, session_id: str, principal: str | None, message: Received
+    ) -> None:
+        """Hand ``message``, forwarded by another worker, to the session it is for, as a
+        POST here would, without waiting: it joins the session's queue of forwarded
+        messages (``inbound_buffer`` long). A session whose queue is full (its client
+        floods it) has the message dropped, logged and counted, and a request among it
+        answered with :data:`BUSY` on its stream; other sessions never wait for it."""
+        await trio.lowlevel.checkpoint()
+        held = self.sessions.get(session_id)
+        if held is None or held.principal != principal or held.forwarded is None:
+            # Ended meanwhile (or never here: the registry was out of date).
+            if self.fleet is not None:
+                self.fleet.unclaimed += 1
+            return
+        try:
+            held.forwarded.send_nowait(message)
+            return
+        except trio.WouldBlock:
+            pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            return  # the session is ending
+        self.forwards_dropped += 1
+        log.warning(
+            "HTTP+SSE session %s... has %d forwarded messages waiting already: one dropped",
+            session_id[:6],
+            self.inbound_buffer,
+        )
+        items = message.items if isinstance(message, rpc.Batch) else [message]
+        for item in items:
+            if isinstance(item, rpc.JsonRpcRequest) and held.refused is not None:
+                try:
+                    held.refused.send_nowait(item.id)
+                except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+                    pass  # as many refusals wait already: this one goes unanswered
+
+
+async def _pass_on(
+    forwarded: trio.MemoryReceiveChannel[Received], inbound: trio.MemorySendChannel[Received]
+) -> None:
+    """Hand each forwarded message to the session, waiting while it is busy; returns when
+    either side closes."""
+    try:
+        async for message in forwarded:
+            await inbound.send(message)
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass  # the session is ending
+
+
+async def _answer_busy(refused: trio.MemoryReceiveChannel[RequestId], stream: _SseStream) -> None:
+    """Answer each refused request with :data:`BUSY` on the stream; returns when either
+    ends."""
+    try:
+        async for request_id in refused:
+            await stream.send(rpc.ErrorResponse(request_id, BUSY))
+    except (trio.BrokenResourceError, trio.ClosedResourceError):
+        pass  # the stream ended: so did the requests
 
 
 async def _cut_off_at_deadline(

@@ -17,6 +17,7 @@ from functools import partial
 import trio
 from hypercorn.config import Config
 
+from ..._server._internals import ServerInternals
 from ._serve import serve
 from ._worker_spec import WorkerSpec
 
@@ -53,7 +54,7 @@ async def _until_stdin_closes() -> None:
 
 async def _serve(spec: WorkerSpec) -> None:
     server = spec.server.load()
-    server._share_drawn_secret(spec.secret)
+    ServerInternals(server).share_drawn_secret(spec.secret)
     config = spec.config if spec.config is not None else Config()
     if spec.config is None:
         config.loglevel = "WARNING"

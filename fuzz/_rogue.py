@@ -14,9 +14,8 @@ from typing import Any
 import attrs
 from hypothesis import strategies as st
 
-from trio_mcp import jsonrpc as rpc
+from trio_mcp import McpError, jsonrpc as rpc
 from trio_mcp._types._converter import unstructure
-from trio_mcp.jsonrpc import McpError
 from trio_mcp.protocol import LEGACY_VERSIONS
 from trio_mcp.types import (
     PromptsCapability,
@@ -85,7 +84,7 @@ def requests(draw: st.DrawFn, id: Any) -> Rogue:
         meta = params.get("_meta")
         params["_meta"] = {**(meta if type(meta) is dict else {}), "progressToken": token}
     label = f"{method} ({envelope.name} envelope, token {token!r})"
-    return Rogue(rpc.dumps(rpc.Request(id, method, params)), label, params_ok)
+    return Rogue(rpc.dumps(rpc.JsonRpcRequest(id, method, params)), label, params_ok)
 
 
 @st.composite
@@ -100,7 +99,7 @@ def initializes(draw: st.DrawFn, id: Any) -> Rogue:
         del params["clientInfo"]
     if draw(st.booleans()):
         params["_meta"] = dict(ENVELOPES[0].meta)
-    return Rogue(rpc.dumps(rpc.Request(id, "initialize", params)), f"initialize {version!r}")
+    return Rogue(rpc.dumps(rpc.JsonRpcRequest(id, "initialize", params)), f"initialize {version!r}")
 
 
 def _ids(known: Sequence[Any]) -> st.SearchStrategy[Any]:
@@ -114,7 +113,7 @@ def cancellations(draw: st.DrawFn, known: Sequence[Any]) -> Rogue:
     reason = draw(st.sampled_from([None, "why", 5]))
     if reason is not None:
         params["reason"] = reason
-    note = rpc.Notification("notifications/cancelled", params)
+    note = rpc.JsonRpcNotification("notifications/cancelled", params)
     return Rogue(rpc.dumps(note), f"cancel {target!r}")
 
 
@@ -127,7 +126,7 @@ def progress(draw: st.DrawFn, known: Sequence[Any]) -> Rogue:
         params["progress"] = value
     if draw(st.booleans()):
         params["total"] = draw(st.sampled_from([10, "ten"]))
-    note = rpc.Notification("notifications/progress", params)
+    note = rpc.JsonRpcNotification("notifications/progress", params)
     return Rogue(rpc.dumps(note), f"progress {token!r}: {value!r}")
 
 
@@ -162,5 +161,8 @@ def answers(draw: st.DrawFn, id: Any) -> Rogue:
 
 
 def batch(id: Any) -> Rogue:
-    items: list[rpc.Message] = [rpc.Request(id, "ping", None), rpc.Notification("x/note", None)]
+    items: list[rpc.Message] = [
+        rpc.JsonRpcRequest(id, "ping", None),
+        rpc.JsonRpcNotification("x/note", None),
+    ]
     return Rogue(rpc.dumps(items), "batch of ping and a notification")

@@ -13,7 +13,7 @@ from typing import Any, Final
 import attrs
 import orjson
 
-from trio_mcp.jsonrpc import ErrorCode
+from trio_mcp import ErrorCode
 from trio_mcp.protocol import CLIENT_CAPABILITIES, CLIENT_INFO, LOG_LEVEL, PROTOCOL_VERSION
 
 #: A method no revision defines: it goes to the application's handler.

@@ -31,11 +31,11 @@ import trio
 import trio.testing
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from trio_mcp import jsonrpc as rpc
-from trio_mcp.jsonrpc import ConnectionClosed, ErrorCode, McpError
+from trio_mcp import ConnectionClosed, ErrorCode, McpError, jsonrpc as rpc
 from trio_mcp.protocol import CancelRequested, InboundRequest, ReceiveEvent
 from trio_mcp.session import Session
-from trio_mcp.testing import MemoryMessageStream, SessionPair, memory_session_pair
+from trio_mcp.testing import SessionPair, memory_session_pair
+from trio_mcp.transports import MemoryMessageStream
 from trio_mcp.types import ServerCapabilities, ToolsCapability
 
 from ._corpus import ALIEN_IDS, MALFORMED, Malformed
@@ -332,7 +332,9 @@ async def run_request(pair: SessionPair, log: Log, start: float, action: Request
                         await send_raw_quietly(
                             caller.stream,
                             rpc.dumps(
-                                rpc.Notification("notifications/cancelled", {"requestId": call.id})
+                                rpc.JsonRpcNotification(
+                                    "notifications/cancelled", {"requestId": call.id}
+                                )
                             ),
                         )
                     async for update in call:

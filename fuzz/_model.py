@@ -18,11 +18,10 @@ from typing import Any, Literal, TypeVar
 
 import attrs
 
-from trio_mcp import jsonrpc as rpc
+from trio_mcp import ErrorCode, jsonrpc as rpc
 from trio_mcp._types._base import LOGGING_LEVELS
 from trio_mcp._types._converter import StructureError, structure
 from trio_mcp._types._methods import METHODS, has_capability, method_spec
-from trio_mcp.jsonrpc import ErrorCode
 from trio_mcp.protocol import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
@@ -34,7 +33,7 @@ from trio_mcp.protocol import (
     InboundRequest,
     OutboundRequest,
     Phase,
-    Role,
+    Side as Role,
 )
 from trio_mcp.types import (
     ClientCapabilities,
@@ -87,7 +86,7 @@ class Side:
     answered: list[InboundRequest] = attrs.Factory(list)
     #: Messages on their way *to* this side.
     inbox: list[Wire] = attrs.Factory(list)
-    held_initialized: rpc.Notification | None = None
+    held_initialized: rpc.JsonRpcNotification | None = None
 
     @property
     def write_version(self) -> str:
@@ -204,7 +203,7 @@ def notification_allowed(side: Side, method: str, version: str) -> bool:
 # --- What a side must make of a request ----------------------------------------------------------
 
 
-def expect_request(side: Side, request: rpc.Request, params_ok: bool) -> Outcome:
+def expect_request(side: Side, request: rpc.JsonRpcRequest, params_ok: bool) -> Outcome:
     if side.phase is Phase.CLOSED:
         return Outcome("drop")
     # basic/index: an id "MUST NOT match the ID of any other request the sender has issued";
@@ -257,7 +256,7 @@ def _shows_modern(method: str, meta: Any) -> bool:
     return spec is not None and spec.until is None and spec.since >= min(MODERN_VERSIONS)
 
 
-def _expect_modern(side: Side, request: rpc.Request, params_ok: bool) -> Outcome:
+def _expect_modern(side: Side, request: rpc.JsonRpcRequest, params_ok: bool) -> Outcome:
     meta = (request.params or {}).get("_meta")
     # basic/index: "A request missing any required field is malformed; the server MUST
     # reject it with JSON-RPC error code -32602".
@@ -283,7 +282,7 @@ def _expect_modern(side: Side, request: rpc.Request, params_ok: bool) -> Outcome
     return attrs.evolve(_expect_method(side, request, version, params_ok), modern_version=version)
 
 
-def _expect_initialize(side: Side, request: rpc.Request) -> Outcome:
+def _expect_initialize(side: Side, request: rpc.JsonRpcRequest) -> Outcome:
     if parses_as(request.params or {}, InitializeRequestParams) is None:
         return error(ErrorCode.INVALID_PARAMS)
     if not side.conn.legacy_versions:
@@ -295,7 +294,9 @@ def _expect_initialize(side: Side, request: rpc.Request) -> Outcome:
     return Outcome("result")
 
 
-def _expect_method(side: Side, request: rpc.Request, version: str, params_ok: bool) -> Outcome:
+def _expect_method(
+    side: Side, request: rpc.JsonRpcRequest, version: str, params_ok: bool
+) -> Outcome:
     method = request.method
     codes: set[int] = set()
     spec = method_spec(method, version)

@@ -20,9 +20,8 @@ import pytest
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
-from trio_mcp import jsonrpc as rpc
+from trio_mcp import ErrorCode, McpError, jsonrpc as rpc
 from trio_mcp._types._methods import METHODS
-from trio_mcp.jsonrpc import ErrorCode, McpError
 from trio_mcp.protocol import (
     CLIENT_CAPABILITIES,
     CLIENT_INFO,
@@ -44,7 +43,7 @@ from trio_mcp.protocol import (
     ReceiveEvent,
     Reply,
     ResponseReceived,
-    Role,
+    Side as Role,
 )
 from trio_mcp.types import (
     ClientCapabilities,
@@ -567,9 +566,9 @@ class ProtocolMachine(RuleBasedStateMachine):
     def _receive(self, side: Side, message: rpc.Message | rpc.InvalidMessage, wire: Wire) -> None:
         if isinstance(message, rpc.InvalidMessage):
             self._receive_invalid(side, message, wire)
-        elif isinstance(message, rpc.Request):
+        elif isinstance(message, rpc.JsonRpcRequest):
             self._receive_request(side, message, wire)
-        elif isinstance(message, rpc.Notification):
+        elif isinstance(message, rpc.JsonRpcNotification):
             self._receive_notification(side, message, wire)
         else:
             event = self._feed(side, message)
@@ -631,7 +630,7 @@ class ProtocolMachine(RuleBasedStateMachine):
         client.peer_caps = result.capabilities
         client.held_initialized = note
 
-    def _receive_request(self, side: Side, request: rpc.Request, wire: Wire) -> None:
+    def _receive_request(self, side: Side, request: rpc.JsonRpcRequest, wire: Wire) -> None:
         outcome = expect_request(side, request, wire.params_ok)
         phase_before = side.phase
         event = self._feed(side, request)
@@ -677,7 +676,11 @@ class ProtocolMachine(RuleBasedStateMachine):
         self.post(side, reply, f"answer to {request.method} {request.id!r}")
 
     def _answered_by_protocol(
-        self, side: Side, request: rpc.Request, reply: rpc.ResultResponse, phase_before: Phase
+        self,
+        side: Side,
+        request: rpc.JsonRpcRequest,
+        reply: rpc.ResultResponse,
+        phase_before: Phase,
     ) -> None:
         """What the protocol answers itself: initialize, ping, logging/setLevel, discover."""
         if request.method == "initialize":
@@ -708,7 +711,7 @@ class ProtocolMachine(RuleBasedStateMachine):
             # ping: "The receiver MUST respond promptly with an empty response".
             assert reply.result == {}
 
-    def _receive_notification(self, side: Side, note: rpc.Notification, wire: Wire) -> None:
+    def _receive_notification(self, side: Side, note: rpc.JsonRpcNotification, wire: Wire) -> None:
         params = note.params or {}
         event = self._feed(side, note)
         if side.phase is Phase.CLOSED:
@@ -744,7 +747,7 @@ class ProtocolMachine(RuleBasedStateMachine):
             self._receive_other_notification(side, note, wire, event)
 
     def _receive_other_notification(
-        self, side: Side, note: rpc.Notification, wire: Wire, event: ReceiveEvent
+        self, side: Side, note: rpc.JsonRpcNotification, wire: Wire, event: ReceiveEvent
     ) -> None:
         spec = METHODS.get(note.method)
         foreign = spec is not None and (spec.sender == side.role or spec.is_request)

@@ -1,0 +1,201 @@
+"""The HTTP+SSE sessions (2024-11-05) of a fleet: a session is held by the worker serving its
+SSE stream (its *owner*), which records it in the fleet's session registry; a POST for it
+that lands on another worker is handed to the owner through the owner's inbox, and the
+owner delivers it as if it had been POSTed there.
+
+The forwarding worker answers ``202`` once the owner's inbox took the message, ``404`` for a
+session that is unknown, ended, another principal's, or whose owner is gone, and ``503``
+with ``Retry-After`` (and a JSON-RPC error whose data says when) while Redis does not
+answer or the owner's inbox is full. The owner puts a forwarded message in its session's
+queue of forwarded messages without waiting (see ``SseTransport._deliver_forwarded``): a
+session that does not keep up has it dropped, logged and counted (a request is answered
+with an error on its stream), and no other session waits for it.
+
+The session counts among its caller's sessions across the fleet (:class:`FleetCaps`) while
+its stream is open. The registry's record of a session is written when its stream opens,
+written again every third of the registry's ``idle_timeout`` while it stays open (so that
+it outlives an idle hour) and as soon as this worker finds that Redis lost its data (so that
+it comes back within a second or so), and ended when the stream ends.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Final
+
+import orjson
+import trio
+
+from ... import _jsonrpc as rpc
+from ..._errors import ErrorCode
+from ..._fleet._caps import CapsUnavailable
+from ..._fleet._inbox import InboxFull, InboxUnavailable
+from ..._transports._stream import Received
+from ._session_registry import RedisSessionRegistry, SessionRecord, SessionState
+
+if TYPE_CHECKING:
+    from ..._fleet._caps import FleetCaps
+    from ..._fleet._fleet import Fleet
+    from ._exchange import HttpRequest
+
+__all__ = ["SseFleet", "SseFleetUnavailable"]
+
+log = logging.getLogger("trio_mcp.http")
+
+#: The inbox kind of a POST forwarded to the worker holding its session.
+KIND: Final = "sse-2024.post"
+#: The ``Retry-After`` (seconds) of a request refused while the fleet's Redis is away.
+RETRY_AFTER: Final = 5
+#: Seconds a stream's end waits, shielded, to end its session in the registry.
+END_TIMEOUT: Final = 5.0
+#: The protocol version of every session here.
+VERSION: Final = "2024-11-05"
+
+#: Hands a forwarded message to the session it is for: ``(session, principal, message)``;
+#: what the session does not take in time is the callee's to answer or drop.
+Deliver = Callable[[str, str | None, Received], Awaitable[None]]
+
+
+class SseFleetUnavailable(Exception):
+    """The fleet's Redis does not answer: a session cannot be recorded or found."""
+
+
+class SseFleet:
+    """One worker's part of the fleet's HTTP+SSE sessions (see the module's text).
+
+    Args:
+        fleet: this worker's fleet.
+        caps: the sessions each caller holds across the fleet.
+        deliver: hands a message forwarded to this worker to its session.
+        idle_timeout: seconds a record lives in Redis without being written again (3600).
+    """
+
+    def __init__(
+        self, fleet: Fleet, caps: FleetCaps, deliver: Deliver, *, idle_timeout: float = 3600.0
+    ) -> None:
+        self.inbox = fleet.inbox
+        self.caps = caps
+        self.registry = RedisSessionRegistry(
+            fleet.redis, prefix=f"{fleet.state.prefix}sse:", idle_timeout=idle_timeout
+        )
+        self._deliver = deliver
+        #: Messages forwarded here for a session that had ended meanwhile.
+        self.unclaimed = 0
+        self.inbox.on(KIND, self._received)
+
+    def _record(self, session_id: str, principal: str | None) -> SessionRecord:
+        return SessionRecord(
+            session_id=session_id,
+            protocol_version=VERSION,
+            principal=principal or "",
+            owner=self.inbox.worker_id,
+        )
+
+    async def hold(self, session_id: str, principal: str | None, caller: str) -> bool:
+        """Count ``session_id`` among ``caller``'s sessions across the fleet and record that
+        this worker holds it; ``False`` (nothing done) if ``caller`` holds its cap of
+        sessions already. Two round trips (each at most a timeout of 5 s).
+
+        Raises:
+            SseFleetUnavailable: Redis did not answer (nothing is held).
+        """
+        try:
+            if not await self.caps.take(caller, session_id):
+                return False
+        except CapsUnavailable as exc:
+            raise SseFleetUnavailable(str(exc)) from exc
+        try:
+            await self.registry.register(self._record(session_id, principal))
+        except Exception as exc:
+            await self.caps.give_back(caller, session_id)
+            raise SseFleetUnavailable(repr(exc)) from exc
+        return True
+
+    async def keep(self, session_id: str, principal: str | None) -> None:
+        """Write the record again every third of the registry's ``idle_timeout``, and at
+        once when Redis had forgotten this worker (it lost its data), until cancelled (a
+        failure is logged; the next round tries again)."""
+        record = self._record(session_id, principal)
+        while True:
+            with trio.move_on_after(self.registry.idle_timeout / 3):
+                await self.inbox.wait_rejoined()
+            try:
+                await self.registry.register(record)
+            except Exception as exc:  # noqa: BLE001 - tried again at the next round
+                log.warning("cannot record HTTP+SSE session %s... (%r)", session_id[:6], exc)
+
+    async def release(self, session_id: str, caller: str) -> None:
+        """End ``session_id`` everywhere and give ``caller``'s slot back. Shielded, at most
+        :data:`END_TIMEOUT` seconds each; a failure is logged (the record then expires by
+        itself, and POSTs for it that reach this worker are dropped as unclaimed; the slot
+        is given back later, see :meth:`FleetCaps.give_back`)."""
+        await self.caps.give_back(caller, session_id)
+        with trio.CancelScope(shield=True, deadline=trio.current_time() + END_TIMEOUT):
+            try:
+                await self.registry.end(session_id)
+                return
+            except Exception as exc:  # noqa: BLE001 - logged; the record expires
+                log.warning("cannot end HTTP+SSE session %s... (%r)", session_id[:6], exc)
+                return
+        log.warning("cannot end HTTP+SSE session %s... in time", session_id[:6])
+
+    async def forward(
+        self, http: HttpRequest, session_id: str, principal: str | None, body: bytes
+    ) -> None:
+        """Answer a POST for ``session_id``, which this worker does not hold, by handing
+        it to the worker that does. Blocks for two Redis round trips at most (each at most
+        the registry's or the inbox's timeout), inside the request's cancel scope."""
+        try:
+            state, record = await self.registry.lookup(session_id, principal or "")
+        except Exception as exc:  # noqa: BLE001 - answered 503
+            await _unavailable(http, f"the fleet's Redis does not answer ({type(exc).__name__})")
+            return
+        if state is not SessionState.LIVE or record is None or record.owner == self.inbox.worker_id:
+            await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
+            return
+        message = rpc.parse(body)
+        if isinstance(message, rpc.InvalidMessage) and message.reply is not None:
+            await http.respond_message(message.reply, 400)
+            return
+        head = orjson.dumps([session_id, principal])
+        try:
+            taken = await self.inbox.send(record.owner, KIND, head + b"\n" + body)
+        except InboxFull:
+            await _unavailable(http, "the worker holding this session is busy")
+            return
+        except InboxUnavailable as exc:
+            await _unavailable(http, f"the fleet's Redis does not answer ({exc})")
+            return
+        if not taken:
+            # Its owner is gone, and its stream with it: the session ended.
+            with trio.move_on_after(self.registry.timeout):
+                try:
+                    await self.registry.end(session_id)
+                except Exception as exc:  # noqa: BLE001 - it expires by itself
+                    log.debug("cannot end HTTP+SSE session of a gone worker (%r)", exc)
+            await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
+            return
+        await http.respond(202, b"Accepted", content_type=b"text/plain")
+
+    async def _received(self, payload: bytes) -> None:
+        head, _, body = payload.partition(b"\n")
+        try:
+            session_id, principal = orjson.loads(head)
+        except (orjson.JSONDecodeError, ValueError, TypeError):
+            log.warning("ignored a malformed forwarded HTTP+SSE message")
+            return
+        if not isinstance(session_id, str) or not isinstance(principal, str | None):
+            log.warning("ignored a malformed forwarded HTTP+SSE message")
+            return
+        await self._deliver(session_id, principal, rpc.parse(body))
+
+
+async def _unavailable(http: HttpRequest, why: str) -> None:
+    await http.respond_error(
+        503,
+        ErrorCode.INTERNAL_ERROR,
+        f"Service Unavailable: {why}; try again later",
+        data={"retryAfter": RETRY_AFTER, "reason": "unavailable"},
+        headers=[(b"retry-after", b"%d" % RETRY_AFTER)],
+    )
