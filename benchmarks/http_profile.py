@@ -62,6 +62,9 @@ def main() -> int:
     parser.add_argument(
         "--front-end", choices=("httptools", "hypercorn"), default=None, help="(serve's default)"
     )
+    parser.add_argument(
+        "--top", type=int, default=0, help="also list the N functions with the most own time"
+    )
     args = parser.parse_args()
     if args.front_end:
         hb.use_front_ends([args.front_end])
@@ -90,6 +93,13 @@ def main() -> int:
         process.wait(timeout=60)
     calls = args.calls + args.warmup
     stats = pstats.Stats(str(out)).stats
+    if args.top:
+        ranked = sorted(stats.items(), key=lambda item: -item[1][2])[: args.top]
+        for (path, line, name), (_, count, own, _cumulative, _) in ranked:
+            where = (
+                f"{path.split('site-packages/')[-1].split(str(hb.ROOT) + '/')[-1]}:{line} {name}"
+            )
+            print(f"{own / calls * 1e6:7.2f} µs {count / calls:6.2f}/call  {where}")
     shares: collections.Counter[str] = collections.Counter()
     for (path, line, name), (_, count, own, _cumulative, _) in stats.items():
         if name in COUNTED or (path.endswith("_run.py") and name == "__enter__"):

@@ -26,7 +26,10 @@ from http_support import (
     running,
 )
 
+from trio_mcp import Server
 from trio_mcp.http import McpAsgiApp, MemoryEventStore, asgi_app, open_asgi_app
+from trio_mcp.jsonrpc import JsonRpcRequest
+from trio_mcp.server import RateLimit
 
 #: Every test here runs on both HTTP front ends.
 pytestmark = pytest.mark.usefixtures("front_end")
@@ -479,6 +482,144 @@ async def test_delivering_to_a_running_engine_is_one_trip_through_the_scheduler(
             await session.ensure_running()
             raise AssertionError("ensure_running is a checkpoint")
         assert looked_up and scope.cancelled_caught
+
+
+def _with_a_plain_tool() -> Server:
+    server, _ = make_server()
+
+    @server.tool()
+    def shout(text: str) -> str:
+        """A plain function: the engine's receive loop would answer it without a task."""
+        return text.upper()
+
+    return server
+
+
+def _under(task: trio.lowlevel.Task, nursery: trio.Nursery) -> bool:
+    """Whether ``task`` runs in ``nursery`` or in a nursery of one of its descendants."""
+    parent = task.parent_nursery
+    while parent is not None:
+        if parent is nursery:
+            return True
+        owner = parent.parent_task
+        parent = owner.parent_nursery
+    return False
+
+
+class _Spawns(trio.abc.Instrument):
+    def __init__(self) -> None:
+        self.tasks: list[trio.lowlevel.Task] = []
+
+    def task_spawned(self, task: trio.lowlevel.Task) -> None:
+        self.tasks.append(task)
+
+
+async def test_a_plain_function_tool_call_starts_no_engine() -> None:
+    """A call of a plain-function tool in a dormant session is answered in the POST's own
+    task: no engine starts for it (the stateless path answers the same way)."""
+    app = asgi_app(_with_a_plain_tool(), engine_linger=30)
+    async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+        headers = await initialize(client, base + "/mcp")
+        r = await client.post(base + "/mcp", json=call(1, "shout", {"text": "hi"}), headers=headers)
+        assert r.headers["content-type"].startswith("application/json")
+        assert r.json()["result"]["content"][0]["text"] == "HI"
+        bad = await client.post(base + "/mcp", json=call(2, "shout", {"txt": "x"}), headers=headers)
+        assert bad.json()["result"]["isError"] is True
+        assert app.manager is not None
+        assert app.manager.statistics() == {"sessions": 1, "running": 0}
+
+
+async def test_with_the_engine_running_a_plain_call_takes_no_task_of_the_engine() -> None:
+    """With the engine running (a handler's call, lingering), a plain call is still answered
+    in the POST's task: nothing is spawned under the session manager's nursery for it (the
+    engine's receive loop would send the answer from a task of its own), and the order of
+    answers in the session is kept."""
+    app = asgi_app(_with_a_plain_tool(), engine_linger=30)
+    async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+        headers = await initialize(client, base + "/mcp")
+        r = await client.post(base + "/mcp", json=call(1, "echo", {"text": "x"}), headers=headers)
+        assert r.json()["result"]["content"][0]["text"] == "x"
+        manager = app.manager
+        assert manager is not None
+        assert manager.sessions[headers["mcp-session-id"]].running
+        spawns = _Spawns()
+        trio.lowlevel.add_instrument(spawns)
+        try:
+            r = await client.post(
+                base + "/mcp", json=call(2, "shout", {"text": "y"}), headers=headers
+            )
+        finally:
+            trio.lowlevel.remove_instrument(spawns)
+        assert r.json()["result"]["content"][0]["text"] == "Y"
+        assert [t.name for t in spawns.tasks if _under(t, manager.nursery)] == []
+        # The engine still answers what needs a handler, in the same session.
+        r = await client.post(base + "/mcp", json=call(3, "echo", {"text": "z"}), headers=headers)
+        assert r.json()["result"]["content"][0]["text"] == "z"
+
+
+async def test_a_plain_call_never_overtakes_a_message_on_its_way_to_the_engine() -> None:
+    """A request handed to the running engine, and a plain call delivered by another POST's
+    task in the very batch where the engine takes the first (in either order, as trio
+    picks): the connection sees them in the order they came, so a plain call reusing the
+    id of the request in flight is refused, every time (answering it in its own task while
+    the first is still on its way would let it pass).
+
+    wait_all_tasks_blocked: the test's HTTP client is idle, and the blocking calls wait."""
+    app = asgi_app(_with_a_plain_tool(), engine_linger=30)
+    async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+        headers = await initialize(client, base + "/mcp")
+        r = await client.post(base + "/mcp", json=call(1, "echo", {"text": "x"}), headers=headers)
+        assert r.json()["result"]["content"][0]["text"] == "x"
+        assert app.manager is not None
+        session = app.manager.sessions[headers["mcp-session-id"]]
+        assert session.running
+        for attempt in range(20):
+            id = 100 + attempt
+            first = JsonRpcRequest(id, "tools/call", {"name": "block", "arguments": {}})
+            second = JsonRpcRequest(id, "tools/call", {"name": "shout", "arguments": {"text": "a"}})
+            refused = session.connection.statistics().errors_replied
+            in_flight = session.connection.in_flight
+            go = trio.Event()
+
+            async def deliver_second(go: trio.Event = go, second: JsonRpcRequest = second) -> None:
+                await go.wait()
+                await session.deliver(second)
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(deliver_second)
+                await trio.testing.wait_all_tasks_blocked()
+                go.set()  # the second runs in the batch where the engine takes the first,
+                await session.deliver(first)  # which this hands over, then yields
+            with trio.fail_after(5):  # (the blocking calls wait for the shutdown)
+                while session.connection.in_flight == in_flight:
+                    await trio.sleep(0.001)
+                await trio.testing.wait_all_tasks_blocked()
+            assert session.connection.statistics().errors_replied == refused + 1, attempt
+
+
+async def test_a_rate_limited_plain_call_still_takes_from_the_callers_bucket() -> None:
+    """With ``tool_rate_limit``, plain-function calls are not answered past the limit: they
+    go the engine's way, whose dispatcher knows the caller's bucket."""
+    server = Server("limited", tool_rate_limit=RateLimit(calls=2, per=3600))
+
+    @server.tool()
+    def shout(text: str) -> str:
+        """A plain function."""
+        return text.upper()
+
+    app = asgi_app(server, engine_linger=30)
+    async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
+        headers = await initialize(client, base + "/mcp")
+        answers = [
+            (
+                await client.post(
+                    base + "/mcp", json=call(n, "shout", {"text": "a"}), headers=headers
+                )
+            ).json()["result"]
+            for n in (1, 2, 3)
+        ]
+        assert [a.get("isError", False) for a in answers] == [False, False, True]
+        assert "Rate limit exceeded" in answers[2]["content"][0]["text"]
 
 
 #: The documented bound on ending a session (docs/reference/limits.md).

@@ -9,7 +9,7 @@ a state is sealed or opened): a server that offers only tools does not load them
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -183,40 +183,23 @@ class Dispatcher:
             result = {**result, "resultType": "complete"}
         return result
 
+    def plain_call(self, method: str, raw: dict[str, Any] | None) -> ToolSpec | None:
+        """The tool a request of ``method`` with ``raw`` params calls, if :meth:`immediate`
+        can answer it (see :func:`plain_call`; with a rate limit, none: :meth:`handle`
+        knows the caller)."""
+        if self._rate_limiter is not None:
+            return None
+        return plain_call(self._internals.tools, method, raw)
+
     def immediate(self, session: Session, request: InboundRequest) -> Any:
         """Answer a call of a plain-function tool right away, in the session's receive loop
         (no task, no cancel scope: the function never yields); everything else
         :data:`~trio_mcp.session.LATER`. With a rate limit, calls go the long way too:
         :meth:`handle` knows the caller (stateless HTTP names it per request)."""
-        if request.method != "tools/call" or self._rate_limiter is not None:
+        spec = self.plain_call(request.method, request.raw_params)
+        if spec is None:
             return LATER
-        raw = request.raw_params
-        if raw is None:
-            return LATER
-        name = raw.get("name")
-        spec = self._internals.tools.get(name) if type(name) is str else None
-        arguments = raw.get("arguments")
-        meta = raw.get("_meta")
-        if (
-            spec is None
-            or not spec.runs_inline
-            or spec.task != "never"
-            or (arguments is not None and type(arguments) is not dict)
-            or (meta is not None and type(meta) is not dict)
-            or len(raw.keys() - _PLAIN_CALL_KEYS) > 0  # task, input rounds: the long way
-        ):
-            return LATER
-        try:
-            result = spec.answer_now(arguments, request.version)
-        except URLElicitationRequired:
-            # What it becomes depends on the era and the client (see handle): the long
-            # way decides. The function runs again there, as it would on a retry.
-            return LATER
-        if isinstance(result, CallToolResult):
-            content = downgrade_content(result.content, request.version)
-            if content is not result.content:
-                result = attrs.evolve(result, content=content)
-        return result
+        return answer_plain_call(spec, request)
 
     async def on_notification(self, session: Session, method: str, params: Any) -> None:
         callback = self._internals.notification_callbacks.get(method)
@@ -728,3 +711,53 @@ def _field(params: Any, name: str) -> Any:
     if attrs.has(type(params)):
         return getattr(params, re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower(), None)
     raise McpError("Invalid params: expected an object", code=ErrorCode.INVALID_PARAMS)
+
+
+def calls_rate_limited(server: Server, rate_limiter: RateLimiter | None) -> bool:
+    """Whether a :class:`Dispatcher` of ``server`` given ``rate_limiter`` limits tool calls
+    (it makes a limiter of its own from the server's ``tool_rate_limit``)."""
+    return rate_limiter is not None or server.tool_rate_limit is not None
+
+
+def plain_call(
+    tools: Mapping[str, ToolSpec], method: str, raw: dict[str, Any] | None
+) -> ToolSpec | None:
+    """The tool of ``tools`` that a request of ``method`` with ``raw`` params calls, if the
+    call can be answered at once by :func:`answer_plain_call` (a plain-function tool, no
+    task, no input rounds; a rate limit is the caller's to check); else ``None``. Reads only
+    the raw params: a transport may ask before it hands the request to the connection."""
+    if method != "tools/call" or raw is None:
+        return None
+    name = raw.get("name")
+    spec = tools.get(name) if type(name) is str else None
+    arguments = raw.get("arguments")
+    meta = raw.get("_meta")
+    if (
+        spec is None
+        or not spec.runs_inline
+        or spec.task != "never"
+        or (arguments is not None and type(arguments) is not dict)
+        or (meta is not None and type(meta) is not dict)
+        or len(raw.keys() - _PLAIN_CALL_KEYS) > 0  # task, input rounds: the long way
+    ):
+        return None
+    return spec
+
+
+def answer_plain_call(spec: ToolSpec, request: InboundRequest) -> Any:
+    """The result of ``request``, a call of ``spec``, a tool that :attr:`~ToolSpec.runs_inline`
+    (see :meth:`Dispatcher.plain_call`): its function runs now, in the calling task;
+    :data:`~trio_mcp.session.LATER` if the call needs the long way after all."""
+    raw = request.raw_params
+    assert raw is not None
+    try:
+        result = spec.answer_now(raw.get("arguments"), request.version)
+    except URLElicitationRequired:
+        # What it becomes depends on the era and the client (see handle): the long
+        # way decides. The function runs again there, as it would on a retry.
+        return LATER
+    if isinstance(result, CallToolResult):
+        content = downgrade_content(result.content, request.version)
+        if content is not result.content:
+            result = attrs.evolve(result, content=content)
+    return result

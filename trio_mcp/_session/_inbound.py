@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
-from typing import Any, Final, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 import trio
 
@@ -33,6 +33,9 @@ from .. import _jsonrpc as rpc
 from .._errors import ConnectionClosed, ErrorCode, McpError
 from .._protocol._events import InboundRequest
 from ._link import Link, send_quietly
+
+if TYPE_CHECKING:
+    from .._protocol._connection import Connection
 
 log = logging.getLogger("trio_mcp.session")
 #: The name of every inbound request's handler task (a constant: trio would otherwise format
@@ -42,18 +45,45 @@ _HANDLER_TASK: Final = "trio_mcp: request handler"
 #: The session the handlers are given (a :class:`~._link.Link`: the session module's
 #: :class:`~._engine.Session`, which this module does not import).
 S = TypeVar("S", bound=Link)
+#: What :func:`respond_now` hands to the function that answers.
+T = TypeVar("T")
 
 #: What an immediate handler (:data:`~._engine.ImmediateHandler`) returns to decline.
 LATER: Any = object()
 
 
-class _Later:
+class NeedsTask:
     """What :meth:`Inbound._immediate_answer` says when the request needs a task."""
 
     __slots__ = ()
 
 
-_NEEDS_TASK: Final = _Later()
+NEEDS_TASK: Final = NeedsTask()
+
+
+def respond_now(
+    connection: Connection,
+    request: InboundRequest,
+    answer: Callable[[T, InboundRequest], Any],
+    arg: T,
+) -> rpc.Message | NeedsTask | None:
+    """The answer to ``request`` that ``answer(arg, request)`` gives at once (it never
+    blocks): the connection's response to its result or to the :exc:`McpError` it raised
+    (an internal error for anything else, logged), ``None`` when there is nothing to send
+    (the request was cancelled), or :data:`NEEDS_TASK` when it returns
+    :data:`LATER` (the request needs a task of its own; it is still in flight)."""
+    try:
+        result = answer(arg, request)
+        if result is LATER:
+            return NEEDS_TASK
+        return connection.respond(request, result)
+    except McpError as exc:
+        return connection.respond_error(request, exc)
+    except Exception:
+        log.exception("handler for %s (id %r) failed", request.method, request.id)
+        return connection.respond_error(
+            request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
+        )
 
 
 async def _no_requests(session: Link, request: InboundRequest) -> Any:
@@ -119,7 +149,7 @@ class Inbound(Generic[S]):
         peer to read."""
         if self._immediate is not None:
             answer = self._immediate_answer(request)
-            if not isinstance(answer, _Later):
+            if not isinstance(answer, NeedsTask):
                 if answer is not None:
                     await self._answer(request, answer, handlers)
                 return
@@ -157,23 +187,12 @@ class Inbound(Generic[S]):
             with suppress(ConnectionClosed):
                 await self._send_answer(request, message)
 
-    def _immediate_answer(self, request: InboundRequest) -> rpc.Message | _Later | None:
+    def _immediate_answer(self, request: InboundRequest) -> rpc.Message | NeedsTask | None:
         """The immediate handler's answer to ``request``: a message, None (nothing to
         send), or LATER (it needs a task of its own)."""
         assert self._immediate is not None
-        connection = self._session.connection
-        try:
-            result = self._immediate(self._session, request)
-            if result is LATER:
-                return _NEEDS_TASK
-            return connection.respond(request, result)
-        except McpError as exc:
-            return connection.respond_error(request, exc)
-        except Exception:
-            log.exception("handler for %s (id %r) failed", request.method, request.id)
-            return connection.respond_error(
-                request, McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
-            )
+        session = self._session
+        return respond_now(session.connection, request, self._immediate, session)
 
     async def _handle(self, request: InboundRequest, admitted: bool) -> None:
         session = self._session

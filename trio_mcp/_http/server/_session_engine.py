@@ -26,16 +26,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 
 import trio
 
 from ... import _jsonrpc as rpc
+from ..._errors import ErrorCode, McpError
 from ..._protocol._connection import Connection
-from ..._protocol._events import NotificationReceived, Reply
-from ..._server._dispatch import Dispatcher
+from ..._protocol._events import Dispatch, NotificationReceived, Reply
+from ..._server._dispatch import Dispatcher, answer_plain_call, calls_rate_limited, plain_call
 from ..._server._internals import ServerInternals
 from ..._session._engine import Session, connect_session
+from ..._session._inbound import NeedsTask, respond_now
 from ..._transports._stream import MessageStream, Received
 from ..._types._base import RequestId
 from . import _store_outage as store_outage
@@ -75,19 +77,17 @@ class _SessionStream(MessageStream):
         if self.session.closed:
             await trio.lowlevel.checkpoint()
             raise trio.BrokenResourceError("the session ended")
-        if type(message) is rpc.ErrorResponse:
-            refused = retry_status(message.error)
-            if refused is not None:  # busy, a quota, a store away: 503/429 + Retry-After
-                await self.session.route(message, related, status=refused[0], headers=refused[1])
-                return
-        await self.session.route(message, related)
+        await self.session.send_answer(message, related)
 
     async def receive(self) -> Received:
         inbound = self.inbound
         if inbound is None:
             await trio.lowlevel.checkpoint()
             raise trio.EndOfChannel
-        return await inbound.receive()
+        message = await inbound.receive()
+        # The engine's receive loop hands it to the connection before its next checkpoint.
+        self.session.taken += 1
+        return message
 
     async def aclose(self) -> None:
         if self.inbound is not None:
@@ -107,6 +107,7 @@ class LegacySession:
         "channels",
         "closed",
         "connection",
+        "delivered",
         "id",
         "last_seen",
         "manager",
@@ -115,6 +116,7 @@ class LegacySession:
         "standalone",
         "stream",
         "subscribed_uris",
+        "taken",
     )
 
     def __init__(
@@ -148,6 +150,11 @@ class LegacySession:
         self._inbound: trio.MemorySendChannel[Received] | None = None
         self._engine_done: trio.Event | None = None
         self._engine_scope: trio.CancelScope | None = None
+        #: Messages handed to the engine, and taken by its receive loop (which hands each
+        #: to the connection before it yields): while they differ, something sent earlier
+        #: is still on its way to the connection.
+        self.delivered = 0
+        self.taken = 0
 
     def __repr__(self) -> str:
         state = "running" if self._inbound is not None else "dormant"
@@ -179,6 +186,8 @@ class LegacySession:
             else:
                 await trio.lowlevel.checkpoint()
             return
+        if isinstance(message, rpc.JsonRpcRequest) and await self._answer_now(message):
+            return
         if (
             isinstance(message, rpc.JsonRpcNotification)
             and message.method == "notifications/cancelled"
@@ -196,10 +205,105 @@ class LegacySession:
                 await trio.lowlevel.checkpoint()
             return
         inbound = await self._engine_inbound()
+        # Counted before the send: the send hands the message over and then yields, and
+        # until the engine takes it, no plain call may overtake it (see answer_now).
+        self.delivered += 1
         try:
             await inbound.send(message)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self.delivered -= 1
             raise SessionClosed from None
+        except BaseException:  # (cancelled before it was sent)
+            self.delivered -= 1
+            raise
+
+    @property
+    def caught_up(self) -> bool:
+        """Whether everything delivered to the engine has reached the connection (then a
+        request answered now is seen in the order it came)."""
+        return self.delivered == self.taken
+
+    def answer_now(
+        self, message: rpc.JsonRpcRequest
+    ) -> tuple[rpc.Message, bytes] | Literal[False] | None:
+        """Answer a call of a plain-function tool now, in the calling task (the POST's),
+        without the engine: what the engine's receive loop would do with it (see
+        :meth:`Dispatcher.immediate <trio_mcp._server._dispatch.Dispatcher.immediate>`), with
+        no task, no channel hop, and no engine started for it. Only when :attr:`caught_up`,
+        so that the connection sees the session's messages in order.
+
+        Returns the answer and its JSON; ``None`` if the message was taken and nothing is
+        to be sent; ``False`` if it was not taken (it is left untouched, for the engine).
+        Never blocks."""
+        manager = self.manager
+        if self.closed or not self.caught_up:
+            return False  # (delivering raises SessionClosed, or queues it behind the rest)
+        if calls_rate_limited(manager.server, manager.rate_limiter):
+            return False  # (the engine's dispatcher takes from the caller's bucket)
+        spec = plain_call(ServerInternals(manager.server).tools, message.method, message.params)
+        if spec is None:
+            return False
+        connection = self.connection
+        event = connection.receive(message)
+        if type(event) is Reply:  # refused by the protocol (bad params, say)
+            answer: rpc.Message | None = event.message
+        elif type(event) is Dispatch:
+            result = respond_now(connection, event.request, answer_plain_call, spec)
+            if isinstance(result, NeedsTask):
+                # It needs the long way after all (it may ask the client for input): the
+                # engine takes the message afresh (the connection counts it twice).
+                connection.abandon(event.request)
+                return False
+            answer = result
+        else:  # dropped: the engine would send nothing either
+            return None
+        if answer is None:
+            return None
+        try:
+            return answer, rpc.dumps(answer)
+        except TypeError:
+            # The result held something JSON cannot carry: the tool's bug, answered as the
+            # engine answers it.
+            log.exception("answer to %s (id %r) is not JSON", message.method, message.id)
+            internal = McpError("Internal error", code=ErrorCode.INTERNAL_ERROR)
+            answer = rpc.ErrorResponse(message.id, internal.error)
+            return answer, rpc.dumps(answer)
+
+    async def _answer_now(self, message: rpc.JsonRpcRequest) -> bool:
+        """:meth:`answer_now`, the answer routed as the engine's would be. Returns whether
+        the message was taken. Blocks while the answer is written."""
+        taken = self.answer_now(message)
+        if taken is False:
+            return False
+        if taken is None:
+            await trio.lowlevel.checkpoint()
+        else:
+            await self.send_answer(taken[0], message.id)
+        return True
+
+    def _dispatcher(self) -> Dispatcher:
+        """The handlers of this session's requests, for one run of the engine."""
+        manager = self.manager
+        dispatcher = Dispatcher(
+            manager.server,
+            principal=self.principal,
+            rate_limiter=manager.rate_limiter,
+            caller=manager.callers.get(self.id),
+        )
+        dispatcher.subscribed_uris = self.subscribed_uris
+        # The app's tasks (2025-11-25's core tasks), which outlive the session.
+        dispatcher.tasks = manager.tasks
+        return dispatcher
+
+    async def send_answer(self, message: rpc.Message, related: RequestId | None) -> None:
+        """Route ``message``, sent by the server in this session (see :meth:`route`); an
+        error that says to come back later answers 503 or 429 with ``Retry-After``."""
+        if type(message) is rpc.ErrorResponse:
+            refused = retry_status(message.error)
+            if refused is not None:  # busy, a quota, a store away: 503/429 + Retry-After
+                await self.route(message, related, status=refused[0], headers=refused[1])
+                return
+        await self.route(message, related)
 
     async def _cancelled(self, request_id: object) -> None:
         """The client cancelled ``request_id``: no answer will come for it, so a channel
@@ -265,15 +369,7 @@ class LegacySession:
         manager = self.manager
         try:
             with scope:
-                dispatcher = Dispatcher(
-                    manager.server,
-                    principal=self.principal,
-                    rate_limiter=manager.rate_limiter,
-                    caller=manager.callers.get(self.id),
-                )
-                dispatcher.subscribed_uris = self.subscribed_uris
-                # The app's tasks (2025-11-25's core tasks), which outlive the session.
-                dispatcher.tasks = manager.tasks
+                dispatcher = self._dispatcher()
                 changes = trio.CancelScope()
                 async with trio.open_nursery() as nursery:
                     session = await connect_session(

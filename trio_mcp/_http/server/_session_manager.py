@@ -19,6 +19,7 @@ import logging
 import math
 import re
 import secrets
+from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Final
 
@@ -34,9 +35,16 @@ from .._headers import LAST_EVENT_ID, MCP_SESSION_ID
 from . import _store_outage as store_outage
 from ._callers import CallerCaps
 from ._event_store import EventStore
-from ._exchange import HttpRequest, ResponseWriter, error_body, keep_alive
+from ._exchange import (
+    Header,
+    HttpRequest,
+    ResponseWriter,
+    error_body,
+    keep_alive,
+    retry_status,
+)
 from ._resumable_streams import Channel, replay as replay_events
-from ._session_engine import SESSION_END_TIMEOUT, LegacySession, SessionClosed
+from ._session_engine import SELF_ANSWERED, SESSION_END_TIMEOUT, LegacySession, SessionClosed
 from ._session_registry import SessionRecord, principal_key
 from ._sse import priming_event
 
@@ -418,6 +426,12 @@ class SessionManager:
         if session.closed:
             await _session_gone(http)
             return
+        if (
+            len(messages) == 1
+            and http.accepts_json
+            and await self._answer_now(http, session, messages[0])
+        ):
+            return
         channel = session.open_channel(ids)
         if channel is None:
             await http.respond_error(
@@ -452,6 +466,35 @@ class SessionManager:
                 await carry()
         # If the client left early, what follows waits in the store (legacy: no cancel).
         await channel.release(writer)
+
+    async def _answer_now(
+        self, http: HttpRequest, session: LegacySession, message: Received
+    ) -> bool:
+        """Answer a lone request that the session can answer now, in this task, as plain
+        JSON (the client takes it): the answer the engine would give, with no channel, no
+        writer to hand over to, and nothing in the event store (a JSON answer carries no
+        event id, so no client could resume it). Returns whether it answered."""
+        if (
+            type(message) is not rpc.JsonRpcRequest
+            or message.method in SELF_ANSWERED
+            or message.id in session.routes  # (the long way refuses it)
+        ):
+            return False
+        taken = session.answer_now(message)
+        if taken is False:
+            return False
+        if taken is None:  # (the session ended meanwhile: nothing will answer it)
+            await _session_gone(http)
+            return True
+        answer, data = taken
+        status: int = 200
+        headers: Sequence[Header] = ()
+        if type(answer) is rpc.ErrorResponse:
+            refused = retry_status(answer.error)
+            if refused is not None:
+                status, headers = refused
+        await http.respond(status, data, headers=[(b"content-length", b"%d" % len(data)), *headers])
+        return True
 
     def _prime(self, session: LegacySession, channel: Channel, writer: ResponseWriter) -> None:
         store = channel.store
