@@ -19,8 +19,7 @@ import pytest
 
 from trio_mcp._fuzz._report import FuzzFailure, FuzzReport
 from trio_mcp._fuzz._sarif import sarif_log
-from trio_mcp.fuzz import HttpTarget, StdioTarget, fuzz, parse_identity_options
-from trio_mcp.fuzz import replay_reproduction
+from trio_mcp.fuzz import HttpTarget, StdioTarget, fuzz, parse_identity_options, replay_reproduction
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = ROOT / "tests" / "fuzz_targets"
