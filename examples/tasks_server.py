@@ -24,20 +24,28 @@ from __future__ import annotations
 import argparse
 import sys
 from functools import partial
+from typing import Annotated, Final
 
 import trio
 
 from trio_mcp import Context, Server
 from trio_mcp.http import serve
-from trio_mcp.server import TaskSettings
+from trio_mcp.server import Field, TaskSettings
+
+#: The longest ``slow`` sleeps, in seconds.
+MAX_SLEEP: Final = 3600
 
 
 def make_server(store: str) -> Server:
     server = Server("tasks-example", tasks=TaskSettings(store=store, poll_interval_ms=100))
 
     @server.tool(task="optional")
-    async def slow(seconds: float, ctx: Context) -> str:
-        """Sleep for ``seconds``, then say so."""
+    async def slow(
+        seconds: Annotated[float, Field(schema={"minimum": 0, "maximum": MAX_SLEEP})],
+        ctx: Context,
+    ) -> str:
+        """Sleep for ``seconds`` (at most an hour: a server bounds what a caller can make
+        it hold), then say so."""
         await ctx.report_progress(0, seconds, "started")
         await trio.sleep(seconds)
         return f"slept {seconds:g} s"
