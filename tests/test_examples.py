@@ -309,6 +309,9 @@ def test_every_example_is_checked() -> None:
     assert scripts - TESTED_ELSEWHERE == set(EXPECTED)
 
 
+# The first of these runs every example (the module's fixture), each bounded by TIMEOUT: on
+# a machine another test run shares, all of them take longer than the default 60 s a test.
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_example_runs(name: str, outputs: dict[str, subprocess.CompletedProcess[str]]) -> None:
     result = outputs[name]

@@ -580,3 +580,36 @@ async def test_a_process_stream_sends_and_receives_without_waiting_when_it_can()
             except trio.WouldBlock:
                 second = await stream.receive()
         assert (first, second) == (rpc.JsonRpcNotification("one"), rpc.JsonRpcNotification("two"))
+
+
+#: A child that stops reading its stdin, says so, then (after a while) writes its last
+#: words to stderr and exits with status 4.
+_CLOSES_STDIN_THEN_DIES = """
+import os, sys, time
+os.close(0)
+print('{"jsonrpc": "2.0", "method": "peer/stdin-closed"}', flush=True)
+time.sleep(0.3)
+sys.stderr.write("one\\ntwo\\n")
+sys.exit(4)
+"""
+
+
+async def test_a_send_the_child_can_no_longer_take_waits_for_why() -> None:
+    """A send failing on a child's closed stdin waits (``exit_wait``) for its exit status and
+    its stderr, so the ConnectionClosed built from ``close_details`` says why: the child
+    exits after the send failed (the race a loaded machine showed, made certain here)."""
+    with trio.fail_after(20):
+        async with open_process_stream(
+            [sys.executable, "-c", _CLOSES_STDIN_THEN_DIES],
+            exit_wait=10,
+            stderr=lambda line: None,
+        ) as stream:
+            notice = await stream.receive()
+            assert isinstance(notice, rpc.JsonRpcNotification)
+            assert notice.method == "peer/stdin-closed"
+            with pytest.raises(trio.BrokenResourceError):
+                for _ in range(100):  # (the first writes may fit in the pipe: none reads it)
+                    await stream.send(rpc.JsonRpcNotification("x/y", {"pad": "z" * 65536}))
+            returncode, tail = stream.close_details()
+    assert returncode == 4
+    assert tail is not None and tail.splitlines()[-1] == "two"

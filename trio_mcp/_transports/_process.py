@@ -155,8 +155,18 @@ class ProcessMessageStream(MessageStream):
         return self.process.returncode, self._drain.tail
 
     async def send(self, message: Message, *, related: RequestId | None = None) -> None:
-        """Queue a message for the child's stdin; see :meth:`LineMessageStream.send`."""
-        await self._lines.send(message)
+        """Queue a message for the child's stdin; see :meth:`LineMessageStream.send`.
+
+        Raises:
+            trio.BrokenResourceError: the child's stdin is gone (after waiting up to
+                ``exit_wait`` for its exit status and the rest of its stderr, so that
+                :meth:`close_details` can tell why).
+        """
+        try:
+            await self._lines.send(message)
+        except trio.BrokenResourceError:
+            await self._wait_for_exit()
+            raise
 
     def send_nowait(self, message: Message, *, related: RequestId | None = None) -> None:
         """Send without waiting if the pipe or the queue has room; see
@@ -185,12 +195,17 @@ class ProcessMessageStream(MessageStream):
         try:
             return await self._lines.receive()
         except trio.EndOfChannel:
-            if not self._output_ended:
-                with trio.move_on_after(self._exit_wait):
-                    await self.process.wait()
-                    await self._drain.done.wait()
-                self._output_ended = True
+            await self._wait_for_exit()
             raise
+
+    async def _wait_for_exit(self) -> None:
+        """Once the child's stdout or stdin is gone: wait up to ``exit_wait`` seconds (once)
+        for its exit status and the end of its stderr."""
+        if not self._output_ended:
+            with trio.move_on_after(self._exit_wait):
+                await self.process.wait()
+                await self._drain.done.wait()
+            self._output_ended = True
 
     async def aclose(self) -> None:
         """Run the shutdown ladder (see :func:`open_process_stream`) and wait until it is done.
