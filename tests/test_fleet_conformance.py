@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import math
 import os
+import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from fleet_spread import RoundRobin, fleet_in_process, spread_client
+from fleet_spread import RoundRobin, fleet_in_process, round_robin_proxy, spread_client
 from redis_support import RedisProcess
 
 from trio_mcp import Server, jsonrpc as rpc
+from trio_mcp.fuzz import HttpTarget, fuzz
 from trio_mcp.http import HttpClientStream, open_http_stream
 from trio_mcp.testing import check_transport
 from trio_mcp.transports import MessageStream
@@ -131,3 +135,62 @@ async def test_http_sse_spread_over_three_workers_passes_check_transport(
         lambda: spread_session(redis.url, 16), lambda: spread_session(redis.url, 0)
     )
     await check_transport(server_first(redis.url, 16), server_first(redis.url, 0))
+
+
+# -- the fuzzer's HTTP rules, each request on another worker ---------------------------------
+
+EVERYTHING_SERVER = ROOT / "examples" / "everything_server.py"
+
+
+@contextmanager
+def everything_fleet(redis: str, count: int = 2) -> Iterator[list[int]]:
+    """``count`` ``examples/everything_server.py --http 0 --redis URL`` workers; their ports."""
+    command = [sys.executable, str(EVERYTHING_SERVER), "--http", "0", "--redis", redis]
+    processes = [
+        subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        for _ in range(count)
+    ]
+    try:
+        ports = []
+        for process in processes:
+            assert process.stderr is not None
+            line = process.stderr.readline()  # it names its URL once it serves
+            found = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", line)
+            assert found is not None, line
+            ports.append(int(found.group(1)))
+        yield ports
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+async def test_the_fuzzers_http_rules_pass_with_requests_spread_over_workers(
+    redis: RedisProcess,
+) -> None:
+    """Both eras: sessions made on one worker and used, resumed and DELETEd through the
+    other, input rounds, the HTTP probes (headers, Host, sizes, methods). (The same two
+    workers without ``--redis`` fail it at once: a session's ping on the other worker gets
+    "Session not found".)"""
+    with everything_fleet(redis.url) as ports:
+        async with round_robin_proxy(ports) as (base, transport):
+            report = await fuzz(
+                HttpTarget(url=base + "/mcp"),
+                checks=["protocol", "http"],
+                max_examples=30,
+                seed=1,  # (a seed whose run reaches every HTTP rule; see test_fuzz_own_server)
+                deadline=5,
+                cancel_wait=0.3,
+                time_budget=40,
+                spec_dir=SPEC_DIR if SPEC_DIR.exists() else None,
+            )
+    assert not report.failures, report.summary()
+    assert set(report.eras) == {"legacy", "modern"}
+    assert "http_headers" in report.rules, report.rules
+    assert "http_session" in report.rules, report.rules
+    assert len(transport.sent) > 100 and set(transport.sent) == set(ports)
