@@ -7,6 +7,8 @@ over Streamable HTTP (both protocol eras) on 127.0.0.1::
     python examples/echo_server.py --http 8000 --front-end hypercorn  # on Hypercorn
     python examples/echo_server.py --http 8000 --workers 2 --redis redis://127.0.0.1:6379/0
                                                             # a fleet sharing that Redis
+    hypercorn --worker-class trio --workers 2 --bind 127.0.0.1:8000 \
+        'examples/echo_server.py:make_app("redis://127.0.0.1:6379/0")'   # the same, on Hypercorn
 
 SIGTERM or Ctrl-C shuts the HTTP server down gracefully: long-lived streams
 end at once, requests in flight get ``--graceful`` seconds, then everything
@@ -34,12 +36,14 @@ def echo(text: str) -> str:
     return text
 
 
-def make_app() -> object:
+def make_app(redis: str | None = None) -> object:
     """The ASGI app, for ASGI servers run from the command line (Hypercorn's own
-    ``--workers`` included). A factory, so that a stdio server never loads the HTTP stack."""
+    ``--workers`` included). A factory, so that a stdio server never loads the HTTP stack.
+    ``make_app("redis://host:6379/0")``: each process is one worker of the fleet sharing
+    that Redis."""
     from trio_mcp.http import asgi_app
 
-    return asgi_app(server)
+    return asgi_app(server, state=redis)
 
 
 async def until_signalled() -> None:

@@ -3,6 +3,10 @@
 
     python examples/tasks_server.py --port 8000 --store sqlite:///tmp/tasks.db
 
+As one worker of a fleet (run several, on other ports or machines, with the same Redis):
+
+    python examples/tasks_server.py --port 8001 --redis redis://127.0.0.1:6379/0
+
 Tools:
 
 - ``slow(seconds)`` sleeps, then answers. A client that declares the extension gets a
@@ -16,6 +20,10 @@ Tools:
 process), ``sqlite:///path/file.db`` (survives a restart: a finished task's result is
 still there, a task that was running when the process died reads ``failed``), or
 ``redis://host:port/db`` (shared by a fleet of workers; needs the ``tasks-redis`` extra).
+``--redis URL`` makes the server one worker of the fleet sharing that Redis (the
+``state=`` of ``serve``): its tasks are recorded there (unless ``--store`` names another
+store), and the rest crosses workers too (input rounds, change notifications, sessions),
+so any worker reads, updates and cancels a task another one runs.
 The server prints ``tasks server on http://HOST:PORT/mcp`` once it listens.
 """
 
@@ -65,13 +73,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--store", default="memory:", help="memory:, sqlite:///FILE, redis://…")
+    parser.add_argument(
+        "--store", help="where tasks are recorded: memory: (the default), sqlite:///FILE, redis://…"
+    )
+    parser.add_argument(
+        "--redis",
+        metavar="URL",
+        help="serve as one worker of the fleet sharing this Redis (redis://host:port/db): "
+        "tasks, input rounds, notifications and sessions cross workers "
+        "(its tasks are recorded there unless --store says otherwise)",
+    )
     args = parser.parse_args()
-    server = make_server(args.store)
+    server = make_server(args.store or args.redis or "memory:")
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:
-            port = await nursery.start(partial(serve, server, args.host, args.port))
+            port = await nursery.start(
+                partial(serve, server, args.host, args.port, state=args.redis)
+            )
             print(f"tasks server on http://{args.host}:{port}/mcp", flush=True)
 
     failed: BaseException | None = None

@@ -1,6 +1,7 @@
 """Tasks across a fleet (issue 23): two worker processes on different ports share a real
 Redis task store; a task started on one is read on the other, and ``tasks/cancel`` answered
-by the other stops the work where it runs (the handler observes the cancellation)."""
+by the other stops the work where it runs (the handler observes the cancellation). The same
+with ``examples/tasks_server.py --redis URL`` as the workers."""
 
 from __future__ import annotations
 
@@ -8,17 +9,22 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import trio
 from http_support import meta, modern_body, modern_headers
 from redis_support import redis_url  # noqa: F401 - the fixture
 
+from trio_mcp.http import open_http_client
 from trio_mcp.server import TASKS_EXTENSION
+from trio_mcp.types import ElicitResult
 
 HERE = Path(__file__).resolve().parent
+EXAMPLE = HERE.parent / "examples" / "tasks_server.py"
 
 pytestmark = pytest.mark.slow
 
@@ -114,3 +120,60 @@ def test_input_answered_through_another_worker_reaches_the_task(
         assert time.monotonic() < deadline, done
         time.sleep(0.05)
     assert done["result"]["content"][0]["text"] == "confirmed: True"
+
+
+# -- examples/tasks_server.py as fleet members -----------------------------------------------
+
+
+@contextmanager
+def tasks_servers(redis: str, count: int = 2) -> Iterator[list[str]]:
+    """``count`` ``examples/tasks_server.py --redis URL`` workers; their MCP URLs."""
+    command = [sys.executable, str(EXAMPLE), "--port", "0", "--redis", redis]
+    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(count)]
+    try:
+        urls = []
+        for process in processes:
+            assert process.stdout is not None
+            line = process.stdout.readline()  # the server says where it listens (or dies)
+            assert line.startswith("tasks server on "), line
+            urls.append(line.split()[-1])
+        yield urls
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+async def answer_name(params: Any) -> ElicitResult:
+    return ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def test_the_tasks_example_runs_as_a_fleet(redis_url: str) -> None:  # noqa: F811
+    """A task created through one worker of ``examples/tasks_server.py --redis`` is read,
+    answered (``tasks/update``) and cancelled through the other."""
+    with tasks_servers(redis_url) as (a, b), trio.fail_after(60):
+        async with (
+            open_http_client(a, elicitation=answer_name) as on_a,
+            open_http_client(b, elicitation=answer_name) as on_b,
+        ):
+            # ``ask`` runs on a and waits for a name; b reads it, answers it, and gets its
+            # outcome (b's client answers the input request with tasks/update, on b: a's
+            # handle was detached before it polled).
+            async with on_a.open_tool_task("ask") as asking:
+                ask_id = asking.detach()
+            async with on_b.open_task(ask_id) as asked:
+                result = await asked.result()
+            assert result.content[0].text == "Hello, Ada!"  # type: ignore[union-attr]
+            # ``slow`` runs on a; b reads it and cancels it; a reads it cancelled.
+            async with on_a.open_tool_task("slow", {"seconds": 600}) as slow:
+                slow_id = slow.detach()
+            async with on_b.open_task(slow_id) as seen:
+                assert await seen.poll() == "working"
+                await seen.cancel()
+            async with on_a.open_task(slow_id) as again:
+                assert await again.poll() == "cancelled"

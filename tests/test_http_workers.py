@@ -10,8 +10,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,8 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from http_support import meta, modern_body, modern_headers
+from http_support import ACCEPT, LEGACY, meta, modern_body, modern_headers
+from redis_support import redis_url  # noqa: F401 - the fixture
 
 from trio_mcp import Server
 from trio_mcp.http import serve
@@ -198,12 +199,14 @@ def test_workers_die_with_their_parent_and_serve_from_the_script() -> None:
         parent.wait()
 
 
-def test_hypercorns_own_workers_serve_the_example_app() -> None:
-    """The command line the serving how-to gives for Hypercorn's supervisor."""
+@contextmanager
+def hypercorn(factory: str, workers: int = 2) -> Iterator[str]:
+    """``hypercorn --worker-class trio --workers N`` serving ``examples/echo_server.py``'s
+    ``factory`` (such as ``make_app()``) on a free port, once it answers; its MCP URL."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    hypercorn = subprocess.Popen(
+    process = subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -211,10 +214,10 @@ def test_hypercorns_own_workers_serve_the_example_app() -> None:
             "--worker-class",
             "trio",
             "--workers",
-            "2",
+            str(workers),
             "--bind",
             f"127.0.0.1:{port}",
-            f"{HERE.parent / 'examples' / 'echo_server.py'}:make_app()",
+            f"{HERE.parent / 'examples' / 'echo_server.py'}:{factory}",
         ],
         stderr=subprocess.PIPE,
         text=True,
@@ -224,7 +227,7 @@ def test_hypercorns_own_workers_serve_the_example_app() -> None:
         url = f"http://127.0.0.1:{port}/mcp"
         deadline = time.monotonic() + 30
         while True:
-            assert hypercorn.poll() is None, hypercorn.stderr.read() if hypercorn.stderr else ""
+            assert process.poll() is None, process.stderr.read() if process.stderr else ""
             try:
                 r = httpx.post(
                     url,
@@ -239,11 +242,60 @@ def test_hypercorns_own_workers_serve_the_example_app() -> None:
                 assert time.monotonic() < deadline, "hypercorn did not come up"
                 time.sleep(0.1)
         assert r.json()["result"]["content"][0]["text"] == "hi"
-        os.killpg(hypercorn.pid, signal.SIGTERM)
-        hypercorn.wait(timeout=15)
+        yield url
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
     finally:
         try:
-            os.killpg(hypercorn.pid, signal.SIGKILL)
+            os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        hypercorn.wait()
+        process.wait()
+
+
+def test_hypercorns_own_workers_serve_the_example_app() -> None:
+    """The command line the serving how-to gives for Hypercorn's supervisor."""
+    with hypercorn("make_app()"):
+        pass
+
+
+def legacy_session(url: str) -> dict[str, str]:
+    """Open an initialize-era session at ``url``; the headers its requests carry."""
+    client = {"name": "test", "version": "1"}
+    params = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": client}
+    body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+    answer = httpx.post(url, json=body, headers={"accept": ACCEPT}, timeout=10)
+    assert answer.status_code == 200, answer.text
+    headers = {
+        "mcp-session-id": answer.headers["mcp-session-id"],
+        "mcp-protocol-version": LEGACY,
+        "accept": ACCEPT,
+    }
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert httpx.post(url, json=initialized, headers=headers, timeout=10).status_code == 202
+    return headers
+
+
+def echo_in(url: str, headers: dict[str, str], text: str) -> httpx.Response:
+    """``echo(text)`` in the session ``headers`` name, on a connection of its own."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": text}}}  # fmt: skip
+    return httpx.post(url, json=body, headers=headers, timeout=10)
+
+
+def test_hypercorn_processes_sharing_redis_serve_as_one(redis_url: str) -> None:  # noqa: F811
+    """The how-to's Hypercorn command with ``make_app("redis://...")``: two Hypercorn
+    processes on two ports, two workers each, one Redis. An initialize-era session opened
+    on one is served on the other and by each of their workers (every request on a new
+    connection, so Hypercorn's workers take turns), and a DELETE on one ends it on both."""
+    factory = f"make_app({redis_url!r})"
+    with hypercorn(factory) as a, hypercorn(factory) as b:
+        headers = legacy_session(a)
+        for n in range(6):
+            answered = echo_in((a, b)[n % 2], headers, f"call {n}")
+            assert answered.status_code == 200, answered.text
+            assert f"call {n}" in answered.text
+        assert httpx.delete(b, headers=headers, timeout=10).status_code == 200
+        for url in (a, b):
+            ended = echo_in(url, headers, "after")
+            assert ended.status_code == 404, ended.text
