@@ -116,12 +116,9 @@ def server_first(state: str, buffer: int) -> Any:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="known (issue 23): (1) a forwarded POST is acknowledged (202) once it is in the "
-    "holder's Redis inbox, not once delivered, so a later POST the holder takes itself "
-    "overtakes it: one task's sends arrive out of order (with POSTs sent only to the other "
-    "workers, order holds); (2) when the client closes its stream, the server's end "
-    "raises ClosedResourceError, not EndOfChannel, and what was POSTed but not yet "
-    "received is dropped (one worker too)",
+    reason="known (issue 23): when the client closes its stream, the server's end raises "
+    "ClosedResourceError, not EndOfChannel, and what was POSTed but not yet received is "
+    "dropped (one worker too)",
 )
 async def test_http_sse_spread_over_three_workers_passes_check_transport(
     redis: RedisProcess,

@@ -22,7 +22,7 @@ from redis_support import RedisProcess
 from test_fleet_state import workers
 
 from trio_mcp import Server, _jsonrpc as rpc
-from trio_mcp._http.server._exchange import ResponseWriter
+from trio_mcp._http.server._exchange import HttpRequest, ResponseWriter
 from trio_mcp._http.server._sse_2024 import SseTransport, _Held, _SseStream
 from trio_mcp._transports._stream import Received
 
@@ -189,54 +189,84 @@ async def test_redis_away_gives_503_on_the_forwarding_worker_and_the_fleet_recov
             assert back["id"] == 4
 
 
-async def test_a_session_flooded_through_other_workers_refuses_and_holds_up_no_other(
+async def test_a_forwarded_post_is_accepted_once_its_session_took_it_and_holds_up_no_other(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
+    """On the worker holding the session, a POST another worker forwarded is answered (and so
+    its ``202`` reaches the client) only once the session's queue took it: a later POST,
+    wherever it lands, cannot overtake it. A session that takes nothing (its client floods
+    it) makes its own POSTs wait, never another session's; another principal's gets 404."""
     transport = SseTransport(Server("owner"), message_path="/messages", inbound_buffer=1)
-    written: list[bytes] = []
 
-    async def asgi_send(message: dict[str, Any]) -> None:
-        written.append(message.get("body", b""))
+    async def nothing(message: dict[str, Any]) -> None:
+        await trio.lowlevel.checkpoint()
 
-    writer = ResponseWriter(asgi_send, json_ok=False)
-    await writer.open_sse()
-    # A session that takes nothing (its client floods it), and one that takes everything.
+    writer = ResponseWriter(nothing, json_ok=False)
     stuck, _stuck_receive = trio.open_memory_channel[Received](0)
-    flooded = _Held(stuck, "alice", _SseStream(writer, _stuck_receive))
+    transport.sessions["s"] = _Held(stuck, "alice", _SseStream(writer, _stuck_receive))
     other_send, other_receive = trio.open_memory_channel[Received](10)
-    other = _Held(other_send, "bob", _SseStream(writer, other_receive))
-    transport.sessions.update(s=flooded, t=other)
+    transport.sessions["t"] = _Held(other_send, "bob", _SseStream(writer, other_receive))
 
-    def message(body: dict[str, Any]) -> Received:
-        return rpc.parse(json.dumps(body).encode())
+    async def forwarded_post(
+        session: str, principal: str, body: dict[str, Any], left: trio.Event | None = None
+    ) -> int | None:
+        statuses: list[int] = []
 
-    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        async def send(message: dict[str, Any]) -> None:
+            await trio.lowlevel.checkpoint()
+            if message["type"] == "http.response.start":
+                statuses.append(message["status"])
+
+        async def receive() -> dict[str, Any]:
+            await (trio.Event() if left is None else left).wait()
+            return {"type": "http.disconnect"}
+
+        scope = {
+            "type": "http",
+            "method": "POST",
+            "path": "/messages",
+            "query_string": f"session_id={session}".encode(),
+            "headers": [],
+        }
+        http = HttpRequest(scope, receive, send)
+        await transport.post(http, json.dumps(body).encode(), principal, forwarded=True)
+        return statuses[0] if statuses else None
+
+    answered: list[int | None] = []
+
+    async def post_to_stuck() -> None:
+        answered.append(await forwarded_post("s", "alice", echo(7, "x")))
+
     async with trio.open_nursery() as nursery:
-        transport._forwarding(nursery, flooded)
-        transport._forwarding(nursery, other)
-        started = trio.current_time()
-        for _ in range(2):  # one waits for the session, one in the queue
-            await transport._deliver_forwarded("s", "alice", message(note))
-            await trio.testing.wait_all_tasks_blocked()
-        assert transport.forwards_dropped == 0
-        await transport._deliver_forwarded("s", "alice", message(note))
-        await transport._deliver_forwarded("s", "alice", message(echo(7, "x")))
-        assert transport.forwards_dropped == 2
-        # Another session's messages are not held up.
-        await transport._deliver_forwarded("t", "bob", message(echo(8, "y")))
-        with trio.fail_after(1):
-            got = await other_receive.receive()
-        assert isinstance(got, rpc.JsonRpcRequest) and got.id == 8
-        # Another principal's message for a session is not delivered (nor answered).
-        await transport._deliver_forwarded("s", "mallory", message(echo(9, "x")))
-        assert transport.forwards_dropped == 2
+        nursery.start_soon(post_to_stuck)
         await trio.testing.wait_all_tasks_blocked()
-        assert trio.current_time() == started  # nothing above waited
-        nursery.cancel_scope.cancel()
-    (data,) = [line for line in b"".join(written).split(b"\n") if line.startswith(b"data:")]
-    error = json.loads(data.removeprefix(b"data:"))
-    assert error["id"] == 7
-    assert error["error"]["data"] == {"retryAfter": 1, "reason": "busy"}
+        assert answered == []  # no 202 before the session took it
+        # Another session's POSTs are not held up.
+        assert await forwarded_post("t", "bob", echo(8, "y")) == 202
+        got = other_receive.receive_nowait()
+        assert isinstance(got, rpc.JsonRpcRequest) and got.id == 8
+        # Another principal is told what an unknown session gets (and never forwarded on).
+        assert await forwarded_post("s", "mallory", echo(9, "x")) == 404
+        assert await forwarded_post("gone", "alice", echo(10, "x")) == 404
+        # The session takes it: only then the 202.
+        taken = await _stuck_receive.receive()
+        assert isinstance(taken, rpc.JsonRpcRequest) and taken.id == 7
+        await trio.testing.wait_all_tasks_blocked()
+        assert answered == [202]
+        # A POST whose client leaves (the forwarding worker gave up waiting) while the
+        # session is full is never delivered late, nor answered.
+        left = trio.Event()
+
+        async def post_and_leave() -> None:
+            answered.append(await forwarded_post("s", "alice", echo(11, "x"), left))
+
+        nursery.start_soon(post_and_leave)
+        await trio.testing.wait_all_tasks_blocked()
+        left.set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert answered == [202, None]
+        with pytest.raises(trio.WouldBlock):
+            _stuck_receive.receive_nowait()
 
 
 async def test_the_sessions_per_principal_cap_holds_across_workers_and_both_transports(

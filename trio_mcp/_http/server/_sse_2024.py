@@ -20,7 +20,7 @@ import math
 import secrets
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote
 
 import attrs
@@ -39,6 +39,7 @@ from ._sse import endpoint_event
 if TYPE_CHECKING:
     from ..._fleet._caps import FleetCaps
     from ..._fleet._fleet import Fleet
+    from ..._fleet._forward import Forwarder
     from ..._server._server import Server
     from ..._session._engine import Session
     from ._sse_2024_fleet import SseFleet
@@ -46,14 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["SseTransport"]
 
 log = logging.getLogger("trio_mcp.http")
-
-#: The answer to a request another worker forwarded to a session whose queue of forwarded
-#: messages was full.
-BUSY: Final = Error(
-    code=ErrorCode.INTERNAL_ERROR,
-    message="the session is busy: request dropped; try again later",
-    data={"retryAfter": 1, "reason": "busy"},
-)
 
 
 class _SseStream(MessageStream):
@@ -83,16 +76,13 @@ class _SseStream(MessageStream):
 
 @attrs.define(slots=True)
 class _Held:
-    """A session this worker holds: where POSTed messages go, the principal that opened
-    it, its stream, and, in a fleet, where messages other workers forward to it wait, and
-    the ids of forwarded requests refused because that queue was full (each is answered
-    with :data:`BUSY` on the stream)."""
+    """A session this worker holds: where POSTed messages go (also those POSTed to other
+    workers of a fleet, which forward them here), the principal that opened it, its
+    stream."""
 
     inbound: trio.MemorySendChannel[Received]
     principal: str | None
     stream: _SseStream
-    forwarded: trio.MemorySendChannel[Received] | None = None
-    refused: trio.MemorySendChannel[RequestId] | None = None
 
 
 class SseTransport:
@@ -139,21 +129,22 @@ class SseTransport:
         self.sessions: dict[str, _Held] = {}
         #: The fleet's part, while the app runs with ``state=`` (see :meth:`join`).
         self.fleet: SseFleet | None = None
-        #: Messages forwarded by another worker that their session did not take in time.
-        self.forwards_dropped = 0
         self.closing = False
         #: When requests still running are cut off and answered with an error (Trio time).
         self.shutdown_deadline = math.inf
         #: Each session's watch for that deadline.
         self._deadlines: dict[str, trio.CancelScope] = {}
 
-    def join(self, fleet: Fleet | None, caps: FleetCaps | None) -> None:
+    def join(
+        self, fleet: Fleet | None, caps: FleetCaps | None, forwarder: Forwarder | None
+    ) -> None:
         """Serve as one worker of ``fleet`` from now on, counting each caller's sessions
-        across it with ``caps`` (``None``: alone again)."""
+        across it with ``caps`` and handing POSTs for sessions other workers hold to them
+        with ``forwarder`` (``None``: alone again)."""
         self.fleet = (
             None
-            if fleet is None or caps is None
-            else _lazy.SseFleet(fleet, caps, self._deliver_forwarded)
+            if fleet is None or caps is None or forwarder is None
+            else _lazy.SseFleet(fleet, caps, forwarder)
         )
 
     def begin_shutdown(self, deadline: float = math.inf) -> None:
@@ -237,7 +228,7 @@ class SseTransport:
         # app is mounted at (``root_path``), percent-encoded again (ASGI paths are decoded).
         where = quote((http.scope.get("root_path") or "").rstrip("/") + self.message_path)
         stream = _SseStream(writer, receive)
-        held = self.sessions[session_id] = _Held(send, principal, stream)
+        self.sessions[session_id] = _Held(send, principal, stream)
         watch = self._deadlines[session_id] = trio.CancelScope(deadline=self.shutdown_deadline)
         serving = trio.CancelScope()
         cut_off: list[RequestId] = []
@@ -249,7 +240,6 @@ class SseTransport:
                 nursery.start_soon(keep_alive, writer, self.keepalive_interval)
                 if fleet is not None:
                     nursery.start_soon(fleet.keep, session_id, principal)
-                    self._forwarding(nursery, held)
                 with serving:
                     async with trio.open_nursery() as running:
                         session = await running.start(
@@ -272,25 +262,22 @@ class SseTransport:
             self._deadlines.pop(session_id, None)
             send.close()
             receive.close()
-            for channel in (held.forwarded, held.refused):
-                if channel is not None:
-                    channel.close()
         await writer.close()
 
-    def _forwarding(self, nursery: trio.Nursery, held: _Held) -> None:
-        """Give ``held`` its queues of forwarded messages and refused requests, and start
-        the two tasks (in ``nursery``, the session's) that empty them: into the session,
-        which may wait for it, and onto the stream."""
-        held.forwarded, forwarded = trio.open_memory_channel[Received](self.inbound_buffer)
-        held.refused, refused = trio.open_memory_channel[RequestId](self.inbound_buffer)
-        nursery.start_soon(_pass_on, forwarded, held.inbound)
-        nursery.start_soon(_answer_busy, refused, held.stream)
-
-    async def post(self, http: HttpRequest, body: bytes, principal: str | None = None) -> None:
+    async def post(
+        self,
+        http: HttpRequest,
+        body: bytes,
+        principal: str | None = None,
+        *,
+        forwarded: bool = False,
+    ) -> None:
         """Deliver one POSTed message (or batch) of ``principal`` to its session: ``202
-        Accepted``; ``404`` for an unknown session or another principal's. In a fleet, a
-        session another worker holds gets it through that worker's inbox (``503`` with
-        ``Retry-After`` while Redis does not answer)."""
+        Accepted`` once the session's queue took it (blocks while the queue is full);
+        ``404`` for an unknown session or another principal's. In a fleet, a POST for a
+        session another worker holds is forwarded to that worker, and answered as it
+        answers it (``503`` with ``Retry-After`` while Redis does not answer); one that
+        was ``forwarded`` here is never forwarded again."""
         query = parse_qs(http.scope.get("query_string", b"").decode("latin-1"))
         session_id = (query.get("session_id") or [""])[0]
         entry = self.sessions.get(session_id)
@@ -305,7 +292,7 @@ class SseTransport:
             await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
             return
         if entry is None:
-            if self.fleet is not None and session_id:
+            if self.fleet is not None and session_id and not forwarded:
                 await self.fleet.forward(http, session_id, principal, body)
                 return
             await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
@@ -316,69 +303,36 @@ class SseTransport:
             await http.respond_message(message.reply, 400)
             return
         try:
-            await inbound.send(message)
+            try:
+                inbound.send_nowait(message)
+            except trio.WouldBlock:
+                if not await _send_unless_client_leaves(http, inbound, message):
+                    return  # nothing delivered, and no one to answer
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
             return
         await http.respond(202, b"Accepted", content_type=b"text/plain")
 
-    async def _deliver_forwarded(
-        self, session_id: str, principal: str | None, message: Received
-    ) -> None:
-        """Hand ``message``, forwarded by another worker, to the session it is for, as a
-        POST here would, without waiting: it joins the session's queue of forwarded
-        messages (``inbound_buffer`` long). A session whose queue is full (its client
-        floods it) has the message dropped, logged and counted, and a request among it
-        answered with :data:`BUSY` on its stream; other sessions never wait for it."""
-        await trio.lowlevel.checkpoint()
-        held = self.sessions.get(session_id)
-        if held is None or held.principal != principal or held.forwarded is None:
-            # Ended meanwhile (or never here: the registry was out of date).
-            if self.fleet is not None:
-                self.fleet.unclaimed += 1
-            return
-        try:
-            held.forwarded.send_nowait(message)
-            return
-        except trio.WouldBlock:
-            pass
-        except (trio.BrokenResourceError, trio.ClosedResourceError):
-            return  # the session is ending
-        self.forwards_dropped += 1
-        log.warning(
-            "HTTP+SSE session %s... has %d forwarded messages waiting already: one dropped",
-            session_id[:6],
-            self.inbound_buffer,
-        )
-        items = message.items if isinstance(message, rpc.Batch) else [message]
-        for item in items:
-            if isinstance(item, rpc.JsonRpcRequest) and held.refused is not None:
-                try:
-                    held.refused.send_nowait(item.id)
-                except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
-                    pass  # as many refusals wait already: this one goes unanswered
 
+async def _send_unless_client_leaves(
+    http: HttpRequest, inbound: trio.MemorySendChannel[Received], message: Received
+) -> bool:
+    """Put ``message`` in its session's queue, waiting while the queue is full, unless the
+    client leaves first (then nothing is delivered: it was never accepted, and a forwarded
+    POST whose forwarding worker gave up waiting is not delivered late). Blocks until one
+    of the two; whether it was delivered."""
+    delivered = False
+    async with trio.open_nursery() as nursery:
 
-async def _pass_on(
-    forwarded: trio.MemoryReceiveChannel[Received], inbound: trio.MemorySendChannel[Received]
-) -> None:
-    """Hand each forwarded message to the session, waiting while it is busy; returns when
-    either side closes."""
-    try:
-        async for message in forwarded:
-            await inbound.send(message)
-    except (trio.BrokenResourceError, trio.ClosedResourceError):
-        pass  # the session is ending
+        async def watch_client() -> None:
+            await http.wait_disconnect()
+            nursery.cancel_scope.cancel()
 
-
-async def _answer_busy(refused: trio.MemoryReceiveChannel[RequestId], stream: _SseStream) -> None:
-    """Answer each refused request with :data:`BUSY` on the stream; returns when either
-    ends."""
-    try:
-        async for request_id in refused:
-            await stream.send(rpc.ErrorResponse(request_id, BUSY))
-    except (trio.BrokenResourceError, trio.ClosedResourceError):
-        pass  # the stream ended: so did the requests
+        nursery.start_soon(watch_client)
+        await inbound.send(message)
+        delivered = True
+        nursery.cancel_scope.cancel()
+    return delivered
 
 
 async def _cut_off_at_deadline(

@@ -1,15 +1,16 @@
 """The HTTP+SSE sessions (2024-11-05) of a fleet: a session is held by the worker serving its
 SSE stream (its *owner*), which records it in the fleet's session registry; a POST for it
-that lands on another worker is handed to the owner through the owner's inbox, and the
-owner delivers it as if it had been POSTed there.
+that lands on another worker is forwarded whole to the owner (by the fleet's
+:class:`~trio_mcp._fleet._forward.Forwarder`, as Streamable HTTP requests are), which
+serves it as if it had been POSTed there, and its answer comes back the same way.
 
-The forwarding worker answers ``202`` once the owner's inbox took the message, ``404`` for a
-session that is unknown, ended, another principal's, or whose owner is gone, and ``503``
-with ``Retry-After`` (and a JSON-RPC error whose data says when) while Redis does not
-answer or the owner's inbox is full. The owner puts a forwarded message in its session's
-queue of forwarded messages without waiting (see ``SseTransport._deliver_forwarded``): a
-session that does not keep up has it dropped, logged and counted (a request is answered
-with an error on its stream), and no other session waits for it.
+So the forwarding worker answers ``202`` only once the session took the message into its
+queue, behind everything POSTed before (on any worker) and ahead of anything POSTed after:
+one client's messages reach the session in the order it sent them. It answers ``404`` for
+a session that is unknown, ended, or another principal's, or whose owner is gone before it
+took the POST, and ``503`` with ``Retry-After`` while Redis does not answer, the owner's
+inbox is full, or the owner went away with the POST. A session whose queue is full makes
+its POSTs wait, wherever they landed, as it makes those POSTed to the owner wait.
 
 The session counts among its caller's sessions across the fleet (:class:`FleetCaps`) while
 its stream is open. The registry's record of a session is written when its stream opens,
@@ -21,40 +22,35 @@ it comes back within a second or so), and ended when the stream ends.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Final
+from collections.abc import MutableMapping
+from typing import TYPE_CHECKING, Any, Final
 
-import orjson
 import trio
 
 from ... import _jsonrpc as rpc
 from ..._errors import ErrorCode
 from ..._fleet._caps import CapsUnavailable
-from ..._fleet._inbox import InboxFull, InboxUnavailable
-from ..._transports._stream import Received
+from ._exchange import HttpRequest
 from ._session_registry import RedisSessionRegistry, SessionRecord, SessionState
 
 if TYPE_CHECKING:
     from ..._fleet._caps import FleetCaps
     from ..._fleet._fleet import Fleet
-    from ._exchange import HttpRequest
+    from ..._fleet._forward import Forwarder
 
 __all__ = ["SseFleet", "SseFleetUnavailable"]
 
 log = logging.getLogger("trio_mcp.http")
 
-#: The inbox kind of a POST forwarded to the worker holding its session.
-KIND: Final = "sse-2024.post"
 #: The ``Retry-After`` (seconds) of a request refused while the fleet's Redis is away.
 RETRY_AFTER: Final = 5
 #: Seconds a stream's end waits, shielded, to end its session in the registry.
 END_TIMEOUT: Final = 5.0
+#: Seconds a forwarded POST waits for the worker holding its session to answer it (its
+#: session took it, or it was refused) before it is answered 503 with ``Retry-After``.
+ANSWER_TIMEOUT: Final = 10.0
 #: The protocol version of every session here.
 VERSION: Final = "2024-11-05"
-
-#: Hands a forwarded message to the session it is for: ``(session, principal, message)``;
-#: what the session does not take in time is the callee's to answer or drop.
-Deliver = Callable[[str, str | None, Received], Awaitable[None]]
 
 
 class SseFleetUnavailable(Exception):
@@ -67,22 +63,25 @@ class SseFleet:
     Args:
         fleet: this worker's fleet.
         caps: the sessions each caller holds across the fleet.
-        deliver: hands a message forwarded to this worker to its session.
+        forwarder: hands a POST to the worker holding its session, and serves those
+            other workers hand to this one.
         idle_timeout: seconds a record lives in Redis without being written again (3600).
     """
 
     def __init__(
-        self, fleet: Fleet, caps: FleetCaps, deliver: Deliver, *, idle_timeout: float = 3600.0
+        self,
+        fleet: Fleet,
+        caps: FleetCaps,
+        forwarder: Forwarder,
+        *,
+        idle_timeout: float = 3600.0,
     ) -> None:
         self.inbox = fleet.inbox
         self.caps = caps
         self.registry = RedisSessionRegistry(
             fleet.redis, prefix=f"{fleet.state.prefix}sse:", idle_timeout=idle_timeout
         )
-        self._deliver = deliver
-        #: Messages forwarded here for a session that had ended meanwhile.
-        self.unclaimed = 0
-        self.inbox.on(KIND, self._received)
+        self.forwarder = forwarder
 
     def _record(self, session_id: str, principal: str | None) -> SessionRecord:
         return SessionRecord(
@@ -128,8 +127,8 @@ class SseFleet:
     async def release(self, session_id: str, caller: str) -> None:
         """End ``session_id`` everywhere and give ``caller``'s slot back. Shielded, at most
         :data:`END_TIMEOUT` seconds each; a failure is logged (the record then expires by
-        itself, and POSTs for it that reach this worker are dropped as unclaimed; the slot
-        is given back later, see :meth:`FleetCaps.give_back`)."""
+        itself, and POSTs for it that other workers forward here get 404; the slot is
+        given back later, see :meth:`FleetCaps.give_back`)."""
         await self.caps.give_back(caller, session_id)
         with trio.CancelScope(shield=True, deadline=trio.current_time() + END_TIMEOUT):
             try:
@@ -143,9 +142,12 @@ class SseFleet:
     async def forward(
         self, http: HttpRequest, session_id: str, principal: str | None, body: bytes
     ) -> None:
-        """Answer a POST for ``session_id``, which this worker does not hold, by handing
-        it to the worker that does. Blocks for two Redis round trips at most (each at most
-        the registry's or the inbox's timeout), inside the request's cancel scope."""
+        """Answer a POST for ``session_id``, which this worker does not hold, as the worker
+        that holds it answers it. Blocks for the registry's lookup and then until that
+        worker answered (it took the message into the session, or refused it), or went
+        away (checked every :data:`~trio_mcp._fleet._forward.LIVENESS_CHECK` seconds of
+        silence), at most :data:`ANSWER_TIMEOUT` seconds (then ``503``), inside the request's
+        cancel scope; each Redis wait is bounded."""
         try:
             state, record = await self.registry.lookup(session_id, principal or "")
         except Exception as exc:  # noqa: BLE001 - answered 503
@@ -158,37 +160,32 @@ class SseFleet:
         if isinstance(message, rpc.InvalidMessage) and message.reply is not None:
             await http.respond_message(message.reply, 400)
             return
-        head = orjson.dumps([session_id, principal])
-        try:
-            taken = await self.inbox.send(record.owner, KIND, head + b"\n" + body)
-        except InboxFull:
-            await _unavailable(http, "the worker holding this session is busy")
-            return
-        except InboxUnavailable as exc:
-            await _unavailable(http, f"the fleet's Redis does not answer ({exc})")
-            return
-        if not taken:
-            # Its owner is gone, and its stream with it: the session ended.
-            with trio.move_on_after(self.registry.timeout):
-                try:
-                    await self.registry.end(session_id)
-                except Exception as exc:  # noqa: BLE001 - it expires by itself
-                    log.debug("cannot end HTTP+SSE session of a gone worker (%r)", exc)
-            await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
-            return
-        await http.respond(202, b"Accepted", content_type=b"text/plain")
+        started = False
 
-    async def _received(self, payload: bytes) -> None:
-        head, _, body = payload.partition(b"\n")
-        try:
-            session_id, principal = orjson.loads(head)
-        except (orjson.JSONDecodeError, ValueError, TypeError):
-            log.warning("ignored a malformed forwarded HTTP+SSE message")
+        async def send(message: MutableMapping[str, Any]) -> None:
+            nonlocal started
+            started = True
+            await http.send(message)
+
+        with trio.move_on_after(ANSWER_TIMEOUT) as waited:
+            answered = await self.forwarder.forward(
+                HttpRequest(http.scope, http.receive, send), body, record.owner, principal
+            )
+        if waited.cancelled_caught:
+            # The owner did not answer in time (its session is flooded, or its answer was
+            # lost): told that this client left, it does not deliver the message late.
+            if not started:
+                await _unavailable(http, "the worker holding this session did not answer in time")
             return
-        if not isinstance(session_id, str) or not isinstance(principal, str | None):
-            log.warning("ignored a malformed forwarded HTTP+SSE message")
-            return
-        await self._deliver(session_id, principal, rpc.parse(body))
+        if answered:
+            return  # answered by the owner (or 503: it could not be reached)
+        # Its owner is gone, and its stream with it: the session ended.
+        with trio.move_on_after(self.registry.timeout):
+            try:
+                await self.registry.end(session_id)
+            except Exception as exc:  # noqa: BLE001 - it expires by itself
+                log.debug("cannot end HTTP+SSE session of a gone worker (%r)", exc)
+        await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
 
 
 async def _unavailable(http: HttpRequest, why: str) -> None:
