@@ -7,7 +7,6 @@ through a proxy that sends each request to the next worker. Real redis-server.""
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import subprocess
@@ -18,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import trio
 from fleet_spread import fleet_in_process, round_robin_proxy, spread_client
 from redis_support import RedisProcess
+from sse_server_end import ServedByTheTest
 
-from trio_mcp import Server, jsonrpc as rpc
 from trio_mcp.fuzz import HttpTarget, fuzz
 from trio_mcp.http import HttpClientStream, open_http_stream
 from trio_mcp.testing import check_transport
@@ -45,42 +43,6 @@ def redis(tmp_path: Path) -> Iterator[RedisProcess]:
 
 
 # -- check_transport, each request on another worker -----------------------------------------
-
-
-class HandedOver(MessageStream):
-    """The server's end of one HTTP+SSE session, handed to the test (in the worker holding
-    it): closing it ends the session, as the server ending it would."""
-
-    def __init__(self, inner: MessageStream) -> None:
-        self.inner = inner
-        self.closed = trio.Event()
-
-    async def send(self, message: rpc.Message, *, related: Any = None) -> None:
-        await self.inner.send(message, related=related)
-
-    async def receive(self) -> Any:
-        return await self.inner.receive()
-
-    async def aclose(self) -> None:
-        self.closed.set()
-        await self.inner.aclose()
-
-
-class ServedByTheTest(Server):
-    """A server whose sessions are served by the test: each session's stream goes to
-    ``streams``."""
-
-    def __init__(self) -> None:
-        super().__init__("spread")
-        self.found, self.streams = trio.open_memory_channel[HandedOver](math.inf)
-
-    async def serve(  # type: ignore[override]
-        self, stream: MessageStream, *, task_status: Any = trio.TASK_STATUS_IGNORED, **_: Any
-    ) -> None:
-        handed = HandedOver(stream)
-        self.found.send_nowait(handed)
-        task_status.started(None)
-        await handed.closed.wait()  # then the session ends: its SSE stream closes
 
 
 @asynccontextmanager
@@ -114,12 +76,6 @@ def server_first(state: str, buffer: int) -> Any:
     return maker
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known (issue 23): when the client closes its stream, the server's end raises "
-    "ClosedResourceError, not EndOfChannel, and what was POSTed but not yet received is "
-    "dropped (one worker too)",
-)
 async def test_http_sse_spread_over_three_workers_passes_check_transport(
     redis: RedisProcess,
 ) -> None:

@@ -203,9 +203,10 @@ async def test_a_forwarded_post_is_accepted_once_its_session_took_it_and_holds_u
 
     writer = ResponseWriter(nothing, json_ok=False)
     stuck, _stuck_receive = trio.open_memory_channel[Received](0)
-    transport.sessions["s"] = _Held(stuck, "alice", _SseStream(writer, _stuck_receive))
+    unused, _ = trio.open_memory_channel[bytes](0)
+    transport.sessions["s"] = _Held(stuck, "alice", _SseStream(writer, _stuck_receive, unused))
     other_send, other_receive = trio.open_memory_channel[Received](10)
-    transport.sessions["t"] = _Held(other_send, "bob", _SseStream(writer, other_receive))
+    transport.sessions["t"] = _Held(other_send, "bob", _SseStream(writer, other_receive, unused))
 
     async def forwarded_post(
         session: str, principal: str, body: dict[str, Any], left: trio.Event | None = None

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
 import pytest
 import trio
 from http_support import make_server, open_sse, running
+from sse_server_end import ServedByTheTest
 
-from trio_mcp.http import asgi_app
+from trio_mcp.http import HttpClientStream, asgi_app, open_http_stream
+from trio_mcp.testing import check_transport
+from trio_mcp.transports import MessageStream
 
 #: Every test here runs on both HTTP front ends.
 pytestmark = pytest.mark.usefixtures("front_end")
@@ -122,3 +127,38 @@ async def test_the_sdk_sse_client() -> None:
             async with mcp.Client(sse_client(base + "/sse"), mode="legacy") as sdk:
                 result: Any = await sdk.call_tool("echo", {"text": "via sse"})
                 assert result.content[0].text == "via sse"
+
+
+@asynccontextmanager
+async def one_worker_session(
+    buffer: int,
+) -> AsyncIterator[tuple[HttpClientStream, MessageStream]]:
+    """A 2024-11-05 HTTP+SSE client stream on one worker, and the session's own stream."""
+    server = ServedByTheTest()
+    async with (
+        running(asgi_app(server)) as base,
+        httpx.AsyncClient(timeout=None) as http,
+        open_http_stream(base + "/sse", transport="sse", buffer=buffer, http_client=http) as client,
+    ):
+        peer = await server.streams.receive()
+        try:
+            yield client, peer
+        finally:
+            await peer.aclose()
+
+
+@asynccontextmanager
+async def one_worker_server_first(
+    buffer: int,
+) -> AsyncIterator[tuple[MessageStream, MessageStream]]:
+    async with one_worker_session(buffer) as (client, peer):
+        yield peer, client
+
+
+@pytest.mark.timeout(120)
+async def test_the_server_end_passes_check_transport() -> None:
+    """Both ends of a session, each as ``a``: when the client closes its stream, the
+    server's end still receives what was POSTed (answered 202), then EndOfChannel (not
+    ClosedResourceError); a cancelled send on it leaves no part of an event on the stream."""
+    await check_transport(lambda: one_worker_session(16), lambda: one_worker_session(0))
+    await check_transport(lambda: one_worker_server_first(16), lambda: one_worker_server_first(0))

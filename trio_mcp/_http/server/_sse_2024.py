@@ -50,26 +50,47 @@ log = logging.getLogger("trio_mcp.http")
 
 
 class _SseStream(MessageStream):
-    """One 2024-11-05 session: messages POSTed in, the SSE stream out."""
+    """One 2024-11-05 session: messages POSTed in, the SSE stream out.
 
-    __slots__ = ("_inbound", "_writer")
+    When the client closes the stream (or the session's stream ends otherwise), the
+    messages already accepted (answered ``202``) are still received, then
+    :exc:`trio.EndOfChannel`; sending raises :exc:`trio.BrokenResourceError`. Only using it
+    after :meth:`aclose` raises :exc:`trio.ClosedResourceError`.
+
+    Sending hands the message to the session's writer task (see :func:`_write_events`),
+    waiting while it writes the one before (the client reads slowly): a cancelled send
+    has sent nothing, never part of an event."""
+
+    __slots__ = ("_closed", "_events", "_inbound", "_writer")
 
     def __init__(
-        self, writer: ResponseWriter, inbound: trio.MemoryReceiveChannel[Received]
+        self,
+        writer: ResponseWriter,
+        inbound: trio.MemoryReceiveChannel[Received],
+        events: trio.MemorySendChannel[bytes],
     ) -> None:
         self._writer = writer
         self._inbound = inbound
+        self._events = events
+        self._closed = False
 
     async def send(self, message: rpc.Message, *, related: RequestId | None = None) -> None:
+        if self._closed:
+            await trio.lowlevel.checkpoint()
+            raise trio.ClosedResourceError("this end of the session's stream was closed")
         if self._writer.state == "done":
             await trio.lowlevel.checkpoint()
             raise trio.BrokenResourceError("the SSE stream ended")
-        await self._writer.event(rpc.dumps(message))
+        try:
+            await self._events.send(rpc.dumps(message))
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            raise trio.BrokenResourceError("the SSE stream ended") from exc
 
     async def receive(self) -> Received:
         return await self._inbound.receive()
 
     async def aclose(self) -> None:
+        self._closed = True
         self._inbound.close()
         await trio.lowlevel.checkpoint()
 
@@ -227,7 +248,8 @@ class SseTransport:
         # The path the client reaches this app's message endpoint by: under the prefix the
         # app is mounted at (``root_path``), percent-encoded again (ASGI paths are decoded).
         where = quote((http.scope.get("root_path") or "").rstrip("/") + self.message_path)
-        stream = _SseStream(writer, receive)
+        events, to_write = trio.open_memory_channel[bytes](0)
+        stream = _SseStream(writer, receive, events)
         self.sessions[session_id] = _Held(send, principal, stream)
         watch = self._deadlines[session_id] = trio.CancelScope(deadline=self.shutdown_deadline)
         serving = trio.CancelScope()
@@ -240,6 +262,8 @@ class SseTransport:
                 nursery.start_soon(keep_alive, writer, self.keepalive_interval)
                 if fleet is not None:
                     nursery.start_soon(fleet.keep, session_id, principal)
+                written = trio.Event()
+                nursery.start_soon(_write_events, to_write, writer, written)
                 with serving:
                     async with trio.open_nursery() as running:
                         session = await running.start(
@@ -254,14 +278,18 @@ class SseTransport:
                 # Requests the deadline cut off: their handlers were cancelled and answered
                 # nothing; the stream still carries one error each.
                 error = Error(code=ErrorCode.INTERNAL_ERROR, message=SHUTTING_DOWN)
-                for request_id in cut_off:
-                    await stream.send(rpc.ErrorResponse(request_id, error))
+                for request_id in cut_off:  # (the session may have closed its end)
+                    await events.send(rpc.dumps(rpc.ErrorResponse(request_id, error)))
+                events.close()
+                await written.wait()  # every message sent is written
                 nursery.cancel_scope.cancel()
         finally:
             self.sessions.pop(session_id, None)
             self._deadlines.pop(session_id, None)
+            # Ends the input: what was accepted is still received, then EndOfChannel
+            # (a POST still waiting for room is refused with 404: never accepted).
             send.close()
-            receive.close()
+            events.close()
         await writer.close()
 
     async def post(
@@ -312,6 +340,18 @@ class SseTransport:
             await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
             return
         await http.respond(202, b"Accepted", content_type=b"text/plain")
+
+
+async def _write_events(
+    events: trio.MemoryReceiveChannel[bytes], writer: ResponseWriter, written: trio.Event
+) -> None:
+    """Write each message sent on a session's stream as an SSE event, whole, in order;
+    sets ``written`` once ``events`` is closed and emptied. Blocks while the client does
+    not read; cancelled with the session (the client left: nothing more can reach it)."""
+    with events:
+        async for data in events:
+            await writer.event(data)
+    written.set()
 
 
 async def _send_unless_client_leaves(
