@@ -339,10 +339,15 @@ def main() -> int:
         help="legacy: sequential calls in an HTTP+SSE session, POSTed to its worker, then "
         "to another (0: none)",
     )
+    parser.add_argument(
+        "--sse-only", action="store_true", help="legacy: only the HTTP+SSE calls (--sse-calls)"
+    )
     args = parser.parse_args()
+    if args.sse_only and not (args.era == "legacy" and args.sse_calls):
+        parser.error("--sse-only measures HTTP+SSE calls: give --era legacy and --sse-calls N")
     if args.spread and args.era != "legacy":
         parser.error("--spread measures initialize-era sessions: give --era legacy")
-    names = [*CONFIGS, *([SPREAD] if args.spread else [])]
+    names = [] if args.sse_only else [*CONFIGS, *([SPREAD] if args.spread else [])]
     binary = shutil.which("redis-server")
     if binary is None:
         print("redis-server is not installed", file=sys.stderr)
@@ -364,8 +369,11 @@ def main() -> int:
             f"{os.cpu_count()} cores; era {args.era}; {args.calls} calls a phase, "
             f"{args.rounds} rounds (median)"
         )
-        print(f"{'':<20}" + "".join(f"{f'{c} conn':>32}" for c in (1, 8, 32)))
-        print(f"{'':<20}" + "".join(f"{'calls/s  p50/p99 ms  Redis/call':>32}" for _ in range(3)))
+        if not args.sse_only:
+            print(f"{'':<20}" + "".join(f"{f'{c} conn':>32}" for c in (1, 8, 32)))
+            print(
+                f"{'':<20}" + "".join(f"{'calls/s  p50/p99 ms  Redis/call':>32}" for _ in range(3))
+            )
         for name, results in rows.items():
             line = f"{name:<20}"
             for c in ("c1", "c8", "c32"):
@@ -393,6 +401,8 @@ def main() -> int:
                 print(
                     f"  POSTs {name:<10} {rate:>6} calls/s  p50/p99 {p50}/{p99} ms  {per} Redis/call"
                 )
+        if args.sse_only:
+            return 0
         base = {c: [r[c]["calls_per_s"] for r in rows["1 process"]] for c in ("c8", "c32")}
         for name in ("2 workers + Redis", "4 workers + Redis"):
             for c in ("c8", "c32"):
