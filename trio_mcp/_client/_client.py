@@ -43,7 +43,7 @@ from ._listen import Listener
 from ._opening import open_conversation
 from ._options import ClientOptions
 from ._rounds import InputRounds
-from ._tasks import ToolTask, core_tasks, created_task, opt_in
+from ._tasks import ToolTask, cancel_on_exit, core_tasks, created_task, opt_in
 
 if TYPE_CHECKING:
     from .._types._completion import Completion, PromptReference, ResourceTemplateReference
@@ -282,7 +282,7 @@ class Client:
                 "without as_task",
                 code=ErrorCode.METHOD_NOT_FOUND,
             )
-        task = ToolTask(self, answer, on_progress)
+        task = ToolTask(self, answer, on_progress, rounds=self._rounds)
         async with self._owning(task):
             yield task
 
@@ -294,7 +294,11 @@ class Client:
         Raises:
             McpError: -32602 when the server knows no such task (for this principal).
         """
-        task = ToolTask(self, {"resultType": "task", "taskId": task_id, "status": "working"})
+        task = ToolTask(
+            self,
+            {"resultType": "task", "taskId": task_id, "status": "working"},
+            rounds=self._rounds,
+        )
         await task.poll()
         async with self._owning(task):
             yield task
@@ -305,7 +309,7 @@ class Client:
             yield
         finally:
             if not task.done and not task.detached:
-                await task._cancel_on_exit()
+                await cancel_on_exit(task)
 
     async def _check_output_after_listing(self, name: str, result: CallToolResult) -> None:
         """Check ``result`` against the ``outputSchema`` of a tool we have not listed yet."""
