@@ -71,6 +71,7 @@ class FuzzFailure:
         reproduced: bool | None = None,
         path: str | None = None,
         stderr_tail: str | None = None,
+        rerun: dict[str, Any] | None = None,
     ) -> FuzzFailure:
         """The failure of ``invariant``: its name, level, requirement, source, check
         class and CWE taken from it, the rest as given."""
@@ -88,6 +89,7 @@ class FuzzFailure:
             reproduced=reproduced,
             path=path,
             stderr_tail=stderr_tail,
+            rerun=rerun,
         )
 
     @property
