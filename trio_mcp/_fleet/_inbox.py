@@ -39,7 +39,7 @@ from ._relay import BACKOFF_INITIAL, BACKOFF_MAX
 if TYPE_CHECKING:
     import coredis
 
-__all__ = ["Handler", "Inbox", "InboxFull", "InboxUnavailable"]
+__all__ = ["INBOX_KEPT", "SEND_LUA", "Handler", "Inbox", "InboxFull", "InboxUnavailable"]
 
 log = logging.getLogger("trio_mcp.fleet")
 
@@ -57,15 +57,27 @@ TRIM_INTERVAL: Final = 1.0
 #: Entries the reader takes from Redis at once.
 READ_COUNT: Final = 128
 
-# KEYS: the target's liveness key, its inbox. ARGV: size, kind, payload, inbox kept (s).
-# 0: the target is gone; -1: its inbox is full; 1: appended.
-_SEND: Final = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if redis.call('XLEN', KEYS[2]) >= tonumber(ARGV[1]) then return -1 end
-redis.call('XADD', KEYS[2], '*', 'k', ARGV[2], 'p', ARGV[3])
-redis.call('EXPIRE', KEYS[2], ARGV[4])
-return 1
+#: The body of a Lua function ``send(live, inbox, size, kind, payload, kept)`` that appends
+#: to the inbox ``inbox`` of the worker whose liveness key is ``live``: 0, that worker is
+#: gone; -1, its inbox is full; 1, appended. For scripts that find the target in Redis
+#: first (one round trip for both).
+SEND_LUA: Final = """
+local function send(live, inbox, size, kind, payload, kept)
+  if redis.call('EXISTS', live) == 0 then return 0 end
+  if redis.call('XLEN', inbox) >= tonumber(size) then return -1 end
+  redis.call('XADD', inbox, '*', 'k', kind, 'p', payload)
+  redis.call('EXPIRE', inbox, kept)
+  return 1
+end
 """
+
+# KEYS: the target's liveness key, its inbox. ARGV: size, kind, payload, inbox kept (s).
+_SEND: Final = (
+    SEND_LUA
+    + """
+return send(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+"""
+)
 
 # KEYS: this worker's liveness key, its inbox. ARGV: the liveness ttl (ms), inbox kept (s).
 # 1: the key was there; 0: it was not (first announce, or Redis lost it).
@@ -139,11 +151,22 @@ class Inbox:
         #: Entries of a kind without a handler, or whose handler raised (each logged).
         self.failed = 0
 
+    @property
+    def live_prefix(self) -> str:
+        """What a worker's liveness key is: this, then the worker's id (for scripts that
+        find the worker to send to in Redis: see :data:`SEND_LUA`)."""
+        return f"{self.prefix}w:"
+
+    @property
+    def inbox_prefix(self) -> str:
+        """What a worker's inbox is: this, then the worker's id."""
+        return f"{self.prefix}in:"
+
     def _live_key(self, worker_id: str) -> str:
-        return f"{self.prefix}w:{worker_id}"
+        return self.live_prefix + worker_id
 
     def _inbox_key(self, worker_id: str) -> str:
-        return f"{self.prefix}in:{worker_id}"
+        return self.inbox_prefix + worker_id
 
     def on(self, kind: str, handler: Handler) -> None:
         """Hand the payload of every entry of ``kind`` to ``handler``, awaited by the
