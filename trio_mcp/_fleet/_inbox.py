@@ -10,11 +10,13 @@ that lives :attr:`~Inbox.worker_ttl` seconds and that the worker sets again ever
 One reader task per worker reads its own inbox in order and hands each entry to the
 handler registered for its ``kind`` with :meth:`Inbox.on`.
 
-Bounds: an inbox holds at most ``size`` unread entries (the reader trims what it read in
-bulk: up to :data:`TRIM_EVERY` read ones may still count). A handler that waits (a bounded
-channel that is full) holds back the entries behind it: they wait in Redis, read in order
-once it returns; past ``size`` unread entries :meth:`Inbox.send` raises
-:class:`InboxFull`, so nothing accepted is dropped and the sender can say "retry later".
+Bounds: an inbox holds at most ``size`` unread entries (what was read is trimmed in bulk:
+by the reader every :data:`TRIM_EVERY` entries, and the rest every :data:`TRIM_INTERVAL`
+by a task of its own, off the reader's path; up to that many read ones may still count).
+A handler that waits (a bounded channel that is full) holds back the entries behind it:
+they wait in Redis, read in order once it returns; past ``size`` unread entries
+:meth:`Inbox.send` raises :class:`InboxFull`, so nothing accepted is dropped and the
+sender can say "retry later".
 A worker's inbox is dropped :data:`INBOX_KEPT` seconds after its last entry or liveness
 refresh (a dead worker's, then; a live one's outlasts any Redis outage shorter than that).
 
@@ -243,12 +245,13 @@ class Inbox:
         await self._rejoined.wait()
 
     async def run(self) -> None:
-        """Keep this worker alive and read its inbox until cancelled (two tasks in a
-        nursery of its own). Redis errors are retried with backoff, logged once per
-        outage."""
+        """Keep this worker alive, read its inbox and trim what it read, until cancelled
+        (three tasks in a nursery of its own). Redis errors are retried with backoff,
+        logged once per outage."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._keep_alive)
             nursery.start_soon(self._read)
+            nursery.start_soon(self._trim)
 
     async def _keep_alive(self) -> None:
         while True:
@@ -264,9 +267,9 @@ class Inbox:
         delay = BACKOFF_INITIAL
         key = self._inbox_key(self.worker_id)
         # Entries read are trimmed in bulk (a round trip saved per entry under load): at
-        # most this many read ones still count towards ``size``.
+        # most this many read ones (and those of the last TRIM_INTERVAL) count to ``size``.
         trim_every = max(1, min(TRIM_EVERY, self.size // 2))
-        untrimmed, trimmed_at = 0, -math.inf
+        untrimmed = 0
         while True:
             try:
                 with trio.fail_after(READ_BLOCK_MS / 1000 + self.timeout):
@@ -287,16 +290,33 @@ class Inbox:
                 self._last = _text(entry.identifier)
                 await self._dispatch(entry.field_values)
             untrimmed += len(entries)
-            now = trio.current_time()
-            if untrimmed and (untrimmed >= trim_every or now - trimmed_at >= TRIM_INTERVAL):
-                # What was read goes (entries below the last one read); a failure leaves
-                # them a while longer, trimmed at the next batch.
+            if untrimmed >= trim_every:
+                # The bound: trimmed before reading on (one round trip per ``trim_every``
+                # entries, under load); what little is read otherwise, by :meth:`_trim`.
                 try:
                     with trio.fail_after(self.timeout):
                         await self._redis.xtrim(key, PureToken.MINID, self._last)  # type: ignore[arg-type]
-                    untrimmed, trimmed_at = 0, now
+                    untrimmed = 0
                 except Exception as exc:  # noqa: BLE001 - trimmed at the next batch
                     self._lost(exc)
+
+    async def _trim(self) -> None:
+        """Every :data:`TRIM_INTERVAL` seconds, trim what the reader read (entries below the
+        last one read), in a task of its own so that the reader does not wait for it
+        between two reads; a failure leaves them a while longer."""
+        key = self._inbox_key(self.worker_id)
+        trimmed = self._last
+        while True:
+            await trio.sleep(TRIM_INTERVAL)
+            last = self._last
+            if last == trimmed:
+                continue
+            try:
+                with trio.fail_after(self.timeout):
+                    await self._redis.xtrim(key, PureToken.MINID, last)  # type: ignore[arg-type]
+                trimmed = last
+            except Exception as exc:  # noqa: BLE001 - trimmed at the next round
+                self._lost(exc)
 
     async def _dispatch(self, fields: Any) -> None:
         kind = _text(fields.get(b"k", b""))
