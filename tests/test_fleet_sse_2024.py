@@ -296,3 +296,37 @@ async def test_sessions_come_back_when_redis_lost_its_data(redis: RedisProcess) 
                 ).status_code != 202:
                     await trio.sleep(0.1)
             assert (await answers(reader, 2))[-1]["id"] == 2
+
+
+async def test_a_post_forwarded_costs_one_round_trip_on_the_worker_it_reached(
+    redis: RedisProcess,
+) -> None:
+    """The session's record is read and the POST appended to its holder's inbox in one
+    script: Redis's MONITOR sees the record's ``GET`` run by the script, never sent by a
+    worker before it."""
+    with workers(redis.url) as (a, b):
+        a_base, b_base = base_of(a), base_of(b)
+        async with (
+            httpx.AsyncClient(timeout=BOUND) as client,
+            open_sse(client, "GET", a_base + "/sse", headers=ALICE) as reader,
+        ):
+            post_url, _ = await open_session(client, reader, b_base)
+            monitor = await trio.open_tcp_stream("127.0.0.1", redis.port)
+            async with monitor:
+                await monitor.send_all(b"MONITOR\r\n")
+                seen = b""
+                with trio.fail_after(BOUND):
+                    while b"+OK" not in seen:
+                        seen += await monitor.receive_some(65536)
+                for i in range(2, 12):
+                    r = await client.post(post_url, json=echo(i, f"t{i}"), headers=ALICE)
+                    assert (r.status_code, r.text) == (202, "Accepted")
+                async with coredis.Redis.from_url(redis.url) as control:
+                    await control.echo(b"the-posts-were-sent")
+                with trio.fail_after(BOUND):
+                    while b"the-posts-were-sent" not in seen:
+                        seen += await monitor.receive_some(65536)
+            assert len(await answers(reader, 1 + 10)) == 11
+    gets = [line for line in seen.decode().splitlines() if ' "GET" ' in line.upper()]
+    assert len([line for line in gets if "lua]" in line]) == 10, gets
+    assert [line for line in gets if "lua]" not in line] == []

@@ -587,7 +587,9 @@ class McpAsgiApp:
                 await _redis_away(http, session_id, exc)
                 return None
             if taken is not None:
-                return await manager.adopt(taken, caller_of(http.scope, self.principal))
+                return await manager.adopt(
+                    taken, caller_of(http.scope, self.principal), previous_owner=record.owner
+                )
         await _redis_away(http, session_id, RuntimeError("the session changed owner twice"))
         return None
 

@@ -3,7 +3,9 @@ SSE stream (its *owner*), which records it in the fleet's session registry; a PO
 that lands on another worker is handed to the owner through the owner's inbox, and the
 owner delivers it as if it had been POSTed there.
 
-The forwarding worker answers ``202`` once the owner's inbox took the message, ``404`` for a
+The forwarding worker finds the owner and appends to its inbox in one Lua script (one
+round trip; it names the owner's keys it computes from the fleet's prefix: one Redis
+server, not a cluster), and answers ``202`` once the owner's inbox took the message, ``404`` for a
 session that is unknown, ended, another principal's, or whose owner is gone, and ``503``
 with ``Retry-After`` (and a JSON-RPC error whose data says when) while Redis does not
 answer or the owner's inbox is full. The owner puts a forwarded message in its session's
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 import trio
@@ -30,9 +32,9 @@ import trio
 from ... import _jsonrpc as rpc
 from ..._errors import ErrorCode
 from ..._fleet._caps import CapsUnavailable
-from ..._fleet._inbox import InboxFull, InboxUnavailable
+from ..._fleet._inbox import INBOX_KEPT, SEND_LUA
 from ..._transports._stream import Received
-from ._session_registry import RedisSessionRegistry, SessionRecord, SessionState
+from ._session_registry import RedisSessionRegistry, SessionRecord
 
 if TYPE_CHECKING:
     from ..._fleet._caps import FleetCaps
@@ -51,6 +53,24 @@ RETRY_AFTER: Final = 5
 END_TIMEOUT: Final = 5.0
 #: The protocol version of every session here.
 VERSION: Final = "2024-11-05"
+
+# KEYS: the session's live record. ARGV: the principal (as recorded), this
+# worker's id, the prefix of liveness keys, of inboxes, the inbox size, kind, payload, the
+# inbox kept (s). 1: appended to the owner's inbox; 0: the owner is gone; -1: its inbox is
+# full; -2: no such live session of this principal's held by another worker (or it ended).
+_FORWARD: Final = (
+    SEND_LUA
+    + """
+local data = redis.call('GET', KEYS[1])
+if not data then return -2 end
+local record = cjson.decode(data)
+local owner = record['owner']
+if record['principal'] ~= ARGV[1] or type(owner) ~= 'string' or owner == ARGV[2] then
+  return -2
+end
+return send(ARGV[3] .. owner, ARGV[4] .. owner, ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+"""
+)
 
 #: Hands a forwarded message to the session it is for: ``(session, principal, message)``;
 #: what the session does not take in time is the callee's to answer or drop.
@@ -80,6 +100,7 @@ class SseFleet:
             fleet.redis, prefix=f"{fleet.state.prefix}sse:", idle_timeout=idle_timeout
         )
         self._deliver = deliver
+        self._forward: Any = fleet.redis.register_script(_FORWARD)
         #: Messages forwarded here for a session that had ended meanwhile.
         self.unclaimed = 0
         self.inbox.on(KIND, self._received)
@@ -144,36 +165,44 @@ class SseFleet:
         self, http: HttpRequest, session_id: str, principal: str | None, body: bytes
     ) -> None:
         """Answer a POST for ``session_id``, which this worker does not hold, by handing
-        it to the worker that does. Blocks for two Redis round trips at most (each at most
-        the registry's or the inbox's timeout), inside the request's cancel scope."""
-        try:
-            state, record = await self.registry.lookup(session_id, principal or "")
-        except Exception as exc:  # noqa: BLE001 - answered 503
-            await _unavailable(http, f"the fleet's Redis does not answer ({type(exc).__name__})")
-            return
-        if state is not SessionState.LIVE or record is None or record.owner == self.inbox.worker_id:
-            await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
-            return
+        it to the worker that does. Blocks for one Redis round trip (the record's look-up
+        and the append to its owner's inbox are one script), at most the registry's
+        timeout, inside the request's cancel scope."""
         message = rpc.parse(body)
         if isinstance(message, rpc.InvalidMessage) and message.reply is not None:
             await http.respond_message(message.reply, 400)
             return
         head = orjson.dumps([session_id, principal])
+        inbox = self.inbox
         try:
-            taken = await self.inbox.send(record.owner, KIND, head + b"\n" + body)
-        except InboxFull:
+            with trio.fail_after(self.registry.timeout):
+                answer = await self._forward(
+                    keys=[f"{self.registry.prefix}live:{session_id}"],
+                    args=[
+                        principal or "",
+                        inbox.worker_id,
+                        inbox.live_prefix,
+                        inbox.inbox_prefix,
+                        inbox.size,
+                        KIND,
+                        head + b"\n" + body,
+                        INBOX_KEPT,
+                    ],
+                )
+        except Exception as exc:  # noqa: BLE001 - answered 503
+            await _unavailable(http, f"the fleet's Redis does not answer ({type(exc).__name__})")
+            return
+        if answer == -1:
             await _unavailable(http, "the worker holding this session is busy")
             return
-        except InboxUnavailable as exc:
-            await _unavailable(http, f"the fleet's Redis does not answer ({exc})")
-            return
-        if not taken:
+        if answer == 0:
             # Its owner is gone, and its stream with it: the session ended.
             with trio.move_on_after(self.registry.timeout):
                 try:
                     await self.registry.end(session_id)
                 except Exception as exc:  # noqa: BLE001 - it expires by itself
                     log.debug("cannot end HTTP+SSE session of a gone worker (%r)", exc)
+        if answer != 1:
             await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
             return
         await http.respond(202, b"Accepted", content_type=b"text/plain")
