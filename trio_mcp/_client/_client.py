@@ -68,6 +68,8 @@ __all__ = ["Client", "LogHandler", "connect_client", "open_client"]
 T = TypeVar("T")
 
 
+#: Seconds the opening handshake may take, by default.
+HANDSHAKE_TIMEOUT: Final = 30.0
 #: The default of :attr:`Client.max_list_items`.
 MAX_LIST_ITEMS: Final = 100_000
 
@@ -580,7 +582,7 @@ async def connect_client(
     protocol_version: str | None = None,
     versions: Sequence[str] = SUPPORTED_VERSIONS,
     probe_timeout: float = 5.0,
-    handshake_timeout: float = 30.0,
+    handshake_timeout: float = HANDSHAKE_TIMEOUT,
     era_cache: EraCache | None = None,
     peer: str | None = None,
     cache: bool = True,
@@ -612,7 +614,8 @@ async def connect_client(
             listed in a :exc:`~trio_mcp.URLElicitationRequired` a call raised; ids the
             client was never told of, or heard the end of already, are ignored. A
             good moment to retry that call.
-        probe_timeout: seconds to wait for the probe's answer (``math.inf``: forever).
+        probe_timeout: seconds to wait for the probe's answer (``math.inf``: forever); over
+            HTTP it defaults to ``handshake_timeout`` (an HTTP server answers every request).
         handshake_timeout: seconds the opening may take (``math.inf``: forever).
         cache: honour the caching hints of modern results.
         max_input_rounds: how many ``InputRequiredResult`` rounds one call may take.
