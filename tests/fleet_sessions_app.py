@@ -1,7 +1,8 @@
 """A fleet member for the initialize-era tests: ``python tests/fleet_sessions_app.py STATE``
 serves Streamable HTTP on a free port of 127.0.0.1 as one worker of the fleet sharing
 STATE (a Redis URL), and prints the port once it serves (``... STATE IDLE``: sessions
-end after IDLE seconds without traffic). The caller is named by the
+end after IDLE seconds without traffic; ``... STATE IDLE sigterm``: it shuts down
+gracefully on SIGTERM). The caller is named by the
 ``x-user`` header. Its tools say which process ran them (``where``), raise a list change
 (``grow``), ask the client's model (``ask``), wait to be cancelled (``hang``, then
 ``was_cancelled``), and report numbered progress (``count``)."""
@@ -9,6 +10,7 @@ end after IDLE seconds without traffic). The caller is named by the
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from functools import partial
 
@@ -17,6 +19,8 @@ import trio
 from trio_mcp import Context, Server
 
 IDLE_TIMEOUT = float(sys.argv[2]) if len(sys.argv) > 2 else 600.0
+#: ``... STATE IDLE sigterm``: SIGTERM shuts the worker down gracefully.
+ON_SIGTERM = len(sys.argv) > 3 and sys.argv[3] == "sigterm"
 
 server = Server("fleet-sessions")
 cancelled: list[str] = []
@@ -79,6 +83,13 @@ def user(scope: dict[str, object]) -> str | None:
     return None
 
 
+async def sigterm() -> None:
+    """Return at the first SIGTERM."""
+    with trio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            return
+
+
 async def main() -> None:
     from trio_mcp.http import serve
 
@@ -92,6 +103,7 @@ async def main() -> None:
                 state=sys.argv[1],
                 principal=user,
                 session_idle_timeout=IDLE_TIMEOUT,
+                shutdown_trigger=sigterm if ON_SIGTERM else None,
             )
         )
         print(port, flush=True)

@@ -10,9 +10,9 @@ import pytest
 
 from trio_mcp import Context, McpError, Server
 from trio_mcp.apps import (
+    APP_MIME_TYPE,
     APPS_EXTENSION,
     MAX_APP_BYTES,
-    MIME_TYPE,
     AppCsp,
     AppFormatError,
     AppMeta,
@@ -74,7 +74,7 @@ async def test_tools_list_their_view_and_the_view_reads_with_its_type_and_meta(
         assert tool_ui(tools["refresh"]) == ToolUi("ui://weather/dashboard", ("app",))
         assert tool_ui(tools["advise"]) == ToolUi(None, ("model",))
         listed = {r.uri: r for r in await client.list_resources()}
-        assert listed["ui://weather/dashboard"].mime_type == MIME_TYPE
+        assert listed["ui://weather/dashboard"].mime_type == APP_MIME_TYPE
         assert listed["ui://weather/dashboard"].meta is not None
         view = await read_view(client, "ui://weather/dashboard")
         assert view.html == PAGE
@@ -141,30 +141,35 @@ def result_of(*contents: TextResourceContents | BlobResourceContents) -> ReadRes
 
 def test_a_client_refuses_a_view_that_is_not_what_the_extension_says() -> None:
     uri = "ui://v"
-    good = TextResourceContents(uri=uri, mime_type=MIME_TYPE, text=PAGE)
+    good = TextResourceContents(uri=uri, mime_type=APP_MIME_TYPE, text=PAGE)
     assert view_from_result(uri, result_of(good)).html == PAGE
-    blob = BlobResourceContents.from_bytes(uri, PAGE.encode(), MIME_TYPE)
+    blob = BlobResourceContents.from_bytes(uri, PAGE.encode(), APP_MIME_TYPE)
     assert view_from_result(uri, result_of(blob)).html == PAGE
     cases: list[tuple[ReadResourceResult, str]] = [
         (result_of(TextResourceContents(uri=uri, mime_type="text/html", text=PAGE)), "its type"),
         (result_of(TextResourceContents(uri=uri, text=PAGE)), "its type is None"),
         (result_of(good, good), "2 contents"),
-        (result_of(TextResourceContents(uri="ui://other", mime_type=MIME_TYPE, text=PAGE)), "0"),
         (
-            result_of(BlobResourceContents(uri=uri, mime_type=MIME_TYPE, blob="!!notbase64")),
+            result_of(TextResourceContents(uri="ui://other", mime_type=APP_MIME_TYPE, text=PAGE)),
+            "0",
+        ),
+        (
+            result_of(BlobResourceContents(uri=uri, mime_type=APP_MIME_TYPE, blob="!!notbase64")),
             "not base64",
         ),
         (
             result_of(
                 BlobResourceContents(
-                    uri=uri, mime_type=MIME_TYPE, blob=base64.b64encode(b"\xff\xfe").decode()
+                    uri=uri, mime_type=APP_MIME_TYPE, blob=base64.b64encode(b"\xff\xfe").decode()
                 )
             ),
             "UTF-8",
         ),
         (
             result_of(
-                TextResourceContents(uri=uri, mime_type=MIME_TYPE, text="x" * (MAX_APP_BYTES + 1))
+                TextResourceContents(
+                    uri=uri, mime_type=APP_MIME_TYPE, text="x" * (MAX_APP_BYTES + 1)
+                )
             ),
             "larger than",
         ),
@@ -172,7 +177,7 @@ def test_a_client_refuses_a_view_that_is_not_what_the_extension_says() -> None:
             result_of(
                 TextResourceContents(
                     uri=uri,
-                    mime_type=MIME_TYPE,
+                    mime_type=APP_MIME_TYPE,
                     text=PAGE,
                     meta={"ui": {"csp": {"connectDomains": "*"}}},
                 )
@@ -183,7 +188,7 @@ def test_a_client_refuses_a_view_that_is_not_what_the_extension_says() -> None:
             result_of(
                 TextResourceContents(
                     uri=uri,
-                    mime_type=MIME_TYPE,
+                    mime_type=APP_MIME_TYPE,
                     text=PAGE,
                     meta={"ui": {"csp": {"connectDomains": ["https://a.example 'unsafe-eval'"]}}},
                 )
@@ -193,7 +198,10 @@ def test_a_client_refuses_a_view_that_is_not_what_the_extension_says() -> None:
         (
             result_of(
                 TextResourceContents(
-                    uri=uri, mime_type=MIME_TYPE, text=PAGE, meta={"ui": {"prefersBorder": "yes"}}
+                    uri=uri,
+                    mime_type=APP_MIME_TYPE,
+                    text=PAGE,
+                    meta={"ui": {"prefersBorder": "yes"}},
                 )
             ),
             "prefersBorder",

@@ -464,6 +464,58 @@ def test_the_server_privates_check_passes_public_reads(source: str) -> None:
     assert _private_reads(source) == []
 
 
+# -- a client part reads no other object's private attributes -------------------------------
+
+CLIENT = PACKAGE / "_client"
+
+
+def _foreign_private_reads(source: str) -> list[tuple[int, str]]:
+    """The ``(line, code)`` of every private attribute read (or call, or write) in
+    ``source`` on anything but ``self`` or ``cls``: ``self._client._rounds``,
+    ``task._cancel_on_exit()``, ``client._session``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
+            continue
+        holder = node.value
+        if not (isinstance(holder, ast.Name) and holder.id in {"self", "cls"}):
+            found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(CLIENT.glob("*.py")), ids=lambda p: p.name)
+def test_the_client_parts_read_no_other_objects_privates(path: Path) -> None:
+    """A client part is given what it needs (``ToolTask`` gets the ``InputRounds``; the
+    ``Client`` cancels a task through ``cancel_on_exit``), so each class can change its
+    private attributes without breaking another."""
+    reads = _foreign_private_reads(path.read_text())
+    assert not reads, f"_client/{path.name} reads another object's privates: {reads}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "self._client._rounds.answer(typed)\n",
+        "await task._cancel_on_exit()\n",
+        "client._session = None\n",
+        "cls._registry.get(name)._handler\n",
+    ],
+)
+def test_the_foreign_privates_check_finds_a_read(source: str) -> None:
+    assert len(_foreign_private_reads(source)) == 1
+
+
+@pytest.mark.parametrize(
+    "source", ["self._rounds.answer(typed)\n", "cls._registry\n", "task.cancel()\n"]
+)
+def test_the_foreign_privates_check_passes_own_and_public_reads(source: str) -> None:
+    assert _foreign_private_reads(source) == []
+
+
 def test_the_package_is_typed() -> None:
     assert (PACKAGE / "py.typed").exists()
 

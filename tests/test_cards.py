@@ -25,11 +25,11 @@ import trio.testing
 from trio_mcp import Server
 from trio_mcp.auth import AccessToken, InvalidToken, ProtectedResource
 from trio_mcp.cards import (
+    CARD_META_KEY,
+    CARD_MIME_TYPE,
     CARD_RESOURCE_URI,
     CARD_SCHEMA,
     MAX_CARD_BYTES,
-    MEDIA_TYPE,
-    META_KEY,
     CardError,
     CardHeader,
     CardInput,
@@ -102,7 +102,7 @@ def test_card_from_a_server_has_its_identity_and_capabilities() -> None:
     assert card.icons == server.info.icons
     assert card.repository == repository
     assert card.remotes is None  # filled in by the app that serves it
-    ours = (card.meta or {})[META_KEY]
+    ours = (card.meta or {})[CARD_META_KEY]
     assert ours["capabilities"]["tools"] == {"listChanged": True}
     assert "io.modelcontextprotocol/skills" in ours["capabilities"]["extensions"]
     assert "authorization" not in ours
@@ -113,7 +113,7 @@ def test_card_from_a_server_has_its_identity_and_capabilities() -> None:
 
 def test_card_of_a_protected_server_says_what_it_needs() -> None:
     card = server_card(make_server(), name="com.example/weather", auth=protected())
-    authorization = (card.meta or {})[META_KEY]["authorization"]
+    authorization = (card.meta or {})[CARD_META_KEY]["authorization"]
     assert authorization == {
         "required": True,
         "resourceMetadata": "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
@@ -166,9 +166,9 @@ async def test_the_app_serves_the_card_beside_the_mcp_endpoint() -> None:
     server = make_server()
     card = server_card(server, name="com.example/weather")
     async with open_asgi_app(server, card=card) as app:
-        response = await get(app, "/mcp/server-card", headers={"accept": MEDIA_TYPE})
+        response = await get(app, "/mcp/server-card", headers={"accept": CARD_MIME_TYPE})
         assert response.status_code == 200
-        assert response.headers["content-type"] == MEDIA_TYPE
+        assert response.headers["content-type"] == CARD_MIME_TYPE
         assert response.headers["access-control-allow-origin"] == "*"
         assert response.headers["access-control-allow-methods"] == "GET"
         assert response.headers["cache-control"] == "public, max-age=3600"
@@ -184,7 +184,7 @@ async def test_the_app_serves_the_card_beside_the_mcp_endpoint() -> None:
         assert served.meta == card.meta
         head = await get(app, "/mcp/server-card", method="HEAD")
         assert (head.status_code, head.content) == (200, b"")
-        assert head.headers["content-type"] == MEDIA_TYPE
+        assert head.headers["content-type"] == CARD_MIME_TYPE
         options = await get(app, "/mcp/server-card", method="OPTIONS")
         assert options.status_code == 204
         assert options.headers["access-control-allow-origin"] == "*"
@@ -239,13 +239,13 @@ async def test_the_catalog_lists_the_card_when_the_app_owns_the_origin() -> None
         (entry,) = parse_catalog(response.content).entries
         assert entry.identifier == "urn:air:127.0.0.1:weather"
         assert entry.display_name == "Weather"
-        assert entry.type == MEDIA_TYPE
+        assert entry.type == CARD_MIME_TYPE
         assert entry.url == f"{BASE}/mcp/server-card"
         # The card again where the SEP's first text put it, and where scanners look.
         reserved = (await get(app, "/mcp/server-card")).content
         for path in ("/.well-known/mcp/server-card", "/.well-known/mcp/server-card.json"):
             response = await get(app, path)
-            assert response.headers["content-type"] == MEDIA_TYPE
+            assert response.headers["content-type"] == CARD_MIME_TYPE
             assert response.content == reserved
     with pytest.raises(ValueError, match="card_catalog=True lists the server's card"):
         asgi_app(server, card_catalog=True)
@@ -290,7 +290,7 @@ async def test_a_protected_servers_card_is_public_and_says_what_auth_it_needs() 
             "https://mcp.example.com/mcp",
             "https://mcp.example.com/sse",
         ]
-        authorization = (served.meta or {})[META_KEY]["authorization"]
+        authorization = (served.meta or {})[CARD_META_KEY]["authorization"]
         assert authorization["required"] is True
         assert authorization["resourceMetadata"] == auth.metadata_url
         assert authorization["scopesSupported"] == ["mcp:tools"]
@@ -323,7 +323,7 @@ def mock(
     body: bytes,
     *,
     status: int = 200,
-    content_type: str | None = MEDIA_TYPE,
+    content_type: str | None = CARD_MIME_TYPE,
     streamed: bool = False,
     **headers: str,
 ) -> Callable[[], httpx.AsyncClient]:
@@ -361,7 +361,7 @@ async def test_the_client_asks_for_the_card_media_type() -> None:
     async with mock(orjson.dumps(minimal()))() as http:
         card = await fetch_server_card(f"{BASE}/mcp/server-card", http_client=http)
         (request,) = http.seen  # type: ignore[attr-defined]
-    assert request.headers["accept"] == MEDIA_TYPE
+    assert request.headers["accept"] == CARD_MIME_TYPE
     assert card.name == "com.example/weather"
 
 
@@ -491,8 +491,8 @@ async def test_the_catalog_keeps_only_server_cards_and_names_bad_members() -> No
     body = {
         "specVersion": "draft",
         "entries": [
-            {**entry, "type": MEDIA_TYPE, "publisher": {"name": "ok"}},  # unknown: ignored
-            {**entry, "mediaType": MEDIA_TYPE},  # the first drafts' name of "type"
+            {**entry, "type": CARD_MIME_TYPE, "publisher": {"name": "ok"}},  # unknown: ignored
+            {**entry, "mediaType": CARD_MIME_TYPE},  # the first drafts' name of "type"
             {**entry, "type": "application/a2a-agent-card+json"},  # not ours: skipped
         ],
     }
@@ -500,12 +500,12 @@ async def test_the_catalog_keeps_only_server_cards_and_names_bad_members() -> No
         catalog = await fetch_catalog("https://example.com/some/page?q=1", http_client=http)
         (request,) = http.seen  # type: ignore[attr-defined]
     assert str(request.url) == "https://example.com/.well-known/mcp/catalog.json"
-    assert [e.type for e in catalog.entries] == [MEDIA_TYPE, MEDIA_TYPE]
+    assert [e.type for e in catalog.entries] == [CARD_MIME_TYPE, CARD_MIME_TYPE]
     for bad, message in [
         ({"entries": []}, "required field missing @ [$].specVersion"),
         ({"specVersion": "draft"}, "required field missing @ [$].entries"),
         (
-            {"specVersion": "draft", "entries": [{**entry, "type": MEDIA_TYPE, "url": 3}]},
+            {"specVersion": "draft", "entries": [{**entry, "type": CARD_MIME_TYPE, "url": 3}]},
             "expected a string, got int 3 @ [$].entries.url",
         ),
     ]:

@@ -91,3 +91,27 @@ async def test_redis_away_take_raises_and_a_failed_give_back_is_made_later(
         await client.set(f"{prefix}w:a", b"1", px=60_000)
         assert await a.take("principal:alice", "s3")  # s2 given back first
         assert not await a.take("principal:alice", "s4")
+
+
+async def test_a_slot_moves_with_the_session_taken_over_and_is_taken_again_if_it_lapsed(
+    client: coredis.Redis[bytes],
+) -> None:
+    prefix = f"test-{uuid.uuid4().hex}:"
+    gone = await worker(client, prefix, "gone")
+    a = await worker(client, prefix, "a")
+    assert await gone.take("principal:alice", "s1")
+    assert await a.take("principal:alice", "s2")
+    # At the cap, the session taken over still counts (once), now as a's.
+    assert await a.move("principal:alice", "s1", "gone")
+    key = f"{prefix}caps:sessions:principal:alice"
+    assert await client.smembers(key) == {b"a s1", b"a s2"}
+    assert not await a.take("principal:alice", "s3")
+    # Its slot lapsed (given back) and the caller is at the cap: nothing counted.
+    await a.give_back("principal:alice", "s1")
+    assert await a.take("principal:alice", "s3")
+    assert not await a.move("principal:alice", "s1", "gone")
+    assert await client.smembers(key) == {b"a s2", b"a s3"}
+    # Below the cap, a lapsed slot is taken again.
+    await a.give_back("principal:alice", "s3")
+    assert await a.move("principal:alice", "s1", "gone")
+    assert await client.smembers(key) == {b"a s1", b"a s2"}

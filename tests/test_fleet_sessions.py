@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import coredis
 import httpx
 import pytest
 import trio
@@ -48,11 +49,15 @@ class Worker:
 
 
 @contextmanager
-def workers(state: str, count: int = 3, idle: float = 600.0) -> Iterator[list[Worker]]:
-    """``count`` fleet members sharing ``state``, ending sessions idle for ``idle`` s."""
+def workers(
+    state: str, count: int = 3, idle: float = 600.0, *, graceful: bool = False
+) -> Iterator[list[Worker]]:
+    """``count`` fleet members sharing ``state``, ending sessions idle for ``idle`` s
+    (``graceful``: shutting down gracefully on SIGTERM)."""
+    mode = ["sigterm"] if graceful else []
     processes = [
         subprocess.Popen(
-            [sys.executable, str(HERE / "fleet_sessions_app.py"), state, str(idle)],
+            [sys.executable, str(HERE / "fleet_sessions_app.py"), state, str(idle), *mode],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -375,3 +380,40 @@ async def test_a_worker_carrying_a_standalone_stream_dies_and_the_stream_opens_e
                             break
                         assert again.response.status_code == 409
                     await trio.sleep(0.5)  # real workers: bounded by the fail_after
+
+
+async def slots(redis: RedisProcess) -> set[bytes]:
+    """Every ``<worker> <session>`` slot of the fleet's per-caller session caps."""
+    async with coredis.Redis.from_url(redis.url) as client:
+        keys = [key async for key in client.scan_iter(match="*caps:sessions:*")]
+        return {member for key in keys for member in await client.smembers(key)}
+
+
+async def test_a_session_left_at_a_graceful_shutdown_keeps_its_slot_until_taken_over(
+    redis: RedisProcess,
+) -> None:
+    """A worker shutting down gracefully leaves its sessions in Redis for takeover, and
+    their slots in the fleet's caps with them (as a worker that dies would): the worker
+    that takes one over moves its slot to itself, so the session counts once, always."""
+    with workers(redis.url, count=2, graceful=True) as (a, b):
+        async with httpx.AsyncClient(timeout=30) as client:
+            headers = await initialize(client, a.url)
+            session_id = headers["mcp-session-id"].encode()
+            held = await slots(redis)
+            assert len(held) == 1 and next(iter(held)).endswith(b" " + session_id)
+            a.process.send_signal(signal.SIGTERM)
+            with trio.fail_after(20):
+                while a.process.poll() is None:
+                    await trio.sleep(0.05)
+            assert a.process.returncode == 0
+            assert await slots(redis) == held  # kept with the session
+            with trio.fail_after(30):  # until a's liveness key lapses: 503, then B takes it
+                while True:
+                    answer = await client.post(b.url, json=call(1, "where"), headers=headers)
+                    if answer.status_code != 503:
+                        break
+                    await trio.sleep(0.2)
+            assert text_of(answer) == b.pid
+            moved = await slots(redis)
+            assert len(moved) == 1 and moved != held
+            assert next(iter(moved)).endswith(b" " + session_id)

@@ -22,7 +22,7 @@ from redis_support import RedisProcess
 from test_fleet_state import workers
 
 from trio_mcp import Server, _jsonrpc as rpc
-from trio_mcp._http.server._exchange import HttpRequest, ResponseWriter
+from trio_mcp._http.server._exchange import ResponseWriter
 from trio_mcp._http.server._sse_2024 import SseTransport, _Held, _SseStream
 from trio_mcp._transports._stream import Received
 
@@ -189,85 +189,74 @@ async def test_redis_away_gives_503_on_the_forwarding_worker_and_the_fleet_recov
             assert back["id"] == 4
 
 
-async def test_a_forwarded_post_is_accepted_once_its_session_took_it_and_holds_up_no_other(
+class Answers:
+    """Stands in for the fleet's part on the worker holding the sessions: records the word
+    each forwarded message's worker would be sent."""
+
+    def __init__(self) -> None:
+        self.said: list[tuple[str, str]] = []
+        self.unclaimed = 0
+
+    async def answer(self, reply: tuple[str, str], outcome: str) -> None:
+        await trio.lowlevel.checkpoint()
+        self.said.append((reply[1], outcome))
+
+
+async def test_a_forwarded_message_is_acknowledged_once_its_session_took_it(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    """On the worker holding the session, a POST another worker forwarded is answered (and so
-    its ``202`` reaches the client) only once the session's queue took it: a later POST,
-    wherever it lands, cannot overtake it. A session that takes nothing (its client floods
-    it) makes its own POSTs wait, never another session's; another principal's gets 404."""
+    """The worker holding a session tells the worker a POST reached that its session took
+    the message only once it did (only then is that POST answered 202, so a later POST
+    cannot overtake it). A session that takes nothing (its client floods it) has the
+    messages past its queue refused ("busy": 503 there), and holds up no other session; a
+    message for a session that is not here, or another principal's, is answered "gone"."""
     transport = SseTransport(Server("owner"), message_path="/messages", inbound_buffer=1)
+    answers = Answers()
+    transport.fleet = answers  # type: ignore[assignment]
 
     async def nothing(message: dict[str, Any]) -> None:
         await trio.lowlevel.checkpoint()
 
     writer = ResponseWriter(nothing, json_ok=False)
-    stuck, _stuck_receive = trio.open_memory_channel[Received](0)
     unused, _ = trio.open_memory_channel[bytes](0)
-    transport.sessions["s"] = _Held(stuck, "alice", _SseStream(writer, _stuck_receive, unused))
+    stuck, stuck_receive = trio.open_memory_channel[Received](0)
+    flooded = _Held(stuck, "alice", _SseStream(writer, stuck_receive, unused))
     other_send, other_receive = trio.open_memory_channel[Received](10)
-    transport.sessions["t"] = _Held(other_send, "bob", _SseStream(writer, other_receive, unused))
+    other = _Held(other_send, "bob", _SseStream(writer, other_receive, unused))
+    transport.sessions.update(s=flooded, t=other)
 
-    async def forwarded_post(
-        session: str, principal: str, body: dict[str, Any], left: trio.Event | None = None
-    ) -> int | None:
-        statuses: list[int] = []
-
-        async def send(message: dict[str, Any]) -> None:
-            await trio.lowlevel.checkpoint()
-            if message["type"] == "http.response.start":
-                statuses.append(message["status"])
-
-        async def receive() -> dict[str, Any]:
-            await (trio.Event() if left is None else left).wait()
-            return {"type": "http.disconnect"}
-
-        scope = {
-            "type": "http",
-            "method": "POST",
-            "path": "/messages",
-            "query_string": f"session_id={session}".encode(),
-            "headers": [],
-        }
-        http = HttpRequest(scope, receive, send)
-        await transport.post(http, json.dumps(body).encode(), principal, forwarded=True)
-        return statuses[0] if statuses else None
-
-    answered: list[int | None] = []
-
-    async def post_to_stuck() -> None:
-        answered.append(await forwarded_post("s", "alice", echo(7, "x")))
+    def message(body: dict[str, Any]) -> Received:
+        return rpc.parse(json.dumps(body).encode())
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(post_to_stuck)
+        transport._forwarding(nursery, flooded, answers)  # type: ignore[arg-type]
+        transport._forwarding(nursery, other, answers)  # type: ignore[arg-type]
+        started = trio.current_time()
+        for n in range(2):  # one waits for the session, one in the queue
+            await transport._deliver_forwarded("s", "alice", message(echo(n, "x")), ("b", f"s{n}"))
+            await trio.testing.wait_all_tasks_blocked()
+        assert answers.said == []  # not taken yet: no word, so no 202
+        await transport._deliver_forwarded("s", "alice", message(echo(2, "x")), ("b", "s2"))
         await trio.testing.wait_all_tasks_blocked()
-        assert answered == []  # no 202 before the session took it
-        # Another session's POSTs are not held up.
-        assert await forwarded_post("t", "bob", echo(8, "y")) == 202
+        assert answers.said == [("s2", "busy")] and transport.forwards_refused == 1
+        # Another session's messages are not held up.
+        await transport._deliver_forwarded("t", "bob", message(echo(8, "y")), ("b", "t8"))
+        await trio.testing.wait_all_tasks_blocked()
         got = other_receive.receive_nowait()
         assert isinstance(got, rpc.JsonRpcRequest) and got.id == 8
-        # Another principal is told what an unknown session gets (and never forwarded on).
-        assert await forwarded_post("s", "mallory", echo(9, "x")) == 404
-        assert await forwarded_post("gone", "alice", echo(10, "x")) == 404
-        # The session takes it: only then the 202.
-        taken = await _stuck_receive.receive()
-        assert isinstance(taken, rpc.JsonRpcRequest) and taken.id == 7
-        await trio.testing.wait_all_tasks_blocked()
-        assert answered == [202]
-        # A POST whose client leaves (the forwarding worker gave up waiting) while the
-        # session is full is never delivered late, nor answered.
-        left = trio.Event()
-
-        async def post_and_leave() -> None:
-            answered.append(await forwarded_post("s", "alice", echo(11, "x"), left))
-
-        nursery.start_soon(post_and_leave)
-        await trio.testing.wait_all_tasks_blocked()
-        left.set()
-        await trio.testing.wait_all_tasks_blocked()
-        assert answered == [202, None]
-        with pytest.raises(trio.WouldBlock):
-            _stuck_receive.receive_nowait()
+        assert answers.said[-1] == ("t8", "taken")
+        # Another principal's message, or one for a session not here: "gone" (404).
+        await transport._deliver_forwarded("s", "mallory", message(echo(9, "x")), ("b", "m9"))
+        await transport._deliver_forwarded("x", "alice", message(echo(9, "x")), ("b", "x9"))
+        assert answers.said[-2:] == [("m9", "gone"), ("x9", "gone")]
+        assert trio.current_time() == started  # nothing above waited
+        # The flooded session takes its messages, in order: each acknowledged only then.
+        for n in range(2):
+            taken = await stuck_receive.receive()
+            assert isinstance(taken, rpc.JsonRpcRequest) and taken.id == n
+            await trio.testing.wait_all_tasks_blocked()
+            assert answers.said[-1] == (f"s{n}", "taken")
+        nursery.cancel_scope.cancel()
 
 
 async def test_the_sessions_per_principal_cap_holds_across_workers_and_both_transports(
@@ -327,3 +316,37 @@ async def test_sessions_come_back_when_redis_lost_its_data(redis: RedisProcess) 
                 ).status_code != 202:
                     await trio.sleep(0.1)
             assert (await answers(reader, 2))[-1]["id"] == 2
+
+
+async def test_a_post_forwarded_costs_one_round_trip_on_the_worker_it_reached(
+    redis: RedisProcess,
+) -> None:
+    """The session's record is read and the POST appended to its holder's inbox in one
+    script: Redis's MONITOR sees the record's ``GET`` run by the script, never sent by a
+    worker before it."""
+    with workers(redis.url) as (a, b):
+        a_base, b_base = base_of(a), base_of(b)
+        async with (
+            httpx.AsyncClient(timeout=BOUND) as client,
+            open_sse(client, "GET", a_base + "/sse", headers=ALICE) as reader,
+        ):
+            post_url, _ = await open_session(client, reader, b_base)
+            monitor = await trio.open_tcp_stream("127.0.0.1", redis.port)
+            async with monitor:
+                await monitor.send_all(b"MONITOR\r\n")
+                seen = b""
+                with trio.fail_after(BOUND):
+                    while b"+OK" not in seen:
+                        seen += await monitor.receive_some(65536)
+                for i in range(2, 12):
+                    r = await client.post(post_url, json=echo(i, f"t{i}"), headers=ALICE)
+                    assert (r.status_code, r.text) == (202, "Accepted")
+                async with coredis.Redis.from_url(redis.url) as control:
+                    await control.echo(b"the-posts-were-sent")
+                with trio.fail_after(BOUND):
+                    while b"the-posts-were-sent" not in seen:
+                        seen += await monitor.receive_some(65536)
+            assert len(await answers(reader, 1 + 10)) == 11
+    gets = [line for line in seen.decode().splitlines() if ' "GET" ' in line.upper()]
+    assert len([line for line in gets if "lua]" in line]) == 10, gets
+    assert [line for line in gets if "lua]" not in line] == []

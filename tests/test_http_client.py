@@ -626,6 +626,38 @@ async def test_a_server_without_a_get_stream_is_fine() -> None:
     assert not any(r.method == "DELETE" for r in app.requests)  # no session to end
 
 
+#: Seconds the slow login below takes: past the stdio probe's 5 s default.
+SLOW_LOGIN = 5.5
+
+
+class SlowLogin(httpx.Auth):
+    """An authorization flow that takes its time before the first request (a browser
+    login, a token endpoint under load, a DPoP nonce retry)."""
+
+    def __init__(self) -> None:
+        self.waited = False
+
+    async def async_auth_flow(self, request: httpx.Request) -> Any:
+        if not self.waited:
+            self.waited = True
+            await trio.sleep(SLOW_LOGIN)  # (real time: the request crosses a real socket)
+        yield request
+
+
+@pytest.mark.slow
+async def test_a_probe_slowed_by_its_authorization_is_not_taken_for_a_legacy_server() -> None:
+    """Over HTTP the era is told by the answer, so the probe may take the handshake's
+    deadline: a modern server behind a slow login is still opened as modern (before, the
+    probe gave up after 5 s and sent it ``initialize``, which it refuses)."""
+    app = ScriptedApp(modern_server)
+    async with (
+        serving(app) as base,
+        open_http_client(base + "/mcp", auth=SlowLogin(), cache=False) as client,
+    ):
+        assert client.era == "modern"
+    assert not app.rpc("initialize")
+
+
 async def test_the_era_cache_skips_the_probe_next_time() -> None:
     server = LegacyServer()
     cache = EraCache()

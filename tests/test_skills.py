@@ -24,12 +24,12 @@ from trio_mcp.skills import (
     Skill,
     SkillEntry,
     SkillFormatError,
-    check_name,
-    digest,
+    check_skill_name,
     list_skills,
     load_skill,
     read_frontmatter,
     read_skill_file,
+    skill_digest,
     skills_from_directory,
 )
 from trio_mcp.testing import connect
@@ -64,7 +64,7 @@ def make(path: str = "demo", **files: str | bytes) -> Skill:
 )
 def test_a_name_against_the_rules_is_refused_naming_the_rule(name: str, rule: str) -> None:
     with pytest.raises(SkillFormatError, match=rule):
-        check_name(name)
+        check_skill_name(name)
     if name:
         with pytest.raises(SkillFormatError, match=rule):
             make(f"acme/{name}")  # the path's last segment is the name
@@ -72,7 +72,7 @@ def test_a_name_against_the_rules_is_refused_naming_the_rule(name: str, rule: st
 
 def test_names_within_the_rules_pass() -> None:
     for name in ("a", "pdf-processing", "v2", "a" * 64):
-        assert check_name(name) == name
+        assert check_skill_name(name) == name
 
 
 def test_the_frontmatter_name_must_be_the_directory_name() -> None:
@@ -250,7 +250,7 @@ def test_skills_from_a_directory(tmp_path: Path) -> None:
         "SKILL.md",
         "nested/SKILL.md",
     ]
-    assert skills["pdf"].files[1].digest == digest(b"A\n")
+    assert skills["pdf"].files[1].digest == skill_digest(b"A\n")
     assert skills["pdf"].files[1].mime_type == "text/markdown"
     prefixed = skills_from_directory(tmp_path / "acme", prefix="team")
     assert {s.uri for s in prefixed} == {
@@ -346,7 +346,7 @@ async def test_every_listed_digest_and_size_is_that_of_the_bytes_served() -> Non
                     if hasattr(content, "text")
                     else base64.b64decode(content.blob)
                 )
-                assert (len(raw), digest(raw)) == (item["size"], item["digest"])
+                assert (len(raw), skill_digest(raw)) == (item["size"], item["digest"])
         resources = {r.uri: r for r in await client.list_resources()}
         manifest = resources["skill://pdf/SKILL.md"]
         assert (manifest.name, manifest.description) == ("pdf", "Does a thing.")

@@ -17,11 +17,11 @@ from trio_mcp.skills import (
     Skill,
     SkillEntry,
     SkillVerificationError,
-    digest,
     get_skill,
     list_skills,
     load_skill,
     read_skill_file,
+    skill_digest,
 )
 from trio_mcp.testing import connect
 
@@ -38,7 +38,7 @@ def entry_for(files: dict[str, str], **changes: Any) -> dict[str, Any]:
         "uri": URI,
         "frontmatter": {"name": "pdf", "description": "Work with PDFs.", "version": 2},
         "resources": [
-            {"uri": uri, "digest": digest(text.encode()), "size": len(text.encode())}
+            {"uri": uri, "digest": skill_digest(text.encode()), "size": len(text.encode())}
             for uri, text in files.items()
         ],
     }
@@ -220,7 +220,10 @@ async def test_a_uri_that_does_not_end_in_the_name_is_refused() -> None:
         ({"frontmatter": {"name": "pdf"}}, "skills[0].frontmatter.description"),
         ({"uri": 3}, "skills[0].uri"),
         ({"resources": [{"uri": URI, "digest": "md5:00", "size": 1}]}, "resources[0].digest"),
-        ({"resources": [{"uri": URI, "digest": digest(b""), "size": -1}]}, "resources[0].size"),
+        (
+            {"resources": [{"uri": URI, "digest": skill_digest(b""), "size": -1}]},
+            "resources[0].size",
+        ),
     ],
 )
 async def test_a_malformed_entry_is_a_protocol_error_naming_the_field(

@@ -93,6 +93,9 @@ async def test_the_host_hands_the_model_the_skills_the_policy_allows() -> None:
         # Same URI, two servers: each loads from its own.
         assert "PDFs from docs." in await load_hosted_skill(host, docs_pdf)
         assert "PDFs from elsewhere." in await load_hosted_skill(host, other_pdf)
+        # load_skill's limits reach it by name.
+        with pytest.raises(SkillVerificationError, match=r"more than the limit of 8$"):
+            await load_hosted_skill(host, docs_pdf, max_bytes=8)
         assert await read_hosted_skill_file(host, docs_pdf, "skill://pdf/guide.md") == b"# Guide\n"
         # The other server's entry does not list guide.md: never read from there.
         with pytest.raises(SkillVerificationError, match="not listed"):

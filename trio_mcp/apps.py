@@ -22,9 +22,9 @@ from ._apps._fetching import (
     view_from_result as view_from_result,
 )
 from ._apps._format import (
+    APP_MIME_TYPE as APP_MIME_TYPE,
     APPS_EXTENSION as APPS_EXTENSION,
     MAX_APP_BYTES as MAX_APP_BYTES,
-    MIME_TYPE as MIME_TYPE,
     AppCsp as AppCsp,
     AppFormatError as AppFormatError,
     AppMeta as AppMeta,

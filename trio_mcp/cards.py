@@ -26,15 +26,15 @@ from ._cards._fetching import (
     fetch_server_card as fetch_server_card,
 )
 from ._cards._generate import (
+    CARD_META_KEY as CARD_META_KEY,
     CARD_RESOURCE_URI as CARD_RESOURCE_URI,
-    META_KEY as META_KEY,
     add_card_resource as add_card_resource,
     server_card as server_card,
 )
 from ._cards._model import (
+    CARD_MIME_TYPE as CARD_MIME_TYPE,
     CARD_SCHEMA as CARD_SCHEMA,
     CATALOG_PATH as CATALOG_PATH,
-    MEDIA_TYPE as MEDIA_TYPE,
     CardError as CardError,
     CardHeader as CardHeader,
     CardInput as CardInput,

@@ -31,9 +31,9 @@ from ._skills._format import (
     MAX_SKILL_FILES as MAX_SKILL_FILES,
     SKILLS_EXTENSION as SKILLS_EXTENSION,
     SkillFormatError as SkillFormatError,
-    check_name as check_name,
-    digest as digest,
+    check_skill_name as check_skill_name,
     read_frontmatter as read_frontmatter,
+    skill_digest as skill_digest,
 )
 from ._skills._hosting import (
     HostedSkill as HostedSkill,

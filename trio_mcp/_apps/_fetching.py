@@ -12,7 +12,7 @@ import attrs
 
 from .._types._content import BlobResourceContents, TextResourceContents
 from .._types._tools import Tool
-from ._format import MAX_APP_BYTES, MIME_TYPE, AppFormatError, AppMeta, ToolUi, check_ui_uri
+from ._format import APP_MIME_TYPE, MAX_APP_BYTES, AppFormatError, AppMeta, ToolUi, check_ui_uri
 
 if TYPE_CHECKING:
     from .._types._resources import ReadResourceResult
@@ -78,9 +78,9 @@ def view_from_result(uri: str, result: ReadResourceResult, server: str | None = 
             f"view {uri}: the server's read gave {len(matching)} contents of that URI, not 1"
         )
     content = matching[0]
-    if content.mime_type != MIME_TYPE:
+    if content.mime_type != APP_MIME_TYPE:
         raise AppFormatError(
-            f"view {uri}: its type is {content.mime_type!r}, not {MIME_TYPE!r} (a view must "
+            f"view {uri}: its type is {content.mime_type!r}, not {APP_MIME_TYPE!r} (a view must "
             "declare it; anything else is not rendered)"
         )
     if isinstance(content, TextResourceContents):

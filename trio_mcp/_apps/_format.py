@@ -24,7 +24,7 @@ from .._types._capabilities import ClientCapabilities
 __all__ = [
     "APPS_EXTENSION",
     "MAX_APP_BYTES",
-    "MIME_TYPE",
+    "APP_MIME_TYPE",
     "AppCsp",
     "AppFormatError",
     "AppMeta",
@@ -39,7 +39,7 @@ __all__ = [
 #: The extension's identifier in ``capabilities.extensions``.
 APPS_EXTENSION: Final = "io.modelcontextprotocol/ui"
 #: The one content type of the SEP's first version: an HTML5 document.
-MIME_TYPE: Final = "text/html;profile=mcp-app"
+APP_MIME_TYPE: Final = "text/html;profile=mcp-app"
 #: The largest UI resource a client accepts (bytes of HTML after base64 decoding).
 MAX_APP_BYTES: Final = 4 * 1024 * 1024
 
@@ -341,7 +341,7 @@ class ToolUi:
 def client_extension() -> dict[str, dict[str, Any]]:
     """What a client that renders views declares (``extensions=`` of a client):
     ``{"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}``."""
-    return {APPS_EXTENSION: {"mimeTypes": [MIME_TYPE]}}
+    return {APPS_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}}
 
 
 def supports_apps(capabilities: ClientCapabilities | None) -> bool:
@@ -353,4 +353,4 @@ def supports_apps(capabilities: ClientCapabilities | None) -> bool:
     if not isinstance(settings, Mapping):
         return False
     types = settings.get("mimeTypes")
-    return isinstance(types, list) and MIME_TYPE in types
+    return isinstance(types, list) and APP_MIME_TYPE in types

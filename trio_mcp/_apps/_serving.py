@@ -12,7 +12,7 @@ import attrs
 from .._server._context import Context
 from .._server._resources import Reader, ResourceOptions, ResourceSpec
 from .._types._content import BlobResourceContents, TextResourceContents
-from ._format import MIME_TYPE, AppFormatError, AppMeta, check_ui_uri
+from ._format import APP_MIME_TYPE, AppFormatError, AppMeta, check_ui_uri
 
 __all__ = ["AppSpec"]
 
@@ -33,12 +33,16 @@ class AppSpec(ResourceSpec):
         """
         check_ui_uri(uri)
         mime_type = options.get("mime_type")
-        if mime_type not in (None, MIME_TYPE):
-            raise AppFormatError(f"a view's mime_type is {MIME_TYPE!r}, not {mime_type!r}")
+        if mime_type not in (None, APP_MIME_TYPE):
+            raise AppFormatError(f"a view's mime_type is {APP_MIME_TYPE!r}, not {mime_type!r}")
         listed_meta: dict[str, Any] = dict(options.get("meta") or {})
         if meta.to_json():
             listed_meta["ui"] = meta.to_json()
-        listed: ResourceOptions = {**options, "mime_type": MIME_TYPE, "meta": listed_meta or None}
+        listed: ResourceOptions = {
+            **options,
+            "mime_type": APP_MIME_TYPE,
+            "meta": listed_meta or None,
+        }
         resource = ResourceSpec.from_function(uri, fn, **listed)
         return cls(
             resource.resource, resource.fn, resource.context_parameter, resource.ttl_ms, meta=meta
@@ -50,7 +54,7 @@ class AppSpec(ResourceSpec):
         return [
             attrs.evolve(
                 content,
-                mime_type=MIME_TYPE,
+                mime_type=APP_MIME_TYPE,
                 meta={**(content.meta or {}), "ui": ui} if ui else content.meta,
             )
             for content in contents

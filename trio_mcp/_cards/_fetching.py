@@ -27,9 +27,9 @@ import httpx
 import trio
 
 from ._model import (
+    CARD_MIME_TYPE,
     CARD_SUFFIX,
     CATALOG_PATH,
-    MEDIA_TYPE,
     CardError,
     Catalog,
     ServerCard,
@@ -79,7 +79,7 @@ async def fetch_server_card(
         CardError: the card cannot be had or used; the message says why (for a schema
             violation, which member).
     """
-    body = await _get(url, MEDIA_TYPE, "server card", http_client, max_bytes)
+    body = await _get(url, CARD_MIME_TYPE, "server card", http_client, max_bytes)
     try:
         return parse_card(body)
     except CardError as error:

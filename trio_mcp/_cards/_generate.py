@@ -4,7 +4,7 @@ MCP resource.
 The card's own members are identity and connection details (the schema has nothing
 else). What else a client may want before connecting, the server's capabilities (its
 extensions among them) and, for a protected server, what authorization it needs, goes in
-the card's ``_meta`` under :data:`META_KEY`, the extension point the schema leaves open.
+the card's ``_meta`` under :data:`CARD_META_KEY`, the extension point the schema leaves open.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CARD_RESOURCE_URI",
-    "META_KEY",
+    "CARD_META_KEY",
     "add_card_resource",
     "server_card",
     "with_authorization",
@@ -35,7 +35,7 @@ __all__ = [
 #: declares them to a 2026-07-28 client, ``extensions`` included) and, for a protected
 #: server, ``authorization`` (``required``, ``resourceMetadata``, ``authorizationServers``,
 #: ``scopesSupported``).
-META_KEY: Final = "dev.trio-mcp/server"
+CARD_META_KEY: Final = "dev.trio-mcp/server"
 #: The URI of the card offered as a resource (SEP-2127: "Servers SHOULD provide their server
 #: card as an MCP resource"), for clients that connected without HTTP.
 CARD_RESOURCE_URI: Final = "mcp://server-card.json"
@@ -52,7 +52,7 @@ def server_card(
     meta: Mapping[str, Any] | None = None,
 ) -> ServerCard:
     """The card of ``server`` as it is now: its name, version, title, description,
-    website and icons, and under ``_meta[META_KEY]`` its capabilities (so build it once
+    website and icons, and under ``_meta[CARD_META_KEY]`` its capabilities (so build it once
     the tools, resources and prompts are registered) and, with ``auth``, what tokens it
     needs.
 
@@ -93,7 +93,7 @@ def server_card(
         repository=repository,
         icons=list(info.icons) if info.icons else None,
         remotes=list(remotes) if remotes is not None else None,
-        meta={**(meta or {}), META_KEY: ours},
+        meta={**(meta or {}), CARD_META_KEY: ours},
     )
     if name is None and "/" not in card_name:
         raise CardError(
@@ -105,7 +105,7 @@ def server_card(
 
 
 def with_authorization(card: ServerCard, auth: ProtectedResource) -> ServerCard:
-    """``card``, saying under ``_meta[META_KEY]["authorization"]`` that the server is the
+    """``card``, saying under ``_meta[CARD_META_KEY]["authorization"]`` that the server is the
     protected resource ``auth``: a token is required, from one of its authorization
     servers, found through its metadata URL."""
     metadata = auth.metadata
@@ -117,7 +117,7 @@ def with_authorization(card: ServerCard, auth: ProtectedResource) -> ServerCard:
     if metadata.scopes_supported:
         authorization["scopesSupported"] = list(metadata.scopes_supported)
     meta = dict(card.meta or {})
-    meta[META_KEY] = {**meta.get(META_KEY, {}), "authorization": authorization}
+    meta[CARD_META_KEY] = {**meta.get(CARD_META_KEY, {}), "authorization": authorization}
     return attrs.evolve(card, meta=meta)
 
 

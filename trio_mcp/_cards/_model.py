@@ -28,7 +28,7 @@ __all__ = [
     "CARD_SUFFIX",
     "CATALOG_PATH",
     "CATALOG_SPEC_VERSION",
-    "MEDIA_TYPE",
+    "CARD_MIME_TYPE",
     "CardError",
     "CardHeader",
     "CardInput",
@@ -47,7 +47,7 @@ __all__ = [
 #: The ``$schema`` every card names (the schema's ``v2`` family).
 CARD_SCHEMA: Final = "https://static.modelcontextprotocol.io/schemas/v2/server-card.schema.json"
 #: The media type of a card (``Accept`` of a request for one, ``Content-Type`` of the answer).
-MEDIA_TYPE: Final = "application/mcp-server-card+json"
+CARD_MIME_TYPE: Final = "application/mcp-server-card+json"
 #: The reserved location of a server's card: its Streamable HTTP URL and this suffix.
 CARD_SUFFIX: Final = "/server-card"
 #: Where an origin publishes its MCP Catalog.
@@ -239,7 +239,7 @@ def parse_catalog(data: bytes | str | Mapping[str, Any]) -> Catalog:
     """Read an MCP Catalog: ``specVersion`` and ``entries`` are required, and each entry's
     ``identifier``, ``displayName``, ``type`` and ``url`` (an entry of the first drafts,
     which named ``type`` ``mediaType``, is read too). Entries of another ``type`` than
-    :data:`MEDIA_TYPE` are left out; unknown members are ignored.
+    :data:`CARD_MIME_TYPE` are left out; unknown members are ignored.
 
     Raises:
         CardError: not a JSON object, or a required member missing or of the wrong type;
@@ -259,7 +259,7 @@ def parse_catalog(data: bytes | str | Mapping[str, Any]) -> Catalog:
         raise CardError(
             "the catalog does not fit its schema: required field missing @ $.specVersion"
         )
-    kept = [entry for entry in catalog.entries if entry.type == MEDIA_TYPE]
+    kept = [entry for entry in catalog.entries if entry.type == CARD_MIME_TYPE]
     return attrs.evolve(catalog, entries=kept) if len(kept) != len(catalog.entries) else catalog
 
 

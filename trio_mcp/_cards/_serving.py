@@ -23,11 +23,11 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ._generate import META_KEY, with_authorization
+from ._generate import CARD_META_KEY, with_authorization
 from ._model import (
+    CARD_MIME_TYPE,
     CARD_SUFFIX,
     CATALOG_PATH,
-    MEDIA_TYPE,
     Catalog,
     CatalogEntry,
     Remote,
@@ -80,7 +80,7 @@ class CardEndpoints:
         auth: ProtectedResource | None,
         catalog: bool,
     ) -> None:
-        ours = (card.meta or {}).get(META_KEY)
+        ours = (card.meta or {}).get(CARD_META_KEY)
         if auth is not None and not (isinstance(ours, dict) and "authorization" in ours):
             card = with_authorization(card, auth)
         self.card = card
@@ -107,7 +107,7 @@ class CardEndpoints:
         if http.path == CATALOG_PATH:
             body, content_type = self._catalog_body(base), b"application/json"
         else:
-            body, content_type = self._card_body(base), MEDIA_TYPE.encode()
+            body, content_type = self._card_body(base), CARD_MIME_TYPE.encode()
         headers = [(b"content-type", content_type), *_CORS, *_CACHE]
         await http.respond(
             200, body if http.method == "GET" else b"", content_type=None, headers=headers
@@ -148,7 +148,7 @@ class CardEndpoints:
         entry = CatalogEntry(
             identifier=f"urn:air:{host}:{self.card.name.split('/', 1)[1]}",
             display_name=self.card.title or self.card.name,
-            type=MEDIA_TYPE,
+            type=CARD_MIME_TYPE,
             url=base + self.card_path,
         )
         return catalog_bytes(Catalog(entries=[entry]))

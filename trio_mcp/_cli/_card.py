@@ -90,7 +90,7 @@ def describe_card(card: ServerCard) -> str:
         for header in remote.headers or ():
             needed = "required" if header.is_required else "optional"
             lines.append(f"    header {header.name} ({needed})")
-    ours = (card.meta or {}).get(_lazy.META_KEY)
+    ours = (card.meta or {}).get(_lazy.CARD_META_KEY)
     if isinstance(ours, dict):
         capabilities = ours.get("capabilities")
         if isinstance(capabilities, dict):

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..auth import open_loopback_redirect
     from .._websocket import open_websocket_client
     from .._cards._fetching import card_url, fetch_catalog, fetch_server_card
-    from .._cards._generate import META_KEY
+    from .._cards._generate import CARD_META_KEY
     from .._cards._model import CardError
 # isort: on
 

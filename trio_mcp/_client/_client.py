@@ -43,7 +43,7 @@ from ._listen import Listener
 from ._opening import open_conversation
 from ._options import ClientOptions
 from ._rounds import InputRounds
-from ._tasks import ToolTask, core_tasks, created_task, opt_in
+from ._tasks import ToolTask, cancel_on_exit, core_tasks, created_task, opt_in
 
 if TYPE_CHECKING:
     from .._types._completion import Completion, PromptReference, ResourceTemplateReference
@@ -68,6 +68,8 @@ __all__ = ["Client", "LogHandler", "connect_client", "open_client"]
 T = TypeVar("T")
 
 
+#: Seconds the opening handshake may take, by default.
+HANDSHAKE_TIMEOUT: Final = 30.0
 #: The default of :attr:`Client.max_list_items`.
 MAX_LIST_ITEMS: Final = 100_000
 
@@ -282,7 +284,7 @@ class Client:
                 "without as_task",
                 code=ErrorCode.METHOD_NOT_FOUND,
             )
-        task = ToolTask(self, answer, on_progress)
+        task = ToolTask(self, answer, on_progress, rounds=self._rounds)
         async with self._owning(task):
             yield task
 
@@ -294,7 +296,11 @@ class Client:
         Raises:
             McpError: -32602 when the server knows no such task (for this principal).
         """
-        task = ToolTask(self, {"resultType": "task", "taskId": task_id, "status": "working"})
+        task = ToolTask(
+            self,
+            {"resultType": "task", "taskId": task_id, "status": "working"},
+            rounds=self._rounds,
+        )
         await task.poll()
         async with self._owning(task):
             yield task
@@ -305,7 +311,7 @@ class Client:
             yield
         finally:
             if not task.done and not task.detached:
-                await task._cancel_on_exit()
+                await cancel_on_exit(task)
 
     async def _check_output_after_listing(self, name: str, result: CallToolResult) -> None:
         """Check ``result`` against the ``outputSchema`` of a tool we have not listed yet."""
@@ -576,7 +582,7 @@ async def connect_client(
     protocol_version: str | None = None,
     versions: Sequence[str] = SUPPORTED_VERSIONS,
     probe_timeout: float = 5.0,
-    handshake_timeout: float = 30.0,
+    handshake_timeout: float = HANDSHAKE_TIMEOUT,
     era_cache: EraCache | None = None,
     peer: str | None = None,
     cache: bool = True,
@@ -608,7 +614,8 @@ async def connect_client(
             listed in a :exc:`~trio_mcp.URLElicitationRequired` a call raised; ids the
             client was never told of, or heard the end of already, are ignored. A
             good moment to retry that call.
-        probe_timeout: seconds to wait for the probe's answer (``math.inf``: forever).
+        probe_timeout: seconds to wait for the probe's answer (``math.inf``: forever); over
+            HTTP it defaults to ``handshake_timeout`` (an HTTP server answers every request).
         handshake_timeout: seconds the opening may take (``math.inf``: forever).
         cache: honour the caching hints of modern results.
         max_input_rounds: how many ``InputRequiredResult`` rounds one call may take.

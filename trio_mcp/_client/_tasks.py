@@ -25,8 +25,16 @@ from .._types._tools import CallToolResult
 if TYPE_CHECKING:
     from .._session._outbound import ProgressCallback
     from ._client import Client
+    from ._rounds import InputRounds
 
-__all__ = ["TASKS_EXTENSION", "TaskCancelled", "ToolTask", "core_tasks", "created_task"]
+__all__ = [
+    "TASKS_EXTENSION",
+    "TaskCancelled",
+    "ToolTask",
+    "cancel_on_exit",
+    "core_tasks",
+    "created_task",
+]
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 #: How long to wait between polls when the server suggests nothing.
@@ -103,8 +111,12 @@ class ToolTask:
         client: Client,
         answer: dict[str, Any],
         on_progress: ProgressCallback | None = None,
+        *,
+        rounds: InputRounds,
     ) -> None:
         self._client = client
+        #: The client's input rounds, which answer the task's ``inputRequests``.
+        self._rounds = rounds
         #: The tasks of the 2025-11-25 core (``tasks/result`` gives the outcome), not the
         #: 2026-07-28 extension's (the outcome comes with ``tasks/get``).
         self._core = client.era != "modern"
@@ -321,7 +333,7 @@ class ToolTask:
             ).input_requests
         except Exception:  # noqa: BLE001
             raise ProtocolError("the task's inputRequests are malformed") from None
-        responses = await self._client._rounds.answer(typed or {}, asker="the task")
+        responses = await self._rounds.answer(typed or {}, asker="the task")
         self._answered.update(responses)
         await self._request("tasks/update", {"taskId": self.task_id, "inputResponses": responses})
 
@@ -333,11 +345,13 @@ class ToolTask:
             raise ProtocolError(f"malformed answer to {method}")
         return answer
 
-    async def _cancel_on_exit(self) -> None:
-        """Shielded and bounded: the caller is leaving, perhaps because it was cancelled."""
-        with trio.move_on_after(CANCEL_TIMEOUT) as scope:
-            scope.shield = True
-            try:
-                await self.cancel()
-            except (McpError, trio.BrokenResourceError, trio.ClosedResourceError):
-                pass  # the task may be gone already; nothing more we can do from here
+
+async def cancel_on_exit(task: ToolTask) -> None:
+    """Send ``tasks/cancel`` for ``task`` as its owner's block is left, perhaps because
+    it was cancelled: shielded, and given up after :data:`CANCEL_TIMEOUT` seconds."""
+    with trio.move_on_after(CANCEL_TIMEOUT) as scope:
+        scope.shield = True
+        try:
+            await task.cancel()
+        except (McpError, trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the task may be gone already; nothing more we can do from here

@@ -7,6 +7,11 @@ key is gone (see :mod:`._inbox`) are dropped first, so the sessions of a dead wo
 hold the cap for ever, and then the slot is refused or added. Giving it back is one
 ``SREM``. The set expires :data:`KEPT` seconds after its last change.
 
+A slot stays with its session when its worker ends, gracefully or not (the session's
+record stays in Redis for another worker to take over): a worker that takes a session over
+moves the slot to itself (:meth:`FleetCaps.move`), and the slots of a gone worker whose
+sessions nobody took over lapse as above, when their caller reaches the cap.
+
 The scripts name liveness keys they compute from the prefix: one Redis server, not a
 cluster.
 """
@@ -49,6 +54,20 @@ return 1
 """
 
 
+# KEYS: the caller's set. ARGV: as _TAKE, then the member of the worker that held it.
+# The slot moves (whatever the count: it was counted) or, if it lapsed, is taken again.
+_MOVE: Final = (
+    """
+if redis.call('SREM', KEYS[1], ARGV[5]) == 1 then
+  redis.call('SADD', KEYS[1], ARGV[2])
+  redis.call('EXPIRE', KEYS[1], ARGV[4])
+  return 1
+end
+"""
+    + _TAKE
+)
+
+
 class CapsUnavailable(Exception):
     """The fleet's Redis did not answer (in time): the slot could not be counted."""
 
@@ -82,6 +101,7 @@ class FleetCaps:
         self.cap = cap
         self.timeout = timeout
         self._take: Any = redis.register_script(_TAKE)
+        self._move: Any = redis.register_script(_MOVE)
         #: Slots whose giving back failed (Redis away): given back at the next take. At
         #: most the sessions this worker held when Redis went away (none is taken while
         #: Redis does not answer).
@@ -98,14 +118,25 @@ class FleetCaps:
         Raises:
             CapsUnavailable: Redis did not answer in time, or failed.
         """
+        return await self._run(self._take, caller, held)
+
+    async def move(self, caller: str, held: str, previous_owner: str) -> bool:
+        """Count ``held`` (a session this worker took over from ``previous_owner``) as this
+        worker's: its slot moves here, whatever ``caller``'s count (it was counted when
+        the session opened), or, if it lapsed meanwhile (see the module's text), is taken
+        again, and ``False`` (nothing counted) at the cap. Round trips and errors as
+        :meth:`take`."""
+        return await self._run(self._move, caller, held, f"{previous_owner} {held}")
+
+    async def _run(self, script: Any, caller: str, held: str, *extra: str) -> bool:
         try:
             with trio.fail_after(self.timeout):
                 for owed in list(self._owed):
                     await self._redis.srem(self._key(owed[0]), [f"{self.worker_id} {owed[1]}"])
                     self._owed.discard(owed)
-                answer = await self._take(
+                answer = await script(
                     keys=[self._key(caller)],
-                    args=[self.cap, f"{self.worker_id} {held}", f"{self.prefix}w:", KEPT],
+                    args=[self.cap, f"{self.worker_id} {held}", f"{self.prefix}w:", KEPT, *extra],
                 )
         except trio.TooSlowError as exc:
             raise CapsUnavailable(f"Redis did not answer within {self.timeout}s") from exc

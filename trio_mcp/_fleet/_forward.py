@@ -152,7 +152,6 @@ class Forwarder:
             "f": self.inbox.worker_id,
             "m": http.method,
             "p": http.path,
-            "q": http.scope.get("query_string", b"").decode("latin-1"),
             "h": [
                 [k.decode("latin-1"), v.decode("latin-1")]
                 for k, v in http.scope["headers"]
@@ -400,7 +399,6 @@ def _scope(head: dict[str, Any], principal: str | None) -> Scope:
         "type": "http",
         "method": head["m"],
         "path": head["p"],
-        "query_string": str(head.get("q", "")).encode("latin-1"),
         "root_path": "",
         "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in head["h"]],
         "client": tuple(client) if client else None,

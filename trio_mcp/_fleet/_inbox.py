@@ -10,11 +10,13 @@ that lives :attr:`~Inbox.worker_ttl` seconds and that the worker sets again ever
 One reader task per worker reads its own inbox in order and hands each entry to the
 handler registered for its ``kind`` with :meth:`Inbox.on`.
 
-Bounds: an inbox holds at most ``size`` unread entries (the reader trims what it read in
-bulk: up to :data:`TRIM_EVERY` read ones may still count). A handler that waits (a bounded
-channel that is full) holds back the entries behind it: they wait in Redis, read in order
-once it returns; past ``size`` unread entries :meth:`Inbox.send` raises
-:class:`InboxFull`, so nothing accepted is dropped and the sender can say "retry later".
+Bounds: an inbox holds at most ``size`` unread entries (what was read is trimmed in bulk:
+by the reader every :data:`TRIM_EVERY` entries, and the rest every :data:`TRIM_INTERVAL`
+by a task of its own, off the reader's path; up to that many read ones may still count).
+A handler that waits (a bounded channel that is full) holds back the entries behind it:
+they wait in Redis, read in order once it returns; past ``size`` unread entries
+:meth:`Inbox.send` raises :class:`InboxFull`, so nothing accepted is dropped and the
+sender can say "retry later".
 A worker's inbox is dropped :data:`INBOX_KEPT` seconds after its last entry or liveness
 refresh (a dead worker's, then; a live one's outlasts any Redis outage shorter than that).
 
@@ -39,7 +41,7 @@ from ._relay import BACKOFF_INITIAL, BACKOFF_MAX
 if TYPE_CHECKING:
     import coredis
 
-__all__ = ["Handler", "Inbox", "InboxFull", "InboxUnavailable"]
+__all__ = ["INBOX_KEPT", "SEND_LUA", "Handler", "Inbox", "InboxFull", "InboxUnavailable"]
 
 log = logging.getLogger("trio_mcp.fleet")
 
@@ -57,15 +59,27 @@ TRIM_INTERVAL: Final = 1.0
 #: Entries the reader takes from Redis at once.
 READ_COUNT: Final = 128
 
-# KEYS: the target's liveness key, its inbox. ARGV: size, kind, payload, inbox kept (s).
-# 0: the target is gone; -1: its inbox is full; 1: appended.
-_SEND: Final = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if redis.call('XLEN', KEYS[2]) >= tonumber(ARGV[1]) then return -1 end
-redis.call('XADD', KEYS[2], '*', 'k', ARGV[2], 'p', ARGV[3])
-redis.call('EXPIRE', KEYS[2], ARGV[4])
-return 1
+#: The body of a Lua function ``send(live, inbox, size, kind, payload, kept)`` that appends
+#: to the inbox ``inbox`` of the worker whose liveness key is ``live``: 0, that worker is
+#: gone; -1, its inbox is full; 1, appended. For scripts that find the target in Redis
+#: first (one round trip for both).
+SEND_LUA: Final = """
+local function send(live, inbox, size, kind, payload, kept)
+  if redis.call('EXISTS', live) == 0 then return 0 end
+  if redis.call('XLEN', inbox) >= tonumber(size) then return -1 end
+  redis.call('XADD', inbox, '*', 'k', kind, 'p', payload)
+  redis.call('EXPIRE', inbox, kept)
+  return 1
+end
 """
+
+# KEYS: the target's liveness key, its inbox. ARGV: size, kind, payload, inbox kept (s).
+_SEND: Final = (
+    SEND_LUA
+    + """
+return send(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+"""
+)
 
 # KEYS: this worker's liveness key, its inbox. ARGV: the liveness ttl (ms), inbox kept (s).
 # 1: the key was there; 0: it was not (first announce, or Redis lost it).
@@ -139,11 +153,22 @@ class Inbox:
         #: Entries of a kind without a handler, or whose handler raised (each logged).
         self.failed = 0
 
+    @property
+    def live_prefix(self) -> str:
+        """What a worker's liveness key is: this, then the worker's id (for scripts that
+        find the worker to send to in Redis: see :data:`SEND_LUA`)."""
+        return f"{self.prefix}w:"
+
+    @property
+    def inbox_prefix(self) -> str:
+        """What a worker's inbox is: this, then the worker's id."""
+        return f"{self.prefix}in:"
+
     def _live_key(self, worker_id: str) -> str:
-        return f"{self.prefix}w:{worker_id}"
+        return self.live_prefix + worker_id
 
     def _inbox_key(self, worker_id: str) -> str:
-        return f"{self.prefix}in:{worker_id}"
+        return self.inbox_prefix + worker_id
 
     def on(self, kind: str, handler: Handler) -> None:
         """Hand the payload of every entry of ``kind`` to ``handler``, awaited by the
@@ -220,12 +245,13 @@ class Inbox:
         await self._rejoined.wait()
 
     async def run(self) -> None:
-        """Keep this worker alive and read its inbox until cancelled (two tasks in a
-        nursery of its own). Redis errors are retried with backoff, logged once per
-        outage."""
+        """Keep this worker alive, read its inbox and trim what it read, until cancelled
+        (three tasks in a nursery of its own). Redis errors are retried with backoff,
+        logged once per outage."""
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._keep_alive)
             nursery.start_soon(self._read)
+            nursery.start_soon(self._trim)
 
     async def _keep_alive(self) -> None:
         while True:
@@ -241,9 +267,9 @@ class Inbox:
         delay = BACKOFF_INITIAL
         key = self._inbox_key(self.worker_id)
         # Entries read are trimmed in bulk (a round trip saved per entry under load): at
-        # most this many read ones still count towards ``size``.
+        # most this many read ones (and those of the last TRIM_INTERVAL) count to ``size``.
         trim_every = max(1, min(TRIM_EVERY, self.size // 2))
-        untrimmed, trimmed_at = 0, -math.inf
+        untrimmed = 0
         while True:
             try:
                 with trio.fail_after(READ_BLOCK_MS / 1000 + self.timeout):
@@ -264,16 +290,33 @@ class Inbox:
                 self._last = _text(entry.identifier)
                 await self._dispatch(entry.field_values)
             untrimmed += len(entries)
-            now = trio.current_time()
-            if untrimmed and (untrimmed >= trim_every or now - trimmed_at >= TRIM_INTERVAL):
-                # What was read goes (entries below the last one read); a failure leaves
-                # them a while longer, trimmed at the next batch.
+            if untrimmed >= trim_every:
+                # The bound: trimmed before reading on (one round trip per ``trim_every``
+                # entries, under load); what little is read otherwise, by :meth:`_trim`.
                 try:
                     with trio.fail_after(self.timeout):
                         await self._redis.xtrim(key, PureToken.MINID, self._last)  # type: ignore[arg-type]
-                    untrimmed, trimmed_at = 0, now
+                    untrimmed = 0
                 except Exception as exc:  # noqa: BLE001 - trimmed at the next batch
                     self._lost(exc)
+
+    async def _trim(self) -> None:
+        """Every :data:`TRIM_INTERVAL` seconds, trim what the reader read (entries below the
+        last one read), in a task of its own so that the reader does not wait for it
+        between two reads; a failure leaves them a while longer."""
+        key = self._inbox_key(self.worker_id)
+        trimmed = self._last
+        while True:
+            await trio.sleep(TRIM_INTERVAL)
+            last = self._last
+            if last == trimmed:
+                continue
+            try:
+                with trio.fail_after(self.timeout):
+                    await self._redis.xtrim(key, PureToken.MINID, last)  # type: ignore[arg-type]
+                trimmed = last
+            except Exception as exc:  # noqa: BLE001 - trimmed at the next round
+                self._lost(exc)
 
     async def _dispatch(self, fields: Any) -> None:
         kind = _text(fields.get(b"k", b""))

@@ -60,7 +60,21 @@ class FuzzFailure:
     rerun: dict[str, Any] | None = None
 
     @classmethod
-    def from_invariant(cls, invariant: Invariant, **kwargs: Any) -> FuzzFailure:
+    def from_invariant(
+        cls,
+        invariant: Invariant,
+        *,
+        detail: str,
+        era: str,
+        steps: tuple[Step, ...],
+        received: tuple[dict[str, Any], ...] = (),
+        reproduced: bool | None = None,
+        path: str | None = None,
+        stderr_tail: str | None = None,
+        rerun: dict[str, Any] | None = None,
+    ) -> FuzzFailure:
+        """The failure of ``invariant``: its name, level, requirement, source, check
+        class and CWE taken from it, the rest as given."""
         return cls(
             invariant=invariant.name,
             level=invariant.level,
@@ -68,7 +82,14 @@ class FuzzFailure:
             source=invariant.source,
             check_class=invariant.check_class,
             cwe=invariant.cwe,
-            **kwargs,
+            detail=detail,
+            era=era,
+            steps=steps,
+            received=received,
+            reproduced=reproduced,
+            path=path,
+            stderr_tail=stderr_tail,
+            rerun=rerun,
         )
 
     @property

@@ -388,7 +388,7 @@ async def _across_servers(
     if not problems:
         return []
     extra = f" (and {len(problems) - 1} more: see the report)" if len(problems) > 1 else ""
-    received = (
+    received: tuple[dict[str, Any], ...] = (
         *({"problem": problem} for problem in problems),
         *({"server": name, "tools": names} for name, names in listings.items()),
     )
@@ -398,7 +398,7 @@ async def _across_servers(
             detail=problems[0] + extra,
             era="modern" if "modern" in listed else "legacy",
             steps=(),
-            received=tuple(received),
+            received=received,
         )
     ]
 

@@ -46,7 +46,9 @@ class PromptSpec:
         return self.prompt.name
 
     @classmethod
-    def from_function(cls, fn: Callable[..., Any], **options: Unpack[PromptOptions]) -> PromptSpec:
+    def from_function(
+        cls, fn: Callable[..., object], **options: Unpack[PromptOptions]
+    ) -> PromptSpec:
         """Build a prompt from a function whose parameters are its arguments.
 
         Prompt arguments are strings on the wire, so parameters must be ``str``

@@ -378,7 +378,7 @@ class Server:
         return register if fn is None else register(fn)
 
     def add_tool(
-        self, fn: Callable[..., Any] | ToolSpec, /, **options: Unpack[ToolOptions]
+        self, fn: Callable[..., object] | ToolSpec, /, **options: Unpack[ToolOptions]
     ) -> ToolSpec:
         """Add (or replace) a tool at any time; connected clients that asked are told the
         list changed. ``options`` (:class:`~trio_mcp.server.ToolOptions`) are

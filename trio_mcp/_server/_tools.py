@@ -156,7 +156,7 @@ class ToolSpec:
     @classmethod
     def from_function(
         cls,
-        fn: Callable[..., Any],
+        fn: Callable[..., object],
         *,
         name: str | None = None,
         title: str | None = None,

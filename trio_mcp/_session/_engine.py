@@ -95,7 +95,7 @@ from .._protocol._events import (
     ResponseReceived,
 )
 from .._transports._stream import MessageStream, MessageTooLarge
-from .._types._base import LoggingLevel, Request, RequestId
+from .._types._base import LoggingLevel, Notification, Request, RequestId
 from .._types._converter import converter_for
 from .._types._mrtr import InputRequiredResult
 from .._types._notifications import LoggingMessageNotificationParams, ProgressNotificationParams
@@ -601,8 +601,11 @@ class Session:
         notification = self.connection.send_notification(method, params, version=version)
         await self.send_message(notification, related=related.id if related is not None else None)
 
-    async def notify(self, notification: Any, *, related: InboundRequest | None = None) -> None:
-        """Send a typed notification (``types.ToolListChangedNotification()``)."""
+    async def notify(
+        self, notification: Notification, *, related: InboundRequest | None = None
+    ) -> None:
+        """Send a typed notification (``types.ToolListChangedNotification()``): its
+        ``params`` written for the peer's protocol version. Blocks until it is written."""
         version = related.version if related is not None else self._write_version()
         params = getattr(notification, "params", None)
         raw = None if params is None else converter_for(version).unstructure(params)

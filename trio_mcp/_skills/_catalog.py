@@ -27,9 +27,9 @@ from ._format import (
     FrontmatterValue,
     SkillFormatError,
     check_frontmatter,
-    check_name,
-    digest,
+    check_skill_name,
     read_frontmatter,
+    skill_digest,
 )
 
 __all__ = [
@@ -58,7 +58,7 @@ class SkillFile:
 
     @digest.default
     def _digest(self) -> str:
-        return digest(self.data)
+        return skill_digest(self.data)
 
     def content(self) -> str | bytes:
         """What a read serves: text when the bytes are UTF-8 (the same bytes encoded
@@ -342,7 +342,9 @@ def _check_skill_path(path: str) -> None:
     for segment in segments[:-1]:
         if segment in ("", ".", "..") or "\\" in segment or "?" in segment or "#" in segment:
             raise SkillFormatError(f"skill path {path!r}: segment {segment!r} is not allowed")
-    check_name(segments[-1], where=f"skill path {path!r}: its last segment (the skill's name)")
+    check_skill_name(
+        segments[-1], where=f"skill path {path!r}: its last segment (the skill's name)"
+    )
 
 
 def _check_file_path(path: str, label: str) -> None:

@@ -31,8 +31,8 @@ from ._format import (
     MAX_SKILL_FILES,
     SKILLS_EXTENSION,
     SkillFormatError,
-    digest,
     read_frontmatter,
+    skill_digest,
 )
 
 if TYPE_CHECKING:
@@ -298,7 +298,7 @@ async def read_skill_file(
             raise SkillVerificationError(
                 uri, f"{len(data)} bytes read, the entry lists {listed.size}"
             )
-        found = digest(data)
+        found = skill_digest(data)
         if found != listed.digest:
             raise SkillVerificationError(
                 uri, f"digest {found} read, the entry lists {listed.digest}"

@@ -32,8 +32,8 @@ __all__ = [
     "Scalar",
     "SkillFormatError",
     "check_frontmatter",
-    "check_name",
-    "digest",
+    "check_skill_name",
+    "skill_digest",
     "read_frontmatter",
 ]
 
@@ -68,12 +68,12 @@ class SkillFormatError(ValueError):
     message names the file or field and the rule."""
 
 
-def digest(data: bytes) -> str:
+def skill_digest(data: bytes) -> str:
     """The extension's digest of a file's raw bytes: ``sha256:`` and 64 lowercase hex."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-def check_name(name: object, *, where: str = "name") -> str:
+def check_skill_name(name: object, *, where: str = "name") -> str:
     """Check a skill name against the Agent Skills rules and return it.
 
     Raises:
@@ -106,7 +106,7 @@ def check_frontmatter(frontmatter: Mapping[str, object], *, directory: str) -> N
     Raises:
         SkillFormatError: naming the field and the rule.
     """
-    name = check_name(frontmatter.get("name"), where="frontmatter name")
+    name = check_skill_name(frontmatter.get("name"), where="frontmatter name")
     if name != directory:
         raise SkillFormatError(
             f"frontmatter name {name!r} must equal the skill's directory name {directory!r}"

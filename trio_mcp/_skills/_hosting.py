@@ -24,7 +24,7 @@ import trio
 
 from .._errors import McpError
 from ._fetching import SkillEntry, list_skills, load_skill, read_skill_file
-from ._format import SKILLS_EXTENSION
+from ._format import MAX_SKILL_BYTES, MAX_SKILL_FILES, SKILLS_EXTENSION
 
 if TYPE_CHECKING:
     from .._host._host import Host
@@ -136,9 +136,17 @@ async def _allowed(host: Host, skill: HostedSkill) -> None:
         )
 
 
-async def load_hosted_skill(host: Host, skill: HostedSkill, **options: Any) -> str:
+async def load_hosted_skill(
+    host: Host,
+    skill: HostedSkill,
+    *,
+    max_files: int = MAX_SKILL_FILES,
+    max_bytes: int = MAX_SKILL_BYTES,
+    allow_dynamic: bool = False,
+) -> str:
     """Load ``skill`` from its own server: the verified ``SKILL.md`` text
-    (:func:`~trio_mcp.skills.load_skill`, whose keyword options ``options`` are).
+    (:func:`~trio_mcp.skills.load_skill`, whose options these are). Blocks while the
+    server answers.
 
     Raises:
         PermissionError: the server's policy does not allow the skill.
@@ -146,7 +154,13 @@ async def load_hosted_skill(host: Host, skill: HostedSkill, **options: Any) -> s
         SkillVerificationError: the file is not what the entry lists.
     """
     await _allowed(host, skill)
-    return await load_skill(host.client(skill.server), skill.entry, **options)
+    return await load_skill(
+        host.client(skill.server),
+        skill.entry,
+        max_files=max_files,
+        max_bytes=max_bytes,
+        allow_dynamic=allow_dynamic,
+    )
 
 
 async def read_hosted_skill_file(host: Host, skill: HostedSkill, uri: str) -> bytes:

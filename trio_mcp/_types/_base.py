@@ -177,7 +177,10 @@ class Request(Model, Generic[ResultT]):
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)
 class Notification(Model):
-    """Base of typed notifications: ``method`` and ``params``."""
+    """Base of typed notifications: ``method`` and ``params``. Each notification class
+    gives its ``method`` again, as a ``Literal`` with a default (as :class:`Request`)."""
+
+    method: str
 
 
 @attrs.frozen(kw_only=True, repr=False, eq=False)

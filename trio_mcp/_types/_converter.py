@@ -740,7 +740,7 @@ def structure_hook(cls: Any) -> Callable[[Any, Any], Any]:
 _hooks: dict[Any, Callable[[Any, Any], Any]] = {}
 
 
-def structure(value: Any, cls: type[T]) -> T:
+def structure(value: object, cls: type[T]) -> T:
     """Read ``value`` (decoded JSON) as ``cls``.
 
     Raises:
@@ -752,7 +752,7 @@ def structure(value: Any, cls: type[T]) -> T:
         raise StructureError(explain(value, cls)) from exc
 
 
-def explain(value: Any, cls: Any) -> str:
+def explain(value: object, cls: type[object]) -> str:
     """Why ``value`` does not structure as ``cls``: each problem with its JSON path."""
     try:
         _explainer().structure(value, cls)

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 import httpx
 import trio
 
-from ..._client._client import Client, connect_client
+from ..._client._client import HANDSHAKE_TIMEOUT, Client, connect_client
 from ..._client._options import ClientOptions
 from ..._errors import McpError
 from ..._protocol._era import EraCache
@@ -176,6 +176,12 @@ async def connect_http_client(
     client_options: dict[str, Any] = dict(options)
     stream_options = {k: client_options.pop(k) for k in _STREAM_OPTIONS if k in client_options}
     era_cache: EraCache | None = client_options.get("era_cache")
+    # An HTTP server answers every request, so its answer (not its silence, as over stdio)
+    # tells the era: the probe may take the whole handshake deadline, authorization flow
+    # included (a login or a DPoP nonce retry can outlast the stdio probe's few seconds).
+    client_options.setdefault(
+        "probe_timeout", client_options.get("handshake_timeout", HANDSHAKE_TIMEOUT)
+    )
     if stream_options.get("transport") == "sse":
         # The 2024-11-05 transport carries the handshake era only: no modern probe on it.
         client_options.setdefault("versions", LEGACY_VERSIONS)

@@ -264,10 +264,14 @@ class McpAsgiApp:
                 if self._default_event_store:
                     self.event_store = self.fleet_sessions.event_store()
             shared = None if fleet is None else fleet.caps("sessions", self.sessions_per_caller.cap)
+            if self.sse is not None:
+                self.sse.join(fleet, shared)
             try:
                 async with self._sessions_running(default_store, shared):
                     yield self
             finally:
+                if self.sse is not None:
+                    self.sse.join(None, None)
                 self.fleet = None
                 self.fleet_sessions = None
                 self.event_store = event_store
@@ -300,13 +304,9 @@ class McpAsgiApp:
                 self.forwarder = _fleet_lazy.Forwarder(
                     self.fleet.inbox, self._serve_forwarded, nursery
                 )
-            if self.sse is not None:
-                self.sse.join(self.fleet, shared_caps, self.forwarder)
             try:
                 yield
             finally:
-                if self.sse is not None:
-                    self.sse.join(None, None, None)
                 self.forwarder = None
                 self.modern.watchers = None
                 self.modern.dispatcher.tasks = None
@@ -535,15 +535,11 @@ class McpAsgiApp:
 
     async def _serve_forwarded(self, http: HttpRequest) -> None:
         """Serve a request of a session this worker holds, forwarded by another worker
-        (which checked its host, token, scopes and principal): never forwarded again. A
-        POST of an HTTP+SSE session is answered ``202`` once its session took it."""
+        (which checked its host, token and principal): never forwarded again."""
         if self.manager is None:
             await http.respond_error(
                 503, ErrorCode.INTERNAL_ERROR, "Service Unavailable: shutting down"
             )
-        elif self.sse is not None and http.path == self.message_path and http.method == "POST":
-            body = await http.read_body(self.max_body_bytes)
-            await self.sse.post(http, body, self._principal(http), forwarded=True)
         elif http.method == "POST":
             body = await http.read_body(self.max_body_bytes)
             await self._legacy_post(http, rpc.parse(body), None)
@@ -591,7 +587,9 @@ class McpAsgiApp:
                 await _redis_away(http, session_id, exc)
                 return None
             if taken is not None:
-                return await manager.adopt(taken, caller_of(http.scope, self.principal))
+                return await manager.adopt(
+                    taken, caller_of(http.scope, self.principal), previous_owner=record.owner
+                )
         await _redis_away(http, session_id, RuntimeError("the session changed owner twice"))
         return None
 

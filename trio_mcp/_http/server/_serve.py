@@ -56,7 +56,7 @@ async def serve(
     http11_limits: Http11Limits | None = None,
     graceful_timeout: float = 5.0,
     backlog: int = DEFAULT_BACKLOG,
-    shutdown_trigger: Callable[[], Awaitable[Any]] | None = None,
+    shutdown_trigger: Callable[[], Awaitable[object]] | None = None,
     config: Config | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     **app_options: Unpack[AppOptions],

@@ -129,6 +129,8 @@ class SessionManager:
         )
         #: The sessions each caller holds across the fleet (set by the app with ``state=``).
         self.fleet_caps: FleetCaps | None = None
+        #: Sessions ended by this worker's shutdown, left in the fleet for takeover.
+        self._left_for_takeover: set[str] = set()
         #: session id -> the caller that opened it
         self.callers: dict[str, str] = {}
         #: The tool-call buckets by caller, shared by every session.
@@ -179,7 +181,7 @@ class SessionManager:
         caller = self.callers.pop(session_id, None)
         if caller is not None:
             self.sessions_per_caller.give_back(caller)
-            if self.fleet_caps is not None:
+            if self.fleet_caps is not None and session_id not in self._left_for_takeover:
                 # (shielded and bounded: it runs even in a nursery being cancelled)
                 self.nursery.start_soon(self.fleet_caps.give_back, caller, session_id)
 
@@ -228,6 +230,10 @@ class SessionManager:
         deadline = trio.current_time() + SESSION_END_TIMEOUT
         for session in list(self.sessions.values()):
             if not session.closed:  # (a DELETE may end one meanwhile)
+                if self.fleet is not None:
+                    # Its record stays in Redis for another worker to take over, and its
+                    # slot in the fleet's caps with it (moved by the worker that does).
+                    self._left_for_takeover.add(session.id)
                 await session.end(deadline=deadline)
 
     # -- HTTP -------------------------------------------------------------------------------
@@ -341,11 +347,14 @@ class SessionManager:
             return False
         return True
 
-    async def adopt(self, record: SessionRecord, caller: str) -> LegacySession:
-        """Hold a session of the fleet whose owner died (this worker took its record over):
-        its protocol state is rebuilt from the client's ``initialize`` params, as if the
-        client had initialized here, and it counts among its caller's sessions here and,
-        best effort, across the fleet (the dead worker's count lapses with it). What the
+    async def adopt(
+        self, record: SessionRecord, caller: str, *, previous_owner: str
+    ) -> LegacySession:
+        """Hold a session of the fleet whose owner (``previous_owner``) is gone (this worker
+        took its record over): its protocol state is rebuilt from the client's
+        ``initialize`` params, as if the client had initialized here, and it counts among
+        its caller's sessions here and, best effort, across the fleet (its slot there
+        moves from the gone owner to this worker: see :meth:`FleetCaps.move`). What the
         dead worker held in memory (requests in flight, the log level, resource
         subscriptions) is lost; events in the shared store are not."""
         connection = self.server.connection()
@@ -359,7 +368,8 @@ class SessionManager:
         log.info("took over session %s... (its worker is gone)", record.session_id[:6])
         if self.fleet_caps is not None:
             try:
-                await self.fleet_caps.take(caller, record.session_id)  # (at the cap: kept)
+                # (its slot lapsed and the caller is at the cap: kept, uncounted)
+                await self.fleet_caps.move(caller, record.session_id, previous_owner)
             except CapsUnavailable as exc:
                 log.warning("could not count a session taken over: %r", exc)
         else:

@@ -39,10 +39,9 @@ from ._sse import endpoint_event
 if TYPE_CHECKING:
     from ..._fleet._caps import FleetCaps
     from ..._fleet._fleet import Fleet
-    from ..._fleet._forward import Forwarder
     from ..._server._server import Server
     from ..._session._engine import Session
-    from ._sse_2024_fleet import SseFleet
+    from ._sse_2024_fleet import Reply, SseFleet
 
 __all__ = ["SseTransport"]
 
@@ -97,13 +96,16 @@ class _SseStream(MessageStream):
 
 @attrs.define(slots=True)
 class _Held:
-    """A session this worker holds: where POSTed messages go (also those POSTed to other
-    workers of a fleet, which forward them here), the principal that opened it, its
-    stream."""
+    """A session this worker holds: where POSTed messages go, the principal that opened
+    it, its stream, and, in a fleet, where messages other workers forward to it wait (each
+    with where to say that the session took it), and where those refused because that
+    queue was full wait to be told so."""
 
     inbound: trio.MemorySendChannel[Received]
     principal: str | None
     stream: _SseStream
+    forwarded: trio.MemorySendChannel[tuple[Received, Reply]] | None = None
+    refused: trio.MemorySendChannel[Reply] | None = None
 
 
 class SseTransport:
@@ -150,22 +152,22 @@ class SseTransport:
         self.sessions: dict[str, _Held] = {}
         #: The fleet's part, while the app runs with ``state=`` (see :meth:`join`).
         self.fleet: SseFleet | None = None
+        #: Messages forwarded by another worker refused because their session's queue of
+        #: forwarded messages was full (each answered 503 by the worker it reached).
+        self.forwards_refused = 0
         self.closing = False
         #: When requests still running are cut off and answered with an error (Trio time).
         self.shutdown_deadline = math.inf
         #: Each session's watch for that deadline.
         self._deadlines: dict[str, trio.CancelScope] = {}
 
-    def join(
-        self, fleet: Fleet | None, caps: FleetCaps | None, forwarder: Forwarder | None
-    ) -> None:
+    def join(self, fleet: Fleet | None, caps: FleetCaps | None) -> None:
         """Serve as one worker of ``fleet`` from now on, counting each caller's sessions
-        across it with ``caps`` and handing POSTs for sessions other workers hold to them
-        with ``forwarder`` (``None``: alone again)."""
+        across it with ``caps`` (``None``: alone again)."""
         self.fleet = (
             None
-            if fleet is None or caps is None or forwarder is None
-            else _lazy.SseFleet(fleet, caps, forwarder)
+            if fleet is None or caps is None
+            else _lazy.SseFleet(fleet, caps, self._deliver_forwarded)
         )
 
     def begin_shutdown(self, deadline: float = math.inf) -> None:
@@ -250,7 +252,7 @@ class SseTransport:
         where = quote((http.scope.get("root_path") or "").rstrip("/") + self.message_path)
         events, to_write = trio.open_memory_channel[bytes](0)
         stream = _SseStream(writer, receive, events)
-        self.sessions[session_id] = _Held(send, principal, stream)
+        held = self.sessions[session_id] = _Held(send, principal, stream)
         watch = self._deadlines[session_id] = trio.CancelScope(deadline=self.shutdown_deadline)
         serving = trio.CancelScope()
         cut_off: list[RequestId] = []
@@ -262,6 +264,7 @@ class SseTransport:
                 nursery.start_soon(keep_alive, writer, self.keepalive_interval)
                 if fleet is not None:
                     nursery.start_soon(fleet.keep, session_id, principal)
+                    self._forwarding(nursery, held, fleet)
                 written = trio.Event()
                 nursery.start_soon(_write_events, to_write, writer, written)
                 with serving:
@@ -290,22 +293,31 @@ class SseTransport:
             # (a POST still waiting for room is refused with 404: never accepted).
             send.close()
             events.close()
+            for channel in (held.forwarded, held.refused):
+                if channel is not None:
+                    channel.close()
         await writer.close()
 
-    async def post(
-        self,
-        http: HttpRequest,
-        body: bytes,
-        principal: str | None = None,
-        *,
-        forwarded: bool = False,
-    ) -> None:
+    def _forwarding(self, nursery: trio.Nursery, held: _Held, fleet: SseFleet) -> None:
+        """Give ``held`` its queues of forwarded messages and refused ones, and start the
+        two tasks (in ``nursery``, the session's) that empty them: into the session (which
+        may wait for it), each then acknowledged to the worker it reached, and the
+        refusals, told to theirs."""
+        # (Reply is the fleet module's, loaded only in a fleet: named, not imported.)
+        held.forwarded, forwarded = trio.open_memory_channel[tuple[Received, "Reply"]](
+            self.inbound_buffer
+        )
+        held.refused, refused = trio.open_memory_channel["Reply"](self.inbound_buffer)
+        nursery.start_soon(_pass_on, forwarded, held.inbound, fleet)
+        nursery.start_soon(_refuse, refused, fleet)
+
+    async def post(self, http: HttpRequest, body: bytes, principal: str | None = None) -> None:
         """Deliver one POSTed message (or batch) of ``principal`` to its session: ``202
         Accepted`` once the session's queue took it (blocks while the queue is full);
-        ``404`` for an unknown session or another principal's. In a fleet, a POST for a
-        session another worker holds is forwarded to that worker, and answered as it
-        answers it (``503`` with ``Retry-After`` while Redis does not answer); one that
-        was ``forwarded`` here is never forwarded again."""
+        ``404`` for an unknown session or
+        another principal's. In a fleet, a POST for a session another worker holds is
+        forwarded to that worker, and answered once that worker's session took it
+        (``503`` with ``Retry-After`` while Redis does not answer)."""
         query = parse_qs(http.scope.get("query_string", b"").decode("latin-1"))
         session_id = (query.get("session_id") or [""])[0]
         entry = self.sessions.get(session_id)
@@ -320,7 +332,7 @@ class SseTransport:
             await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
             return
         if entry is None:
-            if self.fleet is not None and session_id and not forwarded:
+            if self.fleet is not None and session_id:
                 await self.fleet.forward(http, session_id, principal, body)
                 return
             await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
@@ -331,15 +343,78 @@ class SseTransport:
             await http.respond_message(message.reply, 400)
             return
         try:
-            try:
-                inbound.send_nowait(message)
-            except trio.WouldBlock:
-                if not await _send_unless_client_leaves(http, inbound, message):
-                    return  # nothing delivered, and no one to answer
+            await inbound.send(message)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             await http.respond_error(404, ErrorCode.INVALID_REQUEST, "Session not found")
             return
         await http.respond(202, b"Accepted", content_type=b"text/plain")
+
+    async def _deliver_forwarded(
+        self, session_id: str, principal: str | None, message: Received, reply: Reply
+    ) -> None:
+        """Hand ``message``, forwarded by another worker, to the session it is for, as a
+        POST here would, without waiting for the session: it joins the session's queue of
+        forwarded messages (``inbound_buffer`` long), and the worker it came from is told
+        once the session took it (see :func:`_pass_on`). A session whose queue is full
+        (its client floods it) has it refused, logged and counted (that worker answers
+        503); other sessions never wait for it. Blocks for one Redis round trip only to
+        say that the session is not here (ended meanwhile)."""
+        fleet = self.fleet
+        held = self.sessions.get(session_id)
+        if held is None or held.principal != principal or held.forwarded is None:
+            # Ended meanwhile (or never here: the registry was out of date).
+            if fleet is not None:
+                fleet.unclaimed += 1
+                await fleet.answer(reply, "gone")
+            else:
+                await trio.lowlevel.checkpoint()
+            return
+        try:
+            held.forwarded.send_nowait((message, reply))
+            await trio.lowlevel.checkpoint()
+            return
+        except trio.WouldBlock:
+            pass
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            if fleet is not None:
+                await fleet.answer(reply, "gone")  # the session is ending
+            return
+        self.forwards_refused += 1
+        log.warning(
+            "HTTP+SSE session %s... has %d forwarded messages waiting already: one refused",
+            session_id[:6],
+            self.inbound_buffer,
+        )
+        if held.refused is not None:
+            try:
+                held.refused.send_nowait(reply)
+            except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+                pass  # as many refusals wait already: its worker's wait ends it (503)
+        await trio.lowlevel.checkpoint()
+
+
+async def _pass_on(
+    forwarded: trio.MemoryReceiveChannel[tuple[Received, Reply]],
+    inbound: trio.MemorySendChannel[Received],
+    fleet: SseFleet,
+) -> None:
+    """Hand each forwarded message to the session, waiting while it is busy, in order, and
+    then tell the worker it came from that the session took it (one Redis round trip:
+    only then is that POST answered 202, so no later POST overtakes it). Returns when
+    either side closes."""
+    async for message, reply in forwarded:
+        try:
+            await inbound.send(message)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            await fleet.answer(reply, "gone")  # the session is ending
+            return
+        await fleet.answer(reply, "taken")
+
+
+async def _refuse(refused: trio.MemoryReceiveChannel[Reply], fleet: SseFleet) -> None:
+    """Tell the worker each refused message came from that its session was busy."""
+    async for reply in refused:
+        await fleet.answer(reply, "busy")
 
 
 async def _write_events(
@@ -352,27 +427,6 @@ async def _write_events(
         async for data in events:
             await writer.event(data)
     written.set()
-
-
-async def _send_unless_client_leaves(
-    http: HttpRequest, inbound: trio.MemorySendChannel[Received], message: Received
-) -> bool:
-    """Put ``message`` in its session's queue, waiting while the queue is full, unless the
-    client leaves first (then nothing is delivered: it was never accepted, and a forwarded
-    POST whose forwarding worker gave up waiting is not delivered late). Blocks until one
-    of the two; whether it was delivered."""
-    delivered = False
-    async with trio.open_nursery() as nursery:
-
-        async def watch_client() -> None:
-            await http.wait_disconnect()
-            nursery.cancel_scope.cancel()
-
-        nursery.start_soon(watch_client)
-        await inbound.send(message)
-        delivered = True
-        nursery.cancel_scope.cancel()
-    return delivered
 
 
 async def _cut_off_at_deadline(
