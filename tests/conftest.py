@@ -1,10 +1,10 @@
-"""Shared fixtures. Paths to the spec schemas are optional: checks that need them skip
-(and only they) when ../shared is absent. The Hypothesis profiles live in the top-level
-conftest.py."""
+"""Shared fixtures: the spec schemas (located in ``spec_support``), real components
+started for the tests (a redis-server, oidc-provider) and the memory session pair. The
+Hypothesis profiles and the rule that every skip says why live in the top-level conftest.py.
+Test modules import helpers from the ``*_support`` modules, never from a conftest."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -12,33 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import front_ends
 import pytest
+from npm_support import NPM_CACHE, NpmServer, install_npm_server
+from redis_support import RedisProcess, running_redis
+from spec_support import REQUIRE_SPEC, SPEC_DIR, load_schema, missing_schemas
 
 if TYPE_CHECKING:
     from trio_mcp.testing import SessionPair
-
-ROOT = Path(__file__).resolve().parent.parent
-SPEC_DIR = Path(os.environ.get("TRIO_MCP_SPEC_DIR", ROOT.parent / "shared" / "spec"))
-
-SCHEMA_FILES = {
-    "2026-07-28": "schema-2026-07-28.json",
-    "2025-11-25": "schema-2025-11-25.json",
-    "2025-06-18": "schema-2025-06-18.json",
-}
-#: The schemas of the protocol extensions we implement, checked against like the versions'.
-EXTENSION_SCHEMA_FILES = ("ext-tasks-schema.json",)
-
-
-#: Set to 1 (CI does) to make missing spec schemas an error of the whole run: without them
-#: 50-odd checks skip and the tests generated from the schemas' definitions are not even
-#: collected, which would let a green run hide that nothing was checked against the spec.
-REQUIRE_SPEC = "TRIO_MCP_REQUIRE_SPEC"
-
-
-def missing_schemas() -> list[str]:
-    """The schema files of :data:`SCHEMA_FILES` and :data:`EXTENSION_SCHEMA_FILES` that are
-    not in :data:`SPEC_DIR`."""
-    names = [*SCHEMA_FILES.values(), *EXTENSION_SCHEMA_FILES]
-    return [name for name in names if not (SPEC_DIR / name).is_file()]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -61,13 +40,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         )
 
 
-def load_schema(version: str) -> dict[str, Any] | None:
-    path = SPEC_DIR / SCHEMA_FILES[version]
-    if not path.exists():
-        return None
-    return json.loads(path.read_text())  # type: ignore[no-any-return]
-
-
 @pytest.fixture
 def spec_schema(request: pytest.FixtureRequest) -> dict[str, Any]:
     version = request.param
@@ -75,6 +47,37 @@ def spec_schema(request: pytest.FixtureRequest) -> dict[str, Any]:
     if schema is None:
         pytest.skip(f"the spec schemas are not at {SPEC_DIR}")
     return schema
+
+
+@pytest.fixture(scope="session")
+def npm_server_everything() -> NpmServer:
+    """``@modelcontextprotocol/server-everything``, installed with npm into
+    :data:`~npm_support.NPM_CACHE` the first time (later runs need no network)."""
+    return install_npm_server(NPM_CACHE)
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``redis://127.0.0.1:PORT/0`` of a redis-server shared by the whole run: tests that
+    use it keep apart by a key prefix of their own. Skips without ``redis-server``, fails
+    with ``TRIO_MCP_REQUIRE_REDIS=1``."""
+    with running_redis(tmp_path_factory.mktemp("redis")) as redis:
+        yield redis.url
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisProcess]:
+    """A redis-server of this test alone, which it may kill, stop and start again."""
+    with running_redis(tmp_path) as process:
+        yield process
+
+
+@pytest.fixture
+def durable_redis(tmp_path: Path) -> Iterator[RedisProcess]:
+    """As :func:`redis`, with every write synced to an append-only file: what was written
+    survives the server killed and started again, as with a production Redis."""
+    with running_redis(tmp_path, durable=True) as process:
+        yield process
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,5 @@
-"""A real ``redis-server`` for the tests that need one, started on a free port of 127.0.0.1.
+"""A real ``redis-server`` for the tests that need one, started on a free port of 127.0.0.1
+(the fixtures ``redis_url``, ``redis`` and ``durable_redis`` in tests/conftest.py use it).
 
 Skips when ``redis-server`` is not installed, unless ``TRIO_MCP_REQUIRE_REDIS=1`` (CI
 sets it; ``.ci/run`` installs the package), which turns the skip into a failure.
@@ -12,6 +13,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -103,12 +105,12 @@ class RedisProcess:
             self.process = None
 
 
-@pytest.fixture(scope="session")
-def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``redis://127.0.0.1:PORT/0`` of a redis-server this fixture runs for the session."""
-    redis = RedisProcess(tmp_path_factory.mktemp("redis"))
-    redis.start()
+@contextmanager
+def running_redis(folder: Path, *, durable: bool = False) -> Iterator[RedisProcess]:
+    """A started :class:`RedisProcess` (files in ``folder``), stopped on the way out."""
+    process = RedisProcess(folder, durable=durable)
+    process.start()
     try:
-        yield redis.url
+        yield process
     finally:
-        redis.stop()
+        process.stop()

@@ -10,9 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from interop.conftest import (
+from npm_support import (
     NpmServer,
-    npm_server_everything,  # noqa: F401 - the fixture
 )
 
 from trio_mcp._cli._bench import BenchResult
@@ -54,7 +53,7 @@ def test_failing_calls_are_errors_and_the_exit_status_says_so() -> None:
 
 
 @pytest.mark.slow
-def test_the_npm_reference_server(npm_server_everything: NpmServer) -> None:  # noqa: F811
+def test_the_npm_reference_server(npm_server_everything: NpmServer) -> None:
     command = " ".join(npm_server_everything.node_command)
     done = cli("echo", "message=hi", "--stdio", command, "--calls", "50", "--json")
     assert done.returncode == 0, done.stderr

@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 import trio
-from interop.conftest import (
+from npm_support import (
     NpmServer,
-    npm_server_everything,  # noqa: F401 - the fixture
 )
 
 from trio_mcp import McpError, open_stdio_client
@@ -141,7 +140,7 @@ async def test_an_http_server_over_stdio(tmp_path: Path) -> None:
 
 
 async def test_the_npm_reference_server_over_http(
-    npm_server_everything: NpmServer,  # noqa: F811
+    npm_server_everything: NpmServer,
 ) -> None:
     command = " ".join(npm_server_everything.node_command)
     bridge, url = start_bridge(command)

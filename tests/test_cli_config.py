@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from interop.conftest import (
+from npm_support import (
     NpmServer,
-    npm_server_everything,  # noqa: F401 - the fixture
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,7 +69,7 @@ def test_one_server_needs_no_name_and_cli_env_adds(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_the_npm_reference_server_from_a_file(
     tmp_path: Path,
-    npm_server_everything: NpmServer,  # noqa: F811
+    npm_server_everything: NpmServer,
 ) -> None:
     node, *args = npm_server_everything.node_command
     file = config(tmp_path, {"reference": {"command": node, "args": args}})

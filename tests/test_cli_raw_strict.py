@@ -11,12 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from interop.conftest import (
+from npm_support import (
     NpmServer,
-    npm_server_everything,  # noqa: F401 - the fixture
 )
-
-from tests.conftest import SPEC_DIR
+from spec_support import SPEC_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 EVERYTHING = f"{sys.executable} {ROOT / 'examples' / 'everything_server.py'}"
@@ -60,7 +58,7 @@ def test_raw_prints_each_message_as_sent_and_received(version: str) -> None:
     assert "hi" not in [line.strip() for line in lines]  # the usual output is left out
 
 
-def test_strict_passes_spec_following_servers(npm_server_everything: NpmServer) -> None:  # noqa: F811
+def test_strict_passes_spec_following_servers(npm_server_everything: NpmServer) -> None:
     if not (SPEC_DIR / "schema-2025-11-25.json").exists():
         pytest.skip(
             "the official schemas are not here (with TRIO_MCP_REQUIRE_SPEC=1 the run stops first)"
@@ -101,7 +99,7 @@ def test_strict_without_the_schemas_says_where_to_find_them() -> None:
     assert "--strict needs the official JSON Schemas" in done.stderr
 
 
-def test_raw_against_the_npm_reference_server(npm_server_everything: NpmServer) -> None:  # noqa: F811
+def test_raw_against_the_npm_reference_server(npm_server_everything: NpmServer) -> None:
     reference = " ".join(npm_server_everything.node_command)
     done = cli("call-tool", "echo", "message=hi", "--stdio", reference, "--output", "raw")
     assert done.returncode == 0, done.stderr

@@ -23,8 +23,7 @@ from pathlib import Path
 
 import pytest
 import trio
-
-from tests.docs_browser import find_chromium, open_browser
+from docs_browser import find_chromium, open_browser
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRE = "TRIO_MCP_REQUIRE_DOCS"

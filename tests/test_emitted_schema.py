@@ -34,10 +34,10 @@ from hypothesis import given, settings, strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator
 from jsonschema.exceptions import best_match
 from jsonschema.protocols import Validator
+from spec_support import SCHEMA_FILES, load_schema
 from test_types_coverage import DEFINITIONS, Answered, ByVersion, Sent
 
 import trio_mcp
-from conftest import SCHEMA_FILES, load_schema
 from trio_mcp import jsonrpc, types as t
 from trio_mcp._types._converter import _resolve
 from trio_mcp._versions import FIRST_MODERN_VERSION

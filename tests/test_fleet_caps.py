@@ -6,22 +6,20 @@ slots of a worker whose liveness key is gone stop counting; Redis away: ``take``
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import coredis
 import pytest
 import trio
 from redis_support import RedisProcess
 
-from tests.redis_support import redis_url  # noqa: F401 - the fixture
 from trio_mcp._fleet._caps import CapsUnavailable, FleetCaps
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-async def client(redis_url: str) -> AsyncIterator[coredis.Redis[bytes]]:  # noqa: F811
+async def client(redis_url: str) -> AsyncIterator[coredis.Redis[bytes]]:
     async with coredis.Redis.from_url(redis_url) as client:
         yield client
 
@@ -64,30 +62,20 @@ async def test_the_slots_of_a_worker_that_is_gone_stop_counting(
     assert not await a.take("principal:alice", "s5")
 
 
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    process = RedisProcess(tmp_path, durable=True)
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
-
-
 async def test_redis_away_take_raises_and_a_failed_give_back_is_made_later(
-    own_redis: RedisProcess,
+    durable_redis: RedisProcess,
 ) -> None:
     prefix = f"test-{uuid.uuid4().hex}:"
-    async with coredis.Redis.from_url(own_redis.url) as client:
+    async with coredis.Redis.from_url(durable_redis.url) as client:
         a = await worker(client, prefix, "a")
         assert await a.take("principal:alice", "s1")
         assert await a.take("principal:alice", "s2")
-        own_redis.stop()
+        durable_redis.stop()
         with pytest.raises(CapsUnavailable, match="Redis"):
             await a.take("principal:alice", "s3")
         with trio.fail_after(10):
             await a.give_back("principal:alice", "s2")  # cannot: owed
-        own_redis.start()
+        durable_redis.start()
         await client.set(f"{prefix}w:a", b"1", px=60_000)
         assert await a.take("principal:alice", "s3")  # s2 given back first
         assert not await a.take("principal:alice", "s4")

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from fleet_spread import fleet_in_process, round_robin_proxy, spread_client
+from process_support import terminated_at_exit
 from redis_support import RedisProcess
 from sse_server_end import ServedByTheTest
 
@@ -30,16 +31,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = Path(os.environ.get("TRIO_MCP_SPEC_DIR", ROOT.parent / "shared" / "spec"))
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    process = RedisProcess(tmp_path)
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 # -- check_transport, each request on another worker -----------------------------------------
@@ -98,7 +89,7 @@ def everything_fleet(redis: str, count: int = 2) -> Iterator[list[int]]:
         subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         for _ in range(count)
     ]
-    try:
+    with terminated_at_exit(processes):
         ports = []
         for process in processes:
             assert process.stderr is not None
@@ -107,15 +98,6 @@ def everything_fleet(redis: str, count: int = 2) -> Iterator[list[int]]:
             assert found is not None, line
             ports.append(int(found.group(1)))
         yield ports
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 async def test_the_fuzzers_http_rules_pass_with_requests_spread_over_workers(

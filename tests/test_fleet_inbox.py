@@ -7,16 +7,14 @@ inbox's size, past which ``send`` raises ``InboxFull``, and none is lost."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 import coredis
 import pytest
 import trio
 from redis_support import RedisProcess
 
-from tests.redis_support import redis_url  # noqa: F401 - the fixture
 from trio_mcp import Server
 from trio_mcp._fleet._fleet import open_fleet
 from trio_mcp._fleet._inbox import Inbox, InboxFull, InboxUnavailable
@@ -65,7 +63,7 @@ def prefix() -> str:
 
 
 async def test_messages_between_two_workers_arrive_in_order(
-    redis_url: str,  # noqa: F811 - the fixture
+    redis_url: str,
     prefix: str,
 ) -> None:
     async with running(redis_url, prefix) as a, running(redis_url, prefix) as b:
@@ -82,7 +80,7 @@ async def test_messages_between_two_workers_arrive_in_order(
 
 
 async def test_an_entry_of_unknown_kind_is_counted_and_the_reader_goes_on(
-    redis_url: str,  # noqa: F811 - the fixture
+    redis_url: str,
     prefix: str,
 ) -> None:
     async with running(redis_url, prefix) as a, running(redis_url, prefix) as b:
@@ -100,7 +98,7 @@ async def test_an_entry_of_unknown_kind_is_counted_and_the_reader_goes_on(
 
 
 async def test_send_to_a_worker_whose_liveness_key_expired_is_false(
-    redis_url: str,  # noqa: F811 - the fixture
+    redis_url: str,
     prefix: str,
 ) -> None:
     async with (
@@ -117,16 +115,6 @@ async def test_send_to_a_worker_whose_liveness_key_expired_is_false(
         assert await a.send(gone.worker_id, "m", b"lost?") is False
         assert not await client.exists([f"{prefix}in:{gone.worker_id}"])
         assert await a.send("never-was", "m", b"x") is False
-
-
-@pytest.fixture
-def durable_redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    process = RedisProcess(tmp_path, durable=True)
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 async def test_what_was_accepted_survives_redis_restarted_and_the_reader_recovers(
@@ -169,7 +157,7 @@ async def test_what_was_accepted_survives_redis_restarted_and_the_reader_recover
 
 
 async def test_a_waiting_handler_holds_entries_in_redis_up_to_the_size_then_send_refuses(
-    redis_url: str,  # noqa: F811 - the fixture
+    redis_url: str,
     prefix: str,
 ) -> None:
     release = trio.Event()
@@ -206,7 +194,7 @@ async def test_a_waiting_handler_holds_entries_in_redis_up_to_the_size_then_send
 
 
 async def test_open_fleet_runs_each_workers_inbox(
-    redis_url: str,  # noqa: F811 - the fixture
+    redis_url: str,
     prefix: str,
 ) -> None:
     state = RedisState(url=redis_url, prefix=prefix, worker_ttl=2.0)
@@ -233,7 +221,7 @@ def test_the_inbox_options_are_checked_naming_the_option(
 
 
 async def test_a_worker_that_redis_forgot_rejoins_and_says_so(
-    redis_url: str,  # noqa: F811 - the fixture
+    redis_url: str,
     prefix: str,
 ) -> None:
     async with (

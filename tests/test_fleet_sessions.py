@@ -21,21 +21,12 @@ import httpx
 import pytest
 import trio
 from http_support import ACCEPT, LEGACY, open_sse, parse_sse
+from process_support import terminated_at_exit
 from redis_support import RedisProcess
 
 HERE = Path(__file__).resolve().parent
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    process = RedisProcess(tmp_path)
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 @attrs.frozen
@@ -63,23 +54,13 @@ def workers(
         )
         for _ in range(count)
     ]
-    try:
+    with terminated_at_exit(processes):
         found = []
         for process in processes:
             assert process.stdout is not None
             port = int(process.stdout.readline())
             found.append(Worker(f"http://127.0.0.1:{port}/mcp", process))
         yield found
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 def request(id: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

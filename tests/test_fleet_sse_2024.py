@@ -8,8 +8,6 @@ per principal are capped across the workers, for both legacy transports together
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import coredis
@@ -32,17 +30,6 @@ pytestmark = pytest.mark.slow
 BOUND = 15
 
 ALICE = {"x-user": "alice"}
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    # Durable: what Redis held survives it being stopped, as with a production Redis.
-    process = RedisProcess(tmp_path, durable=True)
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 def base_of(mcp_url: str) -> str:
@@ -103,9 +90,9 @@ async def open_session(
 
 
 async def test_posts_on_another_worker_reach_the_session_and_end_with_its_stream(
-    redis: RedisProcess,
+    durable_redis: RedisProcess,
 ) -> None:
-    with workers(redis.url) as (a, b):
+    with workers(durable_redis.url) as (a, b):
         a_base, b_base = base_of(a), base_of(b)
         async with httpx.AsyncClient(timeout=BOUND) as client:
             async with open_sse(client, "GET", a_base + "/sse", headers=ALICE) as reader:
@@ -147,16 +134,16 @@ async def test_posts_on_another_worker_reach_the_session_and_end_with_its_stream
 
 
 async def test_redis_away_gives_503_on_the_forwarding_worker_and_the_fleet_recovers(
-    redis: RedisProcess,
+    durable_redis: RedisProcess,
 ) -> None:
-    with workers(redis.url) as (a, b):
+    with workers(durable_redis.url) as (a, b):
         a_base, b_base = base_of(a), base_of(b)
         async with (
             httpx.AsyncClient(timeout=BOUND) as client,
             open_sse(client, "GET", a_base + "/sse", headers=ALICE) as reader,
         ):
             post_url, _ = await open_session(client, reader, b_base)
-            redis.stop()
+            durable_redis.stop()
             r = await client.post(post_url, json=echo(2, "away"), headers=ALICE)
             assert r.status_code == 503
             assert int(r.headers["retry-after"]) > 0
@@ -178,7 +165,7 @@ async def test_redis_away_gives_503_on_the_forwarding_worker_and_the_fleet_recov
             assert r.status_code == 202
             on_a = (await answers(reader, 2))[-1]
             assert on_a["id"] == 3
-            redis.start()
+            durable_redis.start()
             # B forwards again, by itself, once Redis answers.
             with trio.fail_after(BOUND):
                 while (
@@ -260,10 +247,10 @@ async def test_a_forwarded_message_is_acknowledged_once_its_session_took_it(
 
 
 async def test_the_sessions_per_principal_cap_holds_across_workers_and_both_transports(
-    redis: RedisProcess, monkeypatch: pytest.MonkeyPatch
+    durable_redis: RedisProcess, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("FLEET_SESSIONS_PER_PRINCIPAL", "2")
-    with workers(redis.url) as (a, b):
+    with workers(durable_redis.url) as (a, b):
         a_base, b_base = base_of(a), base_of(b)
         sse = {**ALICE, "accept": "text/event-stream"}
         async with (
@@ -299,15 +286,15 @@ async def test_the_sessions_per_principal_cap_holds_across_workers_and_both_tran
                     await trio.sleep(0.05)
 
 
-async def test_sessions_come_back_when_redis_lost_its_data(redis: RedisProcess) -> None:
-    with workers(redis.url) as (a, b):
+async def test_sessions_come_back_when_redis_lost_its_data(durable_redis: RedisProcess) -> None:
+    with workers(durable_redis.url) as (a, b):
         a_base, b_base = base_of(a), base_of(b)
         async with (
             httpx.AsyncClient(timeout=BOUND) as client,
             open_sse(client, "GET", a_base + "/sse", headers=ALICE) as reader,
         ):
             post_url, _ = await open_session(client, reader, b_base)
-            async with coredis.Redis.from_url(redis.url) as direct:
+            async with coredis.Redis.from_url(durable_redis.url) as direct:
                 await direct.flushall()
             # Within about a second, A finds Redis forgot it and records its session again.
             with trio.fail_after(BOUND):
@@ -319,19 +306,19 @@ async def test_sessions_come_back_when_redis_lost_its_data(redis: RedisProcess) 
 
 
 async def test_a_post_forwarded_costs_one_round_trip_on_the_worker_it_reached(
-    redis: RedisProcess,
+    durable_redis: RedisProcess,
 ) -> None:
     """The session's record is read and the POST appended to its holder's inbox in one
     script: Redis's MONITOR sees the record's ``GET`` run by the script, never sent by a
     worker before it."""
-    with workers(redis.url) as (a, b):
+    with workers(durable_redis.url) as (a, b):
         a_base, b_base = base_of(a), base_of(b)
         async with (
             httpx.AsyncClient(timeout=BOUND) as client,
             open_sse(client, "GET", a_base + "/sse", headers=ALICE) as reader,
         ):
             post_url, _ = await open_session(client, reader, b_base)
-            monitor = await trio.open_tcp_stream("127.0.0.1", redis.port)
+            monitor = await trio.open_tcp_stream("127.0.0.1", durable_redis.port)
             async with monitor:
                 await monitor.send_all(b"MONITOR\r\n")
                 seen = b""
@@ -341,7 +328,7 @@ async def test_a_post_forwarded_costs_one_round_trip_on_the_worker_it_reached(
                 for i in range(2, 12):
                     r = await client.post(post_url, json=echo(i, f"t{i}"), headers=ALICE)
                     assert (r.status_code, r.text) == (202, "Accepted")
-                async with coredis.Redis.from_url(redis.url) as control:
+                async with coredis.Redis.from_url(durable_redis.url) as control:
                     await control.echo(b"the-posts-were-sent")
                 with trio.fail_after(BOUND):
                     while b"the-posts-were-sent" not in seen:

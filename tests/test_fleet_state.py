@@ -18,6 +18,7 @@ import httpx
 import pytest
 import trio
 from http_support import meta, modern_body, modern_headers
+from process_support import terminated_at_exit
 from redis_support import RedisProcess
 
 from trio_mcp.client import Change
@@ -27,16 +28,6 @@ from trio_mcp.http import open_http_client
 HERE = Path(__file__).resolve().parent
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisProcess]:
-    process = RedisProcess(tmp_path)
-    process.start()
-    try:
-        yield process
-    finally:
-        process.stop()
 
 
 @contextmanager
@@ -50,21 +41,12 @@ def workers(state: str, count: int = 2, key_refresh: float = 10.0) -> Iterator[l
         )
         for _ in range(count)
     ]
-    try:
+    with terminated_at_exit(processes):
         urls = []
         for process in processes:
             assert process.stdout is not None
             urls.append(f"http://127.0.0.1:{int(process.stdout.readline())}/mcp")
         yield urls
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 async def call(url: str, tool: str) -> str:

@@ -17,7 +17,7 @@ import httpx
 import pytest
 import trio
 from http_support import meta, modern_body, modern_headers
-from redis_support import redis_url  # noqa: F401 - the fixture
+from process_support import terminated_at_exit
 
 from trio_mcp.http import open_http_client
 from trio_mcp.server import TASKS_EXTENSION
@@ -38,25 +38,16 @@ def worker(port: int, store: str, log: Path) -> subprocess.Popen[str]:
 
 
 @pytest.fixture
-def fleet(redis_url: str, tmp_path: Path) -> Iterator[tuple[list[str], Path]]:  # noqa: F811
+def fleet(redis_url: str, tmp_path: Path) -> Iterator[tuple[list[str], Path]]:
     log = tmp_path / "log"
     log.touch()
     workers = [worker(0, redis_url, log) for _ in range(2)]
-    try:
+    with terminated_at_exit(workers):
         urls = []
         for process in workers:
             assert process.stdout is not None
             urls.append(f"http://127.0.0.1:{int(process.stdout.readline())}/mcp")
         yield urls, log
-    finally:
-        for process in workers:
-            process.terminate()
-        for process in workers:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 def rpc(url: str, id: int, method: str, params: dict[str, Any], name: str | None = None) -> Any:
@@ -130,7 +121,7 @@ def tasks_servers(redis: str, count: int = 2) -> Iterator[list[str]]:
     """``count`` ``examples/tasks_server.py --redis URL`` workers; their MCP URLs."""
     command = [sys.executable, str(EXAMPLE), "--port", "0", "--redis", redis]
     processes = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(count)]
-    try:
+    with terminated_at_exit(processes):
         urls = []
         for process in processes:
             assert process.stdout is not None
@@ -138,22 +129,13 @@ def tasks_servers(redis: str, count: int = 2) -> Iterator[list[str]]:
             assert line.startswith("tasks server on "), line
             urls.append(line.split()[-1])
         yield urls
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 async def answer_name(params: Any) -> ElicitResult:
     return ElicitResult(action="accept", content={"name": "Ada"})
 
 
-async def test_the_tasks_example_runs_as_a_fleet(redis_url: str) -> None:  # noqa: F811
+async def test_the_tasks_example_runs_as_a_fleet(redis_url: str) -> None:
     """A task created through one worker of ``examples/tasks_server.py --redis`` is read,
     answered (``tasks/update``) and cancelled through the other."""
     with tasks_servers(redis_url) as (a, b), trio.fail_after(60):

@@ -20,7 +20,6 @@ import httpx
 import pytest
 import trio
 from http_support import ACCEPT, LEGACY, meta, modern_body, modern_headers
-from redis_support import redis_url  # noqa: F401 - the fixture
 
 from trio_mcp import Server
 from trio_mcp.http import serve
@@ -283,7 +282,7 @@ def echo_in(url: str, headers: dict[str, str], text: str) -> httpx.Response:
     return httpx.post(url, json=body, headers=headers, timeout=10)
 
 
-def test_hypercorn_processes_sharing_redis_serve_as_one(redis_url: str) -> None:  # noqa: F811
+def test_hypercorn_processes_sharing_redis_serve_as_one(redis_url: str) -> None:
     """The how-to's Hypercorn command with ``make_app("redis://...")``: two Hypercorn
     processes on two ports, two workers each, one Redis. An initialize-era session opened
     on one is served on the other and by each of their workers (every request on a new

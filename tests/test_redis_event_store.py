@@ -13,7 +13,6 @@ import coredis
 import pytest
 import trio
 
-from tests.redis_support import redis_url  # noqa: F401 - the fixture
 from trio_mcp._http.server._event_store import (
     EVENT_OVERHEAD,
     STREAM_OVERHEAD,
@@ -162,7 +161,7 @@ async def test_discard_and_discard_session_forget_streams(make_store: StoreMaker
     assert await store.replay_after(a) is None
 
 
-async def test_another_worker_resumes_after_the_writer_is_gone(redis_url: str) -> None:  # noqa: F811
+async def test_another_worker_resumes_after_the_writer_is_gone(redis_url: str) -> None:
     prefix = f"test-{uuid.uuid4().hex}:"
     async with coredis.Redis.from_url(redis_url) as writer_client:
         writer = RedisEventStore(writer_client, prefix=prefix)
@@ -181,7 +180,7 @@ async def test_another_worker_resumes_after_the_writer_is_gone(redis_url: str) -
         assert again is not None and again.events == [("s/4", b"m2"), ("s/5", b"r")]
 
 
-async def test_concurrent_appends_from_two_workers_lose_nothing(redis_url: str) -> None:  # noqa: F811
+async def test_concurrent_appends_from_two_workers_lose_nothing(redis_url: str) -> None:
     prefix = f"test-{uuid.uuid4().hex}:"
     async with (
         coredis.Redis.from_url(redis_url) as one,
@@ -225,7 +224,7 @@ trio.run(main, sys.argv[1], sys.argv[2])
 """
 
 
-async def test_a_killed_writer_process_is_resumed_by_another(redis_url: str) -> None:  # noqa: F811
+async def test_a_killed_writer_process_is_resumed_by_another(redis_url: str) -> None:
     prefix = f"test-{uuid.uuid4().hex}:"
     with trio.fail_after(30):
         writer = await trio.lowlevel.open_process(

@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from conftest import REQUIRE_SPEC, ROOT, SCHEMA_FILES, SPEC_DIR, missing_schemas
+from spec_support import REQUIRE_SPEC, ROOT, SCHEMA_FILES, SPEC_DIR, missing_schemas
 
 # One quick test file: what matters is whether the run starts at all.
 PROBE = ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_jsonrpc.py", "-x"]

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 import trio
+from spec_support import load_schema
 
-from conftest import load_schema
 from trio_mcp import Context, Server, jsonrpc
 from trio_mcp.testing import connect
 from trio_mcp.transports import MemoryMessageStream, memory_stream_pair

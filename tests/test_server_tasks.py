@@ -14,8 +14,8 @@ import pytest
 import trio
 import trio.testing
 from feature_harness import MODERN, open_raw
+from spec_support import SPEC_DIR
 
-from tests.conftest import SPEC_DIR
 from trio_mcp import Context, ErrorCode, McpError, Server
 from trio_mcp.server import TASKS_EXTENSION, TaskSettings
 from trio_mcp.tasks import MemoryTaskStore

@@ -12,7 +12,6 @@ import attrs
 import coredis
 import pytest
 
-from tests.redis_support import redis_url  # noqa: F401 - the fixture
 from trio_mcp._http.server._session_registry import (
     MemorySessionRegistry,
     RedisSessionRegistry,
@@ -89,7 +88,7 @@ async def test_memory_sessions_expire_and_are_bounded() -> None:
         await registry.register(record("s4"))
 
 
-async def test_a_redis_session_expires_with_its_idle_timeout(redis_url: str) -> None:  # noqa: F811
+async def test_a_redis_session_expires_with_its_idle_timeout(redis_url: str) -> None:
     async with coredis.Redis.from_url(redis_url) as client:
         prefix = f"test-{uuid.uuid4().hex}:"
         registry = RedisSessionRegistry(client, prefix=prefix, idle_timeout=60)
@@ -119,7 +118,7 @@ async def test_one_worker_takes_a_session_over(registries: Callable[[], SessionR
     assert await b.take_over(found, "worker-c") is None
 
 
-async def test_a_redis_registry_without_idle_expiry(redis_url: str) -> None:  # noqa: F811
+async def test_a_redis_registry_without_idle_expiry(redis_url: str) -> None:
     async with coredis.Redis.from_url(redis_url) as client:
         registry = RedisSessionRegistry(
             client, prefix=f"test-{uuid.uuid4().hex}:", idle_timeout=math.inf

@@ -11,8 +11,8 @@ import jsonschema
 import pytest
 import trio
 from feature_harness import MODERN, RecordingStream, open_pair
+from spec_support import load_schema
 
-from conftest import load_schema
 from trio_mcp import Context, McpError, Server, jsonrpc as rpc
 from trio_mcp.types import (
     Annotations,

@@ -21,9 +21,8 @@ import attrs
 import jsonschema
 import pytest
 import trio
+from spec_support import SPEC_DIR
 
-from tests.conftest import SPEC_DIR
-from tests.redis_support import redis_url  # noqa: F401 - the fixture
 from trio_mcp.tasks import (
     RUNNER_GONE,
     MemoryTaskStore,
@@ -272,7 +271,7 @@ async def test_sqlite_tasks_survive_a_killed_process(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-async def test_redis_tasks_survive_a_killed_worker(redis_url: str) -> None:  # noqa: F811
+async def test_redis_tasks_survive_a_killed_worker(redis_url: str) -> None:
     done, running = await trio.to_thread.run_sync(_run_and_kill, redis_url)
     # The killed worker's lease (10 s by default) has not lapsed: its task still reads as
     # working to another live worker...
@@ -289,7 +288,7 @@ async def test_redis_tasks_survive_a_killed_worker(redis_url: str) -> None:  # n
         assert (await store.get(running)) == orphan
 
 
-async def test_a_redis_worker_that_leaves_fails_its_unfinished_tasks(redis_url: str) -> None:  # noqa: F811
+async def test_a_redis_worker_that_leaves_fails_its_unfinished_tasks(redis_url: str) -> None:
     prefix = f"leave:{time.monotonic_ns()}:"
     async with open_redis_task_store(redis_url, prefix=prefix) as worker:
         record = worker.new_record(owner=None, ttl_ms=None)
@@ -303,7 +302,7 @@ async def test_a_redis_worker_that_leaves_fails_its_unfinished_tasks(redis_url: 
 
 
 async def test_a_redis_lease_is_renewed_while_the_store_is_open(
-    redis_url: str,  # noqa: F811
+    redis_url: str,
 ) -> None:
     prefix = f"lease:{time.monotonic_ns()}:"
     async with open_redis_task_store(redis_url, prefix=prefix, lease=0.3) as worker:
@@ -317,7 +316,7 @@ async def test_a_redis_lease_is_renewed_while_the_store_is_open(
 
 
 async def test_a_failed_lease_renewal_is_logged_and_tried_again(
-    redis_url: str,  # noqa: F811
+    redis_url: str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     prefix = f"blip:{time.monotonic_ns()}:"

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 import trio
 
-from tests.redis_support import redis_url  # noqa: F401 - the fixture
 from trio_mcp import McpError
 from trio_mcp.http import open_http_client
 
@@ -89,5 +88,5 @@ async def test_sqlite_tasks_survive_sigkill(tmp_path: Path) -> None:
     await killed_and_restarted(f"sqlite:///{tmp_path}/tasks.db")
 
 
-async def test_redis_tasks_survive_sigkill(redis_url: str) -> None:  # noqa: F811
+async def test_redis_tasks_survive_sigkill(redis_url: str) -> None:
     await killed_and_restarted(f"{redis_url}?lease=1")

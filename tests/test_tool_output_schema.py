@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from feature_harness import open_pair
 from jsonschema import Draft7Validator, Draft202012Validator
+from spec_support import load_schema
 
-from conftest import load_schema
 from trio_mcp import Server, jsonrpc as rpc
 
 MODERN = "2026-07-28"

@@ -42,8 +42,8 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
 import pytest
+from spec_support import SCHEMA_FILES, load_schema
 
-from conftest import SCHEMA_FILES, load_schema
 from trio_mcp import ErrorCode, jsonrpc, types as t
 from trio_mcp._types._converter import _merged, _present_in, _resolve as _resolve_types
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from .conftest import REQUIRE_NPM, install_npm_server
+from npm_support import REQUIRE_NPM, install_npm_server
 
 
 def failing_tools(bin_dir: Path) -> None:

@@ -24,6 +24,7 @@ import pytest
 import trio
 from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ResourceUpdated
+from npm_support import NpmServer
 
 from trio_mcp import Client, open_stdio_client
 from trio_mcp.client import Change
@@ -48,7 +49,6 @@ from trio_mcp.types import (
     TextResourceContents,
 )
 
-from .conftest import NpmServer
 from .sdk_client import MODERN, Inbox, open_sdk_client
 
 pytestmark = [

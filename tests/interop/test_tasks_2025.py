@@ -11,12 +11,11 @@ from typing import Any
 
 import pytest
 import trio
+from npm_support import NpmServer
 
 from trio_mcp import McpError, Server, open_stdio_client
 from trio_mcp.testing import connect
 from trio_mcp.types import ElicitResult
-
-from .conftest import NpmServer
 
 TOOL = "simulate-research-query"
 

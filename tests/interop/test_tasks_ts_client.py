@@ -17,8 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
-from .conftest import NPM_CACHE, NpmServer
+from npm_support import NPM_CACHE, NpmServer
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = Path(__file__).resolve().parent / "ts" / "task_client.mjs"

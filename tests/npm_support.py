@@ -1,8 +1,5 @@
-"""Fixtures for the interop tests: the npm reference server, installed once.
-
-``bridge.py`` explains how the official Python SDK meets trio_mcp in process;
-``sdk_everything.py`` holds the SDK servers; ``sdk_client.py`` opens SDK clients.
-"""
+"""The npm reference server (``@modelcontextprotocol/server-everything``), installed once
+for the interop tests (the ``npm_server_everything`` fixture is in tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -48,13 +45,6 @@ def _unavailable(reason: str) -> NoReturn:
     if os.environ.get(REQUIRE_NPM) == "1":
         pytest.fail(f"{reason} ({REQUIRE_NPM}=1: the npm interop tests must run)")
     pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def npm_server_everything() -> NpmServer:
-    """``@modelcontextprotocol/server-everything``, installed with npm into
-    :data:`NPM_CACHE` the first time (later runs need no network)."""
-    return install_npm_server(NPM_CACHE)
 
 
 def install_npm_server(cache: Path) -> NpmServer:
