@@ -37,7 +37,7 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from http_bench import Engine, Worker, call_request, cell, free_port, opener, phase, wait_listening
+from http_bench import Engine, Worker, calls, cell, free_port, opener, phase, wait_listening
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO = [sys.executable, str(ROOT / "examples" / "echo_server.py"), "--http", "{port}"]
@@ -174,24 +174,7 @@ def spread_caller(
     sessions: list[dict[str, str]], budget: list[int], latencies: list[float], errors: list[Any]
 ) -> Worker:
     """Calls in sessions opened elsewhere, one at a time, taking a session each."""
-    session = sessions.pop()
-    rid = 0
-    while budget[0] > 0:
-        budget[0] -= 1
-        rid += 1
-        response = yield call_request("legacy", rid, session)
-        try:
-            ok = response is not None and any(
-                m.get("id") == rid and m["result"]["content"][0]["text"] == "hello"
-                for m in response.messages()
-            )
-        except (KeyError, ValueError, IndexError, TypeError):
-            ok = False
-        if ok:
-            assert response is not None
-            latencies.append(response.elapsed)
-        elif len(errors) < 3:
-            errors.append(response and (response.status, response.body[:200]))
+    yield from calls("legacy", sessions.pop(), budget, latencies, errors)
 
 
 def run_spread(redis_url: str, redis_port: int, args: argparse.Namespace) -> dict[str, Any]:

@@ -372,8 +372,16 @@ def call_request(era: str, rid: int, session: dict[str, str] | None) -> Request:
     return [JSON, ACCEPT, *(session or {}).items()], body
 
 
-def caller(era: str, budget: list[int], latencies: list[float], errors: list[Any]) -> Worker:
-    session = (yield from open_session()) if era == "legacy" else None
+def calls(
+    era: str,
+    session: dict[str, str] | None,
+    budget: list[int],
+    latencies: list[float],
+    errors: list[Any],
+) -> Worker:
+    """``echo`` calls in ``session`` (``None``: the stateless era), one at a time, until the
+    shared ``budget`` is spent; each answered call's latency goes to ``latencies``, the first
+    three failures to ``errors``."""
     rid = 0
     while budget[0] > 0:
         budget[0] -= 1
@@ -391,6 +399,12 @@ def caller(era: str, budget: list[int], latencies: list[float], errors: list[Any
             latencies.append(response.elapsed)
         elif len(errors) < 3:
             errors.append(response and (response.status, response.body[:200]))
+
+
+def caller(era: str, budget: list[int], latencies: list[float], errors: list[Any]) -> Worker:
+    """A connection's calls: in a session it opens first in the initialize era."""
+    session = (yield from open_session()) if era == "legacy" else None
+    yield from calls(era, session, budget, latencies, errors)
 
 
 def opener(count: list[int], opened: list[dict[str, str]], errors: list[Any]) -> Worker:
