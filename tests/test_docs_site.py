@@ -106,6 +106,10 @@ def test_the_site_builds_strictly_with_every_page(site: Path) -> None:
     assert ":class:`" not in api  # Sphinx roles became code and links
 
 
+# Every page of the site loads, then 0.3 s of real time is given to late console errors:
+# about 25 s on a quiet machine, over the default 60 s when two full test runs share the
+# cores. Each page load is bounded by Page.goto (30 s); the whole by this.
+@pytest.mark.timeout(300)
 async def test_every_page_loads_without_console_errors(
     site: Path, served: str, chromium: str
 ) -> None:

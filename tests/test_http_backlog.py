@@ -23,6 +23,9 @@ from trio_mcp import Server
 from trio_mcp.http import serve
 
 BURST = 1000
+#: How long a burst may take before the test gives up: a bound so that it cannot hang, far
+#: above what it takes even on starved cores.
+BOUND = 30
 NETSTAT = Path("/proc/net/netstat")
 
 
@@ -61,9 +64,12 @@ async def test_a_burst_of_connections_is_answered_without_overflow(front_end: An
     async with trio.open_nursery() as nursery:
         port = await nursery.start(partial(serve, Server("burst"), port=0, front_end=front_end))
         before = listen_overflows()
-        # Bounded: with Hypercorn's backlog of 100 this takes about 8 s (and leaves
-        # connections unanswered at 2,000), with 2,048 about 1.5 s on a busy machine.
-        with trio.fail_after(6):
+        # Bounded, not timed: with Hypercorn's backlog of 100 this takes about 8 s (and
+        # leaves connections unanswered at 2,000), with 2,048 about 1.5 s on a busy machine
+        # and over 6 s when two full test runs share its two cores. What tells the two
+        # apart is the kernel's overflow count below (and the backlog itself is read in
+        # test_the_listening_socket_has_the_backlog).
+        with trio.fail_after(BOUND):
             async with trio.open_nursery() as burst:
                 for _ in range(BURST):
                     burst.start_soon(ask, port, statuses)
@@ -129,8 +135,8 @@ async def test_a_burst_past_every_slot_is_answered_503_with_retry_after_not_rese
                 max_requests_per_principal=BURST,  # (every call comes from one address)
             )
         )
-        # Bounded: about 1.5 s here; with Hypercorn's backlog of 100, about 8 s.
-        with trio.fail_after(6):
+        # Bounded, not timed: about 1.5 s here; with Hypercorn's backlog of 100, about 8 s.
+        with trio.fail_after(BOUND):
             async with trio.open_nursery() as burst:
                 for id in range(BURST):
                     burst.start_soon(call, port, id, answers, BURST - slots, release)
