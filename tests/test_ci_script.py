@@ -68,7 +68,7 @@ def run_ci(tmp_path: Path, *, venv_fails: bool, tests_fail: bool) -> tuple[int, 
         "#!/bin/sh\n"
         f'echo "python3 $*" >> "{log}"\n'
         + ("exit 1\n" if venv_fails else "")
-        + 'mkdir -p "$3/bin" && echo "PATH=' + str(bin_dir) + ':$PATH" > "$3/bin/activate"\n'
+        + f'mkdir -p "$3/bin" && echo "PATH={bin_dir}:$PATH" > "$3/bin/activate"\n'
     )
     python = bin_dir / "python"
     required = " ".join(f"{name}=${name}" for name in REQUIRED)
