@@ -251,41 +251,36 @@ async def test_the_owner_killed_mid_stream_the_stream_resumes_on_another_worker(
                 assert text_of(answer) == c.pid
 
 
-async def test_redis_stopped_mid_session(tmp_path: Path) -> None:
+async def test_redis_stopped_mid_session(durable_redis: RedisProcess) -> None:
     """While Redis is away, a request for the session on a worker that does not hold it
     gets 503 with Retry-After and a JSON-RPC error; the worker that holds it still serves
     it; when Redis is back, every worker serves it again, with no worker restarted."""
-    redis = RedisProcess(tmp_path, durable=True)
-    redis.start()
-    try:
-        with workers(redis.url) as (a, b, _):
-            async with httpx.AsyncClient(timeout=30) as client:
-                headers = await initialize(client, a.url)
-                assert text_of(await client.post(b.url, json=call(1, "where"), headers=headers))
-                redis.stop()
-                refused = await client.post(b.url, json=call(2, "where"), headers=headers)
-                assert refused.status_code == 503, refused.text
-                assert int(refused.headers["retry-after"]) > 0
-                assert refused.json()["error"]["code"] == -32603
-                assert "Redis" in refused.json()["error"]["message"]
-                assert text_of(await client.post(a.url, json=call(3, "where"), headers=headers))
-                # A streamed answer too: its events carry no ids (no store kept them).
-                counting = call(5, "count", upto=3)
-                counting["params"]["_meta"] = {"progressToken": "p"}
-                streamed = await client.post(a.url, json=counting, headers=headers)
-                assert text_of(streamed) == "counted to 3"
-                assert not any(e.id for e in parse_sse(streamed.text))
-                redis.start()
-                with trio.fail_after(20):
-                    while True:
-                        again = await client.post(b.url, json=call(4, "where"), headers=headers)
-                        if again.status_code == 200:
-                            break
-                        assert again.status_code == 503, again.text
-                        await trio.sleep(0.2)  # real workers reconnecting: bounded above
-                assert text_of(again) == a.pid
-    finally:
-        redis.stop()
+    with workers(durable_redis.url) as (a, b, _):
+        async with httpx.AsyncClient(timeout=30) as client:
+            headers = await initialize(client, a.url)
+            assert text_of(await client.post(b.url, json=call(1, "where"), headers=headers))
+            durable_redis.stop()
+            refused = await client.post(b.url, json=call(2, "where"), headers=headers)
+            assert refused.status_code == 503, refused.text
+            assert int(refused.headers["retry-after"]) > 0
+            assert refused.json()["error"]["code"] == -32603
+            assert "Redis" in refused.json()["error"]["message"]
+            assert text_of(await client.post(a.url, json=call(3, "where"), headers=headers))
+            # A streamed answer too: its events carry no ids (no store kept them).
+            counting = call(5, "count", upto=3)
+            counting["params"]["_meta"] = {"progressToken": "p"}
+            streamed = await client.post(a.url, json=counting, headers=headers)
+            assert text_of(streamed) == "counted to 3"
+            assert not any(e.id for e in parse_sse(streamed.text))
+            durable_redis.start()
+            with trio.fail_after(20):
+                while True:
+                    again = await client.post(b.url, json=call(4, "where"), headers=headers)
+                    if again.status_code == 200:
+                        break
+                    assert again.status_code == 503, again.text
+                    await trio.sleep(0.2)  # real workers reconnecting: bounded above
+            assert text_of(again) == a.pid
 
 
 async def test_a_stream_left_on_one_worker_resumes_on_another_while_its_owner_lives(

@@ -161,38 +161,33 @@ async def test_a_locked_sqlite_file_over_http(
 
 @pytest.mark.slow
 async def test_redis_killed_mid_task_and_started_again(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    durable_redis: RedisProcess, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The Redis behind the store dies while a task runs and comes back (its append-only
     file kept the records): the task's outcome is written once it is back, meanwhile
     ``tasks/get`` is refused, and no worker restarts. Real time."""
     caplog.set_level(logging.WARNING, "trio_mcp.server")
-    redis = RedisProcess(tmp_path, durable=True)
-    redis.start()
     recorder = Recorder()
-    try:
-        async with (
-            open_redis_task_store(redis.url, lease=30) as store,
-            opted_in(make_server(recorder, store=store)) as raw,
-        ):
-            with trio.fail_after(60):
-                created = await raw.request(
-                    "tools/call", {"name": "slow", "arguments": {"seconds": 0.5}}
-                )
-                await trio.to_thread.run_sync(redis.kill)
-                while logged(caplog, FAILED) == 0:
-                    await trio.sleep(0.05)
-                assert recorder.events == ["start True", "done"]
-                with pytest.raises(RetryLater) as refused:
-                    await raw.request("tasks/get", {"taskId": created["taskId"]})
-                assert refused.value.reason == "unavailable"
-                await trio.to_thread.run_sync(redis.start)
-                done = await poll_until_answered(raw, created["taskId"])
-                assert done["status"] == "completed"
-                assert done["result"]["content"][0]["text"] == "slept 0.5"
-        assert logged(caplog, BACK) >= 1
-    finally:
-        redis.stop()
+    async with (
+        open_redis_task_store(durable_redis.url, lease=30) as store,
+        opted_in(make_server(recorder, store=store)) as raw,
+    ):
+        with trio.fail_after(60):
+            created = await raw.request(
+                "tools/call", {"name": "slow", "arguments": {"seconds": 0.5}}
+            )
+            await trio.to_thread.run_sync(durable_redis.kill)
+            while logged(caplog, FAILED) == 0:
+                await trio.sleep(0.05)
+            assert recorder.events == ["start True", "done"]
+            with pytest.raises(RetryLater) as refused:
+                await raw.request("tasks/get", {"taskId": created["taskId"]})
+            assert refused.value.reason == "unavailable"
+            await trio.to_thread.run_sync(durable_redis.start)
+            done = await poll_until_answered(raw, created["taskId"])
+            assert done["status"] == "completed"
+            assert done["result"]["content"][0]["text"] == "slept 0.5"
+    assert logged(caplog, BACK) >= 1
 
 
 async def poll_until_answered(raw: Any, task_id: str) -> dict[str, Any]:
