@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import orjson
 
+from ..._resend import stream_resending
 from ._challenge import parse_challenges
 from ._errors import DiscoveryError, TokenRequestError
 from ._tokens import Tokens
@@ -59,7 +60,9 @@ class Requester:
         """The JSON document at ``url``, or ``None`` when it is not there (any status but
         200). Raises :class:`DiscoveryError` when it cannot be fetched or read."""
         try:
-            async with http.stream("GET", url, headers={"Accept": "application/json"}) as resp:
+            async with stream_resending(
+                http, "GET", url, headers={"Accept": "application/json"}
+            ) as resp:
                 if resp.status_code != 200:
                     return None
                 body = await self._read(resp)
@@ -77,7 +80,7 @@ class Requester:
             TokenRequestError: any other status, or an answer that is not JSON.
         """
         try:
-            async with http.stream("POST", url, json=document) as response:
+            async with stream_resending(http, "POST", url, json=document) as response:
                 body = await self._read(response)
         except httpx.HTTPError as exc:
             raise TokenRequestError(f"cannot reach {url}: {exc!r}") from None
@@ -113,7 +116,7 @@ class Requester:
             if dpop is not None:
                 sent["DPoP"] = dpop.proof("POST", url, nonce=self._nonce_for(url))
             try:
-                async with http.stream("POST", url, data=form, headers=sent) as response:
+                async with stream_resending(http, "POST", url, data=form, headers=sent) as response:
                     body = await self._read(response)
             except httpx.HTTPError as exc:
                 raise TokenRequestError(f"cannot reach {url}: {exc!r}") from None

@@ -18,6 +18,7 @@ import trio
 
 from ... import _jsonrpc as rpc
 from ..._errors import ErrorCode
+from ..._resend import stream_resending
 from ..._transports._stream import MessageStream, Received
 from ..._types._base import Error, RequestId
 from ._bodies import BodyTooLarge, Cursor, UnexpectedBody, read_body, read_messages
@@ -377,7 +378,13 @@ class ExchangeStream(MessageStream):
         """
         headers = {"accept": POST_ACCEPT, "content-type": JSON, **headers}
         try:
-            response = await self._http.post(url, content=rpc.dumps(message), headers=headers)
+            async with stream_resending(
+                self._http, "POST", url, content=rpc.dumps(message), headers=headers
+            ) as response:
+                try:
+                    await read_body(response, min(self.max_message_size, 1 << 16))
+                except BodyTooLarge:
+                    pass  # what the server said beyond the status is not ours to read
         except httpx.HTTPError as exc:
             if self._ended:
                 raise trio.BrokenResourceError("the server ended the event stream") from exc

@@ -18,6 +18,7 @@ import httpx
 import trio
 
 from ... import _jsonrpc as rpc
+from ..._resend import stream_resending
 from ..._types._base import Error
 from .._headers import MCP_PROTOCOL_VERSION, MCP_SESSION_ID
 from ._bodies import (
@@ -97,8 +98,12 @@ class LegacyStream(ExchangeStream):
             if not handshake:
                 headers.update(self._legacy_headers())
             try:
-                async with self._http.stream(
-                    "POST", self.url, content=rpc.dumps(exchange.wire_message()), headers=headers
+                async with stream_resending(
+                    self._http,
+                    "POST",
+                    self.url,
+                    content=rpc.dumps(exchange.wire_message()),
+                    headers=headers,
                 ) as response:
                     status = response.status_code
                     if status == 404 and session is not None and not retried and not handshake:
@@ -126,13 +131,17 @@ class LegacyStream(ExchangeStream):
                         self.session_id = response.headers.get(MCP_SESSION_ID)
                     if await self._read_answer(exchange, response):
                         return
+                    problem = "the server ended the response stream without an answer"
             except UNREACHABLE as exc:
                 await self._answer_unreachable(exchange, exc)
                 return
             except httpx.RequestError as exc:
                 log.debug("%s (id %r): %r", exchange.request.method, exchange.wire_id, exc)
+                problem = f"the request failed: {exc!r}"
+                if exchange.cursor.last_event_id is not None:
+                    problem = f"the response stream broke: {exc!r}"
             break
-        await self._resume(exchange)
+        await self._resume(exchange, problem)
 
     async def _small_body(self, response: httpx.Response) -> bytes:
         """The body of an error response, or ``b""`` if it is larger than 64 KiB or broke."""
@@ -141,17 +150,16 @@ class LegacyStream(ExchangeStream):
         except (BodyTooLarge, httpx.RequestError):
             return b""
 
-    async def _resume(self, exchange: Exchange) -> None:
-        """The answer's event stream ended early: wait the server's ``retry`` (measured from
-        the end), then GET with ``Last-Event-ID`` until the answer comes, backing off on
-        failures, at most ``reconnect_attempts`` times in a row."""
+    async def _resume(self, exchange: Exchange, problem: str) -> None:
+        """The answer's event stream ended early (``problem`` says how): wait the server's
+        ``retry`` (measured from the end), then GET with ``Last-Event-ID`` until the answer
+        comes, backing off on failures, at most ``reconnect_attempts`` times in a row. A
+        stream with no event id cannot be resumed: ``problem`` is the answer."""
         failures = 0
         while not exchange.answered:
             cursor = exchange.cursor
             if cursor.last_event_id is None:
-                await self._answer_error(
-                    exchange, "the server ended the response stream without an answer"
-                )
+                await self._answer_error(exchange, problem)
                 return
             if failures >= self.reconnect_attempts:
                 await self._answer_error(
@@ -166,7 +174,9 @@ class LegacyStream(ExchangeStream):
                 **self._legacy_headers(),
             }
             try:
-                async with self._http.stream("GET", self.url, headers=headers) as response:
+                async with stream_resending(
+                    self._http, "GET", self.url, headers=headers
+                ) as response:
                     if response.status_code == 404 and self.session_id is not None:
                         await self._answer_error(exchange, "the session ended before the answer")
                         return
@@ -223,7 +233,8 @@ class LegacyStream(ExchangeStream):
             )
             try:
                 with trio.fail_after(self.get_stream_timeout + self.close_timeout):
-                    async with self._http.stream(
+                    async with stream_resending(
+                        self._http,
                         "POST",
                         self.url,
                         content=rpc.dumps(request),
@@ -238,7 +249,9 @@ class LegacyStream(ExchangeStream):
                             log.warning("re-initializing failed: %r", answer)
                             return False
                     self.session_id = session
-                    await self._http.post(
+                    async with stream_resending(
+                        self._http,
+                        "POST",
                         self.url,
                         content=rpc.dumps(rpc.JsonRpcNotification("notifications/initialized")),
                         headers={
@@ -246,7 +259,8 @@ class LegacyStream(ExchangeStream):
                             "content-type": JSON,
                             **self._legacy_headers(),
                         },
-                    )
+                    ) as response:
+                        await self._small_body(response)
             except (httpx.HTTPError, UnexpectedBody, BodyTooLarge, trio.TooSlowError) as exc:
                 log.warning("re-initializing failed: %r", exc)
                 return False
@@ -276,7 +290,9 @@ class LegacyStream(ExchangeStream):
                 if cursor.last_event_id is not None:
                     headers["last-event-id"] = cursor.last_event_id
                 try:
-                    async with self._http.stream("GET", self.url, headers=headers) as response:
+                    async with stream_resending(
+                        self._http, "GET", self.url, headers=headers
+                    ) as response:
                         answered.set()
                         resumed = cursor.last_event_id is not None
                         if resumed and response.status_code in (400, 410):

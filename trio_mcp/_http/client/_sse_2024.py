@@ -20,6 +20,7 @@ import trio
 
 from ... import _jsonrpc as rpc
 from ..._errors import ProtocolError
+from ..._resend import stream_resending
 from ..._types._base import Error
 from ._bodies import BodyTooLarge, aiter_events
 from ._exchange import EVENT_STREAM, Exchange, ExchangeStream, log
@@ -108,8 +109,8 @@ class Sse2024Stream(ExchangeStream):
         broken: str | None = None
         started = False
         try:
-            async with self._http.stream(
-                "GET", self.url, headers={"accept": EVENT_STREAM}
+            async with stream_resending(
+                self._http, "GET", self.url, headers={"accept": EVENT_STREAM}
             ) as response:
                 if not response.is_success or "event-stream" not in response.headers.get(
                     "content-type", ""

@@ -74,6 +74,7 @@ from ... import _jsonrpc as rpc
 from ..._auth._client._errors import AuthorizationError
 from ..._errors import ErrorCode
 from ..._protocol._envelope import PROTOCOL_VERSION, declares_modern_version
+from ..._resend import stream_resending
 from ..._transports._stream import Received
 from ..._types._base import Error, RequestId
 from .._headers import (
@@ -360,8 +361,12 @@ class HttpClientStream(LegacyStream, Sse2024Stream):
         refreshed = exchange.request.method != "tools/call"
         while True:
             try:
-                async with self._http.stream(
-                    "POST", self.url, content=rpc.dumps(exchange.wire_message()), headers=headers
+                async with stream_resending(
+                    self._http,
+                    "POST",
+                    self.url,
+                    content=rpc.dumps(exchange.wire_message()),
+                    headers=headers,
                 ) as response:
                     if not response.is_success:
                         error = await self._error_body(response)
@@ -411,7 +416,8 @@ class HttpClientStream(LegacyStream, Sse2024Stream):
             )
             answer: Received | None = None
             try:
-                async with self._http.stream(
+                async with stream_resending(
+                    self._http,
                     "POST",
                     self.url,
                     content=rpc.dumps(request),
