@@ -19,6 +19,7 @@ import trio.testing
 from http_support import (
     ACCEPT,
     LEGACY,
+    Probe,
     initialize,
     make_server,
     open_sse,
@@ -484,15 +485,15 @@ async def test_delivering_to_a_running_engine_is_one_trip_through_the_scheduler(
         assert looked_up and scope.cancelled_caught
 
 
-def _with_a_plain_tool() -> Server:
-    server, _ = make_server()
+def _with_a_plain_tool() -> tuple[Server, Probe]:
+    server, probe = make_server()
 
     @server.tool()
     def shout(text: str) -> str:
         """A plain function: the engine's receive loop would answer it without a task."""
         return text.upper()
 
-    return server
+    return server, probe
 
 
 def _under(task: trio.lowlevel.Task, nursery: trio.Nursery) -> bool:
@@ -517,7 +518,7 @@ class _Spawns(trio.abc.Instrument):
 async def test_a_plain_function_tool_call_starts_no_engine() -> None:
     """A call of a plain-function tool in a dormant session is answered in the POST's own
     task: no engine starts for it (the stateless path answers the same way)."""
-    app = asgi_app(_with_a_plain_tool(), engine_linger=30)
+    app = asgi_app(_with_a_plain_tool()[0], engine_linger=30)
     async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
         headers = await initialize(client, base + "/mcp")
         r = await client.post(base + "/mcp", json=call(1, "shout", {"text": "hi"}), headers=headers)
@@ -534,7 +535,7 @@ async def test_with_the_engine_running_a_plain_call_takes_no_task_of_the_engine(
     in the POST's task: nothing is spawned under the session manager's nursery for it (the
     engine's receive loop would send the answer from a task of its own), and the order of
     answers in the session is kept."""
-    app = asgi_app(_with_a_plain_tool(), engine_linger=30)
+    app = asgi_app(_with_a_plain_tool()[0], engine_linger=30)
     async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
         headers = await initialize(client, base + "/mcp")
         r = await client.post(base + "/mcp", json=call(1, "echo", {"text": "x"}), headers=headers)
@@ -565,7 +566,8 @@ async def test_a_plain_call_never_overtakes_a_message_on_its_way_to_the_engine()
     the first is still on its way would let it pass).
 
     wait_all_tasks_blocked: the test's HTTP client is idle, and the blocking calls wait."""
-    app = asgi_app(_with_a_plain_tool(), engine_linger=30)
+    server, probe = _with_a_plain_tool()
+    app = asgi_app(server, engine_linger=30)
     async with running(app) as base, httpx.AsyncClient(timeout=10) as client:
         headers = await initialize(client, base + "/mcp")
         r = await client.post(base + "/mcp", json=call(1, "echo", {"text": "x"}), headers=headers)
@@ -574,11 +576,11 @@ async def test_a_plain_call_never_overtakes_a_message_on_its_way_to_the_engine()
         session = app.manager.sessions[headers["mcp-session-id"]]
         assert session.running
         for attempt in range(20):
+            probe.started = trio.Event()  # set by this attempt's blocking call
             id = 100 + attempt
             first = JsonRpcRequest(id, "tools/call", {"name": "block", "arguments": {}})
             second = JsonRpcRequest(id, "tools/call", {"name": "shout", "arguments": {"text": "a"}})
             refused = session.connection.statistics().errors_replied
-            in_flight = session.connection.in_flight
             go = trio.Event()
 
             async def deliver_second(go: trio.Event = go, second: JsonRpcRequest = second) -> None:
@@ -591,8 +593,7 @@ async def test_a_plain_call_never_overtakes_a_message_on_its_way_to_the_engine()
                 go.set()  # the second runs in the batch where the engine takes the first,
                 await session.deliver(first)  # which this hands over, then yields
             with trio.fail_after(5):  # (the blocking calls wait for the shutdown)
-                while session.connection.in_flight == in_flight:
-                    await trio.sleep(0.001)
+                await probe.started.wait()
                 await trio.testing.wait_all_tasks_blocked()
             assert session.connection.statistics().errors_replied == refused + 1, attempt
 
