@@ -303,6 +303,11 @@ async def main(url: str) -> int:
         sampling=sampling,
         roots=roots,
         auth=authorization(name, context),
+        # Wait for the standalone GET stream to be answered before the scenario's requests
+        # go out, as long as a loaded machine may need: with the 5 s default, a harness
+        # stalled for longer (48 scenarios start at once) answers the GET after the
+        # requests that follow it, and sse-retry takes that GET for the reconnection.
+        get_stream_timeout=30.0,
     ) as client:
         print(f"{name}: {client.era} era, protocol {client.protocol_version}")
         with trio.fail_after(60):
