@@ -4,10 +4,12 @@ had closed: the keep-alive race.
 A server closes a connection it has kept idle long enough (Node's default is 5 s); if
 httpx takes that connection from its pool just as the close is on its way, the request
 goes out on a dead socket and fails with no answer (``Server disconnected without sending
-a response``). The server never read it, so it is sent again on a new connection, once,
-as browsers do (Chromium's ``ShouldResendRequest``). A request that failed on a new
-connection, or after any byte of the answer, is not sent again: the server may have
-acted on it.
+a response``). The server never read it, so it is sent again, once, as browsers do
+(Chromium's ``ShouldResendRequest``); httpcore has dropped the dead connection, so the
+second attempt goes out on a new one, or on another pooled one if one is idle (which the
+same race could meet again: that second failure is the caller's). A request that failed
+on a new connection, or after any byte of the answer, is not sent again: the server may
+have acted on it.
 
 Whether the connection was a pooled one is learnt from httpcore's ``trace`` extension;
 a transport that does not report it (httpx's ASGI transport, say) never resends.
@@ -65,8 +67,8 @@ async def stream_resending(
     data: dict[str, str] | None = None,
     json: Any = None,
 ) -> AsyncIterator[httpx.Response]:
-    """``http.stream(method, url, ...)``, sent once more on a new connection if it failed
-    on a pooled one before any byte of the answer (see the module). Blocks until the
+    """``http.stream(method, url, ...)``, sent once more if it failed on a pooled
+    connection before any byte of the answer (see the module). Blocks until the
     answer's headers came; the body is the caller's to read.
 
     Raises:
